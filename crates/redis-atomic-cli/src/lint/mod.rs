@@ -1,0 +1,1 @@
+//! Lua lint (being written).

@@ -1,0 +1,131 @@
+//! The verify report: a table for people, JSON for machines.
+
+use redis_atomic::Client;
+use serde::Serialize;
+use std::io::Write;
+
+/// One primitive's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    /// Primitive name.
+    pub primitive: String,
+    /// The invariant checked, in one sentence.
+    pub invariant: String,
+    /// Operations performed.
+    pub operations: u64,
+    /// Observed violations of the invariant.
+    pub violations: u64,
+    /// `violations == 0`.
+    pub ok: bool,
+}
+
+impl CheckReport {
+    /// A report; `ok` derived from the violations.
+    pub fn new(primitive: &str, invariant: &str, operations: u64, violations: u64) -> Self {
+        CheckReport {
+            primitive: primitive.into(),
+            invariant: invariant.into(),
+            operations,
+            violations,
+            ok: violations == 0,
+        }
+    }
+}
+
+/// The server verified against.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerInfo {
+    /// `redis_version` (or `valkey_version`).
+    pub version: String,
+    /// `standalone` or `cluster`.
+    pub mode: String,
+}
+
+impl ServerInfo {
+    /// Reads INFO server.
+    pub async fn fetch(client: &Client) -> anyhow::Result<ServerInfo> {
+        let info = client.command(redis::cmd("INFO").arg("server")).await?;
+        let text = match info {
+            redis::Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+            redis::Value::VerbatimString { text, .. } => text,
+            redis::Value::Map(_) if client.is_cluster() => String::new(),
+            other => format!("{other:?}"),
+        };
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+        };
+        Ok(ServerInfo {
+            version: field("valkey_version:")
+                .or_else(|| field("redis_version:"))
+                .unwrap_or_else(|| "unknown".into()),
+            mode: if client.is_cluster() {
+                "cluster"
+            } else {
+                "standalone"
+            }
+            .into(),
+        })
+    }
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// No check found a violation.
+    pub ok: bool,
+    /// The server.
+    pub server: ServerInfo,
+    /// One entry per primitive.
+    pub checks: Vec<CheckReport>,
+}
+
+impl Report {
+    /// A report; `ok` derived from the checks.
+    pub fn new(server: ServerInfo, checks: Vec<CheckReport>) -> Self {
+        Report {
+            ok: checks.iter().all(|c| c.ok),
+            server,
+            checks,
+        }
+    }
+
+    /// `{"ok":..,"server":{..},"checks":[..]}`.
+    pub fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "{}", serde_json::to_string(self)?)
+    }
+
+    /// A table: primitive, invariant, operations, violations, ok.
+    pub fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "redis-atomic verify: Redis {} ({})",
+            self.server.version, self.server.mode
+        )?;
+        writeln!(
+            out,
+            "{:<14} {:<62} {:>10} {:>10}  ok",
+            "primitive", "invariant", "operations", "violations"
+        )?;
+        for c in &self.checks {
+            writeln!(
+                out,
+                "{:<14} {:<62} {:>10} {:>10}  {}",
+                c.primitive,
+                c.invariant,
+                c.operations,
+                c.violations,
+                if c.ok { "yes" } else { "NO" }
+            )?;
+        }
+        writeln!(
+            out,
+            "{}",
+            if self.ok {
+                "all invariants held"
+            } else {
+                "VIOLATIONS FOUND"
+            }
+        )
+    }
+}

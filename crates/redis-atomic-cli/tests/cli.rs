@@ -1,0 +1,114 @@
+//! The real `redis-atomic` binary, driven as a user would.
+#![allow(clippy::unwrap_used)]
+
+use std::process::{Command, Output};
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// `scripts list --json` lists every script with its header facts.
+#[test]
+fn scripts_list_json() {
+    let o = cli(&["scripts", "list", "--json"]);
+    assert!(o.status.success());
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let scripts = doc["scripts"].as_array().unwrap();
+    assert_eq!(scripts.len(), redis_atomic::script::registry::ALL.len());
+    let acquire = scripts
+        .iter()
+        .find(|s| s["name"] == "lock_acquire")
+        .unwrap();
+    assert_eq!(acquire["keys"], serde_json::json!(["lock", "fence"]));
+    assert_eq!(acquire["retry"], "safe");
+    assert_eq!(
+        acquire["sha1"],
+        redis_atomic::script::registry::LOCK_ACQUIRE.sha1
+    );
+    let table = stdout(&cli(&["scripts", "list"]));
+    assert!(table.contains("lock_inspect") && table.contains("no-writes"));
+}
+
+/// `scripts show` prints the exact source Redis runs; an unknown name is a usage error.
+#[test]
+fn scripts_show() {
+    let o = cli(&["scripts", "show", "lock_release"]);
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o),
+        redis_atomic::script::registry::LOCK_RELEASE.source
+    );
+    let lib = cli(&["scripts", "show", "library"]);
+    assert!(stdout(&lib).starts_with("#!lua name=redis_atomic_v"));
+    let o = cli(&["scripts", "show", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("lock_acquire"));
+}
+
+/// `slot` prints CLUSTER KEYSLOT values; `--check-same` exits 1 across slots.
+#[test]
+fn slot_check_same() {
+    let o = cli(&["slot", "--check-same", "a:{x}:1", "b:{x}:2"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains(&redis_atomic::slot(b"x").to_string()));
+    assert_eq!(
+        cli(&["slot", "--check-same", "{a}", "{b}"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(cli(&["slot", "foo"]).status.code(), Some(0));
+    assert!(stdout(&cli(&["slot", "foo"])).contains("12182"));
+}
+
+/// `verify` on an embedded server: JSON shape, the lock's check passes with work done.
+#[test]
+fn verify_embedded_json() {
+    let o = cli(&["verify", "--seconds", "1", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["server"]["mode"], "standalone");
+    let lock = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["primitive"] == "lock")
+        .unwrap();
+    assert!(lock["operations"].as_u64().unwrap() > 100);
+    assert_eq!(lock["violations"], 0);
+}
+
+/// `verify --cluster` on an embedded 3+3 cluster passes too.
+#[test]
+fn verify_embedded_cluster() {
+    let o = cli(&["verify", "--cluster", "--seconds", "1", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["server"]["mode"], "cluster");
+    assert_eq!(doc["ok"], true);
+}
+
+/// The check can fail: with the lock bypassed it finds lost updates and overlaps, and exits 1.
+#[test]
+fn verify_detects_a_broken_lock() {
+    let o = cli(&["verify", "--seconds", "1", "--sabotage"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("VIOLATIONS FOUND"));
+}
+
+/// Bad flags and unreachable servers are usage errors (exit 2) with a message, not panics.
+#[test]
+fn verify_bad_input() {
+    let o = cli(&["verify", "--seconds", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--seconds"));
+    let o = cli(&["verify", "--url", "redis://127.0.0.1:1", "--seconds", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error"));
+}

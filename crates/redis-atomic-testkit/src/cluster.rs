@@ -1,0 +1,231 @@
+//! A Redis Cluster of real processes: N primaries with R replicas each.
+//!
+//! Built with plain commands (`CLUSTER SET-CONFIG-EPOCH`, `ADDSLOTSRANGE`, `MEET`, `REPLICATE`)
+//! rather than `redis-cli --cluster create`, so only the server binary is needed. `start`
+//! returns only when every node reports `cluster_state:ok`, knows every other node, and every
+//! replica's link to its primary is up: tests never race the cluster's own convergence.
+
+use crate::error::TestkitError;
+use crate::server::{RedisServer, ServerOptions};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Shape of a cluster.
+#[derive(Clone, Debug)]
+pub struct ClusterOptions {
+    /// Primaries (each owns an equal share of the 16384 slots).
+    pub primaries: usize,
+    /// Replicas per primary.
+    pub replicas_per_primary: usize,
+    /// `cluster-node-timeout` in ms (failure detection speed).
+    pub node_timeout_ms: u64,
+    /// Server binary override.
+    pub binary: Option<PathBuf>,
+}
+
+impl Default for ClusterOptions {
+    fn default() -> Self {
+        ClusterOptions {
+            primaries: 3,
+            replicas_per_primary: 1,
+            node_timeout_ms: 1000,
+            binary: None,
+        }
+    }
+}
+
+/// A running cluster; drops (kills) every node.
+#[derive(Debug)]
+pub struct RedisCluster {
+    nodes: Vec<RedisServer>,
+    primaries: usize,
+}
+
+type Conn = redis::Connection;
+
+fn conn(server: &RedisServer) -> Result<Conn, TestkitError> {
+    Ok(server
+        .client()
+        .get_connection_with_timeout(Duration::from_secs(2))?)
+}
+
+fn query<T: redis::FromRedisValue>(c: &mut Conn, args: &[&str]) -> Result<T, TestkitError> {
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    Ok(cmd.query(c)?)
+}
+
+impl RedisCluster {
+    /// Starts and joins the nodes, waiting (30 s deadline) until the cluster is fully formed.
+    pub fn start(opts: ClusterOptions) -> Result<RedisCluster, TestkitError> {
+        if opts.primaries == 0 || opts.primaries > 64 {
+            return Err(TestkitError::Cluster(format!(
+                "primaries must be 1..=64, got {}",
+                opts.primaries
+            )));
+        }
+        let total = opts.primaries * (1 + opts.replicas_per_primary);
+        let mut nodes = Vec::with_capacity(total);
+        for _ in 0..total {
+            nodes.push(RedisServer::start(ServerOptions {
+                cluster: true,
+                binary: opts.binary.clone(),
+                extra_config: vec![format!("cluster-node-timeout {}", opts.node_timeout_ms)],
+                ..ServerOptions::default()
+            })?);
+        }
+        let cluster = RedisCluster {
+            nodes,
+            primaries: opts.primaries,
+        };
+        cluster.form(&opts)?;
+        Ok(cluster)
+    }
+
+    fn form(&self, opts: &ClusterOptions) -> Result<(), TestkitError> {
+        let mut conns = self.nodes.iter().map(conn).collect::<Result<Vec<_>, _>>()?;
+        for (i, c) in conns.iter_mut().enumerate() {
+            let _: () = query(c, &["CLUSTER", "SET-CONFIG-EPOCH", &(i + 1).to_string()])?;
+        }
+        let per = 16384 / self.primaries;
+        for (i, c) in conns.iter_mut().take(self.primaries).enumerate() {
+            let end = if i + 1 == self.primaries {
+                16383
+            } else {
+                (i + 1) * per - 1
+            };
+            let _: () = query(
+                c,
+                &[
+                    "CLUSTER",
+                    "ADDSLOTSRANGE",
+                    &(i * per).to_string(),
+                    &end.to_string(),
+                ],
+            )?;
+        }
+        for node in &self.nodes[1..] {
+            let port = node.port().unwrap_or(0).to_string();
+            let _: () = query(&mut conns[0], &["CLUSTER", "MEET", "127.0.0.1", &port])?;
+        }
+        let total = self.nodes.len();
+        self.wait("every node knows every node", |c| {
+            let nodes: String = query(c, &["CLUSTER", "NODES"])?;
+            Ok(nodes.lines().count() == total
+                && !nodes.contains("handshake")
+                && !nodes.contains("noaddr"))
+        })?;
+        let ids = conns[..self.primaries]
+            .iter_mut()
+            .map(|c| query::<String>(c, &["CLUSTER", "MYID"]))
+            .collect::<Result<Vec<_>, _>>()?;
+        for r in 0..opts.replicas_per_primary {
+            for (p, id) in ids.iter().enumerate() {
+                let replica = self.primaries + r * self.primaries + p;
+                let _: () = query(&mut conns[replica], &["CLUSTER", "REPLICATE", id])?;
+            }
+        }
+        let replicas = opts.replicas_per_primary;
+        let primaries = self.primaries;
+        self.wait(
+            "cluster_state:ok and replicas linked everywhere",
+            move |c| {
+                let info: String = query(c, &["CLUSTER", "INFO"])?;
+                let repl: String = query(c, &["INFO", "replication"])?;
+                let ok = info.contains("cluster_state:ok")
+                    && info.contains("cluster_slots_ok:16384")
+                    && info.contains(&format!("cluster_known_nodes:{total}"));
+                let linked = if repl.contains("role:master") {
+                    repl.contains(&format!("connected_slaves:{replicas}"))
+                        && repl.matches("state=online").count() == replicas
+                } else {
+                    repl.contains("master_link_status:up")
+                };
+                let shards: redis::Value = query(c, &["CLUSTER", "SLOTS"])?;
+                let ranges = match shards {
+                    redis::Value::Array(v) => v.len(),
+                    _ => 0,
+                };
+                Ok(ok && linked && ranges == primaries)
+            },
+        )
+    }
+
+    fn wait(
+        &self,
+        what: &str,
+        check: impl Fn(&mut Conn) -> Result<bool, TestkitError>,
+    ) -> Result<(), TestkitError> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let mut all = true;
+            for node in &self.nodes {
+                let mut c = conn(node)?;
+                if !check(&mut c)? {
+                    all = false;
+                    break;
+                }
+            }
+            if all {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(TestkitError::Cluster(format!(
+                    "not reached within 30 s: {what}"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// One default 3+3 cluster per test binary. Its nodes are spawned from a dedicated thread
+    /// that lives as long as the process, so `PR_SET_PDEATHSIG` kills them when the binary exits.
+    /// Panics with the reason when the cluster cannot start.
+    pub fn shared() -> &'static RedisCluster {
+        static SHARED: OnceLock<RedisCluster> = OnceLock::new();
+        SHARED.get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
+                .name("redis-atomic-testkit-cluster".into())
+                .spawn(move || {
+                    let _ = tx.send(RedisCluster::start(ClusterOptions::default()));
+                    loop {
+                        std::thread::park();
+                    }
+                })
+                .unwrap_or_else(|e| panic!("spawn cluster thread: {e}"));
+            match rx.recv() {
+                Ok(Ok(cluster)) => cluster,
+                Ok(Err(e)) => panic!("shared cluster: {e}"),
+                Err(e) => panic!("shared cluster thread died: {e}"),
+            }
+        })
+    }
+
+    /// Every node's URL.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+
+    /// The primaries' URLs (as built; after a failover the roles may differ).
+    pub fn primary_urls(&self) -> Vec<String> {
+        self.nodes[..self.primaries]
+            .iter()
+            .map(RedisServer::url)
+            .collect()
+    }
+
+    /// The nodes: primaries first, then replicas.
+    pub fn nodes(&self) -> &[RedisServer] {
+        &self.nodes
+    }
+
+    /// A cluster client over every node.
+    pub fn cluster_client(&self) -> redis::cluster::ClusterClient {
+        redis::cluster::ClusterClient::new(self.urls())
+            .unwrap_or_else(|e| panic!("cluster client: {e}"))
+    }
+}

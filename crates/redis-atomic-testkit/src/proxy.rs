@@ -1,0 +1,1 @@
+//! Fault proxy (being written).

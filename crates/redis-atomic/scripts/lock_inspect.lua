@@ -1,0 +1,14 @@
+#!lua flags=no-writes
+--- summary: read a lock's state without changing it (runs on replicas)
+--- invariant: reads only
+--- keys: lock fence
+--- args: -
+--- returns: {'held', fence, pttl_ms} | {'free', last_fence}
+--- retry: safe
+--- version: 1
+--@include lock_value
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  return {'held', lock_value(raw) or '0', redis.call('PTTL', KEYS[1])}
+end
+return {'free', redis.call('GET', KEYS[2]) or '0'}

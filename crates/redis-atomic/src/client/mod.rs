@@ -1,0 +1,188 @@
+//! The client every primitive runs on: connections, per-call timeout, retry classes, delivery.
+//!
+//! A [`Client`] is cheap to clone and shared by all primitives. It sends each script as
+//! one request (`EVALSHA` or `FCALL`), so one decision is one round trip; it never wraps a script
+//! in `MULTI` (measured: a `NOSCRIPT` inside `MULTI` does not abort the transaction, the other
+//! commands still apply). What happens when something fails is decided in one place,
+//! [`Client::invoke`]:
+//!
+//! * every call has a deadline ([`ClientConfig::timeout`]); hitting it is
+//!   [`Error::OutcomeUnknown`], and an owned connection that timed out is replaced, not reused;
+//! * `NOSCRIPT` (the script cache was flushed or the server restarted) → `SCRIPT LOAD` → retry,
+//!   exactly once, because `NOSCRIPT` means the script did not run;
+//! * errors that mean nothing ran ([`Error::NotSent`], transient [`Error::Rejected`]) are retried
+//!   for every script; an unknown outcome only for scripts whose header says `retry: safe`; all
+//!   within [`RetryPolicy`]'s attempts and deadline, with full-jitter backoff.
+
+mod invoke;
+mod retry;
+mod transport;
+
+pub use invoke::Arg;
+pub use retry::{full_jitter, RetryPolicy};
+
+use crate::script::Delivery;
+use crate::Error;
+use std::sync::Arc;
+use std::time::Duration;
+use transport::{Pool, Shared, Transport};
+
+/// Settings of a [`Client`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ClientConfig {
+    /// `EVALSHA` (default) or `FCALL`.
+    pub delivery: Delivery,
+    /// Deadline of one request; past it the outcome is unknown.
+    pub timeout: Duration,
+    /// Retries of requests that may be retried.
+    pub retry: RetryPolicy,
+    /// Connections in an owned pool ([`Client::connect`]). Four saturate one Redis core.
+    pub pool_size: usize,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            delivery: Delivery::Eval,
+            timeout: Duration::from_secs(1),
+            retry: RetryPolicy::default(),
+            pool_size: 4,
+        }
+    }
+}
+
+impl ClientConfig {
+    /// With this delivery.
+    pub fn delivery(mut self, delivery: Delivery) -> Self {
+        self.delivery = delivery;
+        self
+    }
+
+    /// With this per-request timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// With this retry policy.
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// With this many pooled connections (at least 1).
+    pub fn pool_size(mut self, size: usize) -> Self {
+        self.pool_size = size.max(1);
+        self
+    }
+}
+
+/// A handle on Redis for the primitives. Clone it freely.
+#[derive(Clone)]
+pub struct Client {
+    transport: Arc<dyn Transport>,
+    config: Arc<ClientConfig>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("cluster", &self.transport.is_cluster())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Client {
+    /// Connects a pool of [`ClientConfig::pool_size`] multiplexed connections to one server
+    /// (`redis://`, `rediss://` with TLS, `redis+unix://`). Credentials go in the URL.
+    pub async fn connect(url: &str, config: ClientConfig) -> Result<Client, Error> {
+        let client = redis::Client::open(url).map_err(Error::Connection)?;
+        let conn_config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(config.timeout))
+            .set_response_timeout(None);
+        let pool = Pool::connect(client, config.pool_size, conn_config)
+            .await
+            .map_err(Error::Connection)?;
+        Ok(Self::with_transport(Arc::new(pool), config))
+    }
+
+    /// Connects to a Redis Cluster through any of its nodes.
+    ///
+    /// The cluster connection is built with `retries(0)`: the `redis` crate would otherwise resend
+    /// a request after its connection dropped, which could run a non-idempotent script twice.
+    /// This client retries instead, by each script's retry class (redirects included: `MOVED`,
+    /// `TRYAGAIN` and `CLUSTERDOWN` mean nothing ran).
+    pub async fn connect_cluster(urls: &[String], config: ClientConfig) -> Result<Client, Error> {
+        let client = redis::cluster::ClusterClientBuilder::new(urls.to_vec())
+            .retries(0)
+            .connection_timeout(config.timeout)
+            .build()
+            .map_err(Error::Connection)?;
+        let conn = client
+            .get_async_connection()
+            .await
+            .map_err(Error::Connection)?;
+        Ok(Self::with_transport(
+            Arc::new(Shared {
+                conn,
+                cluster: true,
+            }),
+            config,
+        ))
+    }
+
+    /// Runs over the caller's own connection (`MultiplexedConnection`, `ConnectionManager`, ...),
+    /// cloned per request. Such a connection is reused after a timeout: multiplexed connections
+    /// match each reply to its request, so a late reply is dropped, not misread.
+    pub fn from_connection<C>(conn: C, config: ClientConfig) -> Client
+    where
+        C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static,
+    {
+        Self::with_transport(
+            Arc::new(Shared {
+                conn,
+                cluster: false,
+            }),
+            config,
+        )
+    }
+
+    /// Runs over the caller's own async cluster connection. Build it with
+    /// `ClusterClientBuilder::retries(0)` for the reason given at [`Client::connect_cluster`].
+    pub fn from_cluster_connection(
+        conn: redis::cluster_async::ClusterConnection,
+        config: ClientConfig,
+    ) -> Client {
+        Self::with_transport(
+            Arc::new(Shared {
+                conn,
+                cluster: true,
+            }),
+            config,
+        )
+    }
+
+    fn with_transport(transport: Arc<dyn Transport>, config: ClientConfig) -> Client {
+        Client {
+            transport,
+            config: Arc::new(config),
+        }
+    }
+
+    /// The same connections with other settings (e.g. another delivery).
+    pub fn with_config(&self, config: ClientConfig) -> Client {
+        Self::with_transport(self.transport.clone(), config)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Whether this client talks to a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.transport.is_cluster()
+    }
+}

@@ -1,0 +1,195 @@
+//! One error type, classified by what a retry would do.
+//!
+//! A timeout is not a failure: it is an unknown outcome. Transport and server errors are sorted
+//! into three retry classes, by the server's error *code* (the first word of the reply, never the
+//! message text, so Redis and Valkey classify alike):
+//!
+//! * [`Error::NotSent`]: the request never reached a server (connection refused). Safe to retry.
+//! * [`Error::Rejected`]: a server refused before running the script (`NOSCRIPT`, `BUSY`,
+//!   `LOADING`, `READONLY`, `OOM`, `NOREPLICAS`, `MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, ...).
+//!   Nothing ran. Safe to retry or redirect (the client does, for the transient codes).
+//! * [`Error::OutcomeUnknown`]: the request may have run (timeout, connection lost after
+//!   sending). Retried only for scripts whose header says `retry: safe`.
+//!
+//! A refusal by the primitive (lock held, rate limited) is not an error but an outcome value.
+
+use redis::RedisError;
+
+/// Everything that can go wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request never reached a server; nothing ran. Safe to retry.
+    #[error("not sent: {0}")]
+    NotSent(#[source] RedisError),
+    /// A server refused the request before running it; nothing ran.
+    #[error("rejected by the server before running ({code}): {message}")]
+    Rejected {
+        /// The server's error code (`BUSY`, `READONLY`, `OOM`, ...).
+        code: String,
+        /// The rest of the reply.
+        message: String,
+    },
+    /// The request may or may not have run (timeout, connection lost after sending).
+    #[error("outcome unknown after {attempts} attempt(s): {reason}")]
+    OutcomeUnknown {
+        /// What happened.
+        reason: String,
+        /// Attempts made, the last of which had this outcome.
+        attempts: u32,
+    },
+    /// A key holds a value of another type (or another primitive's data); nothing was changed.
+    #[error("wrong type at key: {0}")]
+    WrongType(String),
+    /// An argument was refused, by this library before sending or by the script.
+    #[error("bad argument: {0}")]
+    BadArgument(String),
+    /// The script replied in a shape its binding does not understand (version skew?).
+    #[error("unexpected reply from script {script}: {detail}")]
+    BadReply {
+        /// The script.
+        script: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The keys of one call span hash slots; nothing was sent.
+    #[error("keys span more than one hash slot: {keys:?}")]
+    CrossSlot {
+        /// The keys.
+        keys: Vec<String>,
+    },
+    /// Any other server error (script runtime error, ACL `NOPERM`, ...).
+    #[error("server error ({code}): {message}")]
+    Server {
+        /// The server's error code.
+        code: String,
+        /// The rest of the reply.
+        message: String,
+    },
+    /// Could not connect or configure a connection.
+    #[error("connection: {0}")]
+    Connection(#[source] RedisError),
+}
+
+/// Codes of replies that mean "refused before running" and are worth retrying soon.
+const TRANSIENT: &[&str] = &[
+    "NOSCRIPT",
+    "BUSY",
+    "LOADING",
+    "READONLY",
+    "NOREPLICAS",
+    "MOVED",
+    "ASK",
+    "TRYAGAIN",
+    "CLUSTERDOWN",
+    "MASTERDOWN",
+];
+
+/// Codes of replies that mean "refused before running" but will not clear by themselves soon.
+const REFUSED: &[&str] = &["OOM", "MISCONF", "NOTBUSY"];
+
+impl Error {
+    /// Whether nothing ran, so a retry cannot repeat an effect.
+    pub fn nothing_ran(&self) -> bool {
+        matches!(
+            self,
+            Error::NotSent(_) | Error::Rejected { .. } | Error::CrossSlot { .. }
+        ) || matches!(self, Error::BadArgument(_))
+    }
+
+    /// Whether the request may have run.
+    pub fn is_outcome_unknown(&self) -> bool {
+        matches!(self, Error::OutcomeUnknown { .. })
+    }
+
+    /// Whether a prompt retry of the same request may succeed and cannot repeat an effect.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::NotSent(_) => true,
+            Error::Rejected { code, .. } => TRANSIENT.contains(&code.as_str()),
+            _ => false,
+        }
+    }
+
+    /// A short stable label for metrics (`outcome="..."`, `reason="..."`).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Error::NotSent(_) => "not_sent",
+            Error::Rejected { .. } => "rejected",
+            Error::OutcomeUnknown { .. } => "outcome_unknown",
+            Error::WrongType(_) => "wrong_type",
+            Error::BadArgument(_) => "bad_argument",
+            Error::BadReply { .. } => "bad_reply",
+            Error::CrossSlot { .. } => "cross_slot",
+            Error::Server { .. } => "server_error",
+            Error::Connection(_) => "connection",
+        }
+    }
+
+    /// Classifies an error the `redis` crate returned for a request that was handed to a
+    /// connection (so, unless the connection was refused, it may have been sent).
+    pub fn from_redis(err: RedisError) -> Error {
+        if err.is_connection_refusal() || err.kind() == redis::ErrorKind::ClusterConnectionNotFound
+        {
+            return Error::NotSent(err);
+        }
+        if let Some(code) = err.code().map(str::to_string) {
+            let message = err.detail().unwrap_or_default().to_string();
+            return Self::from_code(code, message);
+        }
+        if err.is_io_error() || err.is_timeout() || err.is_connection_dropped() {
+            return Error::OutcomeUnknown {
+                reason: err.to_string(),
+                attempts: 1,
+            };
+        }
+        Error::Server {
+            code: "CLIENT".into(),
+            message: err.to_string(),
+        }
+    }
+
+    /// Classifies a server error reply by its code.
+    pub fn from_code(code: String, message: String) -> Error {
+        if TRANSIENT.contains(&code.as_str()) || REFUSED.contains(&code.as_str()) {
+            return Error::Rejected { code, message };
+        }
+        match code.as_str() {
+            "WRONGTYPE" => Error::WrongType(message),
+            "CROSSSLOT" => Error::CrossSlot { keys: Vec::new() },
+            "ERR" if message.starts_with("redis-atomic:") => Error::BadArgument(
+                message
+                    .trim_start_matches("redis-atomic:")
+                    .trim()
+                    .to_string(),
+            ),
+            _ => Error::Server { code, message },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes, not messages, decide the class.
+    #[test]
+    fn classify_codes() {
+        let e = Error::from_code("BUSY".into(), "Redis is busy running a script".into());
+        assert!(e.is_transient() && e.nothing_ran());
+        let e = Error::from_code("OOM".into(), "command not allowed".into());
+        assert!(!e.is_transient() && e.nothing_ran());
+        assert!(matches!(
+            Error::from_code("WRONGTYPE".into(), "x".into()),
+            Error::WrongType(_)
+        ));
+        assert!(matches!(
+            Error::from_code("ERR".into(), "redis-atomic: ttl_ms must be".into()),
+            Error::BadArgument(m) if m == "ttl_ms must be"
+        ));
+        assert!(matches!(
+            Error::from_code("ERR".into(), "user_script:1: boom".into()),
+            Error::Server { .. }
+        ));
+    }
+}

@@ -1,0 +1,314 @@
+//! A tower layer with the semantics of the IETF `Idempotency-Key` header draft
+//! (draft-ietf-httpapi-idempotency-key-header), for axum.
+//!
+//! For the configured methods (POST and PATCH by default):
+//! * no `Idempotency-Key` where one is required → 400; malformed → 400;
+//! * the same key still being processed → 409 with `Retry-After`;
+//! * the same key with a different request (method, path, query, body) → 422;
+//! * the same key already processed → the stored response, with `Idempotent-Replayed: true`;
+//! * otherwise the request runs once; its response is stored (except 5xx, which frees the key so
+//!   a retry runs again), while a heartbeat keeps the claim alive for slow handlers.
+//!
+//! If Redis cannot be reached the request is refused with 503 and never runs: running it without
+//! the claim could run it twice. Error bodies are `application/problem+json`.
+
+use super::problem;
+use crate::idempotency::{
+    Begin, Body as StoredBody, Claim, Failure, Fingerprint, Idempotency, Outcome,
+    Response as StoredResponse, Stored,
+};
+use axum::body::Body;
+use futures::future::BoxFuture;
+use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// The request header carrying the key.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+/// The response header marking a replay.
+pub const IDEMPOTENT_REPLAYED: &str = "idempotent-replayed";
+
+/// Picks the scope (tenant, principal) a key belongs to, from the request head.
+pub type ScopeFn = Arc<dyn Fn(&http::request::Parts) -> String + Send + Sync>;
+
+/// Settings of the layer.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct IdempotencyLayerConfig {
+    /// Methods the layer handles (others pass through untouched).
+    pub methods: Vec<Method>,
+    /// Whether a missing key is an error (400) or the request passes through unprotected.
+    pub required: bool,
+    /// Longest accepted key, in bytes.
+    pub max_key_len: usize,
+    /// Largest request body accepted (413 above it), and largest response body stored.
+    pub max_body_bytes: usize,
+    /// Response headers stored and replayed.
+    pub replay_headers: Vec<HeaderName>,
+    /// Scope extractor; by default every request shares one scope.
+    pub scope: ScopeFn,
+}
+
+impl Default for IdempotencyLayerConfig {
+    fn default() -> Self {
+        IdempotencyLayerConfig {
+            methods: vec![Method::POST, Method::PATCH],
+            required: true,
+            max_key_len: 255,
+            max_body_bytes: 1 << 20,
+            replay_headers: vec![
+                header::CONTENT_TYPE,
+                header::LOCATION,
+                header::CONTENT_LOCATION,
+            ],
+            scope: Arc::new(|_| "default".to_string()),
+        }
+    }
+}
+
+impl IdempotencyLayerConfig {
+    /// With this scope extractor (e.g. from an authenticated principal header).
+    pub fn scope(
+        mut self,
+        f: impl Fn(&http::request::Parts) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.scope = Arc::new(f);
+        self
+    }
+
+    /// With this request/response body limit.
+    pub fn max_body_bytes(mut self, limit: usize) -> Self {
+        self.max_body_bytes = limit;
+        self
+    }
+
+    /// Whether the key is required.
+    pub fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+}
+
+struct State {
+    store: Idempotency,
+    config: IdempotencyLayerConfig,
+}
+
+/// The layer. Results are kept for the store's `result_ttl` (24 h by default).
+#[derive(Clone)]
+pub struct IdempotencyLayer {
+    state: Arc<State>,
+}
+
+impl IdempotencyLayer {
+    /// A layer over `store`.
+    pub fn new(store: Idempotency, config: IdempotencyLayerConfig) -> Self {
+        IdempotencyLayer {
+            state: Arc::new(State { store, config }),
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for IdempotencyLayer {
+    type Service = IdempotencyService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        IdempotencyService {
+            inner,
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// The service the layer wraps around yours.
+#[derive(Clone)]
+pub struct IdempotencyService<S> {
+    inner: S,
+    state: Arc<State>,
+}
+
+impl<S> tower::Service<Request<Body>> for IdempotencyService<S>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        // The ready service handles this request; a fresh clone takes its place (tower's pattern).
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let state = self.state.clone();
+        Box::pin(async move { Ok(handle(inner, state, req).await) })
+    }
+}
+
+async fn handle<S>(mut inner: S, state: Arc<State>, req: Request<Body>) -> Response<Body>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
+    S::Future: Send,
+{
+    let config = &state.config;
+    if !config.methods.contains(req.method()) {
+        return call(&mut inner, req).await;
+    }
+    let key = match req.headers().get(IDEMPOTENCY_KEY) {
+        None if config.required => {
+            return problem::response(
+                StatusCode::BAD_REQUEST,
+                "Idempotency-Key header is required for this request",
+            )
+        }
+        None => return call(&mut inner, req).await,
+        Some(v) => match valid_key(v, config.max_key_len) {
+            Some(k) => k,
+            None => {
+                return problem::response(
+                    StatusCode::BAD_REQUEST,
+                    "Idempotency-Key must be 1..=255 visible ASCII characters",
+                )
+            }
+        },
+    };
+    let (parts, body) = req.into_parts();
+    let bytes = match http_body_util::Limited::new(body, config.max_body_bytes)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => {
+            return problem::response(StatusCode::PAYLOAD_TOO_LARGE, "request body over the limit")
+        }
+    };
+    let target = parts.uri.path_and_query().map_or("", |p| p.as_str());
+    let fp = Fingerprint::of(&[parts.method.as_str().as_bytes(), target.as_bytes(), &bytes]);
+    let scope = (config.scope)(&parts);
+    match state.store.begin(&scope, key.as_bytes(), fp).await {
+        Ok(Begin::Claimed(claim)) => {
+            let req = Request::from_parts(parts, Body::from(bytes));
+            execute(inner, &state, claim, req).await
+        }
+        Ok(Begin::InProgress { retry_after }) => in_progress(retry_after),
+        Ok(Begin::Replay(Stored::Completed(r) | Stored::Failed(r))) => replay(r),
+        Ok(Begin::Mismatch) => problem::response(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Idempotency-Key was already used with a different request",
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "idempotency store unavailable; request refused");
+            problem::response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "idempotency store unavailable; retry later",
+            )
+        }
+    }
+}
+
+async fn call<S>(inner: &mut S, req: Request<Body>) -> Response<Body>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
+{
+    match inner.call(req).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
+}
+
+/// Runs the handler under a heartbeat, then stores the outcome.
+async fn execute<S>(mut inner: S, state: &State, claim: Claim, req: Request<Body>) -> Response<Body>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
+    S::Future: Send,
+{
+    let lease = state.store.config().lease;
+    let response = {
+        let work = call(&mut inner, req);
+        tokio::pin!(work);
+        let mut beat = tokio::time::interval(lease / 3);
+        beat.tick().await;
+        loop {
+            tokio::select! {
+                r = &mut work => break r,
+                _ = beat.tick() => {
+                    if let Ok(Outcome::Lost) = claim.heartbeat(lease).await {
+                        tracing::warn!("idempotency claim lost while the handler ran");
+                    }
+                }
+            }
+        }
+    };
+    let (parts, body) = response.into_parts();
+    let limit = state.config.max_body_bytes;
+    let bytes = match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(_) => {
+            return problem::response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "response body over the limit",
+            )
+        }
+    };
+    let mut stored = StoredResponse::new(parts.status.as_u16(), bytes.to_vec());
+    for name in &state.config.replay_headers {
+        for value in parts.headers.get_all(name) {
+            stored = stored.header(name.as_str(), value.as_bytes().to_vec());
+        }
+    }
+    let outcome = if parts.status.is_server_error() {
+        claim.fail(&Failure::Retryable).await
+    } else {
+        claim.complete(&stored).await
+    };
+    if !matches!(outcome, Ok(Outcome::Stored)) {
+        tracing::warn!(?outcome, "idempotency result not stored");
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+fn valid_key(v: &HeaderValue, max: usize) -> Option<String> {
+    let s = v.to_str().ok()?.trim();
+    let ok =
+        !s.is_empty() && s.len() <= max && s.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+    ok.then(|| s.to_string())
+}
+
+fn in_progress(retry_after: Duration) -> Response<Body> {
+    let mut r = problem::response(
+        StatusCode::CONFLICT,
+        "a request with this Idempotency-Key is still being processed",
+    );
+    let secs = retry_after.as_millis().div_ceil(1000).max(1);
+    if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
+fn replay(stored: StoredResponse) -> Response<Body> {
+    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
+    let body = match stored.body {
+        StoredBody::Bytes(b) => Body::from(b),
+        _ => Body::empty(),
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    for (name, value) in stored.headers {
+        if let (Ok(n), Ok(v)) = (HeaderName::try_from(name), HeaderValue::from_bytes(&value)) {
+            r.headers_mut().append(n, v);
+        }
+    }
+    r.headers_mut()
+        .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    r
+}

@@ -1,0 +1,170 @@
+//! Server-side scripts: one Lua file per atomic operation, a generated registry, and delivery.
+//!
+//! `scripts/*.lua` are the source of truth. `build.rs` parses their headers (with [`header`], the
+//! same parser the CLI's linter uses), refuses to build when a header and its body disagree, and
+//! generates [`registry`]: one `static` [`Script`] per file, typed by its key and argument counts,
+//! so a Rust binding that passes the wrong number of keys or arguments does not compile.
+//!
+//! Delivery ([`Delivery`]) is chosen per [`crate::Client`]: `EVALSHA` (one `NOSCRIPT` → `SCRIPT
+//! LOAD` → retry, since `NOSCRIPT` means it did not run) or `FCALL` of the Function library
+//! composed from the same bodies.
+
+pub mod header;
+mod lockfile;
+
+pub use lockfile::{check_lock, render_lock, LockProblem};
+
+/// The generated registry: one `static` per script, [`registry::ALL`], and the Function library.
+pub mod registry {
+    use super::{RetryClass, Script, ScriptDef};
+    include!(concat!(env!("OUT_DIR"), "/registry.rs"));
+}
+
+/// What a retry does when the first attempt's outcome is unknown (reply lost, timeout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RetryClass {
+    /// Running twice has the effect of running once: the client retries after an unknown outcome.
+    Safe,
+    /// A second run may repeat the effect: an unknown outcome is returned as
+    /// [`crate::Error::OutcomeUnknown`], never retried.
+    Unsafe,
+}
+
+impl RetryClass {
+    /// `safe` / `unsafe`, as in the header.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryClass::Safe => "safe",
+            RetryClass::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// Everything the header of one script says, plus the exact source Redis runs.
+#[derive(Debug)]
+pub struct ScriptDef {
+    /// `<primitive>_<op>`, the file name.
+    pub name: &'static str,
+    /// Bumped whenever the bytes change (checked against `scripts.lock`).
+    pub version: u32,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// The invariant the script keeps.
+    pub invariant: &'static str,
+    /// Names of `KEYS[1..]`.
+    pub keys: &'static [&'static str],
+    /// Names of `ARGV[1..]`.
+    pub args: &'static [&'static str],
+    /// What it returns.
+    pub returns: &'static str,
+    /// Retry class.
+    pub retry: RetryClass,
+    /// Shebang flags.
+    pub flags: &'static [&'static str],
+    /// SHA1 of [`ScriptDef::source`], as `SCRIPT LOAD` reports it.
+    pub sha1: &'static str,
+    /// Final source (includes expanded), shebang first: exactly what `EVALSHA` runs.
+    pub source: &'static str,
+    /// The source without its shebang line: the body of the Function `ra<N>_<name>`.
+    pub body: &'static str,
+}
+
+impl ScriptDef {
+    /// Whether the script declares `no-writes` (runs with `EVALSHA_RO` / `FCALL_RO`).
+    pub fn read_only(&self) -> bool {
+        self.flags.contains(&"no-writes")
+    }
+
+    /// The primitive part of the name (`lock` for `lock_acquire`).
+    pub fn primitive(&self) -> &'static str {
+        self.name.split_once('_').map_or(self.name, |(p, _)| p)
+    }
+
+    /// The operation part of the name (`acquire` for `lock_acquire`).
+    pub fn op(&self) -> &'static str {
+        self.name.split_once('_').map_or(self.name, |(_, o)| o)
+    }
+
+    /// The Function name in the composed library: `ra<N>_<name>`.
+    pub fn function_name(&self) -> String {
+        format!("ra{}_{}", registry::LIBRARY_VERSION, self.name)
+    }
+}
+
+/// A script with `K` keys and `A` arguments. The counts come from the header, so the compiler
+/// checks every binding against its script.
+#[derive(Debug)]
+pub struct Script<const K: usize, const A: usize> {
+    /// The header and source.
+    pub def: ScriptDef,
+}
+
+impl<const K: usize, const A: usize> Script<K, A> {
+    /// Used by the generated registry.
+    pub const fn new(def: ScriptDef) -> Self {
+        Script { def }
+    }
+}
+
+impl<const K: usize, const A: usize> std::ops::Deref for Script<K, A> {
+    type Target = ScriptDef;
+    fn deref(&self) -> &ScriptDef {
+        &self.def
+    }
+}
+
+/// How scripts reach the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// `EVALSHA` / `EVALSHA_RO`; on `NOSCRIPT`, `SCRIPT LOAD` once and retry.
+    #[default]
+    Eval,
+    /// `FCALL` / `FCALL_RO` of `redis_atomic_v<N>`; loaded on first "Function not found".
+    Functions,
+}
+
+/// Finds a script by name.
+pub fn find(name: &str) -> Option<&'static ScriptDef> {
+    registry::ALL.iter().copied().find(|s| s.name == name)
+}
+
+/// The ACL rules of a least-privilege runtime user for `namespace`: its key pattern, the delivery
+/// commands, and every command the scripts call (ACL applies inside scripts too). Derived from
+/// the registry, so it cannot fall behind the scripts.
+///
+/// ```
+/// let rules = redis_atomic::script::acl_rules("app");
+/// assert!(rules.contains(&"~app:*".to_string()) && rules.contains(&"+evalsha".to_string()));
+/// ```
+pub fn acl_rules(namespace: &str) -> Vec<String> {
+    let mut commands: Vec<String> = [
+        "evalsha",
+        "evalsha_ro",
+        "script|load",
+        "fcall",
+        "fcall_ro",
+        "ping",
+        "hello",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect();
+    for def in registry::ALL {
+        for cmd in header::called_commands(def.source) {
+            let cmd = cmd.to_ascii_lowercase();
+            if !commands.contains(&cmd) {
+                commands.push(cmd);
+            }
+        }
+    }
+    let mut rules = vec![
+        "resetkeys".to_string(),
+        format!("~{namespace}:*"),
+        "resetchannels".to_string(),
+        "-@all".to_string(),
+    ];
+    rules.extend(commands.into_iter().map(|c| format!("+{c}")));
+    rules
+}

@@ -1,0 +1,95 @@
+//! Shared test fixtures: real servers from the testkit, one client per (topology, delivery) mode.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use redis_atomic::{Client, ClientConfig, Delivery, Keyspace};
+use redis_atomic_testkit::{unique_prefix, RedisCluster, RedisServer, ServerOptions};
+
+/// Where and how a test runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A fresh standalone server, `EVALSHA`.
+    StandaloneEval,
+    /// A fresh standalone server, `FCALL`.
+    StandaloneFunctions,
+    /// The shared 3+3 cluster, `EVALSHA`.
+    ClusterEval,
+    /// The shared 3+3 cluster, `FCALL`.
+    ClusterFunctions,
+}
+
+/// Every mode: each primitive's behaviour tests run in all of them.
+pub const MODES: [Mode; 4] = [
+    Mode::StandaloneEval,
+    Mode::StandaloneFunctions,
+    Mode::ClusterEval,
+    Mode::ClusterFunctions,
+];
+
+impl Mode {
+    /// The delivery of this mode.
+    pub fn delivery(self) -> Delivery {
+        match self {
+            Mode::StandaloneEval | Mode::ClusterEval => Delivery::Eval,
+            _ => Delivery::Functions,
+        }
+    }
+
+    /// Whether this mode runs on the shared cluster.
+    pub fn cluster(self) -> bool {
+        matches!(self, Mode::ClusterEval | Mode::ClusterFunctions)
+    }
+}
+
+/// A connected client plus what keeps its server alive and a unique keyspace.
+pub struct Env {
+    pub mode: Mode,
+    pub client: Client,
+    pub keyspace: Keyspace,
+    pub server: Option<RedisServer>,
+}
+
+impl Env {
+    /// A raw command on the same connections (for setting up or inspecting state).
+    pub async fn raw(&self, cmd: &redis::Cmd) -> redis::Value {
+        self.client.command(cmd).await.unwrap()
+    }
+}
+
+/// Starts (or joins) the servers of `mode` and connects a client with `config`'s settings.
+pub async fn env(mode: Mode, test: &str, config: ClientConfig) -> Env {
+    let config = config.delivery(mode.delivery());
+    let keyspace = Keyspace::new(unique_prefix(test)).unwrap();
+    if mode.cluster() {
+        let cluster = RedisCluster::shared();
+        let client = Client::connect_cluster(&cluster.urls(), config)
+            .await
+            .unwrap();
+        return Env {
+            mode,
+            client,
+            keyspace,
+            server: None,
+        };
+    }
+    let server = RedisServer::start(ServerOptions::default()).unwrap();
+    let client = Client::connect(&server.url(), config).await.unwrap();
+    Env {
+        mode,
+        client,
+        keyspace,
+        server: Some(server),
+    }
+}
+
+/// Starts a standalone server with options and connects.
+pub async fn standalone(test: &str, opts: ServerOptions, config: ClientConfig) -> Env {
+    let server = RedisServer::start(opts).unwrap();
+    let client = Client::connect(&server.url(), config).await.unwrap();
+    let keyspace = Keyspace::new(unique_prefix(test)).unwrap();
+    Env {
+        mode: Mode::StandaloneEval,
+        client,
+        keyspace,
+        server: Some(server),
+    }
+}

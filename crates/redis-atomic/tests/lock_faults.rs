@@ -1,0 +1,255 @@
+//! The lock under faults: lost replies, restarts, script-cache loss. Counters come from a real
+//! metrics recorder, so this binary installs one globally and keeps one test per fault family.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{env, standalone, Mode, MODES};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use redis_atomic::lock::{Acquire, LockState, Locks, OwnerToken, Release};
+use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy};
+use redis_atomic_testkit::ServerOptions;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn snapshotter() -> &'static Snapshotter {
+    static S: OnceLock<Snapshotter> = OnceLock::new();
+    S.get_or_init(|| {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        recorder.install().unwrap();
+        snapshotter
+    })
+}
+
+/// Sum of a counter over all label sets whose labels include `with`.
+fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
+    snapshotter()
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(key, ..)| key.key().name() == name)
+        .filter(|(key, ..)| {
+            with.iter()
+                .all(|(k, v)| key.key().labels().any(|l| l.key() == *k && l.value() == *v))
+        })
+        .map(|(.., value)| match value {
+            DebugValue::Counter(n) => n,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Polls (bounded, 2 s) until the lock is held; its fence.
+async fn wait_held(locks: &Locks, resource: &str) -> Option<redis_atomic::lock::Fence> {
+    for _ in 0..200 {
+        if let LockState::Held { fence, .. } = locks.inspect(resource).await.unwrap() {
+            return Some(fence);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    None
+}
+
+fn impatient() -> ClientConfig {
+    ClientConfig::default()
+        .timeout(Duration::from_millis(200))
+        .retry(RetryPolicy::none())
+}
+
+/// `SCRIPT FLUSH` / `FUNCTION FLUSH` between calls is recovered transparently (one reload,
+/// counted), in every mode; and the ops counters move with the outcome as label.
+#[tokio::test]
+async fn script_cache_loss_is_recovered_and_counted() {
+    snapshotter();
+    for mode in MODES {
+        let env = env(mode, "lock-flush", ClientConfig::default()).await;
+        let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+        let Acquire::Acquired(g) = locks.acquire("r", Duration::from_secs(5)).await.unwrap() else {
+            panic!()
+        };
+        let before = counter(
+            "redis_atomic_noscript_reloads_total",
+            &[("script", "lock_release")],
+        );
+        let flush = match mode.delivery() {
+            Delivery::Functions => redis::cmd("FUNCTION").arg("FLUSH").clone(),
+            _ => redis::cmd("SCRIPT").arg("FLUSH").clone(),
+        };
+        env.raw(&flush).await;
+        assert!(
+            matches!(g.release().await.unwrap(), Release::Released { .. }),
+            "{mode:?}"
+        );
+        let after = counter(
+            "redis_atomic_noscript_reloads_total",
+            &[("script", "lock_release")],
+        );
+        assert!(after > before, "{mode:?}: reload not counted");
+    }
+    assert!(
+        counter(
+            "redis_atomic_ops_total",
+            &[
+                ("primitive", "lock"),
+                ("op", "acquire"),
+                ("outcome", "acquired")
+            ]
+        ) >= 4
+    );
+    assert!(
+        counter(
+            "redis_atomic_ops_total",
+            &[
+                ("primitive", "lock"),
+                ("op", "release"),
+                ("outcome", "released")
+            ]
+        ) >= 4
+    );
+}
+
+/// A reply lost after the script ran (server stalled past the client timeout): the caller sees
+/// OutcomeUnknown, and retrying with the same owner token yields exactly one holder.
+#[tokio::test]
+async fn lost_reply_then_retry_yields_one_holder() {
+    snapshotter();
+    for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
+        let env = env(mode, "lock-lost", impatient()).await;
+        let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+        env.client.load_all().await.unwrap(); // every script cached: the stalled call cannot NOSCRIPT
+        let server = env.server.as_ref().unwrap();
+        let token = OwnerToken::random();
+        let before = counter(
+            "redis_atomic_outcome_unknown_total",
+            &[("primitive", "lock"), ("op", "acquire")],
+        );
+        server.pause(); // the request waits in the socket; the client gives up
+        let r = locks
+            .acquire_with_token("r", &token, Duration::from_secs(30))
+            .await;
+        server.resume(); // ... and now the server runs it: executed, reply lost
+        assert!(
+            matches!(r, Err(Error::OutcomeUnknown { .. })),
+            "{mode:?}: {r:?}"
+        );
+        assert!(
+            counter(
+                "redis_atomic_outcome_unknown_total",
+                &[("primitive", "lock"), ("op", "acquire")]
+            ) > before
+        );
+        // The lost request sits on a connection the pool dropped; the server runs it once it
+        // reads that socket. Wait (bounded) until it has: otherwise nothing was lost.
+        let fence = wait_held(&locks, "r").await.unwrap_or_else(|| {
+            panic!("{mode:?}: the lost request never ran — the test did not exercise a lost reply")
+        });
+        let Acquire::Acquired(g) = locks
+            .acquire_with_token("r", &token, Duration::from_secs(30))
+            .await
+            .unwrap()
+        else {
+            panic!("{mode:?}: retry with the same token refused")
+        };
+        assert_eq!(g.fence(), fence, "{mode:?}: retry issued a second fence");
+        assert!(matches!(
+            locks.acquire("r", Duration::from_secs(1)).await.unwrap(),
+            Acquire::Held { .. }
+        ));
+    }
+}
+
+/// With retries on, a safe script retried after a timeout still ends with one holder and one
+/// fence, and the retry is counted.
+#[tokio::test]
+async fn safe_script_retried_after_timeout() {
+    snapshotter();
+    let config = ClientConfig::default()
+        .timeout(Duration::from_millis(100))
+        .retry(RetryPolicy::new(20, Duration::from_secs(10)));
+    let env = standalone("lock-retry", ServerOptions::default(), config).await;
+    let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+    env.client.load_all().await.unwrap();
+    let server = env.server.as_ref().unwrap();
+    let before = counter(
+        "redis_atomic_retries_total",
+        &[
+            ("primitive", "lock"),
+            ("op", "acquire"),
+            ("reason", "outcome_unknown"),
+        ],
+    );
+    server.pause();
+    let resume = {
+        let pid = server.pid();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            // SAFETY-free: SIGCONT through the kill command keeps this test free of unsafe.
+            std::process::Command::new("kill")
+                .arg("-CONT")
+                .arg(pid.to_string())
+                .status()
+                .unwrap();
+        })
+    };
+    let out = locks.acquire("r", Duration::from_secs(30)).await.unwrap();
+    resume.await.unwrap();
+    let Acquire::Acquired(g) = out else {
+        panic!("retry did not recognise its own lock")
+    };
+    assert!(
+        counter(
+            "redis_atomic_retries_total",
+            &[
+                ("primitive", "lock"),
+                ("op", "acquire"),
+                ("reason", "outcome_unknown")
+            ]
+        ) > before
+    );
+    assert!(
+        matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence, .. } if fence == g.fence())
+    );
+}
+
+/// While the server is down calls fail with a typed transport error; after a restart (AOF on)
+/// the acknowledged lock is still there and the client recovers by itself.
+#[tokio::test]
+async fn restart_loses_nothing_acknowledged() {
+    snapshotter();
+    let opts = ServerOptions {
+        appendonly: true,
+        ..ServerOptions::default()
+    };
+    let mut env = standalone("lock-restart", opts, impatient()).await;
+    let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+    let Acquire::Acquired(a) = locks.acquire("r", Duration::from_secs(60)).await.unwrap() else {
+        panic!()
+    };
+    let server = env.server.as_mut().unwrap();
+    server.kill();
+    let down = locks.acquire("r", Duration::from_secs(1)).await;
+    assert!(
+        matches!(
+            down,
+            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
+        ),
+        "{down:?}"
+    );
+    server.restart().unwrap();
+    let patient = Locks::new(
+        env.client.with_config(
+            ClientConfig::default().retry(RetryPolicy::new(10, Duration::from_secs(5))),
+        ),
+        env.keyspace.clone(),
+    );
+    assert!(matches!(
+        patient.acquire("r", Duration::from_secs(1)).await.unwrap(),
+        Acquire::Held { .. }
+    ));
+    let fence = a.fence();
+    assert_eq!(
+        patient.release("r", a.token()).await.unwrap(),
+        Release::Released { fence }
+    );
+}
