@@ -74,12 +74,13 @@ async fn run_case(server: &RedisServer, case: Case, raw: bool, conns: usize, sec
     let done = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
     let started = Instant::now();
+    let run = rand::random::<u32>();
     let mut tasks = Vec::new();
     for t in 0..TASKS {
         let (locks, done) = (locks.clone(), done.clone());
         let mut conn = raws[t % conns].clone();
         tasks.push(tokio::spawn(async move {
-            let resource = format!("r{t}");
+            let resource = format!("r{t}-{run:08x}");
             let lock = format!("bench:lock:v1:{{{resource}}}");
             let fence = format!("{lock}:fence");
             let token = OwnerToken::random();

@@ -11,11 +11,15 @@ use redis_atomic::lock::{Acquire, Locks, Release};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 
 const INVARIANT: &str = "one holder at a time; fences strictly increase";
 
 #[derive(Default)]
 struct Shared {
+    /// Wakes one waiter when the lock is released: a scheduling hint only (exclusion is Redis'),
+    /// so waiters neither busy-spin ahead of the holder's commands nor sleep through handoffs.
+    nudge: Notify,
     inside: AtomicU32,
     last_fence: Mutex<u64>,
     sections: AtomicU64,
@@ -80,6 +84,7 @@ async fn worker(
         if guard.release().await? == Release::NotHeld {
             shared.violations.fetch_add(1, Ordering::SeqCst);
         }
+        shared.nudge.notify_one();
     }
     Ok(())
 }
