@@ -57,6 +57,16 @@ pub enum ScriptsCommand {
         /// Script name, e.g. lock_acquire.
         name: String,
     },
+    /// The least-privilege ACL rules for a runtime user of one namespace (ACL applies to the
+    /// commands scripts call, so the list is derived from the scripts).
+    Acl {
+        /// The keyspace namespace the application uses.
+        #[arg(long)]
+        namespace: String,
+        /// The user name in the printed ACL SETUSER line.
+        #[arg(long, default_value = "app")]
+        user: String,
+    },
 }
 
 /// Runs the CLI; returns the process exit code.

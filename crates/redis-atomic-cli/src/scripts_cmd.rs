@@ -10,6 +10,7 @@ pub(crate) fn run(command: ScriptsCommand, out: &mut dyn Write, err: &mut dyn Wr
         ScriptsCommand::List { json: true } => list_json(out),
         ScriptsCommand::List { json: false } => list_table(out),
         ScriptsCommand::Show { name } => return show(&name, out, err),
+        ScriptsCommand::Acl { namespace, user } => acl(&namespace, &user, out),
     };
     match result {
         Ok(()) => 0,
@@ -92,4 +93,9 @@ fn show(name: &str, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             2
         }
     }
+}
+
+fn acl(namespace: &str, user: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    let rules = redis_atomic::script::acl_rules(namespace).join(" ");
+    writeln!(out, "ACL SETUSER {user} on >PASSWORD {rules}")
 }

@@ -112,3 +112,21 @@ fn verify_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("error"));
 }
+
+/// `scripts acl` prints a SETUSER line with the key pattern and the commands scripts call.
+#[test]
+fn scripts_acl() {
+    let o = cli(&["scripts", "acl", "--namespace", "billing"]);
+    assert!(o.status.success());
+    let line = stdout(&o);
+    assert!(
+        line.starts_with("ACL SETUSER app on >PASSWORD resetkeys ~billing:* "),
+        "{line}"
+    );
+    for cmd in ["+evalsha", "+fcall", "+get", "+set", "+pexpire", "+time"] {
+        assert!(
+            line.split_whitespace().any(|w| w == cmd),
+            "{cmd} missing: {line}"
+        );
+    }
+}

@@ -298,7 +298,12 @@ async fn acquire_timeout_waits_and_gives_up() {
 /// Bad input is a typed error and overwrites nothing.
 #[tokio::test]
 async fn bad_input_is_typed_and_harmless() {
-    let env = env(Mode::StandaloneEval, "lock-bad", ClientConfig::default()).await;
+    for mode in MODES {
+        bad_input(env(mode, "lock-bad", ClientConfig::default()).await).await;
+    }
+}
+
+async fn bad_input(env: Env) {
     let locks = locks(&env);
     let ttl = Duration::from_secs(1);
     assert!(matches!(

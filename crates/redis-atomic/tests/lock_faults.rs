@@ -7,8 +7,9 @@ mod common;
 use common::{env, standalone, Mode, MODES};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::lock::{Acquire, LockState, Locks, OwnerToken, Release};
+use redis_atomic::{Client, Keyspace};
 use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy};
-use redis_atomic_testkit::ServerOptions;
+use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -152,6 +153,57 @@ async fn lost_reply_then_retry_yields_one_holder() {
             panic!("{mode:?}: retry with the same token refused")
         };
         assert_eq!(g.fence(), fence, "{mode:?}: retry issued a second fence");
+        assert!(matches!(
+            locks.acquire("r", Duration::from_secs(1)).await.unwrap(),
+            Acquire::Held { .. }
+        ));
+    }
+}
+
+/// The same on a cluster, both deliveries: a dedicated 3-primary cluster (so stalling it
+/// disturbs no other test) is stalled for 300 ms, well under its 1 s node timeout (no failover).
+#[tokio::test]
+async fn lost_reply_on_cluster_then_retry_yields_one_holder() {
+    snapshotter();
+    let cluster = RedisCluster::start(ClusterOptions {
+        replicas_per_primary: 0,
+        ..Default::default()
+    })
+    .unwrap();
+    for delivery in [Delivery::Eval, Delivery::Functions] {
+        let client = Client::connect_cluster(&cluster.urls(), impatient().delivery(delivery))
+            .await
+            .unwrap();
+        client.load_all().await.unwrap();
+        let locks = Locks::new(
+            client,
+            Keyspace::new(unique_prefix("lock-lost-cluster")).unwrap(),
+        );
+        let token = OwnerToken::random();
+        cluster.nodes().iter().for_each(|n| n.pause());
+        let r = locks
+            .acquire_with_token("r", &token, Duration::from_secs(30))
+            .await;
+        cluster.nodes().iter().for_each(|n| n.resume());
+        assert!(
+            matches!(r, Err(Error::OutcomeUnknown { .. })),
+            "{delivery:?}: {r:?}"
+        );
+        let fence = wait_held(&locks, "r")
+            .await
+            .unwrap_or_else(|| panic!("{delivery:?}: lost request never ran"));
+        let Acquire::Acquired(g) = locks
+            .acquire_with_token("r", &token, Duration::from_secs(30))
+            .await
+            .unwrap()
+        else {
+            panic!("{delivery:?}: retry with the same token refused")
+        };
+        assert_eq!(
+            g.fence(),
+            fence,
+            "{delivery:?}: retry issued a second fence"
+        );
         assert!(matches!(
             locks.acquire("r", Duration::from_secs(1)).await.unwrap(),
             Acquire::Held { .. }

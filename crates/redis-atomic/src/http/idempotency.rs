@@ -6,8 +6,9 @@
 //! * the same key still being processed → 409 with `Retry-After`;
 //! * the same key with a different request (method, path, query, body) → 422;
 //! * the same key already processed → the stored response, with `Idempotent-Replayed: true`;
-//! * otherwise the request runs once; its response is stored (except 5xx, which frees the key so
-//!   a retry runs again), while a heartbeat keeps the claim alive for slow handlers.
+//! * otherwise the request runs once; its response is stored (by default except 5xx, which frees
+//!   the key so a retry runs again: [`IdempotencyLayerConfig::cache`]), while a heartbeat keeps
+//!   the claim alive for slow handlers.
 //!
 //! If Redis cannot be reached the request is refused with 503 and never runs: running it without
 //! the claim could run it twice. Error bodies are `application/problem+json`.
@@ -50,7 +51,13 @@ pub struct IdempotencyLayerConfig {
     pub replay_headers: Vec<HeaderName>,
     /// Scope extractor; by default every request shares one scope.
     pub scope: ScopeFn,
+    /// Which responses are stored for replay. The rest free the key so a retry runs again.
+    /// Default: everything but 5xx (a server error is worth retrying, not replaying).
+    pub cache: CachePolicy,
 }
+
+/// Decides from the status whether a response is stored for replay.
+pub type CachePolicy = Arc<dyn Fn(StatusCode) -> bool + Send + Sync>;
 
 impl Default for IdempotencyLayerConfig {
     fn default() -> Self {
@@ -65,6 +72,7 @@ impl Default for IdempotencyLayerConfig {
                 header::CONTENT_LOCATION,
             ],
             scope: Arc::new(|_| "default".to_string()),
+            cache: Arc::new(|status: StatusCode| !status.is_server_error()),
         }
     }
 }
@@ -82,6 +90,12 @@ impl IdempotencyLayerConfig {
     /// With this request/response body limit.
     pub fn max_body_bytes(mut self, limit: usize) -> Self {
         self.max_body_bytes = limit;
+        self
+    }
+
+    /// With this cache policy (e.g. `|s| s.is_success()` to replay only successes).
+    pub fn cache(mut self, f: impl Fn(StatusCode) -> bool + Send + Sync + 'static) -> Self {
+        self.cache = Arc::new(f);
         self
     }
 
@@ -265,10 +279,10 @@ where
             stored = stored.header(name.as_str(), value.as_bytes().to_vec());
         }
     }
-    let outcome = if parts.status.is_server_error() {
-        claim.fail(&Failure::Retryable).await
-    } else {
+    let outcome = if (state.config.cache)(parts.status) {
         claim.complete(&stored).await
+    } else {
+        claim.fail(&Failure::Retryable).await
     };
     if !matches!(outcome, Ok(Outcome::Stored)) {
         tracing::warn!(?outcome, "idempotency result not stored");
