@@ -194,7 +194,7 @@ fn check_overlap(resource: &str, spans: &[&LeaseSpan], capacity: usize, verdict:
     let mut held = 0i64;
     for (at, delta) in edges {
         held += i64::from(delta);
-        if held > capacity as i64 {
+        if usize::try_from(held).is_ok_and(|h| h > capacity) {
             verdict.violation(format!(
                 "{resource}: {held} holders at {at:?} (capacity {capacity})"
             ));
