@@ -81,6 +81,8 @@ pub fn replicate(replica: &RedisServer, primary: &RedisServer) -> Result<(), Tes
     let port = primary
         .port()
         .ok_or_else(|| TestkitError::Cluster("replication needs TCP".into()))?;
+    // Diskless sync waits 5 s by default for more replicas to join; there is only this one.
+    config_set(primary, "repl-diskless-sync-delay", "0")?;
     let _: () = run(replica, redis::cmd("REPLICAOF").arg("127.0.0.1").arg(port))?;
     wait(Duration::from_secs(10), "replica link up", || {
         let info: String = run(replica, redis::cmd("INFO").arg("replication"))?;
