@@ -61,7 +61,8 @@ impl Pair {
 async fn lock_can_be_lost_but_fences_never_repeat() {
     let (pair, client) = Pair::start("failover-lock").await;
     let locks = Locks::new(client.clone(), pair.keyspace.clone());
-    let Acquire::Acquired(first) = locks.acquire("r", Duration::from_secs(60)).await.unwrap() else {
+    let Acquire::Acquired(first) = locks.acquire("r", Duration::from_secs(60)).await.unwrap()
+    else {
         panic!("free lock refused")
     };
     first.release().await.unwrap();
@@ -74,7 +75,8 @@ async fn lock_can_be_lost_but_fences_never_repeat() {
     let keyspace = pair.keyspace.clone();
     let (client, _server) = pair.fail_over().await;
     let locks = Locks::new(client, keyspace);
-    let Acquire::Acquired(third) = locks.acquire("r", Duration::from_secs(60)).await.unwrap() else {
+    let Acquire::Acquired(third) = locks.acquire("r", Duration::from_secs(60)).await.unwrap()
+    else {
         panic!("the lock survived the failover: the test did not lose the write")
     };
     assert!(
@@ -119,7 +121,10 @@ async fn idempotency_record_can_be_lost_and_the_request_runs_again() {
     let Begin::Claimed(claim) = store.begin("t", b"k", fp).await.unwrap() else {
         panic!("fresh key not claimed")
     };
-    claim.complete(&Response::new(201, b"done".to_vec())).await.unwrap();
+    claim
+        .complete(&Response::new(201, b"done".to_vec()))
+        .await
+        .unwrap();
     let lost_generation = claim.generation();
     let keyspace = pair.keyspace.clone();
     let (client, _server) = pair.fail_over().await;
