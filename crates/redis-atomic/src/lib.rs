@@ -46,7 +46,7 @@ pub mod observe;
 mod reply;
 pub mod script;
 
-pub use client::{Arg, Client, ClientConfig, RetryPolicy};
+pub use client::{Arg, Client, ClientConfig, Replicas, RetryPolicy};
 pub use error::Error;
 pub use keys::{slot, Keyspace};
 pub use script::{Delivery, RetryClass};

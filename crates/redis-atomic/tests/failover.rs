@@ -9,6 +9,7 @@
 
 use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response};
 use redis_atomic::lock::{Acquire, Locks};
+use redis_atomic::Error;
 use redis_atomic::{Client, ClientConfig, Keyspace};
 use redis_atomic_testkit::{faults, unique_prefix, RedisServer, ServerOptions};
 use std::time::Duration;
@@ -133,4 +134,74 @@ async fn idempotency_record_can_be_lost_and_the_request_runs_again() {
         panic!("the record survived the failover: the test did not lose the write")
     };
     assert!(again.generation() > lost_generation);
+}
+
+/// With `replicas(1, ..)` an acknowledged acquisition is on the replica too: the same failover
+/// keeps the lock (the next client finds it held).
+#[tokio::test]
+async fn waited_for_lock_survives_the_failover() {
+    let (pair, client) = Pair::start("failover-wait").await;
+    let durable = client.with_config(ClientConfig::default().replicas(1, Duration::from_secs(2)));
+    let locks = Locks::new(durable, pair.keyspace.clone());
+    let Acquire::Acquired(_held) = locks.acquire("r", Duration::from_secs(60)).await.unwrap()
+    else {
+        panic!("free lock refused")
+    };
+    pair.cut();
+    let keyspace = pair.keyspace.clone();
+    let (client, _server) = pair.fail_over().await;
+    let locks = Locks::new(client, keyspace);
+    assert!(matches!(
+        locks.acquire("r", Duration::from_secs(60)).await.unwrap(),
+        Acquire::Held { .. }
+    ));
+}
+
+/// When the replica does not acknowledge in time, acquire reports `NotReplicated` with the
+/// count, and gives the lock back rather than holding one a failover could lose.
+#[tokio::test]
+async fn unreplicated_acquire_is_reported_and_released() {
+    let (pair, client) = Pair::start("failover-unreplicated").await;
+    let durable =
+        client.with_config(ClientConfig::default().replicas(1, Duration::from_millis(100)));
+    let locks = Locks::new(durable, pair.keyspace.clone());
+    pair.replica.pause();
+    let r = locks.acquire("r", Duration::from_secs(60)).await;
+    pair.replica.resume();
+    assert!(
+        matches!(
+            r,
+            Err(Error::NotReplicated {
+                acked: 0,
+                wanted: 1
+            })
+        ),
+        "{r:?}"
+    );
+    let plain = Locks::new(client, pair.keyspace.clone());
+    assert!(matches!(
+        plain.acquire("r", Duration::from_secs(60)).await.unwrap(),
+        Acquire::Acquired(_)
+    ));
+}
+
+/// On a cluster the script and its `WAIT` go to the key's node: acquisitions on keys all over
+/// the slot space are acknowledged by their shard's replica.
+#[tokio::test]
+async fn waiting_for_replicas_on_a_cluster() {
+    let cluster = redis_atomic_testkit::RedisCluster::shared();
+    let config = ClientConfig::default().replicas(1, Duration::from_secs(2));
+    let client = Client::connect_cluster(&cluster.urls(), config)
+        .await
+        .unwrap();
+    let locks = Locks::new(
+        client,
+        Keyspace::new(unique_prefix("wait-cluster")).unwrap(),
+    );
+    for i in 0..30 {
+        let r = locks
+            .acquire(&format!("r{i}"), Duration::from_secs(60))
+            .await;
+        assert!(matches!(r, Ok(Acquire::Acquired(_))), "r{i}: {r:?}");
+    }
 }
