@@ -141,7 +141,7 @@ impl Queue {
                 self.config.max_payload_bytes
             )));
         }
-        let (delay, not_before) = run_at.args()?;
+        let (delay, at) = run_at.args()?;
         let k = &self.keys;
         let value = self
             .client
@@ -152,7 +152,7 @@ impl Queue {
                     job_id.into(),
                     payload.into(),
                     Arg::Int(delay),
-                    Arg::Int(not_before),
+                    Arg::Int(at),
                 ],
             )
             .await?;

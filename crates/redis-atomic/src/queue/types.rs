@@ -88,13 +88,13 @@ pub enum RunAt {
     Now,
     /// Due this long after the server receives the request.
     After(Duration),
-    /// Due at this wall-clock time, compared with the server's clock (a time in the past is due
-    /// at once).
+    /// Due at this wall-clock time, compared with the server's clock. A time in the past is due
+    /// at once and is ordered by that time (before jobs due later).
     At(SystemTime),
 }
 
 impl RunAt {
-    /// `(delay_ms, not_before_ms)` as the script takes them.
+    /// `(delay_ms, at_ms)` as the script takes them (`at_ms` 0: not given).
     pub(crate) fn args(self) -> Result<(i64, i64), Error> {
         match self {
             RunAt::Now => Ok((0, 0)),
@@ -105,7 +105,7 @@ impl RunAt {
             RunAt::At(t) => {
                 let ms = t
                     .duration_since(UNIX_EPOCH)
-                    .map_or(0, whole_ms);
+                    .map_or(1, whole_ms).max(1);
                 if ms > 253_402_300_799_999 {
                     return Err(Error::BadArgument("run_at beyond the year 9999".into()));
                 }
