@@ -65,7 +65,9 @@ async fn enqueue_is_idempotent_and_binary_safe() {
         assert!(claim(&q, "w", Duration::from_secs(30), 10).await.is_empty());
         let stats = q.stats().await.unwrap();
         assert_eq!((stats.ready, stats.running, stats.acked), (0, 0, 1));
-        assert!(matches!(q.inspect("j1").await.unwrap(), JobState::Acked { fence } if fence == jobs[0].fence));
+        assert!(
+            matches!(q.inspect("j1").await.unwrap(), JobState::Acked { fence } if fence == jobs[0].fence)
+        );
     }
 }
 
@@ -78,7 +80,12 @@ async fn delayed_jobs_wait_and_come_in_due_order() {
         let q = queue(&env, QueueConfig::default());
         let now = SystemTime::now();
         let ago = |ms: u64| RunAt::At(now - Duration::from_millis(ms));
-        for (id, at) in [("c", ago(100)), ("a", ago(300)), ("d", RunAt::Now), ("b", ago(200))] {
+        for (id, at) in [
+            ("c", ago(100)),
+            ("a", ago(300)),
+            ("d", RunAt::Now),
+            ("b", ago(200)),
+        ] {
             q.enqueue(id, id.as_bytes(), at).await.unwrap();
         }
         q.enqueue("later", b"", RunAt::After(Duration::from_secs(60)))
@@ -108,7 +115,11 @@ async fn delayed_jobs_wait_and_come_in_due_order() {
             }
         }
         let soon = soon.unwrap();
-        assert_eq!(soon.len(), 1, "{mode:?}: the job due in a minute was claimed");
+        assert_eq!(
+            soon.len(),
+            1,
+            "{mode:?}: the job due in a minute was claimed"
+        );
         assert_eq!(soon[0].id, "soon");
         assert!(
             u128::from(soon[0].claimed_at_ms) >= due_ms.as_millis(),
@@ -129,7 +140,9 @@ async fn stale_fence_is_rejected() {
         let env = env(mode, "queue-stale", ClientConfig::default()).await;
         let q = queue(&env, QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
-        let a = claim(&q, "a", Duration::from_millis(100), 1).await.remove(0);
+        let a = claim(&q, "a", Duration::from_millis(100), 1)
+            .await
+            .remove(0);
         let wrong = redis_atomic::lock::Fence(a.fence.0 + 1);
         assert_eq!(q.ack("j", wrong).await.unwrap(), Ack::Lost);
         let hb = q.heartbeat("j", a.fence, Duration::from_millis(100)).await;
@@ -144,7 +157,10 @@ async fn stale_fence_is_rejected() {
         assert!(b.fence > a.fence, "{mode:?}: fence did not increase");
         assert_eq!(b.deliveries, 2);
         let ext = Duration::from_secs(60);
-        assert_eq!(q.heartbeat("j", a.fence, ext).await.unwrap(), Heartbeat::Lost);
+        assert_eq!(
+            q.heartbeat("j", a.fence, ext).await.unwrap(),
+            Heartbeat::Lost
+        );
         assert_eq!(q.ack("j", a.fence).await.unwrap(), Ack::Lost);
         let nack = q.nack("j", a.fence, Duration::ZERO, "x").await.unwrap();
         assert_eq!(nack, Nack::Lost);
@@ -156,7 +172,10 @@ async fn stale_fence_is_rejected() {
                 ..
             } => {
                 assert_eq!((fence, worker.as_str()), (b.fence, "b"));
-                assert!(lease_left <= Duration::from_secs(30), "stale heartbeat extended");
+                assert!(
+                    lease_left <= Duration::from_secs(30),
+                    "stale heartbeat extended"
+                );
             }
             other => panic!("{mode:?}: {other:?}"),
         }
@@ -271,12 +290,18 @@ async fn bad_input(env: Env) {
     let vis = Duration::from_secs(1);
     let bad = |r: Result<_, Error>| matches!(r, Err(Error::BadArgument(_)));
     assert!(bad(q.enqueue("", b"", RunAt::Now).await.map(drop)));
-    assert!(bad(q.enqueue(&"x".repeat(257), b"", RunAt::Now).await.map(drop)));
+    assert!(bad(q
+        .enqueue(&"x".repeat(257), b"", RunAt::Now)
+        .await
+        .map(drop)));
     assert!(bad(q.enqueue("j", &[0; 17], RunAt::Now).await.map(drop)));
     let year = Duration::from_secs(366 * 24 * 3600);
     assert!(bad(q.enqueue("j", b"", RunAt::After(year)).await.map(drop)));
     assert!(bad(q.claim("w", Duration::ZERO, 1).await.map(drop)));
-    assert!(bad(q.claim("w", Duration::from_micros(10), 1).await.map(drop)));
+    assert!(bad(q
+        .claim("w", Duration::from_micros(10), 1)
+        .await
+        .map(drop)));
     assert!(bad(q.claim("w", Duration::MAX, 1).await.map(drop)));
     assert!(bad(q.claim("w", vis, 0).await.map(drop)));
     assert!(bad(q.claim("w", vis, 1001).await.map(drop)));
@@ -289,8 +314,16 @@ async fn bad_input(env: Env) {
     assert!(bad(q.dead_letters(0, 0).await.map(drop)));
     assert!(bad(q.ack("", f).await.map(drop)));
     let big = QueueConfig::default().max_payload_bytes(2 << 20);
-    assert!(bad(Queue::new(env.client.clone(), &env.keyspace, "q", big).map(drop)));
-    assert!(bad(Queue::new(env.client.clone(), &env.keyspace, "a{b", QueueConfig::default()).map(drop)));
+    assert!(bad(
+        Queue::new(env.client.clone(), &env.keyspace, "q", big).map(drop)
+    ));
+    assert!(bad(Queue::new(
+        env.client.clone(),
+        &env.keyspace,
+        "a{b",
+        QueueConfig::default()
+    )
+    .map(drop)));
 
     // The scripts validate too (for callers that bypass the binding).
     let key = |p: &str| env.keyspace.key("queue", 1, "raw", &[p]).unwrap();
@@ -302,7 +335,13 @@ async fn bad_input(env: Env) {
         key("payload"),
         key("errors"),
     );
-    for (vis, n) in [("0", "1"), ("1.5", "1"), ("100", "0"), ("100", "1001"), ("x", "1")] {
+    for (vis, n) in [
+        ("0", "1"),
+        ("1.5", "1"),
+        ("100", "0"),
+        ("100", "1001"),
+        ("x", "1"),
+    ] {
         let r = env
             .client
             .invoke(
@@ -328,12 +367,16 @@ async fn bad_input(env: Env) {
     let q = queue(&env, QueueConfig::default());
     q.enqueue("j", b"p", RunAt::Now).await.unwrap();
     let inflight = env.keyspace.key("queue", 1, "jobs", &["inflight"]).unwrap();
-    env.raw(redis::cmd("SET").arg(&inflight).arg("foreign")).await;
+    env.raw(redis::cmd("SET").arg(&inflight).arg("foreign"))
+        .await;
     let r = q.claim("w", vis, 10).await;
     assert!(matches!(r, Err(Error::WrongType(_))), "{r:?}");
     let r = q.enqueue("k", b"p", RunAt::Now).await;
     assert!(matches!(r, Ok(Enqueue::Enqueued { .. })), "{r:?}");
-    assert!(matches!(q.inspect("j").await.unwrap(), JobState::Queued { .. }));
+    assert!(matches!(
+        q.inspect("j").await.unwrap(),
+        JobState::Queued { .. }
+    ));
     let v = env.raw(redis::cmd("GET").arg(&inflight)).await;
     assert_eq!(redis::from_redis_value::<String>(v).unwrap(), "foreign");
 }

@@ -40,8 +40,8 @@ mod types;
 
 pub use admin::{DeadLetter, DeadLetters, JobState, QueueStats, Requeue};
 pub use types::{
-    Ack, Claim, Enqueue, Heartbeat, Job, JobStatus, Nack, QueueConfig, Reaped, RunAt,
-    MAX_BATCH, MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE, MAX_PAYLOAD, MAX_WORKER_LEN,
+    Ack, Claim, Enqueue, Heartbeat, Job, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH,
+    MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE, MAX_PAYLOAD, MAX_WORKER_LEN,
 };
 
 use crate::client::{Arg, Client};
@@ -88,7 +88,11 @@ fn check_id(job_id: &str) -> Result<(), Error> {
 }
 
 fn lease_ms(what: &str, d: Duration) -> Result<i64, Error> {
-    millis(what, d, u64::try_from(MAX_LEASE.as_millis()).unwrap_or(u64::MAX))
+    millis(
+        what,
+        d,
+        u64::try_from(MAX_LEASE.as_millis()).unwrap_or(u64::MAX),
+    )
 }
 
 impl Queue {
@@ -148,12 +152,7 @@ impl Queue {
             .invoke(
                 &QUEUE_ENQUEUE,
                 [&k.due, &k.meta, &k.payload],
-                [
-                    job_id.into(),
-                    payload.into(),
-                    Arg::Int(delay),
-                    Arg::Int(at),
-                ],
+                [job_id.into(), payload.into(), Arg::Int(delay), Arg::Int(at)],
             )
             .await?;
         let r = Reply::parse(QUEUE_ENQUEUE.name, value)?;

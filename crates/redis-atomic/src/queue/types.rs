@@ -103,9 +103,7 @@ impl RunAt {
                 "delay must be at most a year, got {d:?}"
             ))),
             RunAt::At(t) => {
-                let ms = t
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(1, whole_ms).max(1);
+                let ms = t.duration_since(UNIX_EPOCH).map_or(1, whole_ms).max(1);
                 if ms > 253_402_300_799_999 {
                     return Err(Error::BadArgument("run_at beyond the year 9999".into()));
                 }
