@@ -8,6 +8,7 @@
 
 mod idempotency;
 mod lock;
+mod queue;
 mod report;
 
 pub use report::{CheckReport, Report, ServerInfo};
@@ -66,7 +67,11 @@ pub struct CheckCtx {
 pub type CheckFn = fn(CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>>;
 
 /// Every primitive's check, in report order.
-pub const CHECKS: &[(&str, CheckFn)] = &[("lock", lock::run), ("idempotency", idempotency::run)];
+pub const CHECKS: &[(&str, CheckFn)] = &[
+    ("lock", lock::run),
+    ("idempotency", idempotency::run),
+    ("queue", queue::run),
+];
 
 /// Keeps embedded servers alive for the run.
 enum Target {
