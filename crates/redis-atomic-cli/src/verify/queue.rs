@@ -20,16 +20,18 @@ use std::time::{Duration, Instant};
 const INVARIANT: &str = "each job acked once, never two live leases";
 const VIS: Duration = Duration::from_millis(200);
 
+/// Per job: accepted acks, and (fence, server ms) of each claim.
+type JobLog = (u64, Vec<(u64, u64)>);
+
 #[derive(Default)]
 struct Shared {
-    /// Per job: accepted acks, and (fence, server ms) of each claim.
-    jobs: Mutex<HashMap<String, (u64, Vec<(u64, u64)>)>>,
+    jobs: Mutex<HashMap<String, JobLog>>,
     ops: AtomicU64,
     stop: AtomicBool,
 }
 
 impl Shared {
-    fn log(&self, id: &str, f: impl FnOnce(&mut (u64, Vec<(u64, u64)>))) {
+    fn log(&self, id: &str, f: impl FnOnce(&mut JobLog)) {
         f(self
             .jobs
             .lock()
