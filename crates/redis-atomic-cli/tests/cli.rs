@@ -82,6 +82,14 @@ fn verify_embedded_json() {
         .unwrap();
     assert!(lock["operations"].as_u64().unwrap() > 100);
     assert_eq!(lock["violations"], 0);
+    let queue = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["primitive"] == "queue")
+        .unwrap();
+    assert!(queue["operations"].as_u64().unwrap() > 100);
+    assert_eq!(queue["violations"], 0);
 }
 
 fn checks(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
@@ -182,6 +190,12 @@ fn verify_detects_a_broken_lock() {
     let o = cli(&["verify", "--seconds", "1", "--sabotage"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("VIOLATIONS FOUND"));
+    let queue_line = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("queue "))
+        .map(str::to_string)
+        .unwrap();
+    assert!(queue_line.ends_with("NO"), "{queue_line}");
 }
 
 /// Bad flags and unreachable servers are usage errors (exit 2) with a message, not panics.

@@ -14,6 +14,7 @@
 //! * [`keys`]: key naming under one hash tag, [`slot`], same-slot checks.
 //! * [`lock`]: leases with fencing tokens (the exemplar every primitive follows).
 //! * [`idempotency`]: idempotency keys: one-key state machine with fenced claims and takeover.
+//! * [`queue`]: a reliable delayed job queue; every claim is a fenced lease.
 //! * [`observe`]: metric names and tracing conventions.
 //!
 //! ## Quick example
@@ -43,6 +44,7 @@ pub mod idempotency;
 pub mod keys;
 pub mod lock;
 pub mod observe;
+pub mod queue;
 mod reply;
 pub mod script;
 

@@ -14,6 +14,7 @@ mod ctx;
 pub mod faults;
 mod idempotency;
 mod lock;
+mod queue;
 mod report;
 
 pub use ctx::CheckCtx;
@@ -62,7 +63,11 @@ pub struct VerifyArgs {
 pub type CheckFn = fn(CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>>;
 
 /// Every primitive's check, in report order.
-pub const CHECKS: &[(&str, CheckFn)] = &[("lock", lock::run), ("idempotency", idempotency::run)];
+pub const CHECKS: &[(&str, CheckFn)] = &[
+    ("lock", lock::run),
+    ("idempotency", idempotency::run),
+    ("queue", queue::run),
+];
 
 /// Keeps embedded servers alive for the run.
 enum Target {
