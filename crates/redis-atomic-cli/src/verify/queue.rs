@@ -7,6 +7,11 @@
 //! before the previous lease's deadline, when that lease was not nacked). With `--sabotage` the
 //! workers fetch and remove in two steps (ZRANGEBYSCORE, then ZREM), the bug the queue exists to
 //! prevent: jobs are processed twice.
+//!
+//! Under faults: an enqueue with an unknown outcome is repeated (enqueue is idempotent per id); a
+//! claim with an unknown outcome is dropped (its jobs come back after the visibility timeout); an
+//! ack with an unknown outcome may stand for the job's one accepted ack. When a fault may lose
+//! acknowledged writes (primary kill), only what survives it is checked: fences never repeat.
 
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
@@ -20,8 +25,8 @@ use std::time::{Duration, Instant};
 const INVARIANT: &str = "each job acked once, never two live leases";
 const VIS: Duration = Duration::from_millis(200);
 
-/// Per job: accepted acks, and (fence, server ms) of each claim.
-type JobLog = (u64, Vec<(u64, u64)>);
+/// Per job: accepted acks, acks with an unknown outcome, and (fence, server ms) of each claim.
+type JobLog = (u64, u64, Vec<(u64, u64)>);
 
 #[derive(Default)]
 struct Shared {
@@ -60,26 +65,31 @@ pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckRepor
             }));
         }
         let produced = produce(&ctx, &queue, &shared).await?;
+        ctx.settled().await;
         let drained = Instant::now() + Duration::from_secs(5) + VIS * 4;
-        loop {
-            let s = queue.stats().await?;
-            if s.ready + s.scheduled + s.running == 0 || Instant::now() > drained {
-                break;
+        while Instant::now() < drained {
+            match queue.stats().await {
+                Ok(s) if s.ready + s.scheduled + s.running == 0 => break,
+                Ok(_) | Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         shared.stop.store(true, Ordering::SeqCst);
         for w in workers {
             w.await??;
         }
         let jobs = shared.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes());
         let mut violations = 0;
         for n in 0..produced {
-            let Some((acks, claims)) = jobs.get(&format!("j{n}")) else {
-                violations += 1; // never claimed: lost
+            let Some((acks, unknown, claims)) = jobs.get(&format!("j{n}")) else {
+                violations += u64::from(!lossy); // never claimed: lost
                 continue;
             };
-            violations += u64::from(*acks != 1) + overlaps(claims);
+            violations += if lossy {
+                repeated_fences(claims)
+            } else {
+                u64::from(*acks > 1 || (*acks == 0 && *unknown == 0)) + overlaps(claims)
+            };
         }
         Ok(CheckReport::new(
             "queue",
@@ -98,14 +108,29 @@ fn overlaps(claims: &[(u64, u64)]) -> u64 {
     sorted.windows(2).filter(|w| w[1].1 < w[0].1 + vis).count() as u64
 }
 
-/// Enqueues 20 jobs every 10 ms for the run's duration; returns how many.
+/// Two claims of one job with the same fence.
+fn repeated_fences(claims: &[(u64, u64)]) -> u64 {
+    let mut fences: Vec<u64> = claims.iter().map(|c| c.0).collect();
+    fences.sort_unstable();
+    fences.windows(2).filter(|w| w[0] == w[1]).count() as u64
+}
+
+/// Enqueues 20 jobs every 10 ms for the run's duration; returns how many. An enqueue that fails
+/// is repeated (idempotent per id, bounded) until it is acknowledged.
 async fn produce(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> anyhow::Result<u64> {
     let deadline = Instant::now() + ctx.duration;
     let mut n = 0u64;
     while Instant::now() < deadline {
         for _ in 0..20 {
             let id = format!("j{n}");
-            queue.enqueue(&id, id.as_bytes(), RunAt::Now).await?;
+            for attempt in 0.. {
+                match queue.enqueue(&id, id.as_bytes(), RunAt::Now).await {
+                    Ok(_) => break,
+                    Err(e) if attempt >= 100 => return Err(e.into()),
+                    Err(e) => ctx.absorb(e)?,
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
             shared.op(ctx);
             n += 1;
         }
@@ -126,20 +151,34 @@ async fn worker(
             continue;
         }
         shared.op(&ctx);
-        let Claim::Claimed(jobs) = queue.claim(&name, VIS, 10).await? else {
+        let claimed = match queue.claim(&name, VIS, 10).await {
+            Ok(c) => c,
+            Err(e) => {
+                ctx.absorb(e)?;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                continue;
+            }
+        };
+        let Claim::Claimed(jobs) = claimed else {
             tokio::time::sleep(Duration::from_millis(5)).await;
             continue;
         };
         for j in &jobs {
-            shared.log(&j.id, |l| l.1.push((j.fence.0, j.claimed_at_ms)));
+            shared.log(&j.id, |l| l.2.push((j.fence.0, j.claimed_at_ms)));
         }
         if rand::random_range(0..100) == 0 {
             tokio::time::sleep(VIS * 2).await; // a stall past the lease: these acks must lose
         }
         for j in jobs {
             shared.op(&ctx);
-            if queue.ack(&j.id, j.fence).await? == Ack::Acked {
-                shared.log(&j.id, |l| l.0 += 1);
+            match queue.ack(&j.id, j.fence).await {
+                Ok(Ack::Acked) => shared.log(&j.id, |l| l.0 += 1),
+                Ok(_) => {}
+                Err(e) if e.nothing_ran() => ctx.absorb(e)?,
+                Err(e) => {
+                    ctx.absorb(e)?;
+                    shared.log(&j.id, |l| l.1 += 1);
+                }
             }
         }
     }
