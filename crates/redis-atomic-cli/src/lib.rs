@@ -4,6 +4,7 @@
 //! The binary is a few lines over [`run`]; each verb lives in its own module and prints through
 //! writers so tests can drive it.
 
+pub mod functions;
 pub mod lint;
 mod scripts_cmd;
 mod slot_cmd;
@@ -46,6 +47,13 @@ pub enum Command {
     /// unbounded reads and loops, missing TTLs, float returns, globals, flags. Exit 0 clean,
     /// 1 findings, 2 usage or parse errors.
     Lint(lint::LintArgs),
+    /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` on every
+    /// node of a standalone deployment or a cluster.
+    Functions {
+        /// deploy, status, diff or rollback.
+        #[command(subcommand)]
+        command: functions::FunctionsCommand,
+    },
 }
 
 /// `scripts` verbs.
@@ -83,6 +91,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Slot { keys, check_same } => slot_cmd::run(&keys, check_same, &mut out),
         Command::Verify(args) => verify::run_blocking(args, &mut out, &mut err),
         Command::Lint(args) => lint::run(args, &mut out, &mut err),
+        Command::Functions { command } => functions::run(command, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }
