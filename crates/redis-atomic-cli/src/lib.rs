@@ -4,6 +4,7 @@
 //! The binary is a few lines over [`run`]; each verb lives in its own module and prints through
 //! writers so tests can drive it.
 
+pub mod bench;
 pub mod functions;
 pub mod lint;
 mod scripts_cmd;
@@ -54,6 +55,10 @@ pub enum Command {
         #[command(subcommand)]
         command: functions::FunctionsCommand,
     },
+    /// Per primitive: decisions/s through the library and as raw EVALSHA of the same scripts
+    /// (ratio), p50/p99 latency, server µs and round trips per decision, memory per record.
+    /// Uses an embedded redis-server when no --url is given.
+    Bench(bench::BenchArgs),
 }
 
 /// `scripts` verbs.
@@ -92,6 +97,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Verify(args) => verify::run_blocking(args, &mut out, &mut err),
         Command::Lint(args) => lint::run(args, &mut out, &mut err),
         Command::Functions { command } => functions::run(command, &mut out, &mut err),
+        Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }
