@@ -27,8 +27,8 @@ redis.call('HDEL', KEYS[4], id)
 if keep == 0 then
   redis.call('HDEL', KEYS[2], id)
 else
-  redis.call('HSET', KEYS[2], id, meta_format('a', m.fence, m.deliveries, ''))
-  redis.call('ZADD', KEYS[5], now, id)
+  redis.call('HSET', KEYS[2], id, meta_format('a', m.fence, m.deliveries, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
+  redis.call('ZADD', KEYS[5], now, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
 end
 local old = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now - keep, 'LIMIT', 0, 16)
 for _, gone in ipairs(old) do

@@ -36,8 +36,8 @@ for _, id in ipairs(ids) do
   local fence = string.format('%.0f', math.max(tonumber(m.fence) + 1, us))
   local deliveries = m.deliveries + 1
   redis.call('ZREM', KEYS[1], id)
-  redis.call('ZADD', KEYS[2], now + vis, id)
-  redis.call('HSET', KEYS[4], id, meta_format('r', fence, deliveries, worker))
+  redis.call('ZADD', KEYS[2], now + vis, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
+  redis.call('HSET', KEYS[4], id, meta_format('r', fence, deliveries, worker)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
   out[#out + 1] = id
   out[#out + 1] = fence
   out[#out + 1] = deliveries

@@ -20,6 +20,6 @@ local m = meta_parse(redis.call('HGET', KEYS[3], id))
 if not m or m.state ~= 'd' then return {'not_dead'} end
 redis.call('ZREM', KEYS[1], id)
 redis.call('HDEL', KEYS[4], id)
-redis.call('ZADD', KEYS[2], now_ms() + delay, id)
-redis.call('HSET', KEYS[3], id, meta_format('q', m.fence, 0, ''))
+redis.call('ZADD', KEYS[2], now_ms() + delay, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
+redis.call('HSET', KEYS[3], id, meta_format('q', m.fence, 0, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
 return {'requeued'}

@@ -29,7 +29,7 @@ end
 local now = now_ms()
 local due = now + delay
 if at > 0 then due = at end
-redis.call('HSET', KEYS[2], id, meta_format('q', '0', 0, ''))
-redis.call('HSET', KEYS[3], id, payload)
-redis.call('ZADD', KEYS[1], due, id)
+redis.call('HSET', KEYS[2], id, meta_format('q', '0', 0, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
+redis.call('HSET', KEYS[3], id, payload) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
+redis.call('ZADD', KEYS[1], due, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
 return {'enqueued', math.max(0, due - now)}

@@ -18,5 +18,5 @@ local wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}})
 if wrong then return wrong end
 local m = meta_parse(redis.call('HGET', KEYS[2], ARGV[1]))
 if not m or m.state ~= 'r' or m.fence ~= ARGV[2] then return {'lost'} end
-redis.call('ZADD', KEYS[1], 'XX', now_ms() + ext, ARGV[1])
+redis.call('ZADD', KEYS[1], 'XX', now_ms() + ext, ARGV[1]) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
 return {'extended', ext}

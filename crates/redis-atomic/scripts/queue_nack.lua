@@ -22,12 +22,12 @@ local m = meta_parse(redis.call('HGET', KEYS[4], id))
 if not m or m.state ~= 'r' or m.fence ~= ARGV[2] then return {'lost'} end
 local now = now_ms()
 redis.call('ZREM', KEYS[1], id)
-redis.call('HSET', KEYS[5], id, string.sub(ARGV[5], 1, 4096))
+redis.call('HSET', KEYS[5], id, string.sub(ARGV[5], 1, 4096)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
 if m.deliveries >= maxd then
-  redis.call('ZADD', KEYS[3], now, id)
-  redis.call('HSET', KEYS[4], id, meta_format('d', m.fence, m.deliveries, ''))
+  redis.call('ZADD', KEYS[3], now, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
+  redis.call('HSET', KEYS[4], id, meta_format('d', m.fence, m.deliveries, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
   return {'dead'}
 end
-redis.call('ZADD', KEYS[2], now + delay, id)
-redis.call('HSET', KEYS[4], id, meta_format('q', m.fence, m.deliveries, ''))
+redis.call('ZADD', KEYS[2], now + delay, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
+redis.call('HSET', KEYS[4], id, meta_format('q', m.fence, m.deliveries, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)
 return {'retrying', delay}

@@ -19,6 +19,8 @@ struct IdemBench {
     body: Response,
     /// Each task's open claim between its begin and its complete.
     claims: Vec<Mutex<Option<Claim>>>,
+    /// Each raw task's generation from its last begin (the complete must name it).
+    generations: Vec<Mutex<i64>>,
 }
 
 pub(super) fn setup(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
@@ -28,6 +30,7 @@ pub(super) fn setup(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn 
             store: Idempotency::new(ctx.client.clone(), ctx.keyspace.clone(), config)?,
             body: Response::new(201, vec![b'x'; BODY]),
             claims: (0..ctx.tasks).map(|_| Mutex::new(None)).collect(),
+            generations: (0..ctx.tasks).map(|_| Mutex::new(0)).collect(),
         };
         Ok(Box::new(bench) as Box<dyn Workload>)
     })
@@ -70,20 +73,30 @@ impl Workload for IdemBench {
             let token = format!("raw-token-{task}");
             let ttl = TTL.as_millis() as u64;
             let mut cmd = redis::cmd("EVALSHA");
-            let want = if i % 2 == 0 {
+            let generation = &self.generations[task];
+            if i % 2 == 0 {
                 let fp = "0123456789abcdef0123456789abcdef"; // a fingerprint's shape
                 cmd.arg(IDEM_BEGIN.sha1).arg(1).arg(&record);
                 cmd.arg(&token).arg(fp).arg(30_000).arg(ttl);
-                "claimed"
+                let reply: redis::Value = cmd.query_async(conn).await?;
+                let gen = match &reply {
+                    redis::Value::Array(items) => match items.get(1) {
+                        Some(redis::Value::Int(g)) => Some(*g),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                *generation.lock().unwrap_or_else(|p| p.into_inner()) = gen.unwrap_or(0);
+                expect_status(reply, "claimed")
             } else {
+                let gen = *generation.lock().unwrap_or_else(|p| p.into_inner());
                 cmd.arg(IDEM_COMPLETE.sha1).arg(1).arg(&record).arg(&token);
-                cmd.arg(1)
+                cmd.arg(gen)
                     .arg("completed")
                     .arg(vec![b'x'; BODY + 8])
                     .arg(ttl);
-                "stored"
-            };
-            expect_status(cmd.query_async(conn).await?, want)
+                expect_status(cmd.query_async(conn).await?, "stored")
+            }
         })
     }
 
