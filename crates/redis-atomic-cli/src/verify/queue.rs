@@ -204,7 +204,11 @@ async fn sabotaged_claim(ctx: &CheckCtx, shared: &Shared) -> anyhow::Result<()> 
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     for id in ids {
-        if let Err(e) = ctx.client.command(redis::cmd("ZREM").arg(&due).arg(&id)).await {
+        if let Err(e) = ctx
+            .client
+            .command(redis::cmd("ZREM").arg(&due).arg(&id))
+            .await
+        {
             ctx.absorb(e)?;
         }
         shared.op(ctx);
