@@ -94,11 +94,18 @@ async fn plain_incr_tokens_repeat_after_failover() {
     let (pair, client) = Pair::start("failover-incr").await;
     let key = pair.keyspace.key("demo", 1, "t", &["counter"]).unwrap();
     let incr = redis::cmd("INCR").arg(&key).clone();
-    assert_eq!(client.command(&incr).await.unwrap(), redis::Value::Int(1));
-    let _: redis::Value = client
-        .command(redis::cmd("WAIT").arg(1).arg(1000))
-        .await
+    // Token 1 reaches the replica: INCR and WAIT on one connection (WAIT counts what *its*
+    // connection wrote).
+    let mut conn = pair.primary.client().get_connection().unwrap();
+    let (one, acked): (i64, i64) = redis::pipe()
+        .cmd("INCR")
+        .arg(&key)
+        .cmd("WAIT")
+        .arg(1)
+        .arg(5000)
+        .query(&mut conn)
         .unwrap();
+    assert_eq!((one, acked), (1, 1));
     pair.cut();
     assert_eq!(client.command(&incr).await.unwrap(), redis::Value::Int(2));
     let (client, _server) = pair.fail_over().await;
