@@ -68,7 +68,10 @@ local function rl_run(request_key, request_id, request_ttl, cost, now, limits)
   end
   local out = {ok and 'allowed' or 'limited', ok and remaining or retry, reset, #checks}
   for _, c in ipairs(checks) do
-    out[#out + 1], out[#out + 2], out[#out + 3] = c.remaining, c.reset, c.retry
+    -- refused: a limit that would admit reports what it has now, since nothing is charged
+    local r = c.remaining
+    if not ok and c.ok then r = r + cost end
+    out[#out + 1], out[#out + 2], out[#out + 3] = r, c.reset, c.retry
   end
   if not ok then return out end
   local record = {rl_fmt(now + request_ttl), rl_fmt(remaining), rl_fmt(now + reset)}

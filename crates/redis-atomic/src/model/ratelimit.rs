@@ -283,9 +283,13 @@ impl PolicyModel {
         let remaining = checks.iter().map(|c| c.remaining).min().unwrap_or(0);
         let reset = checks.iter().map(|c| c.reset).max().unwrap_or(0);
         let retry = checks.iter().map(|c| c.retry).max().unwrap_or(0);
+        // Refused: a limit that would admit reports what it has now, since nothing is charged.
         let statuses = checks
             .iter()
-            .map(|c| status(c.remaining, c.reset, c.retry))
+            .map(|c| {
+                let back = if !ok && c.ok { cost } else { 0 };
+                status(c.remaining + back, c.reset, c.retry)
+            })
             .collect();
         if !ok {
             return Verdict::from_us(false, false, retry, reset, statuses);
