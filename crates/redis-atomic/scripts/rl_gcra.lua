@@ -18,4 +18,4 @@ local ttl, bad_ttl = int_arg(ARGV[3], 'request_ttl_us', 1000, 86400000000)
 if not ttl then return bad_ttl end
 local now, bad_now = rl_now(ARGV[4])
 if not now then return bad_now end
-return rl_run(KEYS[1], ARGV[2], ttl, tonumber(ARGV[1]), now, {{fn = rl_gcra, key = KEYS[2], args = args}})
+return rl_one(KEYS[1], ARGV[2], ttl, tonumber(ARGV[1]), now, rl_gcra, rl_gcra_write, KEYS[2], args)

@@ -21,18 +21,23 @@ local n = #KEYS - 1
 if n < 1 or n > 8 or #ARGV ~= 4 + 4 * n then
   return redis.error_reply('ERR redis-atomic: a policy takes 1..8 limits of 4 arguments each')
 end
-local algorithms = {fw = rl_fixed_window, sl = rl_sliding_log, sw = rl_sliding_window, tb = rl_token_bucket, gcra = rl_gcra}
+local algorithms = {
+  fw = {rl_fixed_window, rl_fixed_window_write}, sl = {rl_sliding_log, rl_sliding_log_write},
+  sw = {rl_sliding_window, rl_sliding_window_write}, tb = {rl_token_bucket, rl_token_bucket_write},
+  gcra = {rl_gcra, rl_gcra_write},
+}
 local limits = {}
 for i = 1, n do
   local base = 4 * i
-  local fn = algorithms[ARGV[base + 1]]
-  if not fn then return redis.error_reply('ERR redis-atomic: unknown algorithm') end
+  local algorithm = algorithms[ARGV[base + 1]]
+  if not algorithm then return redis.error_reply('ERR redis-atomic: unknown algorithm') end
   for j = 1, i - 1 do
     if limits[j].key == KEYS[i + 1] then return redis.error_reply('ERR redis-atomic: duplicate limit key') end
   end
   local args, bad = rl_check_args(ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4], ARGV[1])
   if not args then return bad end
-  limits[i] = {fn = fn, key = KEYS[i + 1], args = args}
+  limits[i] = {check = algorithm[1], write = algorithm[2], key = KEYS[i + 1],
+    limit = args.limit, period = args.period, burst = args.burst}
 end
 local ttl, bad_ttl = int_arg(ARGV[3], 'request_ttl_us', 1000, 86400000000)
 if not ttl then return bad_ttl end

@@ -1,5 +1,5 @@
--- rl_fixed_window(key, limit, period, burst, cost, now): at most `limit` units per window of
--- `period` µs aligned to the epoch. State: "<window_start>:<count>".
+-- rl_fixed_window: at most `limit` units per window of `period` µs aligned to the epoch.
+-- State: "<window_start>:<count>".
 local function rl_fixed_window(key, limit, period, burst, cost, now)
   local ws, count = rl_div(now, period) * period, 0
   local raw = redis.call('GET', key)
@@ -11,10 +11,9 @@ local function rl_fixed_window(key, limit, period, burst, cost, now)
   end
   local reset = ws + period - now
   if count + cost > limit then
-    return {ok = false, remaining = math.max(0, limit - count), reset = reset, retry = reset}
+    return false, limit > count and limit - count or 0, reset, reset
   end
   count = count + cost
-  return {ok = true, remaining = limit - count, reset = reset, retry = 0, commit = function()
-    redis.call('SET', key, rl_fmt(ws) .. ':' .. rl_fmt(count), 'PX', rl_px(reset))
-  end}
+  return true, limit - count, reset, 0, rl_fmt(ws) .. ':' .. rl_fmt(count), rl_px(reset)
 end
+local rl_fixed_window_write = rl_set_write

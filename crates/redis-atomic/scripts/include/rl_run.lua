@@ -33,7 +33,9 @@ end
 
 -- Request record: "<expires_at>|<remaining>|<reset_at>|<remaining_1>,<reset_at_1>|...", kept only
 -- for admitted requests (a refused one consumed nothing, so deciding it again is harmless).
-local function rl_replay(raw, now)
+local function rl_replay(request_key, now)
+  local raw = redis.call('GET', request_key)
+  if not raw then return nil end
   local fields = {}
   for f in string.gmatch(raw, '[^|]+') do fields[#fields + 1] = f end
   local exp = tonumber(fields[1])
@@ -47,40 +49,68 @@ local function rl_replay(raw, now)
   return out
 end
 
+-- rl_record(...): stores an admitted request's decision; statuses = {remaining_1, reset_1, ...}.
+local function rl_record(request_key, request_ttl, now, remaining, reset, statuses)
+  local record = {rl_fmt(now + request_ttl), rl_fmt(remaining), rl_fmt(now + reset)}
+  for i = 1, #statuses, 2 do
+    record[#record + 1] = rl_fmt(statuses[i]) .. ',' .. rl_fmt(now + statuses[i + 1])
+  end
+  redis.call('SET', request_key, table.concat(record, '|'), 'PX', rl_px(request_ttl))
+end
+
+-- rl_one(...): the decision for a single limit (the per-algorithm scripts). Reply as rl_run's.
+local function rl_one(request_key, request_id, request_ttl, cost, now, check, write, key, a)
+  if request_id ~= '' then
+    local replay = rl_replay(request_key, now)
+    if replay then return replay end
+  end
+  local ok, remaining, reset, retry, w1, w2 = check(key, a.limit, a.period, a.burst, cost, now)
+  if ok == nil then return remaining end
+  if not ok then return {'limited', retry, reset, 1, remaining, reset, retry} end
+  write(key, w1, w2, a.period, cost)
+  if request_id ~= '' then
+    rl_record(request_key, request_ttl, now, remaining, reset, {remaining, reset})
+  end
+  return {'allowed', remaining, reset, 1, remaining, reset, 0}
+end
+
 -- rl_run(request_key, request_id, request_ttl, cost, now, limits): all-or-nothing over `limits`
--- ({fn, key, args} each): every limit is checked (reads only) before any is charged, so a refusal
--- by one leaves every other untouched. Reply: {status, a, b, n, (remaining, reset, retry) * n}.
+-- ({check, write, key, limit, period, burst} each): every limit is checked (reads only) before
+-- any is charged, so a refusal by one leaves every other untouched.
+-- Reply: {status, a, b, n, (remaining, reset, retry) * n}.
 local function rl_run(request_key, request_id, request_ttl, cost, now, limits)
   if request_id ~= '' then
-    local raw = redis.call('GET', request_key)
-    if raw then
-      local replay = rl_replay(raw, now)
-      if replay then return replay end
-    end
+    local replay = rl_replay(request_key, now)
+    if replay then return replay end
   end
-  local checks, ok, remaining, reset, retry = {}, true, math.huge, 0, 0
-  for i, l in ipairs(limits) do
-    local c, err = l.fn(l.key, l.args.limit, l.args.period, l.args.burst, cost, now)
-    if not c then return err end
-    checks[i] = c
-    ok = ok and c.ok
-    remaining, reset, retry = math.min(remaining, c.remaining), math.max(reset, c.reset), math.max(retry, c.retry)
+  local n, res = #limits, {}
+  local ok, remaining, reset, retry = true, nil, 0, 0
+  for i = 1, n do
+    local l = limits[i]
+    local a, r, t, y, w1, w2 = l.check(l.key, l.limit, l.period, l.burst, cost, now)
+    if a == nil then return r end
+    res[i] = {a, r, t, y, w1, w2}
+    if not a then ok = false end
+    if remaining == nil or r < remaining then remaining = r end
+    if t > reset then reset = t end
+    if y > retry then retry = y end
   end
-  local out = {ok and 'allowed' or 'limited', ok and remaining or retry, reset, #checks}
-  for _, c in ipairs(checks) do
-    -- refused: a limit that would admit reports what it has now, since nothing is charged
-    local r = c.remaining
-    if not ok and c.ok then r = r + cost end
-    out[#out + 1], out[#out + 2], out[#out + 3] = r, c.reset, c.retry
+  local out = {ok and 'allowed' or 'limited', ok and remaining or retry, reset, n}
+  local statuses = {}
+  for i = 1, n do
+    local c = res[i]
+    local r = c[2]
+    if not ok and c[1] then r = r + cost end -- refused: report what it has, nothing is charged
+    out[2 + 3 * i], out[3 + 3 * i], out[4 + 3 * i] = r, c[3], c[4]
+    statuses[2 * i - 1], statuses[2 * i] = r, c[3]
   end
   if not ok then return out end
-  local record = {rl_fmt(now + request_ttl), rl_fmt(remaining), rl_fmt(now + reset)}
-  for _, c in ipairs(checks) do
-    c.commit()
-    record[#record + 1] = rl_fmt(c.remaining) .. ',' .. rl_fmt(now + c.reset)
+  for i = 1, n do
+    local l, c = limits[i], res[i]
+    l.write(l.key, c[5], c[6], l.period, cost)
   end
   if request_id ~= '' then
-    redis.call('SET', request_key, table.concat(record, '|'), 'PX', rl_px(request_ttl))
+    rl_record(request_key, request_ttl, now, remaining, reset, statuses)
   end
   return out
 end

@@ -1,19 +1,27 @@
--- rl_sliding_log(key, limit, period, burst, cost, now): at most `limit` units in any `period` µs.
--- State: a sorted set, one member per unit scored by its server time; an entry counts while
--- now < score + period. Checking reads only (ZCOUNT); the commit trims what expired (at most
--- `limit` members per call, since no more were ever live) and adds the new units.
+-- rl_sliding_log: at most `limit` units in any `period` µs. State: a sorted set, one member per
+-- unit scored by its server time; an entry counts while now < score + period. The check reads
+-- only (ZCOUNT); the write trims what expired (at most `limit` members, since no more were ever
+-- live) and adds the new units.
 local function rl_sliding_log(key, limit, period, burst, cost, now)
-  local live = redis.call('ZCOUNT', key, '(' .. rl_fmt(now - period), '+inf')
+  local since = '(' .. rl_fmt(now - period)
+  local live = redis.call('ZCOUNT', key, since, '+inf')
   if live + cost > limit then
-    local nth = redis.call('ZRANGEBYSCORE', key, '(' .. rl_fmt(now - period), '+inf', 'WITHSCORES', 'LIMIT', live + cost - limit - 1, 1)
+    local nth = redis.call('ZRANGEBYSCORE', key, since, '+inf', 'WITHSCORES', 'LIMIT', live + cost - limit - 1, 1)
     local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-    return {ok = false, remaining = math.max(0, limit - live),
-      retry = tonumber(nth[2]) + period - now, reset = math.max(0, tonumber(newest[2]) + period - now)}
+    local reset = tonumber(newest[2]) + period - now
+    return false, limit > live and limit - live or 0, reset > 0 and reset or 0, tonumber(nth[2]) + period - now
   end
-  return {ok = true, remaining = limit - live - cost, reset = period, retry = 0, commit = function()
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', rl_fmt(now - period))
-    local stamp, i = rl_fmt(now), 0
-    while i < cost do -- members "<now>:<n>" are unique: n grows with the live count at one instant
+  return true, limit - live - cost, period, 0, now, live
+end
+-- Members "<now>:<n>" are unique: n grows with the live count at one instant.
+local function rl_sliding_log_write(key, now, live, period, cost)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', rl_fmt(now - period))
+  local stamp = rl_fmt(now)
+  if cost == 1 then
+    redis.call('ZADD', key, stamp, stamp .. ':' .. rl_fmt(live + 1))
+  else
+    local i = 0
+    while i < cost do -- batches of 500 members keep unpack within Lua's stack limit
       local batch, j = {}, 0
       while j < 500 and i < cost do
         i, j = i + 1, j + 1
@@ -21,6 +29,6 @@ local function rl_sliding_log(key, limit, period, burst, cost, now)
       end
       redis.call('ZADD', key, unpack(batch))
     end
-    redis.call('PEXPIRE', key, rl_px(period))
-  end}
+  end
+  redis.call('PEXPIRE', key, rl_px(period))
 end

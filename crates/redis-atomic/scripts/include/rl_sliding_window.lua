@@ -1,7 +1,7 @@
--- rl_sliding_window(key, limit, period, burst, cost, now): the sliding window counter. Windows of
--- `period` µs are aligned to the epoch; the previous window's count weighs (period - elapsed) /
--- period. Admit when prev * (period - elapsed) + (curr + cost) * period <= limit * period
--- (integers; limit * period <= 2^52). State: "<window_start>:<prev>:<curr>".
+-- rl_sliding_window: the sliding window counter. Windows of `period` µs are aligned to the
+-- epoch; the previous window's count weighs (period - elapsed) / period. Admit when
+-- prev * (period - elapsed) + (curr + cost) * period <= limit * period (integers; limit * period
+-- <= 2^52). State: "<window_start>:<prev>:<curr>".
 local function rl_sliding_window(key, limit, period, burst, cost, now)
   local ws, prev, curr = rl_div(now, period) * period, 0, 0
   local raw = redis.call('GET', key)
@@ -11,25 +11,26 @@ local function rl_sliding_window(key, limit, period, burst, cost, now)
     w, p, c = tonumber(w), tonumber(p), tonumber(c)
     if w >= ws then ws, prev, curr = w, p, c elseif w == ws - period then prev = c end
   end
-  prev, curr = math.min(prev, limit), math.min(curr, limit)
-  local elapsed = math.max(0, now - ws)
+  if prev > limit then prev = limit end
+  if curr > limit then curr = limit end
+  local elapsed = now > ws and now - ws or 0
   local weight = period - elapsed
+  local weighted = rl_div(prev * weight + period - 1, period)
   local room = limit - curr - cost
   if room >= 0 and prev * weight <= room * period then
-    curr = curr + cost
-    return {ok = true, remaining = room - rl_div(prev * weight + period - 1, period),
-      reset = 2 * period - elapsed, retry = 0, commit = function()
-        redis.call('SET', key, rl_fmt(ws) .. ':' .. rl_fmt(prev) .. ':' .. rl_fmt(curr), 'PX', rl_px(2 * period - elapsed))
-      end}
+    local reset = 2 * period - elapsed
+    return true, room - weighted, reset, 0, rl_fmt(ws) .. ':' .. rl_fmt(prev) .. ':' .. rl_fmt(curr + cost), rl_px(reset)
   end
   local retry
   if room >= 0 then
     retry = period - rl_div(room * period, prev) - elapsed
   else -- not before the next window, where this window's count becomes the weighted one
-    retry = period - elapsed + math.max(0, period - rl_div((limit - cost) * period, curr))
+    local d = period - rl_div((limit - cost) * period, curr)
+    retry = period - elapsed + (d > 0 and d or 0)
   end
   local reset = 0
   if curr > 0 then reset = 2 * period - elapsed elseif prev > 0 then reset = weight end
-  return {ok = false, remaining = math.max(0, limit - curr - rl_div(prev * weight + period - 1, period)),
-    reset = reset, retry = retry}
+  local left = limit - curr - weighted
+  return false, left > 0 and left or 0, reset, retry
 end
+local rl_sliding_window_write = rl_set_write

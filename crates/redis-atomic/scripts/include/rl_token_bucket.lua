@@ -1,6 +1,6 @@
--- rl_token_bucket(key, limit, period, burst, cost, now): a bucket of `burst` tokens refilled by one
--- token every interval = ceil(period / limit) µs. State: "<tokens>:<refilled_at>"; a full bucket
--- accrues nothing (refilled_at moves to now).
+-- rl_token_bucket: a bucket of `burst` tokens refilled by one token every interval =
+-- ceil(period / limit) µs. State: "<tokens>:<refilled_at>"; a full bucket accrues nothing
+-- (refilled_at moves to now).
 local function rl_token_bucket(key, limit, period, burst, cost, now)
   local interval = rl_div(period + limit - 1, limit)
   local tokens, at = burst, now
@@ -14,14 +14,17 @@ local function rl_token_bucket(key, limit, period, burst, cost, now)
       tokens, at = tokens + n, at + n * interval
     end
   end
-  if tokens >= burst then tokens, at = burst, math.max(at, now) end
+  if tokens >= burst then
+    tokens = burst
+    if now > at then at = now end
+  end
   if tokens < cost then
-    return {ok = false, remaining = tokens, retry = at + (cost - tokens) * interval - now,
-      reset = math.max(0, at + (burst - tokens) * interval - now)}
+    local reset = at + (burst - tokens) * interval - now
+    return false, tokens, reset > 0 and reset or 0, at + (cost - tokens) * interval - now
   end
   tokens = tokens - cost
-  local reset = math.max(0, at + (burst - tokens) * interval - now)
-  return {ok = true, remaining = tokens, reset = reset, retry = 0, commit = function()
-    redis.call('SET', key, rl_fmt(tokens) .. ':' .. rl_fmt(at), 'PX', rl_px(reset))
-  end}
+  local reset = at + (burst - tokens) * interval - now
+  if reset < 0 then reset = 0 end
+  return true, tokens, reset, 0, rl_fmt(tokens) .. ':' .. rl_fmt(at), rl_px(reset)
 end
+local rl_token_bucket_write = rl_set_write
