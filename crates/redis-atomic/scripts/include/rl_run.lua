@@ -75,8 +75,9 @@ local function rl_one(request_key, request_id, request_ttl, cost, now, check, wr
 end
 
 -- rl_run(request_key, request_id, request_ttl, cost, now, limits): all-or-nothing over `limits`
--- ({check, write, key, limit, period, burst} each): every limit is checked (reads only) before
--- any is charged, so a refusal by one leaves every other untouched.
+-- ({check, write, key, limit, period, burst} each): every limit is checked before
+-- any is charged (checks only read, but for the sliding log trimming entries that already
+-- expired), so a refusal by one leaves every other limit as it was.
 -- Reply: {status, a, b, n, (remaining, reset, retry) * n}.
 local function rl_run(request_key, request_id, request_ttl, cost, now, limits)
   if request_id ~= '' then

@@ -13,8 +13,9 @@
 //! **Mechanism.** Lua scripts (`rl_<algorithm>` for one limit, `rl_policy` for several): the check
 //! and the charge must not interleave, `INCR` + `EXPIRE` cannot refuse without charging (seed 000
 //! §7 charges rejected requests, node-rate-limiter-flexible #286), and a union of single-limit
-//! calls charges the limits that passed when another refuses (#280). Each script reads every
-//! limit first and writes only when all admit. Time is the server's `TIME` in µs; all arithmetic
+//! calls charges the limits that passed when another refuses (#280). Each script checks every
+//! limit first and charges only when all admit (a check only reads, except that the sliding
+//! log drops entries that already expired, which changes no decision). Time is the server's `TIME` in µs; all arithmetic
 //! is on integers below 2^53 ([`Limit`] refuses sizes that would not be). Stored timestamps
 //! decide; key TTLs only collect state that no longer matters.
 //!
