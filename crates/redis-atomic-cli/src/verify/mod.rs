@@ -8,6 +8,8 @@
 
 mod idempotency;
 mod lock;
+mod quota;
+mod ratelimit;
 mod report;
 
 pub use report::{CheckReport, Report, ServerInfo};
@@ -66,7 +68,12 @@ pub struct CheckCtx {
 pub type CheckFn = fn(CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>>;
 
 /// Every primitive's check, in report order.
-pub const CHECKS: &[(&str, CheckFn)] = &[("lock", lock::run), ("idempotency", idempotency::run)];
+pub const CHECKS: &[(&str, CheckFn)] = &[
+    ("lock", lock::run),
+    ("idempotency", idempotency::run),
+    ("ratelimit", ratelimit::run),
+    ("quota", quota::run),
+];
 
 /// Keeps embedded servers alive for the run.
 enum Target {
