@@ -65,6 +65,8 @@ pub struct RateLimiter {
     client: Client,
     keys: Keyspace,
     policy: Arc<Policy>,
+    /// The limits' script arguments (algorithm, limit, period_us, burst), encoded once.
+    specs: Arc<[[String; 4]]>,
     request_ttl: Duration,
 }
 
@@ -74,10 +76,12 @@ impl RateLimiter {
     pub fn new(client: Client, keyspace: Keyspace, policy: impl Into<Policy>) -> Self {
         let policy = policy.into();
         let request_ttl = policy.longest_period().min(MAX_REQUEST_TTL);
+        let specs = policy.limits().iter().map(spec).collect();
         RateLimiter {
             client,
             keys: keyspace,
             policy: Arc::new(policy),
+            specs,
             request_ttl,
         }
     }
@@ -217,7 +221,7 @@ impl RateLimiter {
             call.now.as_str().into(),
         ];
         let limits = self.policy.limits();
-        let specs: Vec<[String; 4]> = limits.iter().map(spec).collect();
+        let specs = &self.specs;
         let (name, value) = if let [limit] = limits {
             let script = single_script(limit.algorithm());
             let [_, limit_arg, period, burst] = &specs[0];
