@@ -15,6 +15,9 @@
 //! * [`lock`]: leases with fencing tokens (the exemplar every primitive follows).
 //! * [`idempotency`]: idempotency keys: one-key state machine with fenced claims and takeover.
 //! * [`queue`]: a reliable delayed job queue; every claim is a fenced lease.
+//! * [`ratelimit`]: five rate-limit algorithms, multi-limit policies, retry-safe consume.
+//! * [`quota`]: bounded counters, TTL set once / extended forward only, monotonic max.
+//! * [`model`]: pure reference models of the scripts, for property tests.
 //! * [`observe`]: metric names and tracing conventions.
 //!
 //! ## Quick example
@@ -43,8 +46,11 @@ pub mod http;
 pub mod idempotency;
 pub mod keys;
 pub mod lock;
+pub mod model;
 pub mod observe;
 pub mod queue;
+pub mod quota;
+pub mod ratelimit;
 mod reply;
 pub mod script;
 

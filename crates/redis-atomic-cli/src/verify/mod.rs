@@ -15,6 +15,8 @@ pub mod faults;
 mod idempotency;
 mod lock;
 mod queue;
+mod quota;
+mod ratelimit;
 mod report;
 
 pub use ctx::CheckCtx;
@@ -67,6 +69,8 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("lock", lock::run),
     ("idempotency", idempotency::run),
     ("queue", queue::run),
+    ("ratelimit", ratelimit::run),
+    ("quota", quota::run),
 ];
 
 /// Keeps embedded servers alive for the run.

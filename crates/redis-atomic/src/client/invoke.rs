@@ -65,7 +65,7 @@ impl Client {
         keys: &[&str],
         args: &[Arg<'_>],
     ) -> Result<Value, Error> {
-        if keys.len() != def.keys.len() || args.len() != def.args.len() {
+        if !def.accepts(keys.len(), args.len()) {
             return Err(Error::BadArgument(format!(
                 "{} takes {} keys and {} args, got {} and {}",
                 def.name,
