@@ -6,6 +6,11 @@
 //! window. The server's clock is estimated from ours plus an offset measured with `TIME` at the
 //! start; the estimate only needs to be within half a window (500 ms), and the end is rounded to
 //! the nearest multiple. Violations: admitted units beyond `LIMIT` in any window.
+//!
+//! Under faults a decision whose outcome is unknown is not counted as admitted (the check only
+//! needs acknowledged admissions ≤ limit), and a decision that took longer than 200 ms (a stall,
+//! retries) is not attributed to a window: its window cannot be told for sure. When a fault may
+//! lose acknowledged writes (primary kill), counts can restart mid-window: nothing is checked.
 
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
@@ -44,7 +49,12 @@ pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckRepor
             task.await??;
         }
         let admitted = shared.admitted.lock().unwrap_or_else(|p| p.into_inner());
-        let violations = admitted.values().map(|n| n.saturating_sub(LIMIT)).sum();
+        let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes());
+        let violations = if lossy {
+            0
+        } else {
+            admitted.values().map(|n| n.saturating_sub(LIMIT)).sum()
+        };
         let operations = *shared.decisions.lock().unwrap_or_else(|p| p.into_inner());
         Ok(CheckReport::new(
             "ratelimit",
@@ -83,12 +93,15 @@ async fn worker(
         let window = if ctx.sabotage {
             naive(&ctx, &naive_key, sent).await?
         } else {
-            match limiter.consume("verify", 1).await? {
-                Decision::Allowed { reset_after, .. } => {
+            match limiter.consume("verify", 1).await {
+                Ok(Decision::Allowed { reset_after, .. })
+                    if local_us() + offset - sent < 200_000 =>
+                {
                     let end = sent + i64::try_from(reset_after.as_micros()).unwrap_or(0);
                     Some((end + WINDOW_US / 2) / WINDOW_US - 1)
                 }
-                _ => None,
+                Ok(_) => None,
+                Err(e) => ctx.absorb(e).map(|()| None)?,
             }
         };
         if let Some(w) = window {
@@ -110,14 +123,24 @@ async fn worker(
 async fn naive(ctx: &CheckCtx, key: &str, now: i64) -> anyhow::Result<Option<i64>> {
     let window = now / WINDOW_US;
     let key = format!("{key}:{window}");
-    let count: Option<u64> =
-        redis::from_redis_value(ctx.client.command(redis::cmd("GET").arg(&key)).await?)?;
+    let count: Option<u64> = match ctx.client.command(redis::cmd("GET").arg(&key)).await {
+        Ok(v) => redis::from_redis_value(v)?,
+        Err(e) => return ctx.absorb(e).map(|()| None),
+    };
     if count.unwrap_or(0) >= LIMIT {
         return Ok(None);
     }
-    ctx.client.command(redis::cmd("INCR").arg(&key)).await?;
-    ctx.client
-        .command(redis::cmd("PEXPIRE").arg(&key).arg(5000))
-        .await?;
+    let incr = redis::pipe()
+        .cmd("INCR")
+        .arg(&key)
+        .cmd("PEXPIRE")
+        .arg(&key)
+        .arg(5000)
+        .clone();
+    for cmd in incr.cmd_iter() {
+        if let Err(e) = ctx.client.command(cmd).await {
+            return ctx.absorb(e).map(|()| None);
+        }
+    }
     Ok(Some(window))
 }
