@@ -6,7 +6,7 @@
 
 use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response};
 use redis_atomic::script::registry::{IDEM_BEGIN, IDEM_COMPLETE};
-use redis_atomic::{Client, ClientConfig, Keyspace};
+use redis_atomic::{observe, Client, ClientConfig, Keyspace};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -64,7 +64,7 @@ async fn run(server: &RedisServer, raw: bool, conns: usize, secs: f64) -> (f64, 
                 if raw {
                     let rkey = store.record_key("bench", key.as_bytes()).unwrap();
                     let fp_hex = "0123456789abcdef0123456789abcdef";
-                    let _: redis::Value = redis::cmd("EVALSHA")
+                    let begun: redis::Value = redis::cmd("EVALSHA")
                         .arg(IDEM_BEGIN.sha1)
                         .arg(1)
                         .arg(&rkey)
@@ -75,18 +75,27 @@ async fn run(server: &RedisServer, raw: bool, conns: usize, secs: f64) -> (f64, 
                         .query_async(&mut conn)
                         .await
                         .unwrap();
-                    let _: redis::Value = redis::cmd("EVALSHA")
+                    // The complete must name the generation begin issued, or it is refused
+                    // ('lost') without storing anything: the raw path must do the same work.
+                    let redis::Value::Array(fields) = begun else {
+                        panic!("begin: {begun:?}")
+                    };
+                    let Some(redis::Value::Int(generation)) = fields.get(1) else {
+                        panic!("begin: {fields:?}")
+                    };
+                    let stored: redis::Value = redis::cmd("EVALSHA")
                         .arg(IDEM_COMPLETE.sha1)
                         .arg(1)
                         .arg(&rkey)
                         .arg("tok")
-                        .arg("1")
+                        .arg(*generation)
                         .arg("completed")
                         .arg(vec![b'x'; 520])
                         .arg(86_400_000)
                         .query_async(&mut conn)
                         .await
                         .unwrap();
+                    assert_eq!(observe::status_word(&stored), Some("stored"));
                 } else {
                     let Begin::Claimed(c) = store.begin("bench", key.as_bytes(), fp).await.unwrap()
                     else {
