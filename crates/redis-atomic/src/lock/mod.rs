@@ -30,6 +30,10 @@
 //! still increase, so a fenced downstream rejects the stale holder. A lease also ends while its
 //! holder is paused (GC, SIGSTOP); the holder learns it at its next extend or fenced write.
 
+mod watchdog;
+
+pub use watchdog::{LockLost, WatchdogConfig, WatchedLock};
+
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
 use crate::reply::{millis, Reply};
