@@ -35,6 +35,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cas;
 pub mod client;
 pub mod error;
 #[cfg(feature = "http")]
@@ -42,9 +43,11 @@ pub mod http;
 pub mod idempotency;
 pub mod keys;
 pub mod lock;
+pub mod multi;
 pub mod observe;
 mod reply;
 pub mod script;
+pub mod write;
 
 pub use client::{Arg, Client, ClientConfig, RetryPolicy};
 pub use error::Error;
