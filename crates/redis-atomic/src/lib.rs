@@ -47,6 +47,7 @@ pub mod multi;
 pub mod observe;
 mod reply;
 pub mod script;
+pub mod semaphore;
 pub mod write;
 
 pub use client::{Arg, Client, ClientConfig, RetryPolicy};
