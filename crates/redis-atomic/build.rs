@@ -94,15 +94,17 @@ fn generate(entries: &[Entry], version: u32) -> String {
     let mut code = String::new();
     for e in entries {
         let h = &e.header;
-        assert!(
-            !h.variadic_keys() && !h.variadic_args(),
-            "{}: variadic scripts need a DynScript binding (not generated yet)",
-            e.name
-        );
+        // Variadic scripts (`name...` last in keys or args) get a `DynScript`: counts are then
+        // checked at run time against the fixed part of the header.
+        let ty = if h.variadic_keys() || h.variadic_args() {
+            "DynScript".to_string()
+        } else {
+            format!("Script<{}, {}>", h.keys.len(), h.args.len())
+        };
         let _ = writeln!(
             code,
             "/// `{name}` (v{version}): {summary}\n///\n/// Invariant: {inv}\n///\n/// Returns: {ret}\n\
-             pub static {upper}: Script<{k}, {a}> = Script::new(ScriptDef {{\n    \
+             pub static {upper}: {ty} = {ctor}::new(ScriptDef {{\n    \
              name: {name:?},\n    version: {version},\n    summary: {summary:?},\n    \
              invariant: {inv:?},\n    keys: &{keys:?},\n    args: &{args:?},\n    \
              returns: {ret:?},\n    retry: RetryClass::{retry:?},\n    flags: &{flags:?},\n    \
@@ -113,8 +115,7 @@ fn generate(entries: &[Entry], version: u32) -> String {
             inv = h.invariant,
             ret = h.returns,
             upper = e.name.to_uppercase(),
-            k = h.keys.len(),
-            a = h.args.len(),
+            ctor = ty.split('<').next().unwrap_or("Script"),
             keys = h.keys,
             args = h.args,
             retry = h.retry,

@@ -38,6 +38,7 @@
 pub mod cas;
 pub mod client;
 pub mod error;
+pub mod fenced;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod idempotency;

@@ -16,7 +16,8 @@ pub use lockfile::{check_lock, render_lock, LockProblem};
 
 /// The generated registry: one `static` per script, [`registry::ALL`], and the Function library.
 pub mod registry {
-    use super::{RetryClass, Script, ScriptDef};
+    #[allow(unused_imports)]
+    use super::{DynScript, RetryClass, Script, ScriptDef};
     include!(concat!(env!("OUT_DIR"), "/registry.rs"));
 }
 
@@ -89,6 +90,40 @@ impl ScriptDef {
     /// The Function name in the composed library: `ra<N>_<name>`.
     pub fn function_name(&self) -> String {
         format!("ra{}_{}", registry::LIBRARY_VERSION, self.name)
+    }
+
+    /// Whether `keys` keys and `args` arguments fit the header: exactly the declared counts, or
+    /// at least the fixed part when the list ends with a variadic `name...`.
+    pub fn accepts(&self, keys: usize, args: usize) -> bool {
+        fn fits(declared: &[&str], n: usize) -> bool {
+            match declared.last() {
+                Some(last) if last.ends_with("...") => n >= declared.len() - 1,
+                _ => n == declared.len(),
+            }
+        }
+        fits(self.keys, keys) && fits(self.args, args)
+    }
+}
+
+/// A script whose key or argument list ends with a variadic `name...` entry: counts are checked
+/// at run time ([`crate::Client::invoke_dyn`]).
+#[derive(Debug)]
+pub struct DynScript {
+    /// The header and source.
+    pub def: ScriptDef,
+}
+
+impl DynScript {
+    /// Used by the generated registry.
+    pub const fn new(def: ScriptDef) -> Self {
+        DynScript { def }
+    }
+}
+
+impl std::ops::Deref for DynScript {
+    type Target = ScriptDef;
+    fn deref(&self) -> &ScriptDef {
+        &self.def
     }
 }
 
