@@ -37,6 +37,7 @@
 
 pub mod cas;
 pub mod client;
+pub mod dedup;
 pub mod error;
 pub mod fenced;
 #[cfg(feature = "http")]
