@@ -7,14 +7,14 @@
 --- retry: safe
 --- version: 1
 --@include int_arg
---@include now_ms
+--@include now_us
 local lease, bad = int_arg(ARGV[3], 'lease_ms', 1, 604800000)
 if not lease then return bad end
 local fence = redis.call('HGET', KEYS[2], ARGV[1])
 local ends = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
-local now = now_ms()
+local now = now_us()
 if not fence or fence ~= ARGV[2] or not ends or ends <= now then return {'not_held'} end
-redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
+redis.call('ZADD', KEYS[1], 'XX', now + lease * 1000, ARGV[1])
 if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
 if redis.call('PTTL', KEYS[2]) < lease then redis.call('PEXPIRE', KEYS[2], lease) end
 return {'refreshed', fence, lease}

@@ -6,9 +6,13 @@
 //! `redis-server` (or, with `--cluster`, a 3+3 cluster) is started from the testkit, so the whole
 //! proof runs on a fresh machine with one command.
 
+mod cas;
+mod dedup;
+mod fenced;
 mod idempotency;
 mod lock;
 mod report;
+mod semaphore;
 
 pub use report::{CheckReport, Report, ServerInfo};
 
@@ -66,7 +70,14 @@ pub struct CheckCtx {
 pub type CheckFn = fn(CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>>;
 
 /// Every primitive's check, in report order.
-pub const CHECKS: &[(&str, CheckFn)] = &[("lock", lock::run), ("idempotency", idempotency::run)];
+pub const CHECKS: &[(&str, CheckFn)] = &[
+    ("lock", lock::run),
+    ("idempotency", idempotency::run),
+    ("semaphore", semaphore::run),
+    ("fenced-write", fenced::run),
+    ("cas", cas::run),
+    ("dedup", dedup::run),
+];
 
 /// Keeps embedded servers alive for the run.
 enum Target {
