@@ -12,8 +12,14 @@
 //! * [`client`]: connections, per-call timeout, retries by class, `EVALSHA`/`FCALL` delivery.
 //! * [`script`]: the script registry generated from `scripts/*.lua` headers, the lock file.
 //! * [`keys`]: key naming under one hash tag, [`slot`], same-slot checks.
-//! * [`lock`]: leases with fencing tokens (the exemplar every primitive follows).
+//! * [`lock`]: leases with fencing tokens (the exemplar every primitive follows), and a watchdog
+//!   that renews a lease and signals its loss ([`lock::WatchedLock`]).
 //! * [`idempotency`]: idempotency keys: one-key state machine with fenced claims and takeover.
+//! * [`semaphore`]: counting semaphores with expiring, fenced permits.
+//! * [`fenced`]: writes applied only for the newest fence (zombie holders rejected).
+//! * [`cas`]: optimistic WATCH/read/MULTI/EXEC with bounded, jittered retries.
+//! * [`multi`]: atomic multi-key writes with MULTI/EXEC; [`write`]: the typed writes they use.
+//! * [`dedup`]: first sighting of an event id on `SET NX PX GET`.
 //! * [`observe`]: metric names and tracing conventions.
 //!
 //! ## Quick example

@@ -153,6 +153,22 @@ impl Cas {
     /// Watches and reads `reads`, calls `decide` with the snapshot, and applies its writes if no
     /// read key changed; retries conflicts within the policy. `decide` may run several times:
     /// keep it free of side effects outside its return value.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
+    /// use redis_atomic::write::Write;
+    /// let key = "app:max:v1:{m}";
+    /// let offered = 42u64;
+    /// let out = Cas::new(client)
+    ///     .update(&[Read::get(key)], |s| match s.get::<Option<u64>>(0)? {
+    ///         Some(current) if current >= offered => Ok(Decision::abort(current)),
+    ///         _ => Ok(Decision::commit(vec![Write::set(key, offered.to_string())], offered)),
+    ///     })
+    ///     .await?;
+    /// assert!(matches!(out, CasOutcome::Committed(_) | CasOutcome::Aborted(_) | CasOutcome::Conflict { .. }));
+    /// # Ok(()) }
+    /// ```
     pub async fn update<T, F>(&self, reads: &[Read], mut decide: F) -> Result<CasOutcome<T>, Error>
     where
         F: FnMut(&Snapshot) -> Result<Decision<T>, Error>,

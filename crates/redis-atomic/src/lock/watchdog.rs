@@ -110,6 +110,21 @@ enum Status {
 }
 
 /// A lock whose lease a background task renews. Select on [`WatchedLock::lost`] while working.
+///
+/// ```no_run
+/// # async fn demo(locks: redis_atomic::lock::Locks) -> Result<(), redis_atomic::Error> {
+/// use redis_atomic::lock::Acquire;
+/// use std::time::Duration;
+/// if let Acquire::Acquired(guard) = locks.acquire("report-7", Duration::from_secs(10)).await? {
+///     let held = guard.watchdog()?;
+///     tokio::select! {
+///         _ = tokio::time::sleep(Duration::from_secs(60)) => {} // the work, fenced by held.fence()
+///         why = held.lost() => eprintln!("stopping: lock lost ({why:?})"),
+///     }
+///     held.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 #[must_use = "a watched lock should be released when the work is done"]
 pub struct WatchedLock {
