@@ -346,3 +346,91 @@ async fn bad_input_is_typed() {
         }
     }
 }
+
+/// `SCRIPT FLUSH` / `FUNCTION FLUSH` between calls is recovered (one reload) for the semaphore's
+/// and the fenced write's scripts, in every mode.
+#[tokio::test]
+async fn script_cache_loss_is_recovered() {
+    for env in all_modes("sem-flush").await {
+        let mode = env.mode;
+        let sem = sem(&env, "s", 1);
+        let holder = OwnerToken::random();
+        let permit = take(&sem, &holder, Duration::from_secs(30)).await;
+        let flush = match mode.delivery() {
+            redis_atomic::Delivery::Functions => redis::cmd("FUNCTION").arg("FLUSH").clone(),
+            _ => redis::cmd("SCRIPT").arg("FLUSH").clone(),
+        };
+        env.raw(&flush).await;
+        assert!(
+            matches!(
+                sem.release(&permit).await.unwrap(),
+                Release::Released { .. }
+            ),
+            "{mode:?}"
+        );
+        env.raw(&flush).await;
+        let fenced =
+            redis_atomic::fenced::FencedWrites::new(env.client.clone(), env.keyspace.clone());
+        let key = fenced.key("r", "v").unwrap();
+        let out = fenced
+            .fenced_write(
+                "r",
+                permit.fence(),
+                &[redis_atomic::write::Write::set(&key, "1")],
+            )
+            .await
+            .unwrap();
+        assert!(
+            matches!(out, redis_atomic::fenced::Fenced::Applied { .. }),
+            "{mode:?}"
+        );
+    }
+}
+
+/// After a restart (AOF on) an acknowledged permit is still held, its holder gets the same fence
+/// back, and capacity still holds; while the server is down calls fail with a typed error.
+#[tokio::test]
+async fn restart_keeps_acknowledged_permits() {
+    let opts = redis_atomic_testkit::ServerOptions {
+        appendonly: true,
+        ..Default::default()
+    };
+    let config = ClientConfig::default()
+        .timeout(Duration::from_millis(300))
+        .retry(RetryPolicy::none());
+    let mut env = common::standalone("sem-restart", opts, config).await;
+    let sem = sem(&env, "s", 1);
+    let holder = OwnerToken::random();
+    let permit = take(&sem, &holder, Duration::from_secs(60)).await;
+    let server = env.server.as_mut().unwrap();
+    server.kill();
+    let down = sem
+        .acquire(&OwnerToken::random(), Duration::from_secs(1))
+        .await;
+    assert!(
+        matches!(
+            down,
+            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
+        ),
+        "{down:?}"
+    );
+    server.restart().unwrap();
+    let patient = Semaphore::new(
+        env.client.with_config(
+            ClientConfig::default().retry(RetryPolicy::new(10, Duration::from_secs(5))),
+        ),
+        &env.keyspace,
+        "s",
+        1,
+    )
+    .unwrap();
+    assert!(matches!(
+        patient
+            .acquire(&OwnerToken::random(), Duration::from_secs(1))
+            .await
+            .unwrap(),
+        Acquire::Full { .. }
+    ));
+    let again = take(&patient, &holder, Duration::from_secs(60)).await;
+    assert_eq!(again.fence(), permit.fence());
+}
