@@ -39,7 +39,7 @@ async fn holder_keeps_lock_for_ten_ttls() {
     let runs = envs.iter().map(|env| async move {
         let mode = env.mode;
         let locks = locks(env);
-        let ttl = Duration::from_millis(200);
+        let ttl = Duration::from_millis(300);
         let held = acquire(&locks, "r", ttl).await.watchdog().unwrap();
         let lost = held.lost();
         let contender = async {

@@ -218,16 +218,20 @@ impl WatchedLock {
                     Status::Lost(why) => return why,
                     Status::Held { deadline } => deadline,
                 };
+                if Instant::now() >= deadline {
+                    return LockLost::Unconfirmed;
+                }
                 tokio::select! {
                     changed = status.changed() => {
                         if changed.is_err() {
-                            // The renewal task ended without a verdict (runtime shutting down):
-                            // nothing renews any more, so the lease ends at its deadline.
+                            // The renewal task ended without a verdict (released, dropped, or
+                            // runtime shutting down): nothing renews any more.
                             tokio::time::sleep_until(deadline).await;
                             return LockLost::Unconfirmed;
                         }
                     }
-                    _ = tokio::time::sleep_until(deadline) => return LockLost::Unconfirmed,
+                    // Loop to re-read: a renewal may have moved the deadline at the last moment.
+                    _ = tokio::time::sleep_until(deadline) => {}
                 }
             }
         }
