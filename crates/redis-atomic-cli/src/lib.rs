@@ -4,6 +4,9 @@
 //! The binary is a few lines over [`run`]; each verb lives in its own module and prints through
 //! writers so tests can drive it.
 
+pub mod bench;
+pub mod functions;
+pub mod lint;
 mod scripts_cmd;
 mod slot_cmd;
 pub mod verify;
@@ -41,6 +44,21 @@ pub enum Command {
     /// Run every primitive's invariant check under concurrency against a real server (an
     /// embedded redis-server when no --url is given). Exit 1 on any violation.
     Verify(verify::VerifyArgs),
+    /// Static analysis of Lua scripts and Function libraries: keys not from KEYS, KEYS/SCAN,
+    /// unbounded reads and loops, missing TTLs, float returns, globals, flags. Exit 0 clean,
+    /// 1 findings, 2 usage or parse errors.
+    Lint(lint::LintArgs),
+    /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` on every
+    /// node of a standalone deployment or a cluster.
+    Functions {
+        /// deploy, status, diff or rollback.
+        #[command(subcommand)]
+        command: functions::FunctionsCommand,
+    },
+    /// Per primitive: decisions/s through the library and as raw EVALSHA of the same scripts
+    /// (ratio), p50/p99 latency, server µs and round trips per decision, memory per record.
+    /// Uses an embedded redis-server when no --url is given.
+    Bench(bench::BenchArgs),
 }
 
 /// `scripts` verbs.
@@ -77,6 +95,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Scripts { command } => scripts_cmd::run(command, &mut out, &mut err),
         Command::Slot { keys, check_same } => slot_cmd::run(&keys, check_same, &mut out),
         Command::Verify(args) => verify::run_blocking(args, &mut out, &mut err),
+        Command::Lint(args) => lint::run(args, &mut out, &mut err),
+        Command::Functions { command } => functions::run(command, &mut out, &mut err),
+        Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

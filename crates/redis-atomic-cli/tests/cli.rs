@@ -82,16 +82,106 @@ fn verify_embedded_json() {
         .unwrap();
     assert!(lock["operations"].as_u64().unwrap() > 100);
     assert_eq!(lock["violations"], 0);
+    let queue = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["primitive"] == "queue")
+        .unwrap();
+    assert!(queue["operations"].as_u64().unwrap() > 100);
+    assert_eq!(queue["violations"], 0);
 }
 
-/// `verify --cluster` on an embedded 3+3 cluster passes too.
+fn checks(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
+    doc["checks"].as_array().unwrap()
+}
+
+/// Every fault of `faults` has a row per primitive, with work done and no violation.
+fn assert_fault_rows(doc: &serde_json::Value, faults: &[&str]) {
+    let primitives: Vec<&str> = checks(doc)
+        .iter()
+        .filter(|c| c["fault"] == "none")
+        .map(|c| c["primitive"].as_str().unwrap())
+        .collect();
+    assert!(primitives.contains(&"lock"), "{primitives:?}");
+    for fault in faults {
+        for p in &primitives {
+            let row = checks(doc)
+                .iter()
+                .find(|c| c["fault"] == *fault && c["primitive"] == *p)
+                .unwrap_or_else(|| panic!("no row for {p} under {fault}"));
+            assert!(row["operations"].as_u64().unwrap() > 0, "{row}");
+            assert_eq!(row["violations"], 0, "{row}");
+        }
+    }
+}
+
+/// `verify --cluster --faults` on an embedded 3+3 cluster: the clean rows and every cluster
+/// fault (migration, failover, primary kill included) pass.
 #[test]
-fn verify_embedded_cluster() {
-    let o = cli(&["verify", "--cluster", "--seconds", "1", "--json"]);
+fn verify_embedded_cluster_under_faults() {
+    let o = cli(&[
+        "verify",
+        "--cluster",
+        "--faults",
+        "--seconds",
+        "1",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(doc["server"]["mode"], "cluster");
+    assert_ne!(doc["server"]["version"], "unknown");
     assert_eq!(doc["ok"], true);
+    assert_fault_rows(
+        &doc,
+        &[
+            "conn-kill",
+            "stall",
+            "script-flush",
+            "slot-migrate",
+            "failover",
+            "primary-kill",
+        ],
+    );
+}
+
+/// `verify --faults` on the embedded server: every invariant holds through killed
+/// connections, lost replies, stalls, script-cache flushes and restarts.
+#[test]
+fn verify_under_faults() {
+    let o = cli(&["verify", "--faults", "--seconds", "1", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["ok"], true);
+    assert_fault_rows(
+        &doc,
+        &[
+            "conn-kill",
+            "lost-reply",
+            "stall",
+            "script-flush",
+            "restart",
+        ],
+    );
+}
+
+/// Under faults the checks still catch a broken primitive: every row of a sabotaged run fails.
+#[test]
+fn verify_under_faults_detects_a_broken_primitive() {
+    let o = cli(&[
+        "verify",
+        "--faults",
+        "--sabotage",
+        "--seconds",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for row in checks(&doc) {
+        assert!(row["violations"].as_u64().unwrap() > 0, "{row}");
+    }
 }
 
 /// The check can fail: with the lock bypassed it finds lost updates and overlaps, and exits 1.
@@ -100,6 +190,12 @@ fn verify_detects_a_broken_lock() {
     let o = cli(&["verify", "--seconds", "1", "--sabotage"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("VIOLATIONS FOUND"));
+    let queue_line = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("queue "))
+        .map(str::to_string)
+        .unwrap();
+    assert!(queue_line.ends_with("NO"), "{queue_line}");
 }
 
 /// Bad flags and unreachable servers are usage errors (exit 2) with a message, not panics.
@@ -108,6 +204,9 @@ fn verify_bad_input() {
     let o = cli(&["verify", "--seconds", "0"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--seconds"));
+    let o = cli(&["verify", "--faults", "--url", "redis://127.0.0.1:1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--faults"));
     let o = cli(&["verify", "--url", "redis://127.0.0.1:1", "--seconds", "1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("error"));

@@ -40,6 +40,8 @@ impl Default for ClusterOptions {
 pub struct RedisCluster {
     nodes: Vec<RedisServer>,
     primaries: usize,
+    /// Kept for nodes added later ([`RedisCluster::add_primary`]).
+    opts: ClusterOptions,
 }
 
 type Conn = redis::Connection;
@@ -70,19 +72,45 @@ impl RedisCluster {
         let total = opts.primaries * (1 + opts.replicas_per_primary);
         let mut nodes = Vec::with_capacity(total);
         for _ in 0..total {
-            nodes.push(RedisServer::start(ServerOptions {
-                cluster: true,
-                binary: opts.binary.clone(),
-                extra_config: vec![format!("cluster-node-timeout {}", opts.node_timeout_ms)],
-                ..ServerOptions::default()
-            })?);
+            nodes.push(Self::start_node(&opts)?);
         }
         let cluster = RedisCluster {
             nodes,
             primaries: opts.primaries,
+            opts: opts.clone(),
         };
         cluster.form(&opts)?;
         Ok(cluster)
+    }
+
+    fn start_node(opts: &ClusterOptions) -> Result<RedisServer, TestkitError> {
+        RedisServer::start(ServerOptions {
+            cluster: true,
+            binary: opts.binary.clone(),
+            extra_config: vec![format!("cluster-node-timeout {}", opts.node_timeout_ms)],
+            ..ServerOptions::default()
+        })
+    }
+
+    /// Starts one more node and `CLUSTER MEET`s it: a primary that owns no slots, like a shard
+    /// just added before resharding (Redis copies no Function libraries to it, redis/redis
+    /// #11780). Returns once every node knows every node. It is listed last in [`Self::nodes`].
+    pub fn add_primary(&mut self) -> Result<&RedisServer, TestkitError> {
+        let node = Self::start_node(&self.opts)?;
+        let port = node.port().unwrap_or(0).to_string();
+        let _: () = query(
+            &mut conn(&self.nodes[0])?,
+            &["CLUSTER", "MEET", "127.0.0.1", &port],
+        )?;
+        self.nodes.push(node);
+        let total = self.nodes.len();
+        self.wait("every node knows the added primary", |c| {
+            let nodes: String = query(c, &["CLUSTER", "NODES"])?;
+            Ok(nodes.lines().count() == total
+                && !nodes.contains("handshake")
+                && !nodes.contains("noaddr"))
+        })?;
+        Ok(&self.nodes[total - 1])
     }
 
     fn form(&self, opts: &ClusterOptions) -> Result<(), TestkitError> {
@@ -218,7 +246,8 @@ impl RedisCluster {
             .collect()
     }
 
-    /// The nodes: primaries first, then replicas.
+    /// The nodes: primaries first, then replicas, then primaries added by
+    /// [`RedisCluster::add_primary`].
     pub fn nodes(&self) -> &[RedisServer] {
         &self.nodes
     }

@@ -7,14 +7,26 @@
 //! Why RAII guards: a [`RedisServer`] kills and reaps its process on drop and prints the server
 //! log when the test panicked. Processes are also started with `PR_SET_PDEATHSIG`, so even a
 //! server held in a `static` (the shared cluster) dies with the test binary.
+//!
+//! Faults: [`FaultProxy`] sits between a client and a server and adds latency, blackholes,
+//! resets, refuses, or forwards requests while dropping their replies (the request ran, the
+//! client cannot know). [`faults`] stalls, kills client connections, flushes script caches,
+//! fills memory, promotes replicas, migrates slots and kills cluster primaries. [`history`]
+//! records what concurrent clients saw (ok / fail / unknown, with times) and checks it against
+//! the models the primitives claim, so a test under faults asserts the invariant instead of
+//! hoping for no errors.
 
 mod cluster;
 mod error;
+pub mod faults;
+pub mod history;
 pub mod proxy;
 mod server;
 
 pub use cluster::{ClusterOptions, RedisCluster};
 pub use error::TestkitError;
+pub use history::{History, LeaseSpan, Op, OpResult, Verdict};
+pub use proxy::{Fault, FaultProxy, ProxyStats};
 pub use server::{free_port, server_binary, RedisServer, ServerOptions};
 
 /// A key prefix unique to one test run, instead of `FLUSHALL` (tests share servers and run in

@@ -1,1 +1,302 @@
-//! Fault proxy (being written).
+//! A fault-injecting TCP proxy between a client and a server.
+//!
+//! Why a proxy and not `tc netem`: netem is not available here, and the one fault that matters
+//! most for correctness, *the request ran but its reply never came back*, needs the proxy to
+//! forward one direction and not the other. Everything else (latency, blackhole, reset, refuse)
+//! comes for free once bytes pass through our own code.
+//!
+//! The proxy runs on its own thread with its own tokio runtime, so faults keep working while a
+//! test's runtime is blocked, and dropping the [`FaultProxy`] stops it and closes every
+//! connection. Faults apply to traffic from the moment [`FaultProxy::set`] returns.
+//!
+//! [`Fault::DropReplies`] is realistic about TCP: a byte stream cannot lose a reply and carry on,
+//! so a connection that lost a reply is *poisoned*: it is reset when the fault ends (the client
+//! sees its connection die), never resumed with replies out of step.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::watch;
+
+/// What the proxy does to traffic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fault {
+    /// Forward everything.
+    #[default]
+    None,
+    /// Delay every chunk, both directions, by this much (order kept).
+    Latency(Duration),
+    /// Accept connections and swallow everything, both directions: requests never arrive.
+    Blackhole,
+    /// Forward requests, swallow replies: requests run, their replies are lost. Connections that
+    /// lost a reply are reset when the fault ends.
+    DropReplies,
+    /// Reset every open connection now, and every new one on arrival.
+    Reset,
+    /// Stop listening: new connections are refused by the kernel (open ones keep working).
+    Refuse,
+}
+
+/// Counters of what the proxy did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProxyStats {
+    /// Connections accepted.
+    pub accepted: u64,
+    /// Connections reset by a fault.
+    pub reset: u64,
+    /// Chunks of reply bytes swallowed.
+    pub replies_dropped: u64,
+    /// Chunks of request bytes swallowed.
+    pub requests_dropped: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    accepted: AtomicU64,
+    reset: AtomicU64,
+    replies_dropped: AtomicU64,
+    requests_dropped: AtomicU64,
+}
+
+/// A running proxy; stops (closing every connection) on drop.
+pub struct FaultProxy {
+    addr: SocketAddr,
+    fault: watch::Sender<Fault>,
+    counters: Arc<Counters>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for FaultProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultProxy")
+            .field("addr", &self.addr)
+            .field("fault", &*self.fault.borrow())
+            .finish()
+    }
+}
+
+impl FaultProxy {
+    /// Starts a proxy on a free 127.0.0.1 port forwarding to `upstream`.
+    pub fn start(upstream: SocketAddr) -> std::io::Result<FaultProxy> {
+        let std_listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let (fault, fault_rx) = watch::channel(Fault::None);
+        let counters = Arc::new(Counters::default());
+        let (shutdown, shutdown_rx) = tokio::sync::oneshot::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let c = counters.clone();
+        let thread = std::thread::Builder::new()
+            .name("redis-atomic-fault-proxy".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let Ok(listener) = TcpListener::from_std(std_listener) else {
+                        return;
+                    };
+                    let accept = accept_loop(listener, addr, upstream, fault_rx, c);
+                    tokio::select! {
+                        _ = accept => {}
+                        _ = shutdown_rx => {}
+                    }
+                });
+            })?;
+        Ok(FaultProxy {
+            addr,
+            fault,
+            counters,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        })
+    }
+
+    /// The address clients connect to.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `redis://127.0.0.1:PORT` of the proxy.
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
+    /// Applies `fault` from now on.
+    pub fn set(&self, fault: Fault) {
+        self.fault.send_replace(fault);
+    }
+
+    /// The fault in force.
+    pub fn fault(&self) -> Fault {
+        *self.fault.borrow()
+    }
+
+    /// What the proxy did so far.
+    pub fn stats(&self) -> ProxyStats {
+        let c = &self.counters;
+        ProxyStats {
+            accepted: c.accepted.load(Ordering::Relaxed),
+            reset: c.reset.load(Ordering::Relaxed),
+            replies_dropped: c.replies_dropped.load(Ordering::Relaxed),
+            requests_dropped: c.requests_dropped.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+async fn accept_loop(
+    mut listener: TcpListener,
+    addr: SocketAddr,
+    upstream: SocketAddr,
+    mut fault: watch::Receiver<Fault>,
+    counters: Arc<Counters>,
+) {
+    loop {
+        if *fault.borrow_and_update() == Fault::Refuse {
+            drop(listener);
+            while *fault.borrow_and_update() == Fault::Refuse {
+                if fault.changed().await.is_err() {
+                    return;
+                }
+            }
+            listener = match rebind(addr) {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::error!(%addr, error = %e, "fault proxy could not listen again");
+                    return;
+                }
+            };
+        }
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((client, _)) = accepted else { continue };
+                counters.accepted.fetch_add(1, Ordering::Relaxed);
+                tokio::spawn(serve(client, upstream, fault.clone(), counters.clone()));
+            }
+            changed = fault.changed() => if changed.is_err() { return },
+        }
+    }
+}
+
+fn rebind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(128)
+}
+
+/// One client connection: two pumps until either side closes or a fault ends it. The client
+/// socket has SO_LINGER 0, so however the connection ends the client sees a reset, as it would
+/// when a network path or a server dies, never a tidy FIN that looks like a server's `QUIT`.
+async fn serve(
+    client: TcpStream,
+    upstream: SocketAddr,
+    mut fault: watch::Receiver<Fault>,
+    counters: Arc<Counters>,
+) {
+    let _ = client.set_zero_linger();
+    if *fault.borrow_and_update() == Fault::Reset {
+        counters.reset.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let Ok(server) = TcpStream::connect(upstream).await else {
+        counters.reset.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    let poisoned = Arc::new(AtomicBool::new(false));
+    let (client_read, client_write) = client.into_split();
+    let (server_read, server_write) = server.into_split();
+    let pump_with = |dir| Pump {
+        dir,
+        fault: fault.clone(),
+        counters: counters.clone(),
+        poisoned: poisoned.clone(),
+    };
+    let up = pump_with(Direction::Request).run(client_read, server_write);
+    let down = pump_with(Direction::Reply).run(server_read, client_write);
+    let ended_by_fault = async {
+        loop {
+            if fault.changed().await.is_err() {
+                return;
+            }
+            let now = *fault.borrow_and_update();
+            if now == Fault::Reset || (poisoned.load(Ordering::SeqCst) && now != Fault::DropReplies)
+            {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        _ = up => {}
+        _ = down => {}
+        _ = ended_by_fault => { counters.reset.fetch_add(1, Ordering::Relaxed); }
+    }
+    // Dropping the pumps drops both halves of both sockets: the client gets a reset.
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Request,
+    Reply,
+}
+
+/// One direction of one connection.
+struct Pump {
+    dir: Direction,
+    fault: watch::Receiver<Fault>,
+    counters: Arc<Counters>,
+    /// Set once a reply was swallowed: the stream can no longer be resumed.
+    poisoned: Arc<AtomicBool>,
+}
+
+impl Pump {
+    /// Copies until either side closes, applying the fault in force to each chunk.
+    async fn run(self, mut from: OwnedReadHalf, mut to: OwnedWriteHalf) {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let now = *self.fault.borrow();
+            if self.swallows(now) {
+                let counter = match self.dir {
+                    Direction::Request => &self.counters.requests_dropped,
+                    Direction::Reply => &self.counters.replies_dropped,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                self.poisoned.store(true, Ordering::SeqCst);
+                continue;
+            }
+            if let Fault::Latency(d) = now {
+                tokio::time::sleep(d).await;
+            }
+            if to.write_all(&buf[..n]).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn swallows(&self, fault: Fault) -> bool {
+        fault == Fault::Blackhole || (fault == Fault::DropReplies && self.dir == Direction::Reply)
+    }
+}

@@ -42,6 +42,8 @@ pub struct RedisServer {
     dir: tempfile::TempDir,
     config: PathBuf,
     binary: PathBuf,
+    /// Set by [`RedisServer::crash`]; cleared when the process is spawned again.
+    crashed: std::sync::atomic::AtomicBool,
 }
 
 /// `REDIS_ATOMIC_SERVER_BIN`, else `redis-server` on `PATH`.
@@ -109,6 +111,7 @@ impl RedisServer {
                 dir,
                 config,
                 binary: binary.clone(),
+                crashed: Default::default(),
             };
             match server.spawn_and_wait() {
                 Ok(()) => return Ok(server),
@@ -145,6 +148,8 @@ impl RedisServer {
             cmd.spawn()
                 .map_err(io(format!("spawn {}", self.binary.display())))?,
         );
+        self.crashed
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         self.wait_ready(Duration::from_secs(10))
     }
 
@@ -198,6 +203,9 @@ impl RedisServer {
 
     /// The process id (0 while killed).
     pub fn pid(&self) -> u32 {
+        if self.crashed.load(std::sync::atomic::Ordering::SeqCst) {
+            return 0;
+        }
         self.child.as_ref().map_or(0, Child::id)
     }
 
@@ -267,6 +275,14 @@ impl RedisServer {
         }
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    /// SIGKILL without reaping (so `&self` suffices, e.g. for a node of a shared cluster): the
+    /// server dies as in a crash; [`RedisServer::pid`] reads 0 from now on.
+    pub fn crash(&self) {
+        self.signal(libc::SIGKILL);
+        self.crashed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// SIGSTOP: the server stops answering (requests queue in its socket).

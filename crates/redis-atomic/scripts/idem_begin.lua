@@ -5,13 +5,17 @@
 --- args: token fingerprint lease_ms ttl_ms
 --- returns: {'claimed', generation, lease_ms, takeover} | {'in_progress', retry_after_ms} | {'replay', 'completed'|'failed', payload} | {'mismatch'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
+--@include now_us
 --@include idem_record
 -- Retry safety: the same token that holds a live claim gets it back (same generation, lease reset).
--- Takeover: a claim whose lease ran out (server time) goes to the caller with generation + 1, so
--- the old executor's complete/fail/heartbeat (old generation) is refused.
+-- Takeover: a claim whose lease ran out (server time) goes to the caller with a larger generation,
+-- so the old executor's complete/fail/heartbeat (old generation) is refused.
+-- Generations: max(last + 1, server time in µs), like lock fences: if a failover loses the record,
+-- the next claim's generation is still larger than any issued before, so a downstream fenced by
+-- generation rejects the stale executor (assuming the new primary's clock is not behind).
 local token, fp = ARGV[1], ARGV[2]
 if token == '' or string.find(token, '\n', 1, true) then return redis.error_reply('ERR redis-atomic: token must be non-empty without newlines') end
 if fp == '' or string.find(fp, '\n', 1, true) then return redis.error_reply('ERR redis-atomic: fingerprint must be non-empty without newlines') end
@@ -22,7 +26,8 @@ if not ttl then return bad2 end
 local rec = idem_parse(redis.call('GET', KEYS[1]))
 if rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end
 local now = now_ms()
-local gen = 1
+local floor = now_us()
+local gen = floor
 if rec then
   if rec.fp ~= fp then return {'mismatch'} end
   if rec.state == 'c' then return {'replay', 'completed', rec.payload} end
@@ -34,7 +39,7 @@ if rec then
     end
     if rec.lease > now then return {'in_progress', rec.lease - now} end
   end
-  gen = rec.gen + 1
+  gen = math.max(rec.gen + 1, floor)
 end
 redis.call('SET', KEYS[1], idem_format('p', gen, token, fp, now + lease, ''), 'PX', math.max(ttl, lease))
 local takeover = 0

@@ -69,6 +69,16 @@ pub enum Error {
     /// Could not connect or configure a connection.
     #[error("connection: {0}")]
     Connection(#[source] RedisError),
+    /// The script ran and its effect stands on the primary, but fewer replicas than asked
+    /// acknowledged it within the timeout ([`crate::ClientConfig::replicas`]): a failover now may
+    /// lose it.
+    #[error("ran, but only {acked} of {wanted} replica(s) acknowledged it in time")]
+    NotReplicated {
+        /// Replicas that acknowledged.
+        acked: u32,
+        /// Replicas asked for.
+        wanted: u32,
+    },
 }
 
 /// Codes of replies that mean "refused before running" and are worth retrying soon.
@@ -123,6 +133,7 @@ impl Error {
             Error::CrossSlot { .. } => "cross_slot",
             Error::Server { .. } => "server_error",
             Error::Connection(_) => "connection",
+            Error::NotReplicated { .. } => "not_replicated",
         }
     }
 

@@ -20,6 +20,7 @@
 //! * [`cas`]: optimistic WATCH/read/MULTI/EXEC with bounded, jittered retries.
 //! * [`multi`]: atomic multi-key writes with MULTI/EXEC; [`write`]: the typed writes they use.
 //! * [`dedup`]: first sighting of an event id on `SET NX PX GET`.
+//! * [`queue`]: a reliable delayed job queue; every claim is a fenced lease.
 //! * [`observe`]: metric names and tracing conventions.
 //!
 //! ## Quick example
@@ -53,12 +54,13 @@ pub mod keys;
 pub mod lock;
 pub mod multi;
 pub mod observe;
+pub mod queue;
 mod reply;
 pub mod script;
 pub mod semaphore;
 pub mod write;
 
-pub use client::{Arg, Client, ClientConfig, RetryPolicy};
+pub use client::{Arg, Client, ClientConfig, Replicas, RetryPolicy};
 pub use error::Error;
 pub use keys::{slot, Keyspace};
 pub use script::{Delivery, RetryClass};

@@ -260,12 +260,25 @@ async fn lost_replies_then_retry_execute_once() {
             .await
             .unwrap(),
     );
+    // The lost begin's claim, not a new one: no takeover, and the same generation again.
+    assert!(!claim.is_takeover(), "the retry took over instead");
+    let again = claimed(
+        store
+            .begin_with_token("t", b"k", fp("r"), "tok")
+            .await
+            .unwrap(),
+    );
     assert_eq!(
+        again.generation(),
         claim.generation(),
-        1,
         "the retry must get the lost begin's claim back"
     );
     let resp = Response::new(200, "done");
+    // Reconnect the pool's discarded connection first, so the stalled complete is sent (a
+    // connection attempt during the stall would be NotSent, which is not this test's point).
+    for _ in 0..ClientConfig::default().pool_size * 2 {
+        env.raw(&redis::cmd("PING")).await;
+    }
     server.pause();
     let lost = claim.complete(&resp).await;
     server.resume();

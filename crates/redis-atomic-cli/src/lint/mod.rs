@@ -1,1 +1,259 @@
-//! Lua lint (being written).
+//! `redis-atomic lint`: static analysis of Redis 7 Lua scripts and Function libraries.
+//!
+//! Seed 000 asks that server-side code avoid dynamic key names, KEYS/SCAN, unbounded loops and
+//! huge replies, and that it be reviewed like a migration. Reviews miss these; a parser does not.
+//! Each file is expanded (`--@include`, as `build.rs` does), parsed with `full_moon` (Lua 5.1,
+//! what Redis embeds) and walked once; every finding names a rule from [`rules::RULES`] with a
+//! why and a fix. A deliberate exception is silenced on its line (or the line above) with
+//! `-- redis-atomic-lint: allow <rule-id>`, which keeps the reason next to the code.
+//!
+//! Exit codes: 0 clean, 1 findings, 2 usage, read or parse errors.
+
+mod calls;
+mod expr;
+mod file_rules;
+mod loops;
+pub mod rules;
+pub mod source;
+mod value;
+mod walk;
+
+use rules::{Rule, Severity, RULES};
+use serde::Serialize;
+use source::Expanded;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `lint`.
+#[derive(Debug, clap::Args)]
+pub struct LintArgs {
+    /// Lua scripts or libraries; a directory means every `*.lua` directly inside it.
+    pub paths: Vec<PathBuf>,
+    /// JSON output on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Where `--@include name` fragments live (default: `include/` next to each script).
+    #[arg(long)]
+    pub include_dir: Option<PathBuf>,
+    /// List every rule with its why and fix, then exit.
+    #[arg(long)]
+    pub rules: bool,
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// File (an included fragment when the finding is inside one).
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    /// Rule id.
+    pub rule: &'static str,
+    /// Severity of the rule.
+    pub severity: Severity,
+    /// What was found.
+    pub message: String,
+}
+
+impl Finding {
+    /// The rule's why and fix.
+    pub fn rule(&self) -> Option<&'static Rule> {
+        rules::find(self.rule)
+    }
+}
+
+/// A file that could not be linted (unreadable, unknown include, not Lua).
+#[derive(Clone, Debug, Serialize)]
+pub struct LintError {
+    /// `path:line:col: message`.
+    pub message: String,
+}
+
+/// Lints one source whose includes are already expanded (e.g. a `registry::ALL` entry).
+pub fn lint_source(name: &str, text: &str) -> Result<Vec<Finding>, LintError> {
+    lint_expanded(&Expanded::plain(name, text))
+}
+
+/// Lints an expanded source.
+pub fn lint_expanded(src: &Expanded) -> Result<Vec<Finding>, LintError> {
+    let ast = full_moon::parse(&src.text).map_err(|errors| {
+        let (message, line, col) = errors.first().map_or(("unknown".into(), 1, 1), |e| {
+            let p = e.range().0;
+            (e.error_message().to_string(), p.line(), p.character())
+        });
+        let (file, line) = src.locate(line);
+        LintError {
+            message: format!("{file}:{line}:{col}: parse error: {message}"),
+        }
+    })?;
+    let mut raw = Vec::new();
+    let kind = file_rules::shebang(&src.text, &mut raw);
+    if !kind.library {
+        file_rules::header_rules(&src.text, &mut raw);
+    }
+    let mut walker = walk::Walker::new(kind.library, kind.flags);
+    walker.block(ast.nodes());
+    raw.extend(walker.finish());
+    let mut findings: Vec<Finding> = raw
+        .into_iter()
+        .filter(|f| !src.allowed(f.pos.line, f.rule))
+        .map(|f| {
+            let (path, line) = src.locate(f.pos.line);
+            Finding {
+                path: path.to_string(),
+                line,
+                col: f.pos.col,
+                rule: f.rule,
+                severity: rules::find(f.rule).map_or(Severity::Error, |r| r.severity),
+                message: f.message,
+            }
+        })
+        .collect();
+    findings.sort_by(|a, b| (&a.path, a.line, a.col).cmp(&(&b.path, b.line, b.col)));
+    findings.dedup_by(|a, b| (&a.path, a.line, a.col, a.rule) == (&b.path, b.line, b.col, b.rule));
+    Ok(findings)
+}
+
+fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut lua: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "lua"))
+                .collect();
+            lua.sort();
+            out.extend(lua);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `lint`; returns the exit code.
+pub fn run(args: LintArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    if args.rules {
+        return match write_rules(out) {
+            Ok(()) => 0,
+            Err(_) => 2,
+        };
+    }
+    if args.paths.is_empty() {
+        let _ = writeln!(err, "error: lint needs at least one PATH (or --rules)");
+        return 2;
+    }
+    let files = match files(&args.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return 2;
+        }
+    };
+    let (mut findings, mut errors) = (Vec::new(), Vec::new());
+    for file in &files {
+        let result = source::load(file, args.include_dir.as_deref())
+            .map_err(|message| LintError { message })
+            .and_then(|src| lint_expanded(&src));
+        match result {
+            Ok(f) => findings.extend(f),
+            Err(e) => errors.push(e),
+        }
+    }
+    let printed = if args.json {
+        write_json(out, files.len(), &findings, &errors)
+    } else {
+        write_text(out, err, files.len(), &findings, &errors)
+    };
+    match (printed, errors.is_empty(), findings.is_empty()) {
+        (Err(_), _, _) | (_, false, _) => 2,
+        (_, true, false) => 1,
+        (_, true, true) => 0,
+    }
+}
+
+fn write_json(
+    out: &mut dyn Write,
+    files: usize,
+    findings: &[Finding],
+    errors: &[LintError],
+) -> std::io::Result<()> {
+    let findings: Vec<serde_json::Value> = findings
+        .iter()
+        .map(|f| {
+            let rule = f.rule();
+            serde_json::json!({
+                "path": f.path, "line": f.line, "col": f.col, "rule": f.rule,
+                "severity": f.severity, "message": f.message,
+                "why": rule.map(|r| r.why), "fix": rule.map(|r| r.fix),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({"files": files, "findings": findings, "errors": errors});
+    writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)
+}
+
+fn write_text(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    files: usize,
+    findings: &[Finding],
+    errors: &[LintError],
+) -> std::io::Result<()> {
+    for e in errors {
+        writeln!(err, "{}", e.message)?;
+    }
+    for f in findings {
+        writeln!(
+            out,
+            "{}:{}:{}: {}: {}",
+            f.path, f.line, f.col, f.rule, f.message
+        )?;
+    }
+    let mut hit: Vec<&str> = findings.iter().map(|f| f.rule).collect();
+    hit.sort_unstable();
+    hit.dedup();
+    for rule in hit.iter().filter_map(|id| rules::find(id)) {
+        writeln!(
+            out,
+            "\n{} ({:?}): {}\n  fix: {}",
+            rule.id, rule.severity, rule.why, rule.fix
+        )?;
+    }
+    let status = if findings.is_empty() && errors.is_empty() {
+        "clean"
+    } else {
+        "not clean"
+    };
+    writeln!(
+        err,
+        "{files} file(s), {} finding(s), {} error(s): {status}",
+        findings.len(),
+        errors.len()
+    )
+}
+
+fn write_rules(out: &mut dyn Write) -> std::io::Result<()> {
+    for rule in RULES {
+        writeln!(
+            out,
+            "{} ({:?})\n  why: {}\n  fix: {}",
+            rule.id, rule.severity, rule.why, rule.fix
+        )?;
+    }
+    Ok(())
+}
+
+/// Lints the files under `dir` with the defaults (used by tests and `make test`).
+pub fn lint_dir(dir: &Path) -> Result<Vec<Finding>, LintError> {
+    let files = files(&[dir.to_path_buf()]).map_err(|message| LintError { message })?;
+    let mut all = Vec::new();
+    for file in files {
+        let src = source::load(&file, None).map_err(|message| LintError { message })?;
+        all.extend(lint_expanded(&src)?);
+    }
+    Ok(all)
+}

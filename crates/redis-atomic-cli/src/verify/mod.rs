@@ -5,18 +5,25 @@
 //! violations of the invariant (side effects counted, not assumed). With no `--url`, an embedded
 //! `redis-server` (or, with `--cluster`, a 3+3 cluster) is started from the testkit, so the whole
 //! proof runs on a fresh machine with one command.
+//!
+//! With `--faults`, every check runs again once per kind of fault ([`faults`]), injected over and
+//! over while it runs: the table then has one row per primitive and fault, with the operations
+//! whose outcome was unknown, and the invariant must still hold.
 
-mod cas;
-mod dedup;
+mod ctx;
+pub mod faults;
 mod fenced;
 mod idempotency;
 mod lock;
+mod queue;
 mod report;
 mod semaphore;
 
+pub use ctx::CheckCtx;
 pub use report::{CheckReport, Report, ServerInfo};
 
 use anyhow::Context as _;
+use faults::{FaultKind, Faults};
 use futures::future::BoxFuture;
 use indicatif::{ProgressBar, ProgressStyle};
 use redis_atomic::{Client, ClientConfig, Keyspace};
@@ -43,26 +50,14 @@ pub struct VerifyArgs {
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Then run every check again under each kind of fault (lost replies, killed connections,
+    /// stalls, script-cache flushes, restarts; with --cluster slot migrations and failovers).
+    /// Needs the embedded server: it stalls and restarts it.
+    #[arg(long)]
+    pub faults: bool,
     /// Run each check with its primitive bypassed, to show the check catches the violations a
     /// broken primitive causes (used by the tests; exits 1).
     #[arg(long, hide = true)]
-    pub sabotage: bool,
-}
-
-/// What a check gets: a client, its own keyspace, how long to run, how many tasks.
-#[derive(Clone)]
-pub struct CheckCtx {
-    /// Connected client.
-    pub client: Client,
-    /// A keyspace unique to this check and run.
-    pub keyspace: Keyspace,
-    /// How long to drive the primitive.
-    pub duration: Duration,
-    /// Concurrent tasks.
-    pub concurrency: usize,
-    /// Progress (operations so far).
-    pub progress: ProgressBar,
-    /// Bypass the primitive (see [`VerifyArgs::sabotage`]).
     pub sabotage: bool,
 }
 
@@ -73,10 +68,9 @@ pub type CheckFn = fn(CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport
 pub const CHECKS: &[(&str, CheckFn)] = &[
     ("lock", lock::run),
     ("idempotency", idempotency::run),
+    ("queue", queue::run),
     ("semaphore", semaphore::run),
     ("fenced-write", fenced::run),
-    ("cas", cas::run),
-    ("dedup", dedup::run),
 ];
 
 /// Keeps embedded servers alive for the run.
@@ -133,27 +127,93 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<(Report, bool)> {
             args.concurrency
         );
     }
+    if args.faults && args.url.is_some() {
+        anyhow::bail!("--faults needs the embedded server (it stalls, restarts and fails over its nodes): drop --url");
+    }
     let (client, _target) = connect(&args).await?;
     let server = ServerInfo::fetch(&client).await?;
     let run_id = format!("{:08x}", rand::random::<u32>());
     let mut checks = Vec::new();
     for (name, check) in CHECKS {
-        let progress = progress_bar(name, args.json);
-        let ctx = CheckCtx {
-            client: client.clone(),
-            keyspace: Keyspace::new(format!("verify-{run_id}-{name}"))?,
-            duration: Duration::from_secs_f64(args.seconds),
-            concurrency: args.concurrency,
-            progress: progress.clone(),
-            sabotage: args.sabotage,
-        };
-        let report = check(ctx)
-            .await
-            .with_context(|| format!("check `{name}` failed to run"))?;
-        progress.finish_and_clear();
-        checks.push(report);
+        let ctx = context(&args, client.clone(), &run_id, name, None)?;
+        checks.push(run_check(name, *check, ctx, None).await?);
+    }
+    if args.faults {
+        checks.extend(run_under_faults(&args, &run_id).await?);
     }
     Ok((Report::new(server, checks), args.json))
+}
+
+/// Every check once per kind of fault.
+async fn run_under_faults(args: &VerifyArgs, run_id: &str) -> anyhow::Result<Vec<CheckReport>> {
+    let kinds = if args.cluster {
+        FaultKind::CLUSTER
+    } else {
+        FaultKind::STANDALONE
+    };
+    let start = || {
+        if args.cluster {
+            Faults::cluster()
+        } else {
+            Faults::standalone()
+        }
+    };
+    let mut target = start().context("starting the embedded server for --faults")?;
+    let mut reports = Vec::new();
+    for &kind in kinds {
+        if kind.loses_acknowledged_writes() {
+            // Destructive: a cluster of its own, so earlier rows ran on a healthy one.
+            target = start().context("starting a fresh cluster")?;
+        }
+        let client = target.client().await?;
+        for (name, check) in CHECKS {
+            let mut ctx = context(args, client.clone(), run_id, name, Some(kind))?;
+            let (settled, rx) = tokio::sync::watch::channel(false);
+            ctx.settled = rx;
+            let until = std::time::Instant::now() + ctx.duration;
+            let (report, ()) = tokio::join!(
+                run_check(name, *check, ctx, Some(kind)),
+                target.inject(kind, until, settled)
+            );
+            reports.push(report?);
+        }
+    }
+    Ok(reports)
+}
+
+fn context(
+    args: &VerifyArgs,
+    client: Client,
+    run_id: &str,
+    name: &str,
+    fault: Option<FaultKind>,
+) -> anyhow::Result<CheckCtx> {
+    let label = fault.map_or(name.to_string(), |f| format!("{name}/{}", f.name()));
+    let suffix = fault.map_or(String::new(), |f| format!("-{}", f.name()));
+    let mut ctx = CheckCtx::new(
+        client,
+        Keyspace::new(format!("verify-{run_id}-{name}{suffix}"))?,
+        progress_bar(&label, args.json),
+    );
+    ctx.duration = Duration::from_secs_f64(args.seconds);
+    ctx.concurrency = args.concurrency;
+    ctx.sabotage = args.sabotage;
+    ctx.fault = fault;
+    Ok(ctx)
+}
+
+async fn run_check(
+    name: &str,
+    check: CheckFn,
+    ctx: CheckCtx,
+    fault: Option<FaultKind>,
+) -> anyhow::Result<CheckReport> {
+    let (progress, unknown) = (ctx.progress.clone(), ctx.unknown.clone());
+    let report = check(ctx)
+        .await
+        .with_context(|| format!("check `{name}` failed to run"))?;
+    progress.finish_and_clear();
+    Ok(report.under(fault, unknown.load(std::sync::atomic::Ordering::Relaxed)))
 }
 
 async fn connect(args: &VerifyArgs) -> anyhow::Result<(Client, Target)> {

@@ -1,5 +1,6 @@
 //! The verify report: a table for people, JSON for machines.
 
+use super::faults::FaultKind;
 use redis_atomic::Client;
 use serde::Serialize;
 use std::io::Write;
@@ -15,6 +16,10 @@ pub struct CheckReport {
     pub operations: u64,
     /// Observed violations of the invariant.
     pub violations: u64,
+    /// The fault injected meanwhile (`none` for a clean run).
+    pub fault: String,
+    /// Operations whose outcome was unknown (reply lost, timeout).
+    pub unknown: u64,
     /// `violations == 0`.
     pub ok: bool,
 }
@@ -27,8 +32,17 @@ impl CheckReport {
             invariant: invariant.into(),
             operations,
             violations,
+            fault: "none".into(),
+            unknown: 0,
             ok: violations == 0,
         }
+    }
+
+    /// The same report, labelled with the fault it ran under and its unknown outcomes.
+    pub fn under(mut self, fault: Option<FaultKind>, unknown: u64) -> Self {
+        self.fault = fault.map_or("none", FaultKind::name).into();
+        self.unknown = unknown;
+        self
     }
 }
 
@@ -48,7 +62,12 @@ impl ServerInfo {
         let text = match info {
             redis::Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
             redis::Value::VerbatimString { text, .. } => text,
-            redis::Value::Map(_) if client.is_cluster() => String::new(),
+            // A cluster answers per node: any node's text will do.
+            redis::Value::Map(nodes) => match nodes.into_iter().next() {
+                Some((_, redis::Value::BulkString(b))) => String::from_utf8_lossy(&b).into_owned(),
+                Some((_, redis::Value::VerbatimString { text, .. })) => text,
+                _ => String::new(),
+            },
             other => format!("{other:?}"),
         };
         let field = |name: &str| {
@@ -95,28 +114,43 @@ impl Report {
         writeln!(out, "{}", serde_json::to_string(self)?)
     }
 
-    /// A table: primitive, invariant, operations, violations, ok.
+    /// A table: primitive, invariant, operations, violations, ok (plus fault and unknown
+    /// outcomes when any row ran under a fault).
     pub fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "redis-atomic verify: Redis {} ({})",
             self.server.version, self.server.mode
         )?;
-        writeln!(
-            out,
-            "{:<14} {:<62} {:>10} {:>10}  ok",
-            "primitive", "invariant", "operations", "violations"
-        )?;
-        for c in &self.checks {
+        let faults = self.checks.iter().any(|c| c.fault != "none");
+        if faults {
             writeln!(
                 out,
-                "{:<14} {:<62} {:>10} {:>10}  {}",
-                c.primitive,
-                c.invariant,
-                c.operations,
-                c.violations,
-                if c.ok { "yes" } else { "NO" }
+                "{:<14} {:<13} {:<62} {:>10} {:>8} {:>10}  ok",
+                "primitive", "fault", "invariant", "operations", "unknown", "violations"
             )?;
+        } else {
+            writeln!(
+                out,
+                "{:<14} {:<62} {:>10} {:>10}  ok",
+                "primitive", "invariant", "operations", "violations"
+            )?;
+        }
+        for c in &self.checks {
+            let ok = if c.ok { "yes" } else { "NO" };
+            if faults {
+                writeln!(
+                    out,
+                    "{:<14} {:<13} {:<62} {:>10} {:>8} {:>10}  {ok}",
+                    c.primitive, c.fault, c.invariant, c.operations, c.unknown, c.violations
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{:<14} {:<62} {:>10} {:>10}  {ok}",
+                    c.primitive, c.invariant, c.operations, c.violations
+                )?;
+            }
         }
         writeln!(
             out,

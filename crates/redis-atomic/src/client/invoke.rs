@@ -132,18 +132,27 @@ impl Client {
         args: &[Arg<'_>],
     ) -> Result<Value, Error> {
         let cmd = self.script_cmd(def, keys, args);
-        match self.command(&cmd).await {
+        match self.send_script(def, &cmd).await {
             Err(Error::Rejected { code, .. }) if code == "NOSCRIPT" => {
                 observe::noscript(def);
                 self.load_script(def).await?;
-                self.command(&cmd).await
+                self.send_script(def, &cmd).await
             }
             Err(err) if self.config.delivery == Delivery::Functions && function_missing(&err) => {
                 observe::noscript(def);
                 self.load_library().await?;
-                self.command(&cmd).await
+                self.send_script(def, &cmd).await
             }
             other => other,
+        }
+    }
+
+    /// The script alone, or, with [`ClientConfig::replicas`](super::ClientConfig::replicas) and a
+    /// script that writes, the script and `WAIT` in one pipeline.
+    async fn send_script(&self, def: &ScriptDef, cmd: &Cmd) -> Result<Value, Error> {
+        match self.config.replicas {
+            Some(replicas) if !def.read_only() => self.command_then_wait(cmd, replicas).await,
+            _ => self.command(cmd).await,
         }
     }
 
@@ -167,6 +176,16 @@ impl Client {
     pub async fn command(&self, cmd: &Cmd) -> Result<Value, Error> {
         let mut lease = self.transport.checkout().await.map_err(Error::NotSent)?;
         let reply = tokio::time::timeout(self.config.timeout, lease.conn.request(cmd)).await;
+        self.settle(lease.slot, reply.map_err(|_| self.config.timeout))
+    }
+
+    /// Turns a reply (or the time waited for none) into a value or a classified error, and
+    /// discards the connection of a request whose outcome is unknown.
+    pub(super) fn settle(
+        &self,
+        slot: usize,
+        reply: Result<redis::RedisResult<Value>, std::time::Duration>,
+    ) -> Result<Value, Error> {
         let err = match reply {
             Ok(Ok(Value::ServerError(e))) => Error::from_code(
                 e.code().to_string(),
@@ -174,13 +193,13 @@ impl Client {
             ),
             Ok(Ok(value)) => return Ok(value),
             Ok(Err(e)) => Error::from_redis(e),
-            Err(_) => Error::OutcomeUnknown {
-                reason: format!("no reply within {:?}", self.config.timeout),
+            Err(waited) => Error::OutcomeUnknown {
+                reason: format!("no reply within {waited:?}"),
                 attempts: 1,
             },
         };
         if err.is_outcome_unknown() {
-            self.transport.discard(lease.slot);
+            self.transport.discard(slot);
         }
         Err(err)
     }

@@ -15,6 +15,7 @@
 //!   within [`RetryPolicy`]'s attempts and deadline, with full-jitter backoff.
 
 mod dedicated;
+mod durable;
 mod invoke;
 mod retry;
 mod transport;
@@ -41,6 +42,23 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// Connections in an owned pool ([`Client::connect`]). Four saturate one Redis core.
     pub pool_size: usize,
+    /// After every script that writes, wait for this many replicas to acknowledge it
+    /// (`WAIT`, pipelined with the script: still one round trip). None by default.
+    pub replicas: Option<Replicas>,
+}
+
+/// `WAIT`-based durability: how many replicas must acknowledge a write, within how long.
+///
+/// Replication is asynchronous, so a failover can lose a write the primary acknowledged. With
+/// this set, a write counts as done only once `count` replicas have it; otherwise the call
+/// returns [`Error::NotReplicated`] (the effect stands on the primary). It narrows the window,
+/// it does not close it: the replicas that acknowledged can fail too (see `docs/failover.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replicas {
+    /// Replicas that must acknowledge.
+    pub count: u32,
+    /// How long the server waits for them.
+    pub timeout: Duration,
 }
 
 impl Default for ClientConfig {
@@ -50,6 +68,7 @@ impl Default for ClientConfig {
             timeout: Duration::from_secs(1),
             retry: RetryPolicy::default(),
             pool_size: 4,
+            replicas: None,
         }
     }
 }
@@ -70,6 +89,13 @@ impl ClientConfig {
     /// With this retry policy.
     pub fn retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// Every write waits for `count` replicas to acknowledge it, up to `timeout` (see
+    /// [`Replicas`]).
+    pub fn replicas(mut self, count: u32, timeout: Duration) -> Self {
+        self.replicas = Some(Replicas { count, timeout });
         self
     }
 

@@ -25,11 +25,23 @@ pub(crate) struct Lease {
 /// Object-safe subset of [`ConnectionLike`] we need.
 pub(crate) trait DynConnection: Send {
     fn request<'a>(&'a mut self, cmd: &'a Cmd) -> BoxFuture<'a, RedisResult<Value>>;
+    /// Sends the commands as one pipeline (one write, one round trip) on this connection.
+    fn request_pipeline<'a>(
+        &'a mut self,
+        pipe: &'a redis::Pipeline,
+    ) -> BoxFuture<'a, RedisResult<Vec<Value>>>;
 }
 
 impl<C: ConnectionLike + Send> DynConnection for C {
     fn request<'a>(&'a mut self, cmd: &'a Cmd) -> BoxFuture<'a, RedisResult<Value>> {
         self.req_packed_command(cmd)
+    }
+
+    fn request_pipeline<'a>(
+        &'a mut self,
+        pipe: &'a redis::Pipeline,
+    ) -> BoxFuture<'a, RedisResult<Vec<Value>>> {
+        self.req_packed_commands(pipe, 0, pipe.len())
     }
 }
 

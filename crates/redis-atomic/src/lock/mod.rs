@@ -27,7 +27,9 @@
 //!
 //! **Not guaranteed.** Redis replication is asynchronous: after a failover the new primary may
 //! not know the lock, and a second client can acquire it while the first still works. Fences
-//! still increase, so a fenced downstream rejects the stale holder. A lease also ends while its
+//! still increase, so a fenced downstream rejects the stale holder. With
+//! [`crate::ClientConfig::replicas`] an acquisition counts only once that many replicas have it
+//! (`WAIT`, pipelined); otherwise it is released again and [`Error::NotReplicated`] returned. A lease also ends while its
 //! holder is paused (GC, SIGSTOP); the holder learns it at its next extend or fenced write.
 
 mod watchdog;
@@ -203,14 +205,24 @@ impl Locks {
         let ttl_ms = millis("ttl", ttl, ms(MAX_TTL))?;
         let (lock, fence) = self.lock_keys(resource)?;
         let sent = Instant::now();
-        let value = self
+        let value = match self
             .client
             .invoke(
                 &LOCK_ACQUIRE,
                 [&lock, &fence],
                 [token.as_str().into(), Arg::Int(ttl_ms)],
             )
-            .await?;
+            .await
+        {
+            // Held on the primary only (`ClientConfig::replicas`): a failover could give the lock
+            // to someone else while we work. Give it back (best effort, as Redisson does) and say
+            // why; the caller may try again.
+            Err(err @ Error::NotReplicated { .. }) => {
+                let _ = self.release(resource, token).await;
+                return Err(err);
+            }
+            other => other?,
+        };
         let reply = Reply::parse(LOCK_ACQUIRE.name, value)?;
         match reply.status.as_str() {
             "acquired" => Ok(Acquire::Acquired(LockGuard {

@@ -1,0 +1,107 @@
+//! Rules about the file rather than the code: the shebang (script flags or library name) and,
+//! for scripts in redis-atomic's own header format, the header against the body — judged by the
+//! very parser and checks `build.rs` uses (`redis_atomic::script::header`).
+
+use super::walk::{Pos, RawFinding};
+use redis_atomic::script::header;
+
+/// What the shebang says the file is.
+pub struct Kind {
+    /// A Function library (`#!lua name=...`).
+    pub library: bool,
+    /// A script's flags (`None`: no usable shebang, or a library).
+    pub flags: Option<Vec<String>>,
+}
+
+fn at(line: usize, rule: &'static str, message: String) -> RawFinding {
+    RawFinding {
+        pos: Pos {
+            line: line.max(1),
+            col: 1,
+        },
+        rule,
+        message,
+    }
+}
+
+/// Reads the shebang; reports a missing or malformed one.
+pub fn shebang(text: &str, out: &mut Vec<RawFinding>) -> Kind {
+    let first = text.lines().next().unwrap_or("");
+    let Some(rest) = first.strip_prefix("#!lua") else {
+        let message = if first.starts_with("#!") {
+            format!("`{first}`: only #!lua is understood by Redis")
+        } else {
+            "no #!lua shebang: the script runs without flags".to_string()
+        };
+        let rule = if first.starts_with("#!") {
+            "bad-shebang"
+        } else {
+            "missing-shebang"
+        };
+        out.push(at(1, rule, message));
+        return Kind {
+            library: false,
+            flags: None,
+        };
+    };
+    let (mut library, mut flags) = (false, Vec::new());
+    for part in rest.split_whitespace() {
+        if part.strip_prefix("name=").is_some_and(|n| !n.is_empty()) {
+            library = true;
+        } else if let Some(list) = part.strip_prefix("flags=") {
+            for flag in list.split(',').filter(|f| !f.is_empty()) {
+                if !header::KNOWN_FLAGS.contains(&flag) {
+                    out.push(at(1, "bad-shebang", format!("unknown flag `{flag}`")));
+                }
+                flags.push(flag.to_string());
+            }
+        } else {
+            out.push(at(
+                1,
+                "bad-shebang",
+                format!("unknown shebang option `{part}`"),
+            ));
+        }
+    }
+    if library && !flags.is_empty() {
+        out.push(at(
+            1,
+            "bad-shebang",
+            "a library's shebang takes no flags: give them per function in register_function"
+                .into(),
+        ));
+    }
+    Kind {
+        library,
+        flags: (!library).then_some(flags),
+    }
+}
+
+/// For a script in our header format (`--- field: value` after the shebang): the header parses,
+/// and its keys/args agree with the body. Flags against writes are `writes-under-no-writes` /
+/// `missing-no-writes`, judged on the syntax tree, so they are not repeated here.
+pub fn header_rules(text: &str, out: &mut Vec<RawFinding>) {
+    let has_header = text.lines().nth(1).is_some_and(|l| l.starts_with("--- "));
+    if !has_header || !text.starts_with("#!lua") {
+        return;
+    }
+    let parsed = match header::parse(text) {
+        Ok(h) => h,
+        Err(e) => {
+            out.push(at(e.line, "header-invalid", e.message));
+            return;
+        }
+    };
+    let line_of = |field: &str| {
+        text.lines()
+            .position(|l| l.starts_with(&format!("--- {field}:")))
+            .map_or(1, |i| i + 1)
+    };
+    for problem in header::check_body(&parsed, header::body(text)) {
+        if problem.contains("KEYS") {
+            out.push(at(line_of("keys"), "header-body-mismatch", problem));
+        } else if problem.contains("ARGV") {
+            out.push(at(line_of("args"), "header-body-mismatch", problem));
+        }
+    }
+}

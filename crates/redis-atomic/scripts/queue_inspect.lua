@@ -1,0 +1,24 @@
+#!lua flags=no-writes
+--- summary: one job's state, read without changing it
+--- invariant: reads only
+--- keys: due inflight meta errors
+--- args: job_id
+--- returns: {'queued', due_in_ms, deliveries, fence} | {'running', fence, deliveries, deadline_in_ms, worker} | {'dead', deliveries, error} | {'acked', fence} | {'unknown'}
+--- retry: safe
+--- version: 1
+--@include now_ms
+--@include queue_meta
+local id = ARGV[1]
+local m = meta_parse(redis.call('HGET', KEYS[3], id))
+if not m then return {'unknown'} end
+local now = now_ms()
+if m.state == 'q' then
+  local due = tonumber(redis.call('ZSCORE', KEYS[1], id) or now)
+  return {'queued', math.max(0, due - now), m.deliveries, m.fence}
+elseif m.state == 'r' then
+  local deadline = tonumber(redis.call('ZSCORE', KEYS[2], id) or now)
+  return {'running', m.fence, m.deliveries, math.max(0, deadline - now), m.worker}
+elseif m.state == 'd' then
+  return {'dead', m.deliveries, redis.call('HGET', KEYS[4], id) or ''}
+end
+return {'acked', m.fence}

@@ -1,0 +1,244 @@
+//! The queue's value types: settings, when a job runs, claimed jobs and every outcome.
+
+use crate::lock::Fence;
+use crate::Error;
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Hard cap of a payload, in bytes (the scripts refuse larger ones too).
+pub const MAX_PAYLOAD: usize = 1 << 20;
+/// Longest job id, in bytes.
+pub const MAX_JOB_ID_LEN: usize = 256;
+/// Longest worker name, in bytes.
+pub const MAX_WORKER_LEN: usize = 128;
+/// Most jobs one claim may lease.
+pub const MAX_BATCH: usize = 1000;
+/// Longest last-error text kept for a job; longer texts are cut (at a character boundary).
+pub const MAX_ERROR_LEN: usize = 4096;
+/// Longest lease (visibility timeout or heartbeat extension): one day.
+pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
+/// Longest delay, retry pause or dedup window: one year.
+pub const MAX_DELAY: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Settings of a [`super::Queue`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct QueueConfig {
+    /// Largest payload accepted by `enqueue` (at most [`MAX_PAYLOAD`]); 64 KiB by default.
+    pub max_payload_bytes: usize,
+    /// Deliveries after which a job that is nacked or whose lease expires goes to the dead
+    /// letters instead of being retried; 5 by default.
+    pub max_deliveries: NonZeroU32,
+    /// How long an acked job id is remembered, so enqueueing it again is refused as a duplicate;
+    /// 24 h by default. Zero forgets at once (then an ack retried after a lost reply answers
+    /// [`Ack::Lost`], and the id may be enqueued again).
+    pub dedup_window: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            max_payload_bytes: 64 * 1024,
+            max_deliveries: NonZeroU32::new(5).unwrap_or(NonZeroU32::MIN),
+            dedup_window: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+impl QueueConfig {
+    /// With this payload limit.
+    pub fn max_payload_bytes(mut self, limit: usize) -> Self {
+        self.max_payload_bytes = limit;
+        self
+    }
+
+    /// With this many deliveries before dead-lettering.
+    pub fn max_deliveries(mut self, n: NonZeroU32) -> Self {
+        self.max_deliveries = n;
+        self
+    }
+
+    /// With this dedup window for acked ids.
+    pub fn dedup_window(mut self, window: Duration) -> Self {
+        self.dedup_window = window;
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        if self.max_payload_bytes > MAX_PAYLOAD {
+            return Err(Error::BadArgument(format!(
+                "max_payload_bytes must be at most {MAX_PAYLOAD}, got {}",
+                self.max_payload_bytes
+            )));
+        }
+        if self.dedup_window > MAX_DELAY {
+            return Err(Error::BadArgument(
+                "dedup_window must be at most a year".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// When an enqueued job becomes due. Decided on the server's clock, never the caller's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunAt {
+    /// Due at once.
+    Now,
+    /// Due this long after the server receives the request.
+    After(Duration),
+    /// Due at this wall-clock time, compared with the server's clock. A time in the past is due
+    /// at once and is ordered by that time (before jobs due later).
+    At(SystemTime),
+}
+
+impl RunAt {
+    /// `(delay_ms, at_ms)` as the script takes them (`at_ms` 0: not given).
+    pub(crate) fn args(self) -> Result<(i64, i64), Error> {
+        match self {
+            RunAt::Now => Ok((0, 0)),
+            RunAt::After(d) if d <= MAX_DELAY => Ok((whole_ms(d), 0)),
+            RunAt::After(d) => Err(Error::BadArgument(format!(
+                "delay must be at most a year, got {d:?}"
+            ))),
+            RunAt::At(t) => {
+                let ms = t.duration_since(UNIX_EPOCH).map_or(1, whole_ms).max(1);
+                if ms > 253_402_300_799_999 {
+                    return Err(Error::BadArgument("run_at beyond the year 9999".into()));
+                }
+                Ok((0, ms))
+            }
+        }
+    }
+}
+
+/// Whole milliseconds of `d`, saturating.
+pub(crate) fn whole_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Where a job is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JobStatus {
+    /// Waiting to be due or claimed.
+    Queued,
+    /// Leased to a worker.
+    Running,
+    /// In the dead letters.
+    Dead,
+    /// Acked (remembered for the dedup window).
+    Acked,
+}
+
+impl JobStatus {
+    pub(crate) fn parse(word: &[u8]) -> Option<JobStatus> {
+        Some(match word {
+            b"queued" => JobStatus::Queued,
+            b"running" => JobStatus::Running,
+            b"dead" => JobStatus::Dead,
+            b"acked" => JobStatus::Acked,
+            _ => return None,
+        })
+    }
+}
+
+/// Result of `enqueue`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Enqueue {
+    /// Added; due in this long (server time).
+    Enqueued {
+        /// Time until due.
+        due_in: Duration,
+    },
+    /// A job with this id already exists (or was acked within the dedup window): nothing added.
+    /// After a retried call this may be the first attempt's own job.
+    Exists {
+        /// Where the existing job is.
+        status: JobStatus,
+    },
+}
+
+/// A leased job. Ack, nack or heartbeat it with its id and [`Job::fence`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Job {
+    /// The job id.
+    pub id: String,
+    /// The payload, byte for byte as enqueued.
+    pub payload: Vec<u8>,
+    /// This lease's fence: larger than every earlier lease of this job. Pass it to the writes the
+    /// job makes, so a store can refuse a superseded worker.
+    pub fence: Fence,
+    /// Deliveries of this job so far, this one included (1 on the first claim).
+    pub deliveries: u32,
+    /// The server's clock (ms since the epoch) when the lease began.
+    pub claimed_at_ms: u64,
+    /// By the local clock, the lease surely lasts until this instant (request sent + visibility).
+    pub expires_by: Instant,
+}
+
+/// Result of `claim`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Claim {
+    /// One or more jobs, in due order, now leased to the caller.
+    Claimed(Vec<Job>),
+    /// Nothing is due.
+    Empty {
+        /// When the next job becomes due or the next lease expires (server time, from now);
+        /// `None` when the queue has no queued and no running job.
+        next_due: Option<Duration>,
+    },
+}
+
+/// Result of a heartbeat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Heartbeat {
+    /// The lease now ends `lease` from the server's now.
+    Extended {
+        /// The new remaining lease.
+        lease: Duration,
+    },
+    /// This fence is no longer the job's lease (taken by another claim, reaped, acked or nacked).
+    Lost,
+}
+
+/// Result of an ack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ack {
+    /// The job is complete.
+    Acked,
+    /// This fence is no longer the job's lease: another worker has (or had) the job.
+    Lost,
+}
+
+/// Result of a nack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Nack {
+    /// Due again after this pause.
+    Retrying {
+        /// Pause before the job is due.
+        after: Duration,
+    },
+    /// Delivered `max_deliveries` times: moved to the dead letters with the error.
+    Dead,
+    /// This fence is no longer the job's lease (after a retried call: maybe the first attempt's
+    /// own nack).
+    Lost,
+}
+
+/// Result of a reap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reaped {
+    /// Expired leases whose jobs are due again.
+    pub requeued: u64,
+    /// Expired leases whose jobs went to the dead letters.
+    pub dead: u64,
+}

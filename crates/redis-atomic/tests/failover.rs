@@ -1,0 +1,214 @@
+//! What each primitive guarantees when a failover loses acknowledged writes, pinned by tests.
+//!
+//! Redis replication is asynchronous: a primary acknowledges a write before any replica has it,
+//! so promoting a replica can lose it. These tests make that happen deterministically: the
+//! replica is detached (`REPLICAOF NO ONE`; stopping it with SIGSTOP is not enough, the kernel
+//! still buffers the replication stream for it), the primary acknowledges writes, dies
+//! (SIGKILL), and clients move to the detached replica, which never saw them. See `docs/failover.md` for the statements pinned here.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response};
+use redis_atomic::lock::{Acquire, Locks};
+use redis_atomic::Error;
+use redis_atomic::{Client, ClientConfig, Keyspace};
+use redis_atomic_testkit::{faults, unique_prefix, RedisServer, ServerOptions};
+use std::time::Duration;
+
+/// A primary with one replica that has caught up, and a client on the primary.
+struct Pair {
+    primary: RedisServer,
+    replica: RedisServer,
+    keyspace: Keyspace,
+}
+
+impl Pair {
+    async fn start(test: &str) -> (Pair, Client) {
+        let primary = RedisServer::start(ServerOptions::default()).unwrap();
+        let replica = RedisServer::start(ServerOptions::default()).unwrap();
+        faults::replicate(&replica, &primary).unwrap();
+        let client = Client::connect(&primary.url(), ClientConfig::default())
+            .await
+            .unwrap();
+        let keyspace = Keyspace::new(unique_prefix(test)).unwrap();
+        (
+            Pair {
+                primary,
+                replica,
+                keyspace,
+            },
+            client,
+        )
+    }
+
+    /// Stops replication: from now on the primary's acknowledged writes do not reach the replica.
+    fn cut(&self) {
+        faults::promote(&self.replica).unwrap();
+    }
+
+    /// The primary dies; clients move to the replica, which missed everything since `cut`.
+    /// Returns a client on the new primary.
+    async fn fail_over(mut self) -> (Client, RedisServer) {
+        self.primary.kill();
+        let client = Client::connect(&self.replica.url(), ClientConfig::default())
+            .await
+            .unwrap();
+        (client, self.replica)
+    }
+}
+
+/// A lock can be lost on failover (a second holder acquires it), but its fence is still larger
+/// than every fence issued before, so a fenced downstream rejects the first holder.
+#[tokio::test]
+async fn lock_can_be_lost_but_fences_never_repeat() {
+    let (pair, client) = Pair::start("failover-lock").await;
+    let locks = Locks::new(client.clone(), pair.keyspace.clone());
+    let Acquire::Acquired(first) = locks.acquire("r", Duration::from_secs(60)).await.unwrap()
+    else {
+        panic!("free lock refused")
+    };
+    first.release().await.unwrap();
+    pair.cut();
+    let Acquire::Acquired(second) = locks.acquire("r", Duration::from_secs(60)).await.unwrap()
+    else {
+        panic!("free lock refused")
+    };
+    let last_fence = second.fence();
+    let keyspace = pair.keyspace.clone();
+    let (client, _server) = pair.fail_over().await;
+    let locks = Locks::new(client, keyspace);
+    let Acquire::Acquired(third) = locks.acquire("r", Duration::from_secs(60)).await.unwrap()
+    else {
+        panic!("the lock survived the failover: the test did not lose the write")
+    };
+    assert!(
+        third.fence() > last_fence,
+        "fence {} repeated or went back after failover (last issued {last_fence})",
+        third.fence()
+    );
+}
+
+/// What the time floor buys: a plain INCR counter, the usual fencing-token recipe, repeats a
+/// token after the same failover.
+#[tokio::test]
+async fn plain_incr_tokens_repeat_after_failover() {
+    let (pair, client) = Pair::start("failover-incr").await;
+    let key = pair.keyspace.key("demo", 1, "t", &["counter"]).unwrap();
+    let incr = redis::cmd("INCR").arg(&key).clone();
+    // Token 1 reaches the replica: INCR and WAIT on one connection (WAIT counts what *its*
+    // connection wrote).
+    let mut conn = pair.primary.client().get_connection().unwrap();
+    let (one, acked): (i64, i64) = redis::pipe()
+        .cmd("INCR")
+        .arg(&key)
+        .cmd("WAIT")
+        .arg(1)
+        .arg(5000)
+        .query(&mut conn)
+        .unwrap();
+    assert_eq!((one, acked), (1, 1));
+    pair.cut();
+    assert_eq!(client.command(&incr).await.unwrap(), redis::Value::Int(2));
+    let (client, _server) = pair.fail_over().await;
+    assert_eq!(
+        client.command(&incr).await.unwrap(),
+        redis::Value::Int(2),
+        "token 2 issued twice"
+    );
+}
+
+/// An idempotency record can be lost on failover: the duplicate then gets `Claimed` and runs
+/// again. Its generation is larger than the lost claim's, so a downstream fenced by generation
+/// can still tell the two executions apart and reject the older.
+#[tokio::test]
+async fn idempotency_record_can_be_lost_and_the_request_runs_again() {
+    let (pair, client) = Pair::start("failover-idem").await;
+    let config = IdemConfig::default();
+    let store = Idempotency::new(client, pair.keyspace.clone(), config.clone()).unwrap();
+    let fp = Fingerprint::of(&[b"req"]);
+    pair.cut();
+    let Begin::Claimed(claim) = store.begin("t", b"k", fp).await.unwrap() else {
+        panic!("fresh key not claimed")
+    };
+    claim
+        .complete(&Response::new(201, b"done".to_vec()))
+        .await
+        .unwrap();
+    let lost_generation = claim.generation();
+    let keyspace = pair.keyspace.clone();
+    let (client, _server) = pair.fail_over().await;
+    let store = Idempotency::new(client, keyspace, config).unwrap();
+    let Begin::Claimed(again) = store.begin("t", b"k", fp).await.unwrap() else {
+        panic!("the record survived the failover: the test did not lose the write")
+    };
+    assert!(again.generation() > lost_generation);
+}
+
+/// With `replicas(1, ..)` an acknowledged acquisition is on the replica too: the same failover
+/// keeps the lock (the next client finds it held).
+#[tokio::test]
+async fn waited_for_lock_survives_the_failover() {
+    let (pair, client) = Pair::start("failover-wait").await;
+    let durable = client.with_config(ClientConfig::default().replicas(1, Duration::from_secs(2)));
+    let locks = Locks::new(durable, pair.keyspace.clone());
+    let Acquire::Acquired(_held) = locks.acquire("r", Duration::from_secs(60)).await.unwrap()
+    else {
+        panic!("free lock refused")
+    };
+    pair.cut();
+    let keyspace = pair.keyspace.clone();
+    let (client, _server) = pair.fail_over().await;
+    let locks = Locks::new(client, keyspace);
+    assert!(matches!(
+        locks.acquire("r", Duration::from_secs(60)).await.unwrap(),
+        Acquire::Held { .. }
+    ));
+}
+
+/// When the replica does not acknowledge in time, acquire reports `NotReplicated` with the
+/// count, and gives the lock back rather than holding one a failover could lose.
+#[tokio::test]
+async fn unreplicated_acquire_is_reported_and_released() {
+    let (pair, client) = Pair::start("failover-unreplicated").await;
+    let durable =
+        client.with_config(ClientConfig::default().replicas(1, Duration::from_millis(100)));
+    let locks = Locks::new(durable, pair.keyspace.clone());
+    pair.replica.pause();
+    let r = locks.acquire("r", Duration::from_secs(60)).await;
+    pair.replica.resume();
+    assert!(
+        matches!(
+            r,
+            Err(Error::NotReplicated {
+                acked: 0,
+                wanted: 1
+            })
+        ),
+        "{r:?}"
+    );
+    let plain = Locks::new(client, pair.keyspace.clone());
+    assert!(matches!(
+        plain.acquire("r", Duration::from_secs(60)).await.unwrap(),
+        Acquire::Acquired(_)
+    ));
+}
+
+/// On a cluster the script and its `WAIT` go to the key's node: acquisitions on keys all over
+/// the slot space are acknowledged by their shard's replica.
+#[tokio::test]
+async fn waiting_for_replicas_on_a_cluster() {
+    let cluster = redis_atomic_testkit::RedisCluster::shared();
+    let config = ClientConfig::default().replicas(1, Duration::from_secs(2));
+    let client = Client::connect_cluster(&cluster.urls(), config)
+        .await
+        .unwrap();
+    let locks = Locks::new(
+        client,
+        Keyspace::new(unique_prefix("wait-cluster")).unwrap(),
+    );
+    for i in 0..30 {
+        let r = locks
+            .acquire(&format!("r{i}"), Duration::from_secs(60))
+            .await;
+        assert!(matches!(r, Ok(Acquire::Acquired(_))), "r{i}: {r:?}");
+    }
+}
