@@ -27,8 +27,10 @@ for i = 1, #expired do
   redis.call('HDEL', KEYS[2], expired[i])
 end
 local function keep_alive()
-  if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
-  if redis.call('PTTL', KEYS[2]) < lease then redis.call('PEXPIRE', KEYS[2], lease) end
+  redis.call('PEXPIRE', KEYS[1], lease, 'NX')
+  redis.call('PEXPIRE', KEYS[1], lease, 'GT')
+  redis.call('PEXPIRE', KEYS[2], lease, 'NX')
+  redis.call('PEXPIRE', KEYS[2], lease, 'GT')
 end
 local mine = tonumber(redis.call('ZSCORE', KEYS[1], holder))
 local fence = redis.call('HGET', KEYS[2], holder)

@@ -15,6 +15,8 @@ local ends = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))
 local now = now_us()
 if not fence or fence ~= ARGV[2] or not ends or ends <= now then return {'not_held'} end
 redis.call('ZADD', KEYS[1], 'XX', now + lease * 1000, ARGV[1])
-if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
-if redis.call('PTTL', KEYS[2]) < lease then redis.call('PEXPIRE', KEYS[2], lease) end
+redis.call('PEXPIRE', KEYS[1], lease, 'NX')
+redis.call('PEXPIRE', KEYS[1], lease, 'GT')
+redis.call('PEXPIRE', KEYS[2], lease, 'NX')
+redis.call('PEXPIRE', KEYS[2], lease, 'GT')
 return {'refreshed', fence, lease}
