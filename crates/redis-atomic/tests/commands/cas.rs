@@ -1,11 +1,8 @@
 //! Optimistic CAS on real servers, standalone and cluster: no lost update under contention or
 //! when a watched key changes, expires or disappears mid-attempt; the seeds' examples; no watch
 //! left behind on any exit path. (No scripts are involved, so delivery does not matter.)
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{env, Env, Mode};
+use crate::common::{env, Env, Mode};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::cas::{Cas, CasOutcome, CasPolicy, Decision, Read, CAS_ABORTS_TOTAL};
 use redis_atomic::write::Write;

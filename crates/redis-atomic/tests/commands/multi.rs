@@ -1,11 +1,8 @@
 //! Atomic multi-key writes (MULTI/EXEC builder), standalone and cluster: observers never see half
 //! a batch, TTLs land with the data, cross-slot batches are refused before sending, and a batch
 //! whose reply was lost is resent harmlessly.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{env, standalone, Env, Mode};
+use crate::common::{env, standalone, Env, Mode};
 use redis_atomic::multi::MultiWrite;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use redis_atomic_testkit::ServerOptions;

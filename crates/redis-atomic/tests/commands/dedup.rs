@@ -1,10 +1,7 @@
 //! Event dedup on `SET NX PX GET`, standalone and cluster: one first sighting per id under a
 //! race, batches, expiry, a lost reply answered the same on retry, typed bad input.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{env, Env, Mode};
+use crate::common::{env, Env, Mode};
 use redis_atomic::dedup::{Dedup, MAX_BATCH};
 use redis_atomic::lock::OwnerToken;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
