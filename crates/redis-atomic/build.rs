@@ -94,12 +94,17 @@ fn generate(entries: &[Entry], version: u32) -> String {
     let mut code = String::new();
     for e in entries {
         let h = &e.header;
-        // Variadic scripts (`name...` last in keys or args) get a `DynScript`: counts are then
-        // checked at run time against the fixed part of the header.
+        // Variadic scripts (a trailing `name...` key or argument) get a `DynScript`, whose counts
+        // are checked when called; the rest a `Script<K, A>` checked by the compiler.
         let ty = if h.variadic_keys() || h.variadic_args() {
             "DynScript".to_string()
         } else {
             format!("Script<{}, {}>", h.keys.len(), h.args.len())
+        };
+        let ctor = if ty == "DynScript" {
+            "DynScript"
+        } else {
+            "Script"
         };
         let _ = writeln!(
             code,
@@ -115,7 +120,6 @@ fn generate(entries: &[Entry], version: u32) -> String {
             inv = h.invariant,
             ret = h.returns,
             upper = e.name.to_uppercase(),
-            ctor = ty.split('<').next().unwrap_or("Script"),
             keys = h.keys,
             args = h.args,
             retry = h.retry,

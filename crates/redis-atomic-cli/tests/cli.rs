@@ -90,6 +90,20 @@ fn verify_embedded_json() {
         .unwrap();
     assert!(queue["operations"].as_u64().unwrap() > 100);
     assert_eq!(queue["violations"], 0);
+    for (name, invariant) in [
+        ("ratelimit", "admitted ≤ limit per window"),
+        ("quota", "counter stays within bounds"),
+    ] {
+        let check = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["primitive"] == name)
+            .unwrap();
+        assert_eq!(check["invariant"], invariant);
+        assert!(check["operations"].as_u64().unwrap() > 100, "{name}");
+        assert_eq!(check["violations"], 0, "{name}");
+    }
 }
 
 fn checks(doc: &serde_json::Value) -> &Vec<serde_json::Value> {

@@ -44,6 +44,15 @@ pub enum Error {
     /// An argument was refused, by this library before sending or by the script.
     #[error("bad argument: {0}")]
     BadArgument(String),
+    /// A request costs more than a limit could ever admit at once (its burst): not a wait but a
+    /// refusal for good. Nothing was sent.
+    #[error("cost {cost} exceeds the burst {burst}: no wait would admit it")]
+    CostExceedsBurst {
+        /// The request's cost.
+        cost: u64,
+        /// The largest cost the limits admit.
+        burst: u64,
+    },
     /// The script replied in a shape its binding does not understand (version skew?).
     #[error("unexpected reply from script {script}: {detail}")]
     BadReply {
@@ -104,7 +113,7 @@ impl Error {
         matches!(
             self,
             Error::NotSent(_) | Error::Rejected { .. } | Error::CrossSlot { .. }
-        ) || matches!(self, Error::BadArgument(_))
+        ) || matches!(self, Error::BadArgument(_) | Error::CostExceedsBurst { .. })
     }
 
     /// Whether the request may have run.
@@ -129,6 +138,7 @@ impl Error {
             Error::OutcomeUnknown { .. } => "outcome_unknown",
             Error::WrongType(_) => "wrong_type",
             Error::BadArgument(_) => "bad_argument",
+            Error::CostExceedsBurst { .. } => "cost_exceeds_burst",
             Error::BadReply { .. } => "bad_reply",
             Error::CrossSlot { .. } => "cross_slot",
             Error::Server { .. } => "server_error",

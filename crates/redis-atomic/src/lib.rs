@@ -21,6 +21,9 @@
 //! * [`multi`]: atomic multi-key writes with MULTI/EXEC; [`write`]: the typed writes they use.
 //! * [`dedup`]: first sighting of an event id on `SET NX PX GET`.
 //! * [`queue`]: a reliable delayed job queue; every claim is a fenced lease.
+//! * [`ratelimit`]: five rate-limit algorithms, multi-limit policies, retry-safe consume.
+//! * [`quota`]: bounded counters, TTL set once / extended forward only, monotonic max.
+//! * [`model`]: pure reference models of the scripts, for property tests.
 //! * [`observe`]: metric names and tracing conventions.
 //!
 //! ## Quick example
@@ -52,9 +55,12 @@ pub mod http;
 pub mod idempotency;
 pub mod keys;
 pub mod lock;
+pub mod model;
 pub mod multi;
 pub mod observe;
 pub mod queue;
+pub mod quota;
+pub mod ratelimit;
 mod reply;
 pub mod script;
 pub mod semaphore;

@@ -212,3 +212,91 @@ async fn waiting_for_replicas_on_a_cluster() {
         assert!(matches!(r, Ok(Acquire::Acquired(_))), "r{i}: {r:?}");
     }
 }
+
+/// A queue after a failover: an acked job can come back (its ack was lost) and is delivered
+/// again, at least once, with a larger fence than its lost lease had.
+#[tokio::test]
+async fn queue_ack_can_be_lost_and_the_job_delivered_again() {
+    use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
+    let (pair, client) = Pair::start("failover-queue").await;
+    let queue = Queue::new(client, &pair.keyspace, "q", QueueConfig::default()).unwrap();
+    queue.enqueue("job", b"x", RunAt::Now).await.unwrap();
+    let mut conn = pair.primary.client().get_connection().unwrap();
+    let _: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(5000)
+        .query(&mut conn)
+        .unwrap();
+    pair.cut();
+    let Claim::Claimed(jobs) = queue
+        .claim("w1", Duration::from_millis(200), 1)
+        .await
+        .unwrap()
+    else {
+        panic!("due job not claimed")
+    };
+    let lost_fence = jobs[0].fence;
+    assert_eq!(queue.ack("job", lost_fence).await.unwrap(), Ack::Acked);
+    let keyspace = pair.keyspace.clone();
+    let (client, _server) = pair.fail_over().await;
+    let queue = Queue::new(client, &keyspace, "q", QueueConfig::default()).unwrap();
+    let Claim::Claimed(again) = queue.claim("w2", Duration::from_secs(5), 1).await.unwrap() else {
+        panic!("the enqueue was replicated, so the job must come back")
+    };
+    assert_eq!(again[0].id, "job");
+    assert!(again[0].fence > lost_fence, "fence repeated after failover");
+}
+
+/// A rate limit after a failover: the count of the current window can be lost, so more than
+/// the limit can be admitted in that window (over-admission is bounded by what was lost).
+#[tokio::test]
+async fn rate_limit_counts_can_be_lost() {
+    use redis_atomic::ratelimit::{Decision, Limit, RateLimiter};
+    let (pair, client) = Pair::start("failover-rl").await;
+    let limit = Limit::fixed_window(3, Duration::from_secs(3600)).unwrap();
+    let limiter = RateLimiter::new(client, pair.keyspace.clone(), limit.clone());
+    pair.cut();
+    for _ in 0..3 {
+        assert!(matches!(
+            limiter.consume("user", 1).await.unwrap(),
+            Decision::Allowed { .. }
+        ));
+    }
+    assert!(matches!(
+        limiter.consume("user", 1).await.unwrap(),
+        Decision::Limited { .. }
+    ));
+    let keyspace = pair.keyspace.clone();
+    let (client, _server) = pair.fail_over().await;
+    let limiter = RateLimiter::new(client, keyspace, limit);
+    assert!(
+        matches!(
+            limiter.consume("user", 1).await.unwrap(),
+            Decision::Allowed { .. }
+        ),
+        "the window's count survived: the test did not lose the writes"
+    );
+}
+
+/// A bounded counter after a failover goes back to its last replicated value; the bounds still
+/// hold for every later operation.
+#[tokio::test]
+async fn quota_adds_can_be_lost_but_bounds_hold() {
+    use redis_atomic::quota::{Bounded, Bounds, Quotas};
+    let (pair, client) = Pair::start("failover-quota").await;
+    let quotas = Quotas::new(client, pair.keyspace.clone());
+    let bounds = Bounds::up_to(10).unwrap();
+    pair.cut();
+    assert!(matches!(
+        quotas.add("q", 10, bounds, None).await.unwrap(),
+        Bounded::Applied { value: 10 }
+    ));
+    let keyspace = pair.keyspace.clone();
+    let (client, _server) = pair.fail_over().await;
+    let quotas = Quotas::new(client, keyspace);
+    assert_eq!(quotas.get("q").await.unwrap(), 0, "the add survived");
+    assert!(matches!(
+        quotas.add("q", 11, bounds, None).await.unwrap(),
+        Bounded::Refused { .. }
+    ));
+}

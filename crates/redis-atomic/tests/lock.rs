@@ -55,9 +55,33 @@ async fn acquire_spin(
 
 /// 32 tasks × 500 acquisitions doing a non-atomic read-modify-write inside the critical section:
 /// no lost update, never two holders at once, fences strictly increasing in acquisition order.
+/// One test per mode: the critical sections of one mode are serial by design, so the modes run
+/// side by side.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn race_no_lost_update_no_overlap_increasing_fences() {
-    for mode in MODES {
+async fn race_no_lost_update_no_overlap_increasing_fences_standalone_eval() {
+    race(Mode::StandaloneEval).await;
+}
+
+/// The race, standalone, FCALL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn race_no_lost_update_no_overlap_increasing_fences_standalone_functions() {
+    race(Mode::StandaloneFunctions).await;
+}
+
+/// The race, cluster, EVALSHA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn race_no_lost_update_no_overlap_increasing_fences_cluster_eval() {
+    race(Mode::ClusterEval).await;
+}
+
+/// The race, cluster, FCALL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn race_no_lost_update_no_overlap_increasing_fences_cluster_functions() {
+    race(Mode::ClusterFunctions).await;
+}
+
+async fn race(mode: Mode) {
+    {
         let started = Instant::now();
         let env = Arc::new(env(mode, "lock-race", ClientConfig::default()).await);
         let counter = env.keyspace.key("test", 1, "race", &["counter"]).unwrap();

@@ -16,6 +16,8 @@ mod fenced;
 mod idempotency;
 mod lock;
 mod queue;
+mod quota;
+mod ratelimit;
 mod report;
 mod semaphore;
 
@@ -69,6 +71,8 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("lock", lock::run),
     ("idempotency", idempotency::run),
     ("queue", queue::run),
+    ("ratelimit", ratelimit::run),
+    ("quota", quota::run),
     ("semaphore", semaphore::run),
     ("fenced-write", fenced::run),
 ];

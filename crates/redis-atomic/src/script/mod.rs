@@ -16,7 +16,7 @@ pub use lockfile::{check_lock, render_lock, LockProblem};
 
 /// The generated registry: one `static` per script, [`registry::ALL`], and the Function library.
 pub mod registry {
-    #[allow(unused_imports)]
+    #[allow(unused_imports)] // DynScript only when some script is variadic
     use super::{DynScript, RetryClass, Script, ScriptDef};
     include!(concat!(env!("OUT_DIR"), "/registry.rs"));
 }
@@ -92,38 +92,16 @@ impl ScriptDef {
         format!("ra{}_{}", registry::LIBRARY_VERSION, self.name)
     }
 
-    /// Whether `keys` keys and `args` arguments fit the header: exactly the declared counts, or
-    /// at least the fixed part when the list ends with a variadic `name...`.
+    /// Whether `keys` and `args` entries fit the header: exactly the declared counts, or, where
+    /// the last declared name is variadic (`name...`), the fixed ones plus any number more.
     pub fn accepts(&self, keys: usize, args: usize) -> bool {
         fn fits(declared: &[&str], n: usize) -> bool {
             match declared.last() {
-                Some(last) if last.ends_with("...") => n >= declared.len() - 1,
+                Some(last) if last.ends_with("...") => n + 1 >= declared.len(),
                 _ => n == declared.len(),
             }
         }
         fits(self.keys, keys) && fits(self.args, args)
-    }
-}
-
-/// A script whose key or argument list ends with a variadic `name...` entry: counts are checked
-/// at run time ([`crate::Client::invoke_dyn`]).
-#[derive(Debug)]
-pub struct DynScript {
-    /// The header and source.
-    pub def: ScriptDef,
-}
-
-impl DynScript {
-    /// Used by the generated registry.
-    pub const fn new(def: ScriptDef) -> Self {
-        DynScript { def }
-    }
-}
-
-impl std::ops::Deref for DynScript {
-    type Target = ScriptDef;
-    fn deref(&self) -> &ScriptDef {
-        &self.def
     }
 }
 
@@ -143,6 +121,28 @@ impl<const K: usize, const A: usize> Script<K, A> {
 }
 
 impl<const K: usize, const A: usize> std::ops::Deref for Script<K, A> {
+    type Target = ScriptDef;
+    fn deref(&self) -> &ScriptDef {
+        &self.def
+    }
+}
+
+/// A script whose header ends its key or argument list with a variadic `name...`: counts are
+/// checked at the call ([`ScriptDef::accepts`]), not by the compiler.
+#[derive(Debug)]
+pub struct DynScript {
+    /// The header and source.
+    pub def: ScriptDef,
+}
+
+impl DynScript {
+    /// Used by the generated registry.
+    pub const fn new(def: ScriptDef) -> Self {
+        DynScript { def }
+    }
+}
+
+impl std::ops::Deref for DynScript {
     type Target = ScriptDef;
     fn deref(&self) -> &ScriptDef {
         &self.def

@@ -1,0 +1,325 @@
+//! A tower layer that rate-limits requests with a [`RateLimiter`], answering as
+//! draft-ietf-httpapi-ratelimit-headers (-10) describes.
+//!
+//! * Every limited route answers with `RateLimit-Policy` (each limit as `"name";q=<limit>` plus
+//!   `;w=<seconds>` when its period is whole seconds) and `RateLimit` (each limit as
+//!   `"name";r=<remaining>;t=<seconds>`, where `t` is when that limit admits this request again
+//!   if it refused it, otherwise when it is back to full quota: an upper bound on when more quota
+//!   arrives).
+//! * Refused: `429 Too Many Requests`, `Retry-After` (whole seconds, rounded up), a
+//!   `problem+json` body; the handler does not run.
+//! * Cost above every limit's burst: `400`, since no wait would help.
+//! * No key (the extractor returned `None`): [`RateLimitLayerConfig::missing_key`] (400 by default).
+//! * Redis unreachable, failing or slower than [`RateLimitLayerConfig::timeout`]: the explicit
+//!   [`Unavailable`] policy: [`Unavailable::FailOpen`] runs the handler unlimited (and logs),
+//!   [`Unavailable::FailClosed`] answers `503` with `Retry-After: 1`. Never `429`: the client was
+//!   not over its quota, the limiter was down.
+
+use super::problem;
+use crate::ratelimit::{Decision, Limit, RateLimiter, Verdict};
+use crate::Error;
+use axum::body::Body;
+use futures::future::BoxFuture;
+use http::{header, HeaderName, HeaderValue, Request, Response, StatusCode};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// `RateLimit-Policy`.
+pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+/// `RateLimit`.
+pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// Picks the rate-limited identity (API key, user, client IP) from the request head.
+pub type KeyFn = Arc<dyn Fn(&http::request::Parts) -> Option<String> + Send + Sync>;
+/// The cost of a request in quota units (1 by default).
+pub type CostFn = Arc<dyn Fn(&http::request::Parts) -> u64 + Send + Sync>;
+
+/// What to do when the limiter cannot decide (Redis down, erroring, or too slow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unavailable {
+    /// Serve the request unlimited: availability over protection.
+    FailOpen,
+    /// Refuse with 503: protection over availability.
+    FailClosed,
+}
+
+/// Settings of the layer. There is no default: the [`Unavailable`] policy is always a choice.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct RateLimitLayerConfig {
+    /// The identity extractor.
+    pub key: KeyFn,
+    /// The cost extractor.
+    pub cost: CostFn,
+    /// Policy when the limiter cannot decide.
+    pub unavailable: Unavailable,
+    /// Longest wait for a decision; past it, [`RateLimitLayerConfig::unavailable`] applies.
+    pub timeout: Duration,
+    /// Status for requests without a key.
+    pub missing_key: StatusCode,
+}
+
+impl RateLimitLayerConfig {
+    /// Limits by `key`, with an explicit `unavailable` policy, cost 1, a 250 ms decision timeout.
+    pub fn new(
+        key: impl Fn(&http::request::Parts) -> Option<String> + Send + Sync + 'static,
+        unavailable: Unavailable,
+    ) -> Self {
+        RateLimitLayerConfig {
+            key: Arc::new(key),
+            cost: Arc::new(|_| 1),
+            unavailable,
+            timeout: Duration::from_millis(250),
+            missing_key: StatusCode::BAD_REQUEST,
+        }
+    }
+
+    /// Limits by the value of request header `name` (requests without it get
+    /// [`RateLimitLayerConfig::missing_key`]).
+    pub fn by_header(name: &'static str, unavailable: Unavailable) -> Self {
+        Self::new(
+            move |parts| {
+                parts
+                    .headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_string)
+            },
+            unavailable,
+        )
+    }
+
+    /// With this cost extractor.
+    pub fn cost(
+        mut self,
+        f: impl Fn(&http::request::Parts) -> u64 + Send + Sync + 'static,
+    ) -> Self {
+        self.cost = Arc::new(f);
+        self
+    }
+
+    /// With this decision timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// With this status for requests without a key (e.g. 401).
+    pub fn missing_key(mut self, status: StatusCode) -> Self {
+        self.missing_key = status;
+        self
+    }
+}
+
+struct State {
+    limiter: RateLimiter,
+    config: RateLimitLayerConfig,
+    policy_header: HeaderValue,
+}
+
+/// The layer.
+#[derive(Clone)]
+pub struct RateLimitLayer {
+    state: Arc<State>,
+}
+
+impl RateLimitLayer {
+    /// A layer over `limiter`.
+    pub fn new(limiter: RateLimiter, config: RateLimitLayerConfig) -> Self {
+        let policy_header = policy_header(limiter.policy().limits());
+        RateLimitLayer {
+            state: Arc::new(State {
+                limiter,
+                config,
+                policy_header,
+            }),
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for RateLimitLayer {
+    type Service = RateLimitService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        RateLimitService {
+            inner,
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// The service the layer wraps around yours.
+#[derive(Clone)]
+pub struct RateLimitService<S> {
+    inner: S,
+    state: Arc<State>,
+}
+
+impl<S> tower::Service<Request<Body>> for RateLimitService<S>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        // The ready service handles this request; a fresh clone takes its place (tower's pattern).
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let state = self.state.clone();
+        Box::pin(async move { Ok(handle(inner, state, req).await) })
+    }
+}
+
+async fn handle<S>(mut inner: S, state: Arc<State>, req: Request<Body>) -> Response<Body>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
+    S::Future: Send,
+{
+    let config = &state.config;
+    let (parts, body) = req.into_parts();
+    let Some(key) = (config.key)(&parts) else {
+        return problem::response(config.missing_key, "no rate-limit key in the request");
+    };
+    let cost = (config.cost)(&parts);
+    let decided = tokio::time::timeout(
+        config.timeout,
+        state.limiter.consume_detailed(&key, cost, None),
+    )
+    .await;
+    let verdict = match decided {
+        Ok(Ok(v)) => v,
+        Ok(Err(Error::CostExceedsBurst { .. } | Error::BadArgument(_))) => {
+            return problem::response(
+                StatusCode::BAD_REQUEST,
+                "the request costs more than the rate limit admits at once",
+            );
+        }
+        Ok(Err(e)) => {
+            return unavailable(
+                inner,
+                &state,
+                Request::from_parts(parts, body),
+                &e.to_string(),
+            )
+            .await
+        }
+        Err(_) => {
+            return unavailable(
+                inner,
+                &state,
+                Request::from_parts(parts, body),
+                "decision timed out",
+            )
+            .await
+        }
+    };
+    let mut response = match verdict.decision {
+        Decision::Limited { retry_after, .. } => too_many(retry_after),
+        _ => match inner.call(Request::from_parts(parts, body)).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        },
+    };
+    let headers = response.headers_mut();
+    headers.insert(RATELIMIT_POLICY, state.policy_header.clone());
+    if let Some(v) = ratelimit_header(state.limiter.policy().limits(), &verdict) {
+        headers.insert(RATELIMIT, v);
+    }
+    response
+}
+
+async fn unavailable<S>(
+    mut inner: S,
+    state: &State,
+    req: Request<Body>,
+    why: &str,
+) -> Response<Body>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
+    S::Future: Send,
+{
+    match state.config.unavailable {
+        Unavailable::FailOpen => {
+            tracing::warn!(
+                reason = why,
+                "rate limiter unavailable; request served unlimited (fail open)"
+            );
+            match inner.call(req).await {
+                Ok(r) => r,
+                Err(never) => match never {},
+            }
+        }
+        _ => {
+            tracing::warn!(
+                reason = why,
+                "rate limiter unavailable; request refused (fail closed)"
+            );
+            let mut r = problem::response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "rate limiter unavailable; retry later",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+    }
+}
+
+fn too_many(retry_after: Duration) -> Response<Body> {
+    let mut r = problem::response(StatusCode::TOO_MANY_REQUESTS, "rate limit exceeded");
+    if let Ok(v) = HeaderValue::from_str(&ceil_secs(retry_after).max(1).to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
+fn ceil_secs(d: Duration) -> u128 {
+    d.as_micros().div_ceil(1_000_000)
+}
+
+/// `"name";q=<limit>[;w=<seconds>], ...` (names are `[A-Za-z0-9_.-]`, so valid sf-strings).
+fn policy_header(limits: &[Limit]) -> HeaderValue {
+    let items: Vec<String> = limits
+        .iter()
+        .map(|l| {
+            let p = l.period();
+            let w = if p.subsec_nanos() == 0 {
+                format!(";w={}", p.as_secs())
+            } else {
+                String::new()
+            };
+            format!("\"{}\";q={}{w}", l.name(), l.limit())
+        })
+        .collect();
+    HeaderValue::from_str(&items.join(", ")).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// `"name";r=<remaining>;t=<seconds>, ...`
+fn ratelimit_header(limits: &[Limit], verdict: &Verdict) -> Option<HeaderValue> {
+    let items: Vec<String> = limits
+        .iter()
+        .zip(&verdict.limits)
+        .map(|(l, s)| {
+            let t = if s.retry_after.is_zero() {
+                s.reset_after
+            } else {
+                s.retry_after
+            };
+            format!("\"{}\";r={};t={}", l.name(), s.remaining, ceil_secs(t))
+        })
+        .collect();
+    HeaderValue::from_str(&items.join(", ")).ok()
+}
