@@ -1,5 +1,7 @@
-//! The fenced-write check: tasks take a lock with a short lease and write their fence to one
-//! key through `fenced_write`; every fourth holder pauses past its lease first (a zombie).
+//! The fenced-write check: tasks take a lock with a short lease and write their fence to the
+//! resource's key through `fenced_write`; every fourth holder pauses past its lease first (a
+//! zombie). Four resources (four hash tags, so a failover or stall of one node does not stop the
+//! whole check), each judged on its own.
 //! Violations: a write applied with a fence below one whose write was acknowledged before it was
 //! sent (the server applied that one first, so the state went back), and a final value that is
 //! neither the largest acknowledged fence nor a larger one whose write had an unknown outcome.
@@ -22,47 +24,50 @@ use std::time::{Duration, Instant};
 
 const INVARIANT: &str = "no write with an older fence after a newer one";
 const LEASE: Duration = Duration::from_millis(30);
+const RESOURCES: usize = 4;
 
+/// What one resource's history needs.
 #[derive(Default)]
-struct Shared {
+struct Resource {
     /// Largest fence whose write was acknowledged as applied.
     acked: AtomicU64,
     /// Fences whose write had an unknown outcome (may be the final value).
     unknown: Mutex<HashSet<u64>>,
-    writes: AtomicU64,
     went_back: AtomicU64,
+}
+
+#[derive(Default)]
+struct Shared {
+    resources: [Resource; RESOURCES],
+    writes: AtomicU64,
+}
+
+fn resource(i: usize) -> String {
+    format!("verify-{i}")
 }
 
 pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>> {
     Box::pin(async move {
         let fenced = FencedWrites::new(ctx.client.clone(), ctx.keyspace.clone());
-        let data = fenced.key("verify", "value")?;
         let shared = Arc::new(Shared::default());
         let deadline = Instant::now() + ctx.duration;
         let mut tasks = Vec::new();
         for t in 0..ctx.concurrency {
-            let (ctx, fenced, data, shared) =
-                (ctx.clone(), fenced.clone(), data.clone(), shared.clone());
+            let (ctx, fenced, shared) = (ctx.clone(), fenced.clone(), shared.clone());
             tasks.push(tokio::spawn(async move {
-                worker(t, ctx, fenced, data, shared, deadline).await
+                worker(t, ctx, fenced, shared, deadline).await
             }));
         }
         for task in tasks {
             task.await??;
         }
-        let stored: Option<u64> =
-            redis::from_redis_value(ctx.final_command(redis::cmd("GET").arg(&data)).await?)?;
         let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes()) && !ctx.sabotage;
-        let acked = shared.acked.load(Ordering::SeqCst);
-        let unknown = shared.unknown.lock().unwrap_or_else(|p| p.into_inner());
-        let final_ok = match stored {
-            None => acked == 0,
-            Some(v) if lossy => v == acked || unknown.contains(&v) || v <= acked,
-            Some(v) => v == acked || (v > acked && unknown.contains(&v)),
-        };
-        let mut violations = u64::from(!final_ok);
-        if !lossy {
-            violations += shared.went_back.load(Ordering::SeqCst);
+        let mut violations = 0;
+        for (i, r) in shared.resources.iter().enumerate() {
+            let data = fenced.key(&resource(i), "value")?;
+            let stored: Option<u64> =
+                redis::from_redis_value(ctx.final_command(redis::cmd("GET").arg(&data)).await?)?;
+            violations += judge(r, stored, lossy);
         }
         Ok(CheckReport::new(
             "fenced-write",
@@ -73,18 +78,40 @@ pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckRepor
     })
 }
 
+/// Violations of one resource: writes that went back, and a wrong final value.
+fn judge(r: &Resource, stored: Option<u64>, lossy: bool) -> u64 {
+    let acked = r.acked.load(Ordering::SeqCst);
+    let unknown = r.unknown.lock().unwrap_or_else(|p| p.into_inner());
+    let final_ok = match stored {
+        None => acked == 0,
+        Some(v) if lossy => v == acked || unknown.contains(&v) || v <= acked,
+        Some(v) => v == acked || (v > acked && unknown.contains(&v)),
+    };
+    let mut violations = u64::from(!final_ok);
+    if !lossy {
+        violations += r.went_back.load(Ordering::SeqCst);
+    }
+    violations
+}
+
 async fn worker(
     t: usize,
     ctx: CheckCtx,
     fenced: FencedWrites,
-    data: String,
     shared: Arc<Shared>,
     deadline: Instant,
 ) -> anyhow::Result<()> {
     let locks = Locks::new(ctx.client.clone(), ctx.keyspace.clone());
+    let (name, r) = (resource(t % RESOURCES), &shared.resources[t % RESOURCES]);
+    let data = fenced.key(&name, "value")?;
     let mut n = 0usize;
-    while Instant::now() < deadline {
-        let Some(guard) = acquire(&ctx, &locks).await? else {
+    // Past the deadline only until the first write lands (a fault such as a failover can block
+    // every request for the whole run): bounded, the injector has healed the server by then.
+    let grace = deadline + ctx.duration * 4;
+    while Instant::now() < deadline
+        || (shared.writes.load(Ordering::SeqCst) == 0 && Instant::now() < grace)
+    {
+        let Some(guard) = acquire(&ctx, &locks, &name).await? else {
             tokio::time::sleep(Duration::from_millis(1)).await;
             continue;
         };
@@ -92,18 +119,18 @@ async fn worker(
         if (t + n) % 4 == 0 {
             tokio::time::sleep(LEASE * 2).await; // a zombie: paused past its lease
         }
-        let floor = shared.acked.load(Ordering::SeqCst);
+        let floor = r.acked.load(Ordering::SeqCst);
         let fence = guard.fence().0;
         match write(&ctx, &fenced, &data, &guard).await? {
             Some(true) => {
                 if fence < floor {
-                    shared.went_back.fetch_add(1, Ordering::SeqCst);
+                    r.went_back.fetch_add(1, Ordering::SeqCst);
                 }
-                shared.acked.fetch_max(fence, Ordering::SeqCst);
+                r.acked.fetch_max(fence, Ordering::SeqCst);
             }
             Some(false) => {}
             None => {
-                let mut unknown = shared.unknown.lock().unwrap_or_else(|p| p.into_inner());
+                let mut unknown = r.unknown.lock().unwrap_or_else(|p| p.into_inner());
                 unknown.insert(fence);
             }
         }
@@ -117,10 +144,14 @@ async fn worker(
 }
 
 /// The lock, retrying an unknown outcome with the same owner token (bounded).
-async fn acquire(ctx: &CheckCtx, locks: &Locks) -> anyhow::Result<Option<LockGuard>> {
+async fn acquire(
+    ctx: &CheckCtx,
+    locks: &Locks,
+    resource: &str,
+) -> anyhow::Result<Option<LockGuard>> {
     let token = OwnerToken::random();
     for _ in 0..3 {
-        match locks.acquire_with_token("verify", &token, LEASE).await {
+        match locks.acquire_with_token(resource, &token, LEASE).await {
             Ok(Acquire::Acquired(g)) => return Ok(Some(g)),
             Ok(_) => return Ok(None),
             Err(e) if e.is_outcome_unknown() => ctx.absorb(e)?,
@@ -148,7 +179,7 @@ async fn write(
     } else {
         let w = [Write::set(data, fence.0.to_string())];
         fenced
-            .fenced_write("verify", fence, &w)
+            .fenced_write(guard.resource(), fence, &w)
             .await
             .map(|out| matches!(out, Fenced::Applied { .. }))
     };

@@ -67,7 +67,11 @@ async fn worker(
     deadline: Instant,
 ) -> anyhow::Result<()> {
     let mut n = 0usize;
-    while Instant::now() < deadline {
+    // Past the deadline only until the first holding (a fault such as a failover can block every
+    // request for the whole run): bounded, the injector has healed the server by then.
+    let grace = deadline + ctx.duration * 4;
+    let none_yet = || holdings.lock().is_ok_and(|h| h.is_empty());
+    while Instant::now() < deadline || (none_yet() && Instant::now() < grace) {
         let holder = OwnerToken::random();
         let (permit, surely_until) = if ctx.sabotage {
             // Bypassed: everyone "holds" at once, all with fence 0.
