@@ -12,8 +12,14 @@
 //! * [`client`]: connections, per-call timeout, retries by class, `EVALSHA`/`FCALL` delivery.
 //! * [`script`]: the script registry generated from `scripts/*.lua` headers, the lock file.
 //! * [`keys`]: key naming under one hash tag, [`slot`], same-slot checks.
-//! * [`lock`]: leases with fencing tokens (the exemplar every primitive follows).
+//! * [`lock`]: leases with fencing tokens (the exemplar every primitive follows), and a watchdog
+//!   that renews a lease and signals its loss ([`lock::WatchedLock`]).
 //! * [`idempotency`]: idempotency keys: one-key state machine with fenced claims and takeover.
+//! * [`semaphore`]: counting semaphores with expiring, fenced permits.
+//! * [`fenced`]: writes applied only for the newest fence (zombie holders rejected).
+//! * [`cas`]: optimistic WATCH/read/MULTI/EXEC with bounded, jittered retries.
+//! * [`multi`]: atomic multi-key writes with MULTI/EXEC; [`write`]: the typed writes they use.
+//! * [`dedup`]: first sighting of an event id on `SET NX PX GET`.
 //! * [`queue`]: a reliable delayed job queue; every claim is a fenced lease.
 //! * [`ratelimit`]: five rate-limit algorithms, multi-limit policies, retry-safe consume.
 //! * [`quota`]: bounded counters, TTL set once / extended forward only, monotonic max.
@@ -39,20 +45,26 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cas;
 pub mod client;
+pub mod dedup;
 pub mod error;
+pub mod fenced;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod idempotency;
 pub mod keys;
 pub mod lock;
 pub mod model;
+pub mod multi;
 pub mod observe;
 pub mod queue;
 pub mod quota;
 pub mod ratelimit;
 mod reply;
 pub mod script;
+pub mod semaphore;
+pub mod write;
 
 pub use client::{Arg, Client, ClientConfig, Replicas, RetryPolicy};
 pub use error::Error;

@@ -12,12 +12,14 @@
 
 mod ctx;
 pub mod faults;
+mod fenced;
 mod idempotency;
 mod lock;
 mod queue;
 mod quota;
 mod ratelimit;
 mod report;
+mod semaphore;
 
 pub use ctx::CheckCtx;
 pub use report::{CheckReport, Report, ServerInfo};
@@ -71,6 +73,8 @@ pub const CHECKS: &[(&str, CheckFn)] = &[
     ("queue", queue::run),
     ("ratelimit", ratelimit::run),
     ("quota", quota::run),
+    ("semaphore", semaphore::run),
+    ("fenced-write", fenced::run),
 ];
 
 /// Keeps embedded servers alive for the run.

@@ -2,7 +2,7 @@
 
 use super::Client;
 use crate::observe;
-use crate::script::{registry, Delivery, RetryClass, Script, ScriptDef};
+use crate::script::{registry, Delivery, DynScript, RetryClass, Script, ScriptDef};
 use crate::{keys, Error};
 use redis::{Cmd, Value};
 use std::time::Instant;
@@ -56,6 +56,16 @@ impl Client {
         args: [Arg<'_>; A],
     ) -> Result<Value, Error> {
         self.invoke_def(&script.def, &keys, &args).await
+    }
+
+    /// Runs a script with a variadic key or argument list; counts are checked against its header.
+    pub async fn invoke_dyn(
+        &self,
+        script: &'static DynScript,
+        keys: &[&str],
+        args: &[Arg<'_>],
+    ) -> Result<Value, Error> {
+        self.invoke_def(&script.def, keys, args).await
     }
 
     /// Like [`Client::invoke`] for a script found at run time; counts are checked here.

@@ -14,11 +14,13 @@
 //!   for every script; an unknown outcome only for scripts whose header says `retry: safe`; all
 //!   within [`RetryPolicy`]'s attempts and deadline, with full-jitter backoff.
 
+mod dedicated;
 mod durable;
 mod invoke;
 mod retry;
 mod transport;
 
+pub use dedicated::DedicatedConnection;
 pub use invoke::Arg;
 pub use retry::{full_jitter, RetryPolicy};
 
@@ -109,6 +111,8 @@ impl ClientConfig {
 pub struct Client {
     transport: Arc<dyn Transport>,
     config: Arc<ClientConfig>,
+    /// Where [`Client::dedicated`] connections come from (none for caller-supplied connections).
+    dedicated: Option<Arc<dedicated::Source>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -128,10 +132,11 @@ impl Client {
         let conn_config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(config.timeout))
             .set_response_timeout(None);
+        let source = dedicated::Source::standalone(client.clone(), conn_config.clone());
         let pool = Pool::connect(client, config.pool_size, conn_config)
             .await
             .map_err(Error::Connection)?;
-        Ok(Self::with_transport(Arc::new(pool), config))
+        Ok(Self::with_transport(Arc::new(pool), config).with_dedicated(source))
     }
 
     /// Connects to a Redis Cluster through any of its nodes.
@@ -150,13 +155,22 @@ impl Client {
             .get_async_connection()
             .await
             .map_err(Error::Connection)?;
+        let template = redis::IntoConnectionInfo::into_connection_info(
+            urls.first().map_or("", String::as_str),
+        )
+        .map_err(Error::Connection)?;
+        let conn_config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(config.timeout))
+            .set_response_timeout(None);
+        let source = dedicated::Source::cluster(template, conn_config);
         Ok(Self::with_transport(
             Arc::new(Shared {
                 conn,
                 cluster: true,
             }),
             config,
-        ))
+        )
+        .with_dedicated(source))
     }
 
     /// Runs over the caller's own connection (`MultiplexedConnection`, `ConnectionManager`, ...),
@@ -194,12 +208,21 @@ impl Client {
         Client {
             transport,
             config: Arc::new(config),
+            dedicated: None,
         }
+    }
+
+    fn with_dedicated(mut self, source: dedicated::Source) -> Client {
+        self.dedicated = Some(Arc::new(source));
+        self
     }
 
     /// The same connections with other settings (e.g. another delivery).
     pub fn with_config(&self, config: ClientConfig) -> Client {
-        Self::with_transport(self.transport.clone(), config)
+        Client {
+            dedicated: self.dedicated.clone(),
+            ..Self::with_transport(self.transport.clone(), config)
+        }
     }
 
     /// The settings.

@@ -32,6 +32,10 @@
 //! (`WAIT`, pipelined); otherwise it is released again and [`Error::NotReplicated`] returned. A lease also ends while its
 //! holder is paused (GC, SIGSTOP); the holder learns it at its next extend or fenced write.
 
+mod watchdog;
+
+pub use watchdog::{LockLost, WatchdogConfig, WatchedLock};
+
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
 use crate::reply::{millis, Reply};

@@ -1,0 +1,301 @@
+//! Dedicated connections: used by one task at a time, for commands whose meaning depends on the
+//! connection's state (`WATCH`, `MULTI`).
+//!
+//! Why not the shared multiplexed connections every script goes through: `WATCH` and `MULTI` are
+//! per connection. On a connection that other tasks share, their commands land inside your
+//! transaction and their `EXEC` clears your watch (redis-rs #565, fred #251; Spring's "same
+//! connection" pitfall, seed 003). A [`DedicatedConnection`] is checked out exclusively, talks to
+//! the node that serves the key's slot (in a cluster), and goes back to a small idle pool only
+//! when its state is known clean: no `WATCH` or `MULTI` pending (an `EXEC`, `DISCARD` or `UNWATCH`
+//! came last) and no request timed out or broke. Anything else is closed, which is an implicit
+//! `UNWATCH`/`DISCARD` on the server.
+
+use super::Client;
+use crate::keys::slot;
+use crate::Error;
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::{AsyncConnectionConfig, Cmd, ConnectionAddr, ConnectionInfo, Pipeline, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Idle dedicated connections kept per node.
+const MAX_IDLE_PER_NODE: usize = 64;
+
+/// Where dedicated connections come from.
+pub(crate) struct Source {
+    kind: Kind,
+    config: AsyncConnectionConfig,
+    idle: Mutex<HashMap<String, Vec<MultiplexedConnection>>>,
+}
+
+enum Kind {
+    Standalone(redis::Client),
+    /// Node connections are built from this template (credentials, protocol, TLS) with the
+    /// address that `CLUSTER SLOTS` gives for the slot.
+    Cluster {
+        template: ConnectionInfo,
+        slots: Mutex<Option<Vec<SlotRange>>>,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct SlotRange {
+    start: u16,
+    end: u16,
+    host: String,
+    port: u16,
+}
+
+impl Source {
+    pub(crate) fn standalone(client: redis::Client, config: AsyncConnectionConfig) -> Source {
+        Source::new(Kind::Standalone(client), config)
+    }
+
+    pub(crate) fn cluster(template: ConnectionInfo, config: AsyncConnectionConfig) -> Source {
+        let slots = Mutex::new(None);
+        Source::new(Kind::Cluster { template, slots }, config)
+    }
+
+    fn new(kind: Kind, config: AsyncConnectionConfig) -> Source {
+        Source {
+            kind,
+            config,
+            idle: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn take_idle(&self, node: &str) -> Option<MultiplexedConnection> {
+        // A std mutex: held to push or pop a handle, never across an await.
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        idle.get_mut(node).and_then(Vec::pop)
+    }
+
+    fn put_idle(&self, node: String, conn: MultiplexedConnection) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let list = idle.entry(node).or_default();
+        if list.len() < MAX_IDLE_PER_NODE {
+            list.push(conn);
+        }
+    }
+
+    /// Forgets the slot map (after `MOVED`); the next checkout asks the cluster again.
+    fn forget_slots(&self) {
+        if let Kind::Cluster { slots, .. } = &self.kind {
+            *slots.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+    }
+
+    async fn node_for(&self, client: &Client, slot: u16) -> Result<(String, redis::Client), Error> {
+        let (template, slots) = match &self.kind {
+            Kind::Standalone(c) => return Ok(("standalone".into(), c.clone())),
+            Kind::Cluster { template, slots } => (template, slots),
+        };
+        let known = slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let map = match known {
+            Some(map) => map,
+            None => {
+                let map = fetch_slots(client).await?;
+                *slots.lock().unwrap_or_else(|p| p.into_inner()) = Some(map.clone());
+                map
+            }
+        };
+        let range = map
+            .iter()
+            .find(|r| r.start <= slot && slot <= r.end)
+            .ok_or_else(|| Error::Rejected {
+                code: "CLUSTERDOWN".into(),
+                message: format!("no node serves slot {slot}"),
+            })?;
+        let addr = match template.addr() {
+            ConnectionAddr::TcpTls {
+                insecure,
+                tls_params,
+                ..
+            } => ConnectionAddr::TcpTls {
+                host: range.host.clone(),
+                port: range.port,
+                insecure: *insecure,
+                tls_params: tls_params.clone(),
+            },
+            _ => ConnectionAddr::Tcp(range.host.clone(), range.port),
+        };
+        let node = format!("{}:{}", range.host, range.port);
+        let client =
+            redis::Client::open(template.clone().set_addr(addr)).map_err(Error::Connection)?;
+        Ok((node, client))
+    }
+}
+
+/// `CLUSTER SLOTS` through the client's cluster connection.
+async fn fetch_slots(client: &Client) -> Result<Vec<SlotRange>, Error> {
+    let reply = client.command(redis::cmd("CLUSTER").arg("SLOTS")).await?;
+    let bad = |detail: &str| Error::BadReply {
+        script: "CLUSTER SLOTS",
+        detail: detail.into(),
+    };
+    let Value::Array(ranges) = reply else {
+        return Err(bad("not an array"));
+    };
+    let mut out = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let Value::Array(parts) = range else {
+            return Err(bad("range not an array"));
+        };
+        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(primary))) =
+            (parts.first(), parts.get(1), parts.get(2))
+        else {
+            return Err(bad("range shape"));
+        };
+        let host = match primary.first() {
+            Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+            Some(Value::SimpleString(s)) => s.clone(),
+            _ => return Err(bad("node host")),
+        };
+        let Some(Value::Int(port)) = primary.get(1) else {
+            return Err(bad("node port"));
+        };
+        out.push(SlotRange {
+            start: u16::try_from(*start).map_err(|_| bad("slot"))?,
+            end: u16::try_from(*end).map_err(|_| bad("slot"))?,
+            host,
+            port: u16::try_from(*port).map_err(|_| bad("port"))?,
+        });
+    }
+    Ok(out)
+}
+
+impl Client {
+    /// A connection of its own for the node that serves `key`'s slot (any key on a standalone
+    /// server), for `WATCH`/`MULTI`/`EXEC`. Only clients built by [`Client::connect`] or
+    /// [`Client::connect_cluster`] can open one; others answer [`Error::BadArgument`].
+    pub async fn dedicated(&self, key: &str) -> Result<DedicatedConnection, Error> {
+        let source = self.dedicated.clone().ok_or_else(|| {
+            Error::BadArgument(
+                "dedicated connections need a client built by Client::connect or connect_cluster"
+                    .into(),
+            )
+        })?;
+        let (node, client) = source.node_for(self, slot(key.as_bytes())).await?;
+        let conn = match source.take_idle(&node) {
+            Some(conn) => conn,
+            None => client
+                .get_multiplexed_async_connection_with_config(&source.config)
+                .await
+                .map_err(Error::NotSent)?,
+        };
+        Ok(DedicatedConnection {
+            conn: Some(conn),
+            node,
+            source,
+            timeout: self.config.timeout,
+            dirty: false,
+        })
+    }
+}
+
+/// A connection used by one task only (see the module doc). Returned to the idle pool on drop
+/// when clean, closed otherwise.
+pub struct DedicatedConnection {
+    conn: Option<MultiplexedConnection>,
+    node: String,
+    source: Arc<Source>,
+    timeout: Duration,
+    /// A `WATCH` or `MULTI` may be pending on the server.
+    dirty: bool,
+}
+
+impl std::fmt::Debug for DedicatedConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DedicatedConnection")
+            .field("node", &self.node)
+            .field("dirty", &self.dirty)
+            .finish()
+    }
+}
+
+impl DedicatedConnection {
+    /// Sends one command (with the client's per-request timeout); a server error reply is an
+    /// `Err`, classified like every other.
+    pub async fn command(&mut self, cmd: &Cmd) -> Result<Value, Error> {
+        let mut pipe = redis::pipe();
+        pipe.add_command(cmd.clone());
+        let mut replies = self.pipeline(&pipe).await?;
+        match replies.pop() {
+            Some(Value::ServerError(e)) => Err(self.server_error(e)),
+            Some(value) => Ok(value),
+            None => Err(Error::BadReply {
+                script: "dedicated",
+                detail: "no reply".into(),
+            }),
+        }
+    }
+
+    /// Sends the commands of `pipe` in one write and returns every reply, server errors included
+    /// as [`Value::ServerError`] (build `MULTI` ... `EXEC` as plain commands in it). A timeout or
+    /// broken connection is [`Error::OutcomeUnknown`] and the connection is closed.
+    pub async fn pipeline(&mut self, pipe: &Pipeline) -> Result<Vec<Value>, Error> {
+        let conn = self.conn.as_mut().ok_or_else(|| Error::OutcomeUnknown {
+            reason: "dedicated connection closed after an earlier failure".into(),
+            attempts: 1,
+        })?;
+        let effect = pipe.cmd_iter().filter_map(state_effect).last();
+        let request = conn.req_packed_commands(pipe, 0, pipe.len());
+        let err = match tokio::time::timeout(self.timeout, request).await {
+            Ok(Ok(values)) => {
+                if let Some(dirty) = effect {
+                    self.dirty = dirty;
+                }
+                for v in &values {
+                    if let Value::ServerError(e) = v {
+                        if e.code() == "MOVED" {
+                            self.source.forget_slots();
+                        }
+                    }
+                }
+                return Ok(values);
+            }
+            Ok(Err(e)) => Error::from_redis(e),
+            Err(_) => Error::OutcomeUnknown {
+                reason: format!("no reply within {:?}", self.timeout),
+                attempts: 1,
+            },
+        };
+        if matches!(&err, Error::Rejected { code, .. } if code == "MOVED") {
+            self.source.forget_slots();
+        }
+        self.conn = None; // timed out, broken or out of sync: never reused
+        Err(err)
+    }
+
+    fn server_error(&self, e: redis::ServerError) -> Error {
+        Error::from_code(
+            e.code().to_string(),
+            e.details().unwrap_or_default().to_string(),
+        )
+    }
+}
+
+/// Whether a command leaves connection state pending (`Some(true)`) or clears it (`Some(false)`).
+/// `EXEC` clears watches even when it aborts (`EXECABORT` discards the transaction too).
+fn state_effect(cmd: &Cmd) -> Option<bool> {
+    let redis::Arg::Simple(name) = cmd.args_iter().next()? else {
+        return None;
+    };
+    match name.to_ascii_uppercase().as_slice() {
+        b"WATCH" | b"MULTI" => Some(true),
+        b"EXEC" | b"DISCARD" | b"UNWATCH" => Some(false),
+        _ => None,
+    }
+}
+
+impl Drop for DedicatedConnection {
+    fn drop(&mut self) {
+        if self.dirty {
+            return; // closing the connection is the UNWATCH / DISCARD
+        }
+        if let Some(conn) = self.conn.take() {
+            self.source.put_idle(std::mem::take(&mut self.node), conn);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Event dedup: the first sighting of an event id wins, for a while.
+//!
+//! **Invariant.** Within `ttl` of an event id's first sighting, exactly one claim token is told
+//! `true` for it; every other caller is told `false`.
+//!
+//! **Keys.** `<ns>:dedup:v1:{event_id}` holds the claim token of the first sighting, with `ttl`.
+//! Each id is its own hash tag, so ids spread over the cluster.
+//!
+//! **Mechanism.** Rung 2 of the ladder, one command with options: `SET key token NX PX ttl GET`
+//! (`NX` with `GET` needs Redis 7.0). A nil reply means this call set it: first sighting. The
+//! stored token coming back is the caller's own earlier attempt whose reply was lost: still
+//! `true`. Any other token: a duplicate.
+//!
+//! **Retry.** The token makes the command safe to resend: after [`Error::OutcomeUnknown`] or a
+//! transient refusal it is retried within the client's [`crate::RetryPolicy`] with the same token.
+//! Past that, call [`Dedup::first_seen_as`] again with the same token for the same answer.
+//!
+//! **Batch** ([`Dedup::first_seen_many`]): per-slot grouping by construction — every id is its own
+//! slot, so each id gets its own `SET`. They are sent concurrently over the client's multiplexed
+//! connections (which pipeline them) and routed to each slot's node; the batch is one token, so
+//! retrying it is safe, but it is not atomic across ids (some may be recorded when another
+//! fails). An id repeated inside one batch is `true` at most once.
+//!
+//! **Not guaranteed.** After `ttl` the id is forgotten. A failover can lose a recent `SET`, after
+//! which a duplicate is reported as new (at-least-once). Marking an event seen is not processing
+//! it: a consumer that crashes between the two loses the event; for exactly-once *effects* use
+//! [`crate::idempotency`].
+
+use crate::keys::Keyspace;
+use crate::lock::OwnerToken;
+use crate::observe::OPS_TOTAL;
+use crate::reply::millis;
+use crate::{Client, Error};
+use redis::Value;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// Longest time an id is remembered: 30 days.
+pub const MAX_DEDUP_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Most ids in one batch.
+pub const MAX_BATCH: usize = 1000;
+const SCHEMA: u32 = 1;
+
+/// Event dedup under one keyspace.
+#[derive(Clone, Debug)]
+pub struct Dedup {
+    client: Client,
+    keys: Keyspace,
+}
+
+impl Dedup {
+    /// Dedup records under `keyspace`.
+    pub fn new(client: Client, keyspace: Keyspace) -> Self {
+        Dedup {
+            client,
+            keys: keyspace,
+        }
+    }
+
+    /// Whether this is the first sighting of `event_id` within `ttl` (fresh random token).
+    pub async fn first_seen(&self, event_id: &str, ttl: Duration) -> Result<bool, Error> {
+        self.first_seen_as(event_id, ttl, &OwnerToken::random())
+            .await
+    }
+
+    /// Like [`Dedup::first_seen`] with the caller's token: asking again with the same token
+    /// gives the same answer (use it after an unknown outcome).
+    pub async fn first_seen_as(
+        &self,
+        event_id: &str,
+        ttl: Duration,
+        token: &OwnerToken,
+    ) -> Result<bool, Error> {
+        let ttl_ms = millis("ttl", ttl, MAX_DEDUP_TTL.as_millis() as u64)?;
+        let key = self.keys.key("dedup", SCHEMA, event_id, &[])?;
+        let result = self.claim(&key, ttl_ms, token).await;
+        let outcome = match &result {
+            Ok(true) => "first",
+            Ok(false) => "duplicate",
+            Err(e) => e.label(),
+        };
+        metrics::counter!(OPS_TOTAL, "primitive" => "dedup", "op" => "first_seen", "outcome" => outcome)
+            .increment(1);
+        result
+    }
+
+    /// [`Dedup::first_seen`] for many ids (see the module doc for how they are sent). Answers in
+    /// the order of `event_ids`; the first error fails the call.
+    pub async fn first_seen_many(
+        &self,
+        event_ids: &[&str],
+        ttl: Duration,
+    ) -> Result<Vec<bool>, Error> {
+        self.first_seen_many_as(event_ids, ttl, &OwnerToken::random())
+            .await
+    }
+
+    /// [`Dedup::first_seen_many`] with the caller's token (same token, same answers).
+    pub async fn first_seen_many_as(
+        &self,
+        event_ids: &[&str],
+        ttl: Duration,
+        token: &OwnerToken,
+    ) -> Result<Vec<bool>, Error> {
+        if event_ids.len() > MAX_BATCH {
+            return Err(Error::BadArgument(format!(
+                "a batch takes at most {MAX_BATCH} ids, got {}",
+                event_ids.len()
+            )));
+        }
+        let ttl_ms = millis("ttl", ttl, MAX_DEDUP_TTL.as_millis() as u64)?;
+        let keys = event_ids
+            .iter()
+            .map(|id| self.keys.key("dedup", SCHEMA, id, &[]))
+            .collect::<Result<Vec<_>, _>>()?;
+        let answers =
+            futures::future::try_join_all(keys.iter().map(|k| self.claim(k, ttl_ms, token)))
+                .await?;
+        let mut seen = HashSet::new();
+        let answers = event_ids
+            .iter()
+            .zip(answers)
+            .map(|(id, first)| first && seen.insert(*id))
+            .collect();
+        metrics::counter!(OPS_TOTAL, "primitive" => "dedup", "op" => "first_seen_many", "outcome" => "ok")
+            .increment(1);
+        Ok(answers)
+    }
+
+    /// `SET key token NX PX ttl GET`, retried (same token) within the client's policy.
+    async fn claim(&self, key: &str, ttl_ms: i64, token: &OwnerToken) -> Result<bool, Error> {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key)
+            .arg(token.as_str())
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms)
+            .arg("GET");
+        let policy = &self.client.config().retry;
+        let started = Instant::now();
+        let mut attempt = 1;
+        loop {
+            let err = match self.client.command(&cmd).await {
+                Ok(Value::Nil) => return Ok(true),
+                Ok(Value::BulkString(b)) => return Ok(b == token.as_str().as_bytes()),
+                Ok(other) => {
+                    return Err(Error::BadReply {
+                        script: "SET NX GET",
+                        detail: format!("{other:?}"),
+                    })
+                }
+                Err(err) => err,
+            };
+            let backoff = policy.backoff(attempt);
+            let may_retry = err.is_transient() || err.is_outcome_unknown();
+            if !may_retry
+                || attempt >= policy.max_attempts
+                || started.elapsed() + backoff > policy.deadline
+            {
+                return Err(err);
+            }
+            tokio::time::sleep(backoff).await;
+            attempt += 1;
+        }
+    }
+}

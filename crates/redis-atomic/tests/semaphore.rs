@@ -1,0 +1,438 @@
+//! The semaphore's invariant (never more than `capacity` live permits, even with holders that
+//! die) under real concurrency in every mode, plus fences, reclaim bounds, faults and bad input.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{env, Env, Mode, MODES};
+use redis_atomic::lock::OwnerToken;
+use redis_atomic::semaphore::{Acquire, Permit, Refresh, Release, Semaphore, RECLAIM_PER_ACQUIRE};
+use redis_atomic::{ClientConfig, Error, RetryPolicy};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+async fn all_modes(test: &str) -> Vec<Env> {
+    let mut envs = Vec::new();
+    for mode in MODES {
+        envs.push(env(mode, test, ClientConfig::default()).await);
+    }
+    envs
+}
+
+fn sem(env: &Env, name: &str, capacity: u32) -> Semaphore {
+    Semaphore::new(env.client.clone(), &env.keyspace, name, capacity).unwrap()
+}
+
+async fn take(sem: &Semaphore, holder: &OwnerToken, lease: Duration) -> Permit {
+    match sem.acquire(holder, lease).await.unwrap() {
+        Acquire::Acquired { permit, .. } => permit,
+        other => panic!("free permit not acquired: {other:?}"),
+    }
+}
+
+/// Most intervals open at once. Each interval is a sub-interval of the server-side lease (it
+/// starts after the acquire reply and ends before the release is sent, or at send + lease for a
+/// holder that died), so an overlap above capacity here is one on the server too.
+fn max_overlap(intervals: &[(Instant, Instant)]) -> usize {
+    let mut events: Vec<(Instant, i32)> = intervals
+        .iter()
+        .flat_map(|&(s, e)| [(s, 1), (e, -1)])
+        .collect();
+    events.sort(); // at equal instants the end (-1) sorts first
+    let (mut open, mut max) = (0i32, 0i32);
+    for (_, d) in events {
+        open += d;
+        max = max.max(open);
+    }
+    max as usize
+}
+
+/// 64 tasks race for 5 permits; about one holder in sixteen dies without releasing. Never more
+/// than 5 holders at once, every mode; dead holders' permits come back once their lease ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn never_more_than_capacity_with_dying_holders() {
+    const CAPACITY: usize = 5;
+    let envs = all_modes("sem-race").await;
+    let runs = envs.iter().map(|env| async move {
+        let mode = env.mode;
+        let intervals = Arc::new(Mutex::new(Vec::new()));
+        let (deaths, fulls) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
+        let tasks: Vec<_> = (0..64)
+            .map(|t| {
+                let sem = sem(env, "pool", CAPACITY as u32);
+                let (intervals, deaths, fulls) = (intervals.clone(), deaths.clone(), fulls.clone());
+                tokio::spawn(async move {
+                    let lease = Duration::from_millis(150);
+                    // The lease surely lasts until send + lease (scores are server µs); 1 ms
+                    // less leaves room for clock-rate differences.
+                    let drift = Duration::from_millis(1);
+                    let deadline = Instant::now() + Duration::from_secs(60);
+                    for i in 0..8 {
+                        let holder = OwnerToken::random();
+                        let (permit, sent) = loop {
+                            let sent = Instant::now();
+                            match sem.acquire(&holder, lease).await.unwrap() {
+                                Acquire::Acquired { permit, .. } => break (permit, sent),
+                                Acquire::Full { retry_after } => {
+                                    *fulls.lock().unwrap() += 1;
+                                    assert!(retry_after <= lease);
+                                    assert!(Instant::now() < deadline, "starved");
+                                    let pause = retry_after.min(Duration::from_millis(3));
+                                    tokio::time::sleep(pause).await;
+                                }
+                                other => panic!("{other:?}"),
+                            }
+                        };
+                        let start = Instant::now();
+                        tokio::time::sleep(Duration::from_millis(1 + (t + i) as u64 % 3)).await;
+                        if (t * 7 + i * 3) % 16 == 0 {
+                            *deaths.lock().unwrap() += 1; // dies: never releases
+                            if start < sent + lease - drift {
+                                intervals
+                                    .lock()
+                                    .unwrap()
+                                    .push((start, sent + lease - drift));
+                            }
+                            continue;
+                        }
+                        // A holder slower than its lease (a loaded test machine) held only until
+                        // the lease ended: its release then says NotHeld.
+                        let end = Instant::now().min(sent + lease - drift);
+                        let released = sem.release(&permit).await.unwrap();
+                        let overran = end == sent + lease - drift;
+                        assert!(overran || matches!(released, Release::Released { .. }));
+                        if start < end {
+                            intervals.lock().unwrap().push((start, end));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let intervals = intervals.lock().unwrap();
+        let max = max_overlap(&intervals);
+        assert!(max <= CAPACITY, "{mode:?}: {max} holders at once");
+        assert!(
+            *deaths.lock().unwrap() > 0 && *fulls.lock().unwrap() > 0,
+            "{mode:?}: not contended"
+        );
+        eprintln!(
+            "{mode:?}: {} permits, {} deaths, {} full, max {max} at once",
+            intervals.len(),
+            deaths.lock().unwrap(),
+            fulls.lock().unwrap()
+        );
+    });
+    futures::future::join_all(runs).await;
+}
+
+/// Fences strictly increase; the same holder retrying gets its own fence back; release and
+/// refresh need the live permit's holder and fence; Full says when the first lease ends.
+#[tokio::test]
+async fn fences_retries_release_refresh() {
+    for env in all_modes("sem-basic").await {
+        let mode = env.mode;
+        let sem = sem(&env, "s", 2);
+        let (a, b) = (OwnerToken::random(), OwnerToken::random());
+        let pa = take(&sem, &a, Duration::from_secs(30)).await;
+        let pb = take(&sem, &b, Duration::from_secs(5)).await;
+        assert!(pb.fence() > pa.fence(), "{mode:?}");
+        let again = take(&sem, &a, Duration::from_secs(30)).await;
+        assert_eq!(
+            again.fence(),
+            pa.fence(),
+            "{mode:?}: retry issued a new fence"
+        );
+        match sem
+            .acquire(&OwnerToken::random(), Duration::from_secs(1))
+            .await
+            .unwrap()
+        {
+            Acquire::Full { retry_after } => assert!(retry_after <= Duration::from_secs(5)),
+            other => panic!("{mode:?}: third permit out of two: {other:?}"),
+        }
+        let state = sem.inspect().await.unwrap();
+        assert_eq!((state.live, state.last_fence), (2, pb.fence()));
+        let mut pb2 = pb.clone();
+        assert!(matches!(
+            sem.refresh(&mut pb2, Duration::from_secs(60))
+                .await
+                .unwrap(),
+            Refresh::Refreshed { .. }
+        ));
+        assert_eq!(
+            sem.release(&pa).await.unwrap(),
+            Release::Released { fence: pa.fence() }
+        );
+        assert_eq!(
+            sem.release(&pa).await.unwrap(),
+            Release::NotHeld,
+            "{mode:?}: double release"
+        );
+        let mut gone = pa.clone();
+        assert_eq!(
+            sem.refresh(&mut gone, Duration::from_secs(1))
+                .await
+                .unwrap(),
+            Refresh::NotHeld
+        );
+        assert_eq!(sem.inspect().await.unwrap().live, 1);
+    }
+}
+
+/// A holder whose permit expired and who acquired again under the same token holds a new fence;
+/// its old permit can neither release nor refresh the new one.
+#[tokio::test]
+async fn stale_incarnation_cannot_touch_new_permit() {
+    for env in all_modes("sem-stale").await {
+        let mode = env.mode;
+        let sem = sem(&env, "s", 1);
+        let holder = OwnerToken::random();
+        let mut old = take(&sem, &holder, Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        let new = take(&sem, &holder, Duration::from_secs(30)).await;
+        assert!(new.fence() > old.fence(), "{mode:?}");
+        assert_eq!(
+            sem.release(&old).await.unwrap(),
+            Release::NotHeld,
+            "{mode:?}"
+        );
+        assert_eq!(
+            sem.refresh(&mut old, Duration::from_secs(60))
+                .await
+                .unwrap(),
+            Refresh::NotHeld
+        );
+        assert_eq!(
+            sem.inspect().await.unwrap().live,
+            1,
+            "{mode:?}: new permit lost"
+        );
+        assert_eq!(
+            sem.release(&new).await.unwrap(),
+            Release::Released { fence: new.fence() }
+        );
+    }
+}
+
+async fn card(env: &Env, key: &str) -> usize {
+    redis::from_redis_value(env.raw(redis::cmd("ZCARD").arg(key)).await).unwrap()
+}
+
+/// Expired permits are reclaimed inside acquire, at most RECLAIM_PER_ACQUIRE per call, and
+/// never count against capacity while they wait to be reclaimed.
+#[tokio::test]
+async fn reclaim_is_bounded_and_expired_never_count() {
+    let env = env(Mode::StandaloneEval, "sem-reclaim", ClientConfig::default()).await;
+    let n = RECLAIM_PER_ACQUIRE + 36;
+    let setup = sem(&env, "big", n as u32 + 1);
+    let _long = take(&setup, &OwnerToken::random(), Duration::from_secs(30)).await;
+    for _ in 0..n {
+        let _ = take(&setup, &OwnerToken::random(), Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let key = env.keyspace.key("sem", 1, "big", &[]).unwrap();
+    assert_eq!(card(&env, &key).await, n + 1);
+    // The same semaphore used with capacity 3: one live permit, n expired ones.
+    let small = sem(&env, "big", 3);
+    let _ = take(&small, &OwnerToken::random(), Duration::from_secs(30)).await;
+    assert_eq!(
+        card(&env, &key).await,
+        n + 1 - RECLAIM_PER_ACQUIRE + 1,
+        "reclaim not bounded"
+    );
+    let _ = take(&small, &OwnerToken::random(), Duration::from_secs(30)).await;
+    assert_eq!(card(&env, &key).await, 3, "leftovers not reclaimed");
+    assert!(matches!(
+        small
+            .acquire(&OwnerToken::random(), Duration::from_secs(1))
+            .await
+            .unwrap(),
+        Acquire::Full { .. }
+    ));
+    assert_eq!(small.inspect().await.unwrap().live, 3);
+}
+
+/// A lost reply to an acquire (server stalled past the client timeout): OutcomeUnknown, and the
+/// retry with the same holder finds its own permit: one permit, one fence.
+#[tokio::test]
+async fn lost_reply_then_retry_yields_one_permit() {
+    for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
+        let config = ClientConfig::default()
+            .timeout(Duration::from_millis(150))
+            .retry(RetryPolicy::none());
+        let env = env(mode, "sem-lost", config).await;
+        env.client.load_all().await.unwrap();
+        let sem = sem(&env, "s", 1);
+        let holder = OwnerToken::random();
+        let server = env.server.as_ref().unwrap();
+        server.pause();
+        let r = sem.acquire(&holder, Duration::from_secs(30)).await;
+        server.resume();
+        assert!(
+            matches!(r, Err(Error::OutcomeUnknown { .. })),
+            "{mode:?}: {r:?}"
+        );
+        let mut ran = false;
+        for _ in 0..200 {
+            if sem.inspect().await.unwrap().live == 1 {
+                ran = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(ran, "{mode:?}: the lost request never ran");
+        let fence = sem.inspect().await.unwrap().last_fence;
+        let p = take(&sem, &holder, Duration::from_secs(30)).await;
+        assert_eq!(p.fence(), fence, "{mode:?}: retry issued a second permit");
+        assert!(matches!(
+            sem.acquire(&OwnerToken::random(), Duration::from_secs(1))
+                .await
+                .unwrap(),
+            Acquire::Full { .. }
+        ));
+    }
+}
+
+/// Bad input is a typed error, in the binding and in the script.
+#[tokio::test]
+async fn bad_input_is_typed() {
+    for env in all_modes("sem-bad").await {
+        let c = env.client.clone();
+        assert!(matches!(
+            Semaphore::new(c.clone(), &env.keyspace, "s", 0),
+            Err(Error::BadArgument(_))
+        ));
+        assert!(matches!(
+            Semaphore::new(c.clone(), &env.keyspace, "", 1),
+            Err(Error::BadArgument(_))
+        ));
+        assert!(matches!(
+            Semaphore::new(c.clone(), &env.keyspace, "s", 100_001),
+            Err(Error::BadArgument(_))
+        ));
+        let sem = sem(&env, "s", 1);
+        let h = OwnerToken::random();
+        assert!(matches!(
+            sem.acquire(&h, Duration::ZERO).await,
+            Err(Error::BadArgument(_))
+        ));
+        assert!(matches!(
+            sem.acquire(&h, Duration::from_secs(8 * 86400)).await,
+            Err(Error::BadArgument(_))
+        ));
+        let keys = ["permits", "holders", "fence"]
+            .map(|p| env.keyspace.key("sem", 1, "raw", &[p]).unwrap());
+        let permits = env.keyspace.key("sem", 1, "raw", &[]).unwrap();
+        for (holder, cap, lease) in [
+            ("", "1", "10"),
+            ("h", "0", "10"),
+            ("h", "1", "0"),
+            ("h", "x", "1"),
+        ] {
+            let r = c
+                .invoke(
+                    &redis_atomic::script::registry::SEM_ACQUIRE,
+                    [&permits, &keys[1], &keys[2]],
+                    [holder.into(), cap.into(), lease.into()],
+                )
+                .await;
+            assert!(
+                matches!(r, Err(Error::BadArgument(_))),
+                "{holder} {cap} {lease}: {r:?}"
+            );
+        }
+    }
+}
+
+/// `SCRIPT FLUSH` / `FUNCTION FLUSH` between calls is recovered (one reload) for the semaphore's
+/// and the fenced write's scripts, both deliveries. Standalone only: flushing the shared cluster
+/// would pull the scripts from under the other tests of this binary (cluster reloads are the
+/// client's, proven in `lock_faults`).
+#[tokio::test]
+async fn script_cache_loss_is_recovered() {
+    for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
+        let env = env(mode, "sem-flush", ClientConfig::default()).await;
+        let sem = sem(&env, "s", 1);
+        let holder = OwnerToken::random();
+        let permit = take(&sem, &holder, Duration::from_secs(30)).await;
+        let flush = match mode.delivery() {
+            redis_atomic::Delivery::Functions => redis::cmd("FUNCTION").arg("FLUSH").clone(),
+            _ => redis::cmd("SCRIPT").arg("FLUSH").clone(),
+        };
+        env.raw(&flush).await;
+        assert!(
+            matches!(
+                sem.release(&permit).await.unwrap(),
+                Release::Released { .. }
+            ),
+            "{mode:?}"
+        );
+        env.raw(&flush).await;
+        let fenced =
+            redis_atomic::fenced::FencedWrites::new(env.client.clone(), env.keyspace.clone());
+        let key = fenced.key("r", "v").unwrap();
+        let out = fenced
+            .fenced_write(
+                "r",
+                permit.fence(),
+                &[redis_atomic::write::Write::set(&key, "1")],
+            )
+            .await
+            .unwrap();
+        assert!(
+            matches!(out, redis_atomic::fenced::Fenced::Applied { .. }),
+            "{mode:?}"
+        );
+    }
+}
+
+/// After a restart (AOF on) an acknowledged permit is still held, its holder gets the same fence
+/// back, and capacity still holds; while the server is down calls fail with a typed error.
+#[tokio::test]
+async fn restart_keeps_acknowledged_permits() {
+    let opts = redis_atomic_testkit::ServerOptions {
+        appendonly: true,
+        ..Default::default()
+    };
+    let config = ClientConfig::default()
+        .timeout(Duration::from_millis(300))
+        .retry(RetryPolicy::none());
+    let mut env = common::standalone("sem-restart", opts, config).await;
+    let sem = sem(&env, "s", 1);
+    let holder = OwnerToken::random();
+    let permit = take(&sem, &holder, Duration::from_secs(60)).await;
+    let server = env.server.as_mut().unwrap();
+    server.kill();
+    let down = sem
+        .acquire(&OwnerToken::random(), Duration::from_secs(1))
+        .await;
+    assert!(
+        matches!(
+            down,
+            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
+        ),
+        "{down:?}"
+    );
+    server.restart().unwrap();
+    let patient = Semaphore::new(
+        env.client.with_config(
+            ClientConfig::default().retry(RetryPolicy::new(10, Duration::from_secs(5))),
+        ),
+        &env.keyspace,
+        "s",
+        1,
+    )
+    .unwrap();
+    assert!(matches!(
+        patient
+            .acquire(&OwnerToken::random(), Duration::from_secs(1))
+            .await
+            .unwrap(),
+        Acquire::Full { .. }
+    ));
+    let again = take(&patient, &holder, Duration::from_secs(60)).await;
+    assert_eq!(again.fence(), permit.fence());
+}
