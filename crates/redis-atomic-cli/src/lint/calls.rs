@@ -284,8 +284,13 @@ impl Walker {
                 "unbounded-read",
                 format!("{cmd} returns the whole collection"),
             ),
+            // From a negative start (`-1 -1`: the last member) the read is bounded by the start.
             "LRANGE" | "ZRANGE" | "ZREVRANGE"
                 if args.get(2).and_then(|a| literal(a)).as_deref() == Some("-1")
+                    && !args
+                        .get(1)
+                        .and_then(|a| literal(a))
+                        .is_some_and(|s| s.starts_with('-'))
                     && !has_word(args, "LIMIT") =>
             {
                 (

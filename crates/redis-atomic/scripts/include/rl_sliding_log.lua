@@ -29,5 +29,7 @@ local function rl_sliding_log_write(key, now, live, period, cost)
       redis.call('ZADD', key, unpack(batch))
     end
   end
-  redis.call('PEXPIRE', key, rl_px(period))
+  -- Cleanup only (entries expire by score): set once, then only ever extend.
+  redis.call('PEXPIRE', key, rl_px(period), 'NX')
+  redis.call('PEXPIRE', key, rl_px(period), 'GT')
 end
