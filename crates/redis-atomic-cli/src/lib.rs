@@ -89,8 +89,11 @@ pub enum ScriptsCommand {
 
 /// Runs the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
-    let mut out = std::io::stdout().lock();
-    let mut err = std::io::stderr().lock();
+    init_tracing();
+    // Unlocked handles (each write locks briefly): holding the stderr lock for the whole run
+    // would block the progress bar's tick thread and any log line from a worker thread forever.
+    let mut out = std::io::stdout();
+    let mut err = std::io::stderr();
     let code = match cli.command {
         Command::Scripts { command } => scripts_cmd::run(command, &mut out, &mut err),
         Command::Slot { keys, check_same } => slot_cmd::run(&keys, check_same, &mut out),
@@ -100,4 +103,15 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
+}
+
+/// Log lines to stderr, filtered by `RUST_LOG` (default: errors only, so tables stay clean;
+/// `RUST_LOG=warn` shows each violation a check found).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

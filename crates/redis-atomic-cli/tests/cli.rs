@@ -243,3 +243,35 @@ fn scripts_acl() {
         );
     }
 }
+
+/// In a terminal (progress bars drawn by their own thread) `verify` finishes: it once held the
+/// stderr lock for the whole run and hung on the first progress tick. Runs under `script(1)`,
+/// which gives the binary a pseudo-terminal; bounded at 120 s.
+#[test]
+fn verify_in_a_terminal_finishes() {
+    let bin = env!("CARGO_BIN_EXE_redis-atomic");
+    let log = std::env::temp_dir().join(format!("ra-tty-{}.log", std::process::id()));
+    let mut child = Command::new("script")
+        .arg("-qec")
+        .arg(format!("{bin} verify --seconds 0.5 --concurrency 4"))
+        .arg(&log)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("script(1) from util-linux/bsdutils");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("verify in a terminal did not finish within 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let out = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    assert!(status.success(), "{out}");
+    assert!(out.contains("all invariants held"), "{out}");
+}
