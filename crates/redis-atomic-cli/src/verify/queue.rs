@@ -81,15 +81,23 @@ pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckRepor
         let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes());
         let mut violations = 0;
         for n in 0..produced {
-            let Some((acks, unknown, claims)) = jobs.get(&format!("j{n}")) else {
-                violations += u64::from(!lossy); // never claimed: lost
+            let id = format!("j{n}");
+            let Some((acks, unknown, claims)) = jobs.get(&id) else {
+                if !lossy {
+                    tracing::warn!(job = id, "queue: enqueued, never claimed (lost)");
+                    violations += 1;
+                }
                 continue;
             };
-            violations += if lossy {
+            let bad = if lossy {
                 repeated_fences(claims)
             } else {
                 u64::from(*acks > 1 || (*acks == 0 && *unknown == 0)) + overlaps(claims)
             };
+            if bad > 0 {
+                tracing::warn!(job = id, acks, unknown, ?claims, "queue: violation");
+            }
+            violations += bad;
         }
         Ok(CheckReport::new(
             "queue",

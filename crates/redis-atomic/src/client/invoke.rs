@@ -6,6 +6,7 @@ use crate::script::{registry, Delivery, DynScript, RetryClass, Script, ScriptDef
 use crate::{keys, Error};
 use redis::{Cmd, Value};
 use std::time::Instant;
+use tracing::Instrument as _;
 
 /// One script argument: bytes or an integer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,9 +88,13 @@ impl Client {
         }
         keys::same_slot(keys)?;
         let span = observe::span(def, keys.first().copied());
-        let _entered = span.enter();
         let started = Instant::now();
-        let result = self.with_retries(def, keys, args, started).await;
+        // `instrument`, not `enter`: an entered guard held across an await would leave the span
+        // entered on the worker thread while other tasks run there.
+        let result = self
+            .with_retries(def, keys, args, started)
+            .instrument(span)
+            .await;
         observe::record(def, &result, started.elapsed());
         result
     }
@@ -103,11 +108,16 @@ impl Client {
     ) -> Result<Value, Error> {
         let policy = &self.config.retry;
         let mut attempt = 1;
+        // Once an attempt may have run, no later error can say "nothing ran" for the call.
+        let mut may_have_run: Option<String> = None;
         loop {
             let err = match self.attempt(def, keys, args).await {
                 Ok(value) => return Ok(value),
                 Err(err) => err,
             };
+            if err.is_outcome_unknown() && may_have_run.is_none() {
+                may_have_run = Some(err.to_string());
+            }
             let may_retry =
                 err.is_transient() || (err.is_outcome_unknown() && def.retry == RetryClass::Safe);
             let backoff = policy.backoff(attempt);
@@ -115,7 +125,7 @@ impl Client {
                 || attempt >= policy.max_attempts
                 || started.elapsed() + backoff > policy.deadline
             {
-                return Err(with_attempts(err, attempt));
+                return Err(final_error(err, attempt, may_have_run));
             }
             observe::retry(def, &err);
             tracing::debug!(error = %err, attempt, "retrying");
@@ -241,9 +251,16 @@ fn function_missing(err: &Error) -> bool {
     matches!(err, Error::Server { code, message } if code == "ERR" && message.starts_with("Function not found"))
 }
 
-fn with_attempts(err: Error, attempts: u32) -> Error {
-    match err {
-        Error::OutcomeUnknown { reason, .. } => Error::OutcomeUnknown { reason, attempts },
-        other => other,
+/// The error a call ends with: the last attempt's, except that a call one of whose attempts may
+/// have run is an unknown outcome even if its last attempt surely did not run (e.g. a timeout,
+/// then a refused reconnect while the server restarts).
+fn final_error(err: Error, attempts: u32, may_have_run: Option<String>) -> Error {
+    match (err, may_have_run) {
+        (Error::OutcomeUnknown { reason, .. }, _) => Error::OutcomeUnknown { reason, attempts },
+        (err, Some(earlier)) if err.nothing_ran() || err.is_transient() => Error::OutcomeUnknown {
+            reason: format!("an earlier attempt may have run ({earlier}); the last: {err}"),
+            attempts,
+        },
+        (err, _) => err,
     }
 }
