@@ -219,14 +219,14 @@ async fn waiting_for_replicas_on_a_cluster() {
 async fn queue_ack_can_be_lost_and_the_job_delivered_again() {
     use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
     let (pair, client) = Pair::start("failover-queue").await;
-    let queue = Queue::new(client, &pair.keyspace, "q", QueueConfig::default()).unwrap();
-    queue.enqueue("job", b"x", RunAt::Now).await.unwrap();
-    let mut conn = pair.primary.client().get_connection().unwrap();
-    let _: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(5000)
-        .query(&mut conn)
+    // The enqueue reaches the replica (WAIT, pipelined on the same connection); the rest not.
+    let durable = client.with_config(ClientConfig::default().replicas(1, Duration::from_secs(5)));
+    Queue::new(durable, &pair.keyspace, "q", QueueConfig::default())
+        .unwrap()
+        .enqueue("job", b"x", RunAt::Now)
+        .await
         .unwrap();
+    let queue = Queue::new(client, &pair.keyspace, "q", QueueConfig::default()).unwrap();
     pair.cut();
     let Claim::Claimed(jobs) = queue
         .claim("w1", Duration::from_millis(200), 1)
