@@ -113,13 +113,19 @@ async fn run_once(store: &Idempotency, env: &Env, effects: &str, key: &str) -> R
 async fn takeover_after_lease_expiry() {
     for mode in MODES {
         let env = env(mode, "idem-takeover", ClientConfig::default()).await;
-        let store = store(&env, Duration::from_millis(100));
+        // A long lease (so "in progress" cannot be a slow machine's accident), then shortened
+        // to 1 ms by the executor's own heartbeat (leases are absolute on the server's clock).
+        let store = store(&env, Duration::from_secs(30));
         let old = claimed(store.begin("t", b"k", fp("r")).await.unwrap());
         assert!(matches!(
             store.begin("t", b"k", fp("r")).await.unwrap(),
             Begin::InProgress { .. }
         ));
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            old.heartbeat(Duration::from_millis(1)).await.unwrap(),
+            Outcome::Stored
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
         let new = claimed(store.begin("t", b"k", fp("r")).await.unwrap());
         assert!(
             new.is_takeover() && new.generation() > old.generation(),
