@@ -19,7 +19,16 @@ use std::time::Duration;
 /// Executions of the handler: what a refusal must prevent.
 type Count = Arc<AtomicU64>;
 
-async fn serve(env: &Env, policy: Policy, unavailable: Unavailable) -> (SocketAddr, Count) {
+/// The layer over a counting handler. `timeout` is the layer's decision timeout: generous where
+/// a test asserts decisions (a loaded machine must not turn them into 503s), short where it
+/// asserts the timeout itself.
+async fn serve(
+    env: &Env,
+    policy: Policy,
+    unavailable: Unavailable,
+    timeout: Duration,
+) -> (SocketAddr, Count) {
+    let _ = env.client.load_all().await;
     let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy);
     let config = RateLimitLayerConfig::by_header("x-api-key", unavailable)
         .cost(|parts| {
@@ -29,7 +38,7 @@ async fn serve(env: &Env, policy: Policy, unavailable: Unavailable) -> (SocketAd
                 .and_then(|v| v.to_str().ok()?.parse().ok())
                 .unwrap_or(1)
         })
-        .timeout(Duration::from_millis(300));
+        .timeout(timeout);
     let count = Count::default();
     let app = Router::new()
         .route(
@@ -80,7 +89,13 @@ async fn headers_and_429() {
                 .unwrap(),
         ])
         .unwrap();
-        let (addr, count) = serve(&env, policy, Unavailable::FailClosed).await;
+        let (addr, count) = serve(
+            &env,
+            policy,
+            Unavailable::FailClosed,
+            Duration::from_secs(10),
+        )
+        .await;
         for r in [2, 1, 0] {
             let resp = get_r(addr, Some("k1"), 1).await;
             assert_eq!(resp.status(), 200, "{mode:?}");
@@ -123,7 +138,7 @@ async fn redis_down_fail_open_and_fail_closed() {
     for unavailable in [Unavailable::FailOpen, Unavailable::FailClosed] {
         let mut env = env(Mode::StandaloneEval, "http-rl-down", config.clone()).await;
         let policy: Policy = Limit::gcra(1, Duration::from_secs(3600)).unwrap().into();
-        let (addr, count) = serve(&env, policy, unavailable).await;
+        let (addr, count) = serve(&env, policy, unavailable, Duration::from_secs(10)).await;
         assert_eq!(get_r(addr, Some("k"), 1).await.status(), 200);
         assert_eq!(get_r(addr, Some("k"), 1).await.status(), 429);
         env.server.as_mut().unwrap().kill();
@@ -158,7 +173,7 @@ async fn redis_stalled_is_bounded_by_the_layer_timeout() {
         )
         .await;
         let policy: Policy = Limit::gcra(5, Duration::from_secs(3600)).unwrap().into();
-        let (addr, count) = serve(&env, policy, unavailable).await;
+        let (addr, count) = serve(&env, policy, unavailable, Duration::from_millis(300)).await;
         assert_eq!(get_r(addr, Some("k"), 1).await.status(), 200);
         let server = env.server.as_ref().unwrap();
         server.pause();
