@@ -18,7 +18,15 @@ fn bench(args: &[&str]) -> std::process::Output {
 /// one client command on the server (library and raw alike); a record has a memory size.
 #[test]
 fn every_primitive_both_ways_one_round_trip() {
-    let o = bench(&["--seconds", "0.2", "--rounds", "2", "--concurrency", "8", "--json"]);
+    let o = bench(&[
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "2",
+        "--concurrency",
+        "8",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["rounds"], 2);
@@ -36,8 +44,14 @@ fn every_primitive_both_ways_one_round_trip() {
         let rounds: Vec<f64> = serde_json::from_value(row["round_ratios"].clone()).unwrap();
         assert_eq!(rounds.len(), 2, "{}", entry.name);
         assert!(rounds.iter().all(|r| *r > 0.0), "{rounds:?}");
-        assert_eq!(row["ratio_min"].as_f64(), rounds.iter().copied().reduce(f64::min));
-        assert_eq!(row["ratio_max"].as_f64(), rounds.iter().copied().reduce(f64::max));
+        assert_eq!(
+            row["ratio_min"].as_f64(),
+            rounds.iter().copied().reduce(f64::min)
+        );
+        assert_eq!(
+            row["ratio_max"].as_f64(),
+            rounds.iter().copied().reduce(f64::max)
+        );
         assert!(row["memory_bytes_per_record"].as_u64().unwrap() > 0);
     }
 }

@@ -228,7 +228,7 @@ async fn main() {
         .unwrap_or(3.0);
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     println!(
-        "redis {} · {TASKS} tasks · {secs} s per case · machine: {} cores",
+        "redis {} · {TASKS} tasks · {secs} s per path per case in {ROUNDS} rounds (ABBA) · machine: {} cores",
         server.version(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
