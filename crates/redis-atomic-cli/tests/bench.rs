@@ -14,13 +14,22 @@ fn bench(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// Every primitive of the table is measured both ways; each decision is exactly one client
-/// command on the server (library and raw alike); a record has a memory size.
+/// Every primitive of the table is measured both ways in every round; each decision is exactly
+/// one client command on the server (library and raw alike); a record has a memory size.
 #[test]
 fn every_primitive_both_ways_one_round_trip() {
-    let o = bench(&["--seconds", "0.3", "--concurrency", "8", "--json"]);
+    let o = bench(&[
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "2",
+        "--concurrency",
+        "8",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["rounds"], 2);
     let rows = doc["benches"].as_array().unwrap();
     assert_eq!(rows.len(), BENCHES.len());
     for (row, entry) in rows.iter().zip(BENCHES) {
@@ -32,15 +41,29 @@ fn every_primitive_both_ways_one_round_trip() {
             assert!(p["p99_us"].as_u64().unwrap() >= p["p50_us"].as_u64().unwrap());
         }
         assert!(row["ratio"].as_f64().unwrap() > 0.0);
+        let rounds: Vec<f64> = serde_json::from_value(row["round_ratios"].clone()).unwrap();
+        assert_eq!(rounds.len(), 2, "{}", entry.name);
+        assert!(rounds.iter().all(|r| *r > 0.0), "{rounds:?}");
+        assert_eq!(
+            row["ratio_min"].as_f64(),
+            rounds.iter().copied().reduce(f64::min)
+        );
+        assert_eq!(
+            row["ratio_max"].as_f64(),
+            rounds.iter().copied().reduce(f64::max)
+        );
         assert!(row["memory_bytes_per_record"].as_u64().unwrap() > 0);
     }
 }
 
-/// Unknown primitives and bad durations are errors (exit 2) with a message.
+/// Unknown primitives, bad durations and zero rounds are errors (exit 2) with a message.
 #[test]
 fn bad_input_exits_2() {
     let o = bench(&["--only", "nope", "--seconds", "0.1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("lock"));
     assert_eq!(bench(&["--seconds", "0"]).status.code(), Some(2));
+    let o = bench(&["--rounds", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--rounds"));
 }

@@ -2,8 +2,13 @@
 //! run. Prints decisions/s, the ratio, round trips per decision (from `INFO commandstats`),
 //! server µs per call, and the Redis core's CPU use (is the server or the client the limit?).
 //!
-//! `cargo bench -p redis-atomic --bench lock [-- SECONDS]` (default 3 s per case). Starts its own
-//! redis-server through the testkit. Timing lives here, never in tests.
+//! The paths alternate in [`ROUNDS`] rounds in ABBA order (raw, lib, lib, raw, ...), each a
+//! quarter of the case's time: on a busy machine throughput drifts over seconds, and running one
+//! path after the other puts that drift into the ratio. Rates are summed over the rounds; the
+//! range of the per-round ratios shows how much to trust the ratio.
+//!
+//! `cargo bench -p redis-atomic --bench lock [-- SECONDS]` (default 3 s per path per case).
+//! Starts its own redis-server through the testkit. Timing lives here, never in tests.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use redis::aio::MultiplexedConnection;
@@ -16,6 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const TASKS: usize = 50;
+const ROUNDS: usize = 4;
 
 #[derive(Clone, Copy, Debug)]
 enum Case {
@@ -23,12 +29,28 @@ enum Case {
     Extend,
 }
 
+/// One phase's totals, or their sums over the rounds.
+#[derive(Default)]
 struct Stats {
     decisions: u64,
     secs: f64,
     evalsha_calls: u64,
-    usec_per_call: f64,
-    cpu_share: f64,
+    usec: u64,
+    cpu_secs: f64,
+}
+
+impl Stats {
+    fn rate(&self) -> f64 {
+        self.decisions as f64 / self.secs
+    }
+
+    fn add(&mut self, o: &Stats) {
+        self.decisions += o.decisions;
+        self.secs += o.secs;
+        self.evalsha_calls += o.evalsha_calls;
+        self.usec += o.usec;
+        self.cpu_secs += o.cpu_secs;
+    }
 }
 
 async fn server_stats(conn: &mut MultiplexedConnection) -> (u64, u64, f64) {
@@ -159,14 +181,43 @@ async fn run_case(server: &RedisServer, case: Case, raw: bool, conns: usize, sec
     }
     let secs = started.elapsed().as_secs_f64();
     let (c1, u1, cpu1) = server_stats(&mut admin).await;
-    let calls = c1 - c0;
     Stats {
         decisions: done.load(Ordering::Relaxed),
         secs,
-        evalsha_calls: calls,
-        usec_per_call: (u1 - u0) as f64 / calls.max(1) as f64,
-        cpu_share: (cpu1 - cpu0) / secs,
+        evalsha_calls: c1 - c0,
+        usec: u1 - u0,
+        cpu_secs: cpu1 - cpu0,
     }
+}
+
+/// `ROUNDS` rounds of raw and lib in ABBA order, `secs / ROUNDS` each: (raw, lib, round ratios).
+async fn interleaved(
+    server: &RedisServer,
+    case: Case,
+    conns: usize,
+    secs: f64,
+) -> (Stats, Stats, Vec<f64>) {
+    let (mut raw, mut lib, mut ratios) = (Stats::default(), Stats::default(), Vec::new());
+    for round in 0..ROUNDS {
+        let order = if round % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        let (mut r, mut l) = (Stats::default(), Stats::default());
+        for is_raw in order {
+            let s = run_case(server, case, is_raw, conns, secs / ROUNDS as f64).await;
+            if is_raw {
+                r = s;
+            } else {
+                l = s;
+            }
+        }
+        ratios.push(l.rate() / r.rate());
+        raw.add(&r);
+        lib.add(&l);
+    }
+    (raw, lib, ratios)
 }
 
 #[tokio::main]
@@ -177,29 +228,38 @@ async fn main() {
         .unwrap_or(3.0);
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     println!(
-        "redis {} · {TASKS} tasks · {secs} s per case · machine: {} cores",
+        "redis {} · {TASKS} tasks · {secs} s per path per case in {ROUNDS} rounds (ABBA) · machine: {} cores",
         server.version(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
-        "{:<16} {:>5} {:>12} {:>12} {:>7} {:>9} {:>9} {:>9}",
-        "case", "conns", "lib dec/s", "raw dec/s", "ratio", "rt/dec", "µs/call", "redis cpu"
+        "{:<16} {:>5} {:>12} {:>12} {:>7} {:>11} {:>9} {:>9} {:>9}",
+        "case",
+        "conns",
+        "lib dec/s",
+        "raw dec/s",
+        "ratio",
+        "round range",
+        "rt/dec",
+        "µs/call",
+        "redis cpu"
     );
     for case in [Case::AcquireRelease, Case::Extend] {
         for conns in [1, 4] {
-            let raw = run_case(&server, case, true, conns, secs).await;
-            let lib = run_case(&server, case, false, conns, secs).await;
-            let per = |s: &Stats| s.decisions as f64 / s.secs;
+            let (raw, lib, ratios) = interleaved(&server, case, conns, secs).await;
+            let min = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = ratios.iter().copied().fold(0.0, f64::max);
             println!(
-                "{:<16} {:>5} {:>12.0} {:>12.0} {:>7.3} {:>9.2} {:>9.2} {:>8.0}%",
+                "{:<16} {:>5} {:>12.0} {:>12.0} {:>7.3} {:>11} {:>9.2} {:>9.2} {:>8.0}%",
                 format!("{case:?}"),
                 conns,
-                per(&lib),
-                per(&raw),
-                per(&lib) / per(&raw),
+                lib.rate(),
+                raw.rate(),
+                lib.rate() / raw.rate(),
+                format!("{min:.2}–{max:.2}"),
                 lib.evalsha_calls as f64 / lib.decisions.max(1) as f64,
-                lib.usec_per_call,
-                lib.cpu_share * 100.0
+                lib.usec as f64 / lib.evalsha_calls.max(1) as f64,
+                lib.cpu_secs / lib.secs * 100.0
             );
         }
     }

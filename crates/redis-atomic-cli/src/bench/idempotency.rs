@@ -41,6 +41,10 @@ fn request(phase: &str, task: usize, i: u64) -> String {
 }
 
 impl Workload for IdemBench {
+    fn cycle(&self) -> u64 {
+        2
+    }
+
     fn library(&self, task: usize, i: u64) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
             let slot = &self.claims[task];

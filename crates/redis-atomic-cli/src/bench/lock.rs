@@ -43,6 +43,10 @@ impl LockBench {
 }
 
 impl Workload for LockBench {
+    fn cycle(&self) -> u64 {
+        2
+    }
+
     fn library(&self, task: usize, i: u64) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
             let resource = self.resource("lib", task);

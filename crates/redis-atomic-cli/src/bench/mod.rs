@@ -4,12 +4,17 @@
 //! per decision from `INFO commandstats`; `MEMORY USAGE` of one record.
 //!
 //! Each primitive adds one entry to [`BENCHES`] (like verify's `CHECKS`): a setup returning a
-//! [`Workload`] that performs one decision either way. With no `--url`, an embedded redis-server
-//! is started, so the numbers come from a quiet server; against a shared server, commandstats
-//! include other clients' traffic.
+//! [`Workload`] that performs one decision either way. The two paths run in alternating rounds
+//! (ABBA, see [`phase`]) so that drift on a busy machine hits both alike. With no `--url`, an
+//! embedded redis-server is started, so the numbers come from a quiet server; against a shared
+//! server, commandstats include other clients' traffic.
 
 mod idempotency;
 mod lock;
+mod phase;
+mod queue;
+mod quota;
+mod ratelimit;
 mod report;
 mod stats;
 
@@ -18,14 +23,10 @@ pub use report::{BenchReport, PathStats, Report};
 use crate::verify::ServerInfo;
 use anyhow::Context as _;
 use futures::future::BoxFuture;
-use indicatif::{ProgressBar, ProgressStyle};
 use redis::aio::MultiplexedConnection;
 use redis_atomic::{Client, ClientConfig, Keyspace};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
-use stats::CommandStats;
 use std::io::Write;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
@@ -34,14 +35,18 @@ pub struct BenchArgs {
     /// a fresh `bench-*` namespace.
     #[arg(long)]
     pub url: Option<String>,
-    /// Seconds per path (library, raw) per primitive.
+    /// Seconds per path (library, raw) per primitive, split over the rounds.
     #[arg(long, default_value_t = 2.0)]
     pub seconds: f64,
+    /// Rounds per primitive, paths alternating in ABBA order (raw, library, library, raw, ...).
+    #[arg(long, default_value_t = 4)]
+    pub rounds: usize,
     /// Concurrent tasks.
     #[arg(long, default_value_t = 50)]
     pub concurrency: usize,
     /// Connections (the library's pool size; raw tasks share as many multiplexed connections).
-    #[arg(long, default_value_t = 1)]
+    /// Defaults to the library's own default pool size.
+    #[arg(long, default_value_t = ClientConfig::default().pool_size)]
     pub connections: usize,
     /// Only these primitives (repeatable); default all.
     #[arg(long)]
@@ -62,9 +67,12 @@ pub struct BenchCtx {
     pub tasks: usize,
 }
 
-/// One primitive's decisions, both ways. Task `t`'s `i`-th call; calls alternate so that each
-/// task's pairs (acquire/release, begin/complete) always complete.
+/// One primitive's decisions, both ways. Task `t`'s `i`-th call (`i` counts on across rounds,
+/// per path); a phase ends only at the end of a cycle, so each task's pairs (acquire/release,
+/// begin/complete) always complete.
 pub trait Workload: Send + Sync {
+    /// Decisions in one cycle: 2 for acquire | release, 3 for enqueue | claim | ack.
+    fn cycle(&self) -> u64;
     /// One decision through the library.
     fn library(&self, task: usize, i: u64) -> BoxFuture<'_, anyhow::Result<()>>;
     /// The same decision as raw `EVALSHA` of the same script.
@@ -104,6 +112,26 @@ pub const BENCHES: &[Bench] = &[
         name: "idempotency",
         decision: "begin on a fresh key | complete with a 512 B response",
         setup: idempotency::setup,
+    },
+    Bench {
+        name: "queue",
+        decision: "enqueue 128 B | claim 1 | ack, one queue shared by all tasks",
+        setup: queue::setup,
+    },
+    Bench {
+        name: "ratelimit",
+        decision: "consume 1 on a GCRA limit (never refused), one identity per task",
+        setup: ratelimit::setup_gcra,
+    },
+    Bench {
+        name: "ratelimit-fw",
+        decision: "consume 1 on a fixed window (never refused), one identity per task",
+        setup: ratelimit::setup_fixed_window,
+    },
+    Bench {
+        name: "quota",
+        decision: "bounded add +1 | -1 on [0, 10^6], one counter per task",
+        setup: quota::setup,
     },
 ];
 
@@ -145,10 +173,59 @@ pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
 
 /// Runs every selected benchmark.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
+    check_args(args)?;
+    let (url, _server) = match &args.url {
+        Some(url) => (url.clone(), None),
+        None => {
+            let server = RedisServer::start(ServerOptions::default())
+                .context("starting the embedded redis-server")?;
+            (server.url(), Some(server))
+        }
+    };
+    let config = ClientConfig::default().pool_size(args.connections);
+    let client = Client::connect(&url, config).await?;
+    client.load_all().await?;
+    let mut admin = redis::Client::open(url.as_str())?
+        .get_multiplexed_async_connection()
+        .await?;
+    let server = ServerInfo::fetch(&client).await?;
+    let run_id = format!("{:08x}", rand::random::<u32>());
+    let mut benches = Vec::new();
+    for bench in BENCHES
+        .iter()
+        .filter(|b| args.only.is_empty() || args.only.iter().any(|o| o == b.name))
+    {
+        let ctx = BenchCtx {
+            client: client.clone(),
+            keyspace: Keyspace::new(format!("bench-{run_id}-{}", bench.name))?,
+            tasks: args.concurrency,
+        };
+        let mut driver = phase::Driver {
+            bench,
+            ctx: ctx.clone(),
+            url: &url,
+            admin: &mut admin,
+            args,
+        };
+        let (raw, lib) = phase::rounds(&mut driver).await?;
+        let workload = (bench.setup)(ctx).await?;
+        let memory = memory_usage(&client, &workload.record().await?).await?;
+        workload.cleanup(args.concurrency).await?;
+        benches.push(BenchReport::new(bench, &lib, &raw, memory));
+    }
+    Ok(Report::new(server, args, benches))
+}
+
+fn check_args(args: &BenchArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.seconds > 0.0 && args.seconds <= 600.0,
         "--seconds must be in (0, 600], got {}",
         args.seconds
+    );
+    anyhow::ensure!(
+        (1..=100).contains(&args.rounds),
+        "--rounds must be 1..=100, got {}",
+        args.rounds
     );
     anyhow::ensure!(
         (1..=1024).contains(&args.concurrency) && (1..=64).contains(&args.connections),
@@ -162,92 +239,7 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
         let names: Vec<&str> = BENCHES.iter().map(|b| b.name).collect();
         anyhow::bail!("no benchmark `{unknown}`; known: {}", names.join(", "));
     }
-    let (url, _server) = match &args.url {
-        Some(url) => (url.clone(), None),
-        None => {
-            let server = RedisServer::start(ServerOptions::default())
-                .context("starting the embedded redis-server")?;
-            (server.url(), Some(server))
-        }
-    };
-    let config = ClientConfig::default().pool_size(args.connections);
-    let client = Client::connect(&url, config).await?;
-    client.load_all().await?;
-    let raw_client = redis::Client::open(url.as_str())?;
-    let mut admin = raw_client.get_multiplexed_async_connection().await?;
-    let mut raws = Vec::new();
-    for _ in 0..args.connections {
-        raws.push(raw_client.get_multiplexed_async_connection().await?);
-    }
-    let server = ServerInfo::fetch(&client).await?;
-    let run_id = format!("{:08x}", rand::random::<u32>());
-    let mut benches = Vec::new();
-    for bench in BENCHES
-        .iter()
-        .filter(|b| args.only.is_empty() || args.only.iter().any(|o| o == b.name))
-    {
-        let ctx = BenchCtx {
-            client: client.clone(),
-            keyspace: Keyspace::new(format!("bench-{run_id}-{}", bench.name))?,
-            tasks: args.concurrency,
-        };
-        let workload: Arc<dyn Workload> = Arc::from((bench.setup)(ctx).await?);
-        let raw = phase(&workload, Some(&raws), &mut admin, args, bench.name).await?;
-        let lib = phase(&workload, None, &mut admin, args, bench.name).await?;
-        let memory = memory_usage(&client, &workload.record().await?).await?;
-        workload.cleanup(args.concurrency).await?;
-        benches.push(BenchReport::new(bench, lib, raw, memory));
-    }
-    Ok(Report::new(server, args, benches))
-}
-
-/// Drives `workload` from `args.concurrency` tasks for `args.seconds`: raw when `raws` is given.
-async fn phase(
-    workload: &Arc<dyn Workload>,
-    raws: Option<&[MultiplexedConnection]>,
-    admin: &mut MultiplexedConnection,
-    args: &BenchArgs,
-    name: &str,
-) -> anyhow::Result<PathStats> {
-    let label = format!("{name} {}", if raws.is_some() { "raw" } else { "library" });
-    let progress = progress_bar(&label, args.json);
-    let before = CommandStats::fetch(admin).await?;
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs_f64(args.seconds);
-    let mut tasks = Vec::new();
-    for t in 0..args.concurrency {
-        let (workload, progress) = (workload.clone(), progress.clone());
-        let mut conn = raws.map(|c| c[t % c.len()].clone());
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let mut i = 0u64;
-            // Finish the last pair so the next phase starts from a clean state.
-            while Instant::now() < deadline || i % 2 == 1 {
-                let sent = Instant::now();
-                match conn.as_mut() {
-                    Some(conn) => workload.raw(conn, t, i).await?,
-                    None => workload.library(t, i).await?,
-                }
-                latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
-                progress.inc(1);
-                i += 1;
-            }
-            anyhow::Ok(latencies)
-        }));
-    }
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await??);
-    }
-    let secs = started.elapsed().as_secs_f64();
-    let after = CommandStats::fetch(admin).await?;
-    progress.finish_and_clear();
-    latencies.sort_unstable();
-    Ok(PathStats::new(
-        &latencies,
-        secs,
-        before.top_level_since(&after),
-    ))
+    Ok(())
 }
 
 async fn memory_usage(client: &Client, keys: &[String]) -> anyhow::Result<u64> {
@@ -263,20 +255,4 @@ async fn memory_usage(client: &Client, keys: &[String]) -> anyhow::Result<u64> {
         total += bytes.unwrap_or(0);
     }
     Ok(total)
-}
-
-fn progress_bar(label: &str, hidden: bool) -> ProgressBar {
-    if hidden {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) =
-        ProgressStyle::with_template("{spinner} {prefix:>20} {pos} decisions {elapsed}")
-    {
-        bar.set_style(style);
-    }
-    bar.set_prefix(label.to_string());
-    bar.enable_steady_tick(Duration::from_millis(100));
-    bar
 }

@@ -1,6 +1,6 @@
 //! The bench report: a table for people, JSON for machines.
 
-use super::{stats::quantile, Bench, BenchArgs};
+use super::{phase::Phase, stats::quantile, Bench, BenchArgs};
 use crate::verify::ServerInfo;
 use serde::Serialize;
 use std::io::Write;
@@ -23,15 +23,25 @@ pub struct PathStats {
 }
 
 impl PathStats {
-    /// From sorted latencies, the elapsed seconds and (top-level calls, their µs).
-    pub fn new(sorted: &[u32], secs: f64, (calls, usec): (u64, u64)) -> PathStats {
+    /// Summed over the phases of every round: decisions over their total time, percentiles of
+    /// all latencies, commandstats totals per decision.
+    pub fn new(phases: &[Phase]) -> PathStats {
+        let mut sorted: Vec<u32> = phases
+            .iter()
+            .flat_map(|p| p.latencies.iter())
+            .copied()
+            .collect();
+        sorted.sort_unstable();
+        let secs: f64 = phases.iter().map(|p| p.secs).sum();
+        let calls: u64 = phases.iter().map(|p| p.calls).sum();
+        let usec: u64 = phases.iter().map(|p| p.usec).sum();
         let n = sorted.len() as u64;
         let per = |x: u64| x as f64 / n.max(1) as f64;
         PathStats {
             decisions: n,
             decisions_per_sec: n as f64 / secs.max(f64::EPSILON),
-            p50_us: quantile(sorted, 0.50),
-            p99_us: quantile(sorted, 0.99),
+            p50_us: quantile(&sorted, 0.50),
+            p99_us: quantile(&sorted, 0.99),
             round_trips_per_decision: per(calls),
             server_us_per_decision: per(usec),
         }
@@ -49,19 +59,34 @@ pub struct BenchReport {
     pub library: PathStats,
     /// Raw `EVALSHA` of the same scripts.
     pub raw: PathStats,
-    /// library / raw decisions per second.
+    /// library / raw decisions per second, each summed over all rounds.
     pub ratio: f64,
+    /// Smallest ratio of one round (library / raw phase of that round).
+    pub ratio_min: f64,
+    /// Largest ratio of one round.
+    pub ratio_max: f64,
+    /// Each round's ratio, in round order.
+    pub round_ratios: Vec<f64>,
     /// `MEMORY USAGE` of one record (all its keys), bytes.
     pub memory_bytes_per_record: u64,
 }
 
 impl BenchReport {
-    /// Assembles one row.
-    pub fn new(bench: &Bench, library: PathStats, raw: PathStats, memory: u64) -> BenchReport {
+    /// Assembles one row from each path's phases, one per round.
+    pub fn new(bench: &Bench, library: &[Phase], raw: &[Phase], memory: u64) -> BenchReport {
+        let round_ratios: Vec<f64> = library
+            .iter()
+            .zip(raw)
+            .map(|(l, r)| l.rate() / r.rate().max(f64::EPSILON))
+            .collect();
+        let (library, raw) = (PathStats::new(library), PathStats::new(raw));
         BenchReport {
             primitive: bench.name,
             decision: bench.decision,
             ratio: library.decisions_per_sec / raw.decisions_per_sec.max(f64::EPSILON),
+            ratio_min: round_ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            ratio_max: round_ratios.iter().copied().fold(0.0, f64::max),
+            round_ratios,
             library,
             raw,
             memory_bytes_per_record: memory,
@@ -80,8 +105,10 @@ pub struct Report {
     pub concurrency: usize,
     /// Connections.
     pub connections: usize,
-    /// Seconds per path.
+    /// Seconds per path (summed over the rounds).
     pub seconds: f64,
+    /// Rounds per primitive (paths in ABBA order).
+    pub rounds: usize,
     /// One row per primitive.
     pub benches: Vec<BenchReport>,
 }
@@ -95,6 +122,7 @@ impl Report {
             concurrency: args.concurrency,
             connections: args.connections,
             seconds: args.seconds,
+            rounds: args.rounds,
             benches,
         }
     }
@@ -108,21 +136,23 @@ impl Report {
     pub fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
-            "redis-atomic bench: Redis {} ({}), {} cores, {} tasks, {} connection(s), {} s per path",
+            "redis-atomic bench: Redis {} ({}), {} cores, {} tasks, {} connection(s), {} s per path in {} rounds (ABBA)",
             self.server.version,
             self.server.mode,
             self.cores,
             self.concurrency,
             self.connections,
-            self.seconds
+            self.seconds,
+            self.rounds
         )?;
         writeln!(
             out,
-            "{:<12} {:>10} {:>10} {:>6} {:>13} {:>13} {:>10} {:>7} {:>9}",
+            "{:<12} {:>10} {:>10} {:>6} {:>11} {:>13} {:>13} {:>10} {:>7} {:>9}",
             "primitive",
             "lib dec/s",
             "raw dec/s",
             "ratio",
+            "round range",
             "p50 lib/raw",
             "p99 lib/raw",
             "srv µs/dec",
@@ -133,11 +163,12 @@ impl Report {
             let (l, r) = (&b.library, &b.raw);
             writeln!(
                 out,
-                "{:<12} {:>10.0} {:>10.0} {:>6.3} {:>13} {:>13} {:>10.1} {:>7.2} {:>9}",
+                "{:<12} {:>10.0} {:>10.0} {:>6.3} {:>11} {:>13} {:>13} {:>10.1} {:>7.2} {:>9}",
                 b.primitive,
                 l.decisions_per_sec,
                 r.decisions_per_sec,
                 b.ratio,
+                format!("{:.2}–{:.2}", b.ratio_min, b.ratio_max),
                 format!("{}/{} µs", l.p50_us, r.p50_us),
                 format!("{}/{} µs", l.p99_us, r.p99_us),
                 l.server_us_per_decision,

@@ -1,0 +1,108 @@
+//! The rate limiter's benchmarks: each task consumes 1 unit for its own identity (one rate-limited
+//! user per task, no request id), on a limit high enough that nothing is ever refused, so every
+//! decision is an admission that writes the limit's state on both paths (a refusal only reads).
+//! Two entries: GCRA (the bucket algorithms' script shape) and a fixed window (the cheapest).
+//! A record is one identity's limit state; it expires on its own (the scripts set TTLs).
+
+use super::{expect_status, BenchCtx, Workload};
+use futures::future::BoxFuture;
+use redis::aio::MultiplexedConnection;
+use redis_atomic::ratelimit::{Limit, RateLimiter};
+use redis_atomic::script::registry::{RL_FIXED_WINDOW, RL_GCRA};
+use redis_atomic::script::Script;
+use std::time::Duration;
+
+struct RateBench {
+    ctx: BenchCtx,
+    limiter: RateLimiter,
+    limit: Limit,
+    script: &'static Script<2, 7>,
+}
+
+/// GCRA, 10^6 per second (burst 10^6): never refused at the rates a task reaches.
+pub(super) fn setup_gcra(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
+    Box::pin(async move {
+        let limit = Limit::gcra(1_000_000, Duration::from_secs(1))?;
+        Ok(RateBench::boxed(ctx, limit, &RL_GCRA))
+    })
+}
+
+/// A fixed window of 10^9 per minute: never refused.
+pub(super) fn setup_fixed_window(
+    ctx: BenchCtx,
+) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
+    Box::pin(async move {
+        let limit = Limit::fixed_window(1_000_000_000, Duration::from_secs(60))?;
+        Ok(RateBench::boxed(ctx, limit, &RL_FIXED_WINDOW))
+    })
+}
+
+impl RateBench {
+    fn boxed(ctx: BenchCtx, limit: Limit, script: &'static Script<2, 7>) -> Box<dyn Workload> {
+        let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace.clone(), limit.clone());
+        Box::new(RateBench {
+            ctx,
+            limiter,
+            limit,
+            script,
+        })
+    }
+
+    /// The script's keys for `identity` as the library names them: the (unused, no request id)
+    /// request key `...:{<digest>}:req:-` and the limit's state key.
+    fn keys(&self, identity: &str) -> anyhow::Result<[String; 2]> {
+        let state = self.limiter.state_keys(identity)?.remove(0);
+        let tag = state
+            .split_once('{')
+            .and_then(|(_, rest)| rest.split_once('}'))
+            .map(|(tag, _)| tag)
+            .ok_or_else(|| anyhow::anyhow!("state key without a hash tag: {state}"))?;
+        let request = self.ctx.keyspace.key("rl", 1, tag, &["req", "-"])?;
+        Ok([request, state])
+    }
+}
+
+impl Workload for RateBench {
+    fn cycle(&self) -> u64 {
+        1
+    }
+
+    fn library(&self, task: usize, _i: u64) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            let got = self.limiter.consume(&format!("user-lib-{task}"), 1).await?;
+            anyhow::ensure!(got.is_allowed(), "consume: {got:?}");
+            Ok(())
+        })
+    }
+
+    fn raw<'a>(
+        &'a self,
+        conn: &'a mut MultiplexedConnection,
+        task: usize,
+        _i: u64,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
+        Box::pin(async move {
+            let [request, state] = self.keys(&format!("user-raw-{task}"))?;
+            let ttl_us = self.limiter.request_ttl().as_micros() as u64;
+            let l = &self.limit;
+            let mut cmd = redis::cmd("EVALSHA");
+            cmd.arg(self.script.sha1).arg(2).arg(&request).arg(&state);
+            cmd.arg(1).arg("").arg(ttl_us).arg("");
+            cmd.arg(l.limit()).arg(l.period_us()).arg(l.burst());
+            expect_status(cmd.query_async(conn).await?, "allowed")
+        })
+    }
+
+    fn record(&self) -> BoxFuture<'_, anyhow::Result<Vec<String>>> {
+        Box::pin(async move {
+            let identity = "api-key-4b1c-9f0e-7a2d";
+            let got = self.limiter.consume(identity, 1).await?;
+            anyhow::ensure!(got.is_allowed(), "consume: {got:?}");
+            Ok(self.limiter.state_keys(identity)?)
+        })
+    }
+
+    fn cleanup(&self, _tasks: usize) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async { Ok(()) })
+    }
+}
