@@ -9,6 +9,7 @@
 //! embedded redis-server is started, so the numbers come from a quiet server; against a shared
 //! server, commandstats include other clients' traffic.
 
+mod fenced;
 mod idempotency;
 mod lock;
 mod phase;
@@ -16,6 +17,7 @@ mod queue;
 mod quota;
 mod ratelimit;
 mod report;
+mod semaphore;
 mod stats;
 
 pub use report::{BenchReport, PathStats, Report};
@@ -132,6 +134,16 @@ pub const BENCHES: &[Bench] = &[
         name: "quota",
         decision: "bounded add +1 | -1 on [0, 10^6], one counter per task",
         setup: quota::setup,
+    },
+    Bench {
+        name: "semaphore",
+        decision: "acquire | release of a permit (capacity 4), one semaphore per task",
+        setup: semaphore::setup,
+    },
+    Bench {
+        name: "fenced-write",
+        decision: "one SET under an increasing fence, one resource per task",
+        setup: fenced::setup,
     },
 ];
 
