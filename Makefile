@@ -45,5 +45,6 @@ test: ensure-redis valkey
 scripts-lock:
 	UPDATE_SCRIPTS_LOCK=1 $(CARGO) test -q -p redis-atomic --test scripts scripts_lock_is_current
 
-bench: ensure-redis
-	$(CARGO) bench -p redis-atomic --bench lock
+# Every primitive, library vs raw EVALSHA in interleaved rounds, on an embedded server.
+bench: ensure-redis build
+	./target/release/redis-atomic bench
