@@ -93,6 +93,11 @@ fn verify_embedded_json() {
     for (name, invariant) in [
         ("ratelimit", "admitted ≤ limit per window"),
         ("quota", "counter stays within bounds"),
+        (
+            "cas",
+            "final counter = committed increments (no lost update)",
+        ),
+        ("dedup", "exactly one caller sees each event first"),
     ] {
         let check = doc["checks"]
             .as_array()

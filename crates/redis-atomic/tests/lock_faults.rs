@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{env, standalone, Mode, MODES};
+use common::{env, impatient, patient, standalone, Mode, MODES};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::lock::{Acquire, LockState, Locks, OwnerToken, Release};
 use redis_atomic::{Client, Keyspace};
@@ -41,9 +41,9 @@ fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
         .sum()
 }
 
-/// Polls (bounded, 2 s) until the lock is held; its fence.
+/// Polls (bounded, 10 s: it ends as soon as the lock is held) until the lock is held; its fence.
 async fn wait_held(locks: &Locks, resource: &str) -> Option<redis_atomic::lock::Fence> {
-    for _ in 0..200 {
+    for _ in 0..1000 {
         if let LockState::Held { fence, .. } = locks.inspect(resource).await.unwrap() {
             return Some(fence);
         }
@@ -52,10 +52,11 @@ async fn wait_held(locks: &Locks, resource: &str) -> Option<redis_atomic::lock::
     None
 }
 
-fn impatient() -> ClientConfig {
-    ClientConfig::default()
-        .timeout(Duration::from_millis(200))
-        .retry(RetryPolicy::none())
+/// The client of the one call that must lose its reply: short timeout, no retries. Every other
+/// call of these tests goes through a patient client, so a loaded machine cannot fail them.
+fn lossy(client: &Client, keyspace: &Keyspace) -> Locks {
+    let client = impatient(client, Duration::from_millis(200), RetryPolicy::none());
+    Locks::new(client, keyspace.clone())
 }
 
 /// `SCRIPT FLUSH` / `FUNCTION FLUSH` between calls is recovered transparently (one reload,
@@ -116,8 +117,9 @@ async fn script_cache_loss_is_recovered_and_counted() {
 async fn lost_reply_then_retry_yields_one_holder() {
     snapshotter();
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = env(mode, "lock-lost", impatient()).await;
+        let env = env(mode, "lock-lost", patient()).await;
         let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+        let lossy = lossy(&env.client, &env.keyspace);
         env.client.load_all().await.unwrap(); // every script cached: the stalled call cannot NOSCRIPT
         let server = env.server.as_ref().unwrap();
         let token = OwnerToken::random();
@@ -126,7 +128,7 @@ async fn lost_reply_then_retry_yields_one_holder() {
             &[("primitive", "lock"), ("op", "acquire")],
         );
         server.pause(); // the request waits in the socket; the client gives up
-        let r = locks
+        let r = lossy
             .acquire_with_token("r", &token, Duration::from_secs(30))
             .await;
         server.resume(); // ... and now the server runs it: executed, reply lost
@@ -171,17 +173,16 @@ async fn lost_reply_on_cluster_then_retry_yields_one_holder() {
     })
     .unwrap();
     for delivery in [Delivery::Eval, Delivery::Functions] {
-        let client = Client::connect_cluster(&cluster.urls(), impatient().delivery(delivery))
+        let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
             .await
             .unwrap();
         client.load_all().await.unwrap();
-        let locks = Locks::new(
-            client,
-            Keyspace::new(unique_prefix("lock-lost-cluster")).unwrap(),
-        );
+        let keyspace = Keyspace::new(unique_prefix("lock-lost-cluster")).unwrap();
+        let lossy = lossy(&client, &keyspace);
+        let locks = Locks::new(client, keyspace);
         let token = OwnerToken::random();
         cluster.nodes().iter().for_each(|n| n.pause());
-        let r = locks
+        let r = lossy
             .acquire_with_token("r", &token, Duration::from_secs(30))
             .await;
         cluster.nodes().iter().for_each(|n| n.resume());
@@ -216,11 +217,17 @@ async fn lost_reply_on_cluster_then_retry_yields_one_holder() {
 #[tokio::test]
 async fn safe_script_retried_after_timeout() {
     snapshotter();
-    let config = ClientConfig::default()
-        .timeout(Duration::from_millis(100))
-        .retry(RetryPolicy::new(20, Duration::from_secs(10)));
-    let env = standalone("lock-retry", ServerOptions::default(), config).await;
+    let env = standalone("lock-retry", ServerOptions::default(), patient()).await;
     let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+    // Only the stalled acquire is impatient (and retried); the other calls are patient.
+    let retrying = Locks::new(
+        impatient(
+            &env.client,
+            Duration::from_millis(100),
+            RetryPolicy::new(20, Duration::from_secs(10)),
+        ),
+        env.keyspace.clone(),
+    );
     env.client.load_all().await.unwrap();
     let server = env.server.as_ref().unwrap();
     let before = counter(
@@ -244,7 +251,10 @@ async fn safe_script_retried_after_timeout() {
                 .unwrap();
         })
     };
-    let out = locks.acquire("r", Duration::from_secs(30)).await.unwrap();
+    let out = retrying
+        .acquire("r", Duration::from_secs(30))
+        .await
+        .unwrap();
     resume.await.unwrap();
     let Acquire::Acquired(g) = out else {
         panic!("retry did not recognise its own lock")
@@ -273,14 +283,15 @@ async fn restart_loses_nothing_acknowledged() {
         appendonly: true,
         ..ServerOptions::default()
     };
-    let mut env = standalone("lock-restart", opts, impatient()).await;
+    let mut env = standalone("lock-restart", opts, patient().retry(RetryPolicy::none())).await;
     let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+    let lossy = lossy(&env.client, &env.keyspace);
     let Acquire::Acquired(a) = locks.acquire("r", Duration::from_secs(60)).await.unwrap() else {
         panic!()
     };
     let server = env.server.as_mut().unwrap();
     server.kill();
-    let down = locks.acquire("r", Duration::from_secs(1)).await;
+    let down = lossy.acquire("r", Duration::from_secs(1)).await;
     assert!(
         matches!(
             down,
@@ -289,19 +300,21 @@ async fn restart_loses_nothing_acknowledged() {
         "{down:?}"
     );
     server.restart().unwrap();
-    let patient = Locks::new(
-        env.client.with_config(
-            ClientConfig::default().retry(RetryPolicy::new(10, Duration::from_secs(5))),
-        ),
+    let recovering = Locks::new(
+        env.client
+            .with_config(patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
         env.keyspace.clone(),
     );
     assert!(matches!(
-        patient.acquire("r", Duration::from_secs(1)).await.unwrap(),
+        recovering
+            .acquire("r", Duration::from_secs(1))
+            .await
+            .unwrap(),
         Acquire::Held { .. }
     ));
     let fence = a.fence();
     assert_eq!(
-        patient.release("r", a.token()).await.unwrap(),
+        recovering.release("r", a.token()).await.unwrap(),
         Release::Released { fence }
     );
 }

@@ -4,25 +4,30 @@
 
 mod common;
 
-use common::{env, standalone, Mode, MODES};
+use common::{env, impatient, patient, standalone, Mode, MODES};
 use redis_atomic::lock::Fence;
-use redis_atomic::queue::{Ack, Claim, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt};
+use redis_atomic::queue::{
+    Ack, Claim, Heartbeat, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt,
+};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Long enough that the immediate re-claim below surely happens before the lease ends, even on
-/// a loaded CI machine.
-const VIS: Duration = Duration::from_millis(1500);
+/// Leases of these tests: long, so "still leased" can never be a slow machine's accident. A lease
+/// that must end is ended on purpose, by a heartbeat that shortens it to 1 ms.
+const VIS: Duration = Duration::from_secs(60);
 
-/// A short timeout with the default retry policy: safe scripts would be retried, claim must not.
-fn impatient() -> ClientConfig {
-    ClientConfig::default().timeout(Duration::from_millis(200))
-}
+/// Timeout of the one call whose reply is lost (the default retries kept: safe scripts would be
+/// retried, claim must not). Every other call goes through a patient client.
+const LOSSY: Duration = Duration::from_millis(200);
 
-/// Polls (bounded, 3 s) until `id` is leased; its fence.
+/// Bound of the polling waits below: generous, they end as soon as their condition holds.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Polls (bounded) until `id` is leased; its fence.
 async fn wait_running(q: &Queue, id: &str) -> Option<Fence> {
-    for _ in 0..300 {
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
         if let JobState::Running { fence, .. } = q.inspect(id).await.unwrap() {
             return Some(fence);
         }
@@ -31,24 +36,26 @@ async fn wait_running(q: &Queue, id: &str) -> Option<Fence> {
     None
 }
 
-/// Claims (bounded, 5 s) until something is leased.
+/// Claims (bounded) until something is leased.
 async fn claim_eventually(q: &Queue) -> Vec<redis_atomic::queue::Job> {
-    for _ in 0..500 {
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
         if let Claim::Claimed(jobs) = q.claim("w2", VIS, 10).await.unwrap() {
             return jobs;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("nothing became claimable within 5 s")
+    panic!("nothing became claimable within {WAIT:?}")
 }
 
-/// After a claim whose reply was lost (server stalled past the timeout): OutcomeUnknown after
-/// one attempt (claim is never retried), the job stays leased to nobody, then comes back once
-/// the visibility timeout passes, with a larger fence.
-async fn lost_claim(q: &Queue, stall: impl Fn(), resume: impl Fn(), what: &str) {
+/// After a claim whose reply was lost (server stalled past `lossy`'s timeout): OutcomeUnknown
+/// after one attempt (claim is never retried), the job stays leased to nobody, then comes back
+/// once its lease ends, with a larger fence. Load-independent: only the lost claim has a short
+/// timeout (the others are patient), and the lease is long until a heartbeat ends it.
+async fn lost_claim(q: &Queue, lossy: &Queue, stall: impl Fn(), resume: impl Fn(), what: &str) {
     q.enqueue("j", b"payload", RunAt::Now).await.unwrap();
     stall();
-    let r = q.claim("w1", VIS, 10).await;
+    let r = lossy.claim("w1", VIS, 10).await;
     resume();
     assert!(
         matches!(r, Err(Error::OutcomeUnknown { attempts: 1, .. })),
@@ -64,6 +71,16 @@ async fn lost_claim(q: &Queue, stall: impl Fn(), resume: impl Fn(), what: &str) 
         ),
         "{what}: a leased job was claimed again before its visibility timeout"
     );
+    // The lost lease's holder never heard of it; end it now (as if its timeout had passed).
+    assert_eq!(
+        q.heartbeat("j", lost, Duration::from_millis(1))
+            .await
+            .unwrap(),
+        Heartbeat::Extended {
+            lease: Duration::from_millis(1)
+        },
+        "{what}"
+    );
     let jobs = claim_eventually(q).await;
     assert_eq!(jobs.len(), 1);
     assert_eq!(
@@ -77,11 +94,16 @@ async fn lost_claim(q: &Queue, stall: impl Fn(), resume: impl Fn(), what: &str) 
     assert_eq!(q.ack("j", jobs[0].fence).await.unwrap(), Ack::Acked);
 }
 
+fn lossy(q_client: &Client, ks: &Keyspace) -> Queue {
+    let client = impatient(q_client, LOSSY, RetryPolicy::default());
+    Queue::new(client, ks, "q", QueueConfig::default()).unwrap()
+}
+
 /// Lost reply on claim, standalone, both deliveries.
 #[tokio::test]
 async fn lost_claim_reply_job_returns_after_visibility() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = env(mode, "queue-lost", impatient()).await;
+        let env = env(mode, "queue-lost", patient()).await;
         env.client.load_all().await.unwrap(); // cached: the stalled call cannot NOSCRIPT
         let q = Queue::new(
             env.client.clone(),
@@ -93,6 +115,7 @@ async fn lost_claim_reply_job_returns_after_visibility() {
         let server = env.server.as_ref().unwrap();
         lost_claim(
             &q,
+            &lossy(&env.client, &env.keyspace),
             || server.pause(),
             || server.resume(),
             &format!("{mode:?}"),
@@ -102,7 +125,8 @@ async fn lost_claim_reply_job_returns_after_visibility() {
 }
 
 /// Lost reply on claim on a dedicated 3-primary cluster (stalling it disturbs no other test),
-/// stalled well under its 1 s node timeout, both deliveries.
+/// stalled only while the lost claim waits (`LOSSY`, well under the 1 s node timeout), both
+/// deliveries.
 #[tokio::test]
 async fn lost_claim_reply_on_cluster() {
     let cluster = RedisCluster::start(ClusterOptions {
@@ -111,15 +135,17 @@ async fn lost_claim_reply_on_cluster() {
     })
     .unwrap();
     for delivery in [Delivery::Eval, Delivery::Functions] {
-        let client = Client::connect_cluster(&cluster.urls(), impatient().delivery(delivery))
+        let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
             .await
             .unwrap();
         client.load_all().await.unwrap();
         let ks = Keyspace::new(unique_prefix("queue-lost-cluster")).unwrap();
+        let lossy = lossy(&client, &ks);
         let q = Queue::new(client, &ks, "q", QueueConfig::default()).unwrap();
         let stall = || cluster.nodes().iter().for_each(|n| n.pause());
         let resume = || cluster.nodes().iter().for_each(|n| n.resume());
-        lost_claim(&q, stall, resume, &format!("cluster {delivery:?}")).await;
+        let what = format!("cluster {delivery:?}");
+        lost_claim(&q, &lossy, stall, resume, &what).await;
     }
 }
 
@@ -155,14 +181,15 @@ async fn script_cache_loss_is_recovered() {
 }
 
 /// While the server is down calls fail with a typed transport error; after a restart (AOF on)
-/// every acknowledged move is still there and the current lease can still ack.
+/// every acknowledged move is still there and the current lease can still ack. Calls before the
+/// kill are patient (no retries, so nothing is sent twice), only the call while down is short.
 #[tokio::test]
 async fn restart_keeps_acknowledged_moves() {
     let opts = ServerOptions {
         appendonly: true,
         ..ServerOptions::default()
     };
-    let config = impatient().retry(RetryPolicy::none());
+    let config = patient().retry(RetryPolicy::none());
     let mut env = standalone("queue-restart", opts, config).await;
     let q = Queue::new(
         env.client.clone(),
@@ -181,7 +208,15 @@ async fn restart_keeps_acknowledged_moves() {
     let before = q.stats().await.unwrap();
     let server = env.server.as_mut().unwrap();
     server.kill();
-    let down = q.claim("w", VIS, 1).await;
+    let down = Queue::new(
+        impatient(&env.client, LOSSY, RetryPolicy::none()),
+        &env.keyspace,
+        "q",
+        QueueConfig::default(),
+    )
+    .unwrap()
+    .claim("w", VIS, 1)
+    .await;
     assert!(
         matches!(
             down,
@@ -191,9 +226,8 @@ async fn restart_keeps_acknowledged_moves() {
     );
     server.restart().unwrap();
     let patient = Queue::new(
-        env.client.with_config(
-            ClientConfig::default().retry(RetryPolicy::new(10, Duration::from_secs(5))),
-        ),
+        env.client
+            .with_config(patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
         &env.keyspace,
         "q",
         QueueConfig::default(),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{env, standalone, Env, Mode, MODES};
+use common::{env, impatient, patient, standalone, Env, Mode, MODES};
 use redis_atomic::ratelimit::{Decision, Limit, Policy, RateLimiter};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
@@ -24,10 +24,11 @@ fn policy() -> Policy {
     .unwrap()
 }
 
-fn impatient() -> ClientConfig {
-    ClientConfig::default()
-        .timeout(Duration::from_millis(200))
-        .retry(RetryPolicy::none())
+/// The limiter of the one call that must lose its reply: short timeout, no retries. Every other
+/// call goes through a patient client, so a loaded machine cannot fail it.
+fn lossy(client: &Client, keyspace: &Keyspace) -> RateLimiter {
+    let client = impatient(client, Duration::from_millis(200), RetryPolicy::none());
+    RateLimiter::new(client, keyspace.clone(), policy())
 }
 
 /// The `remaining` of one more unit-cost request (which it charges when admitted).
@@ -79,14 +80,15 @@ async fn restart_keeps_acknowledged_charges() {
         appendonly: true,
         ..ServerOptions::default()
     };
-    let mut env = standalone("rl-restart", opts, impatient()).await;
+    let mut env = standalone("rl-restart", opts, patient().retry(RetryPolicy::none())).await;
     let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy());
+    let lossy = lossy(&env.client, &env.keyspace);
     for _ in 0..3 {
         limiter.consume("k", 1).await.unwrap();
     }
     let server = env.server.as_mut().unwrap();
     server.kill();
-    let down = limiter.consume("k", 1).await;
+    let down = lossy.consume("k", 1).await;
     assert!(
         matches!(
             down,
@@ -95,16 +97,15 @@ async fn restart_keeps_acknowledged_charges() {
         "{down:?}"
     );
     server.restart().unwrap();
-    let patient = RateLimiter::new(
-        env.client.with_config(
-            ClientConfig::default().retry(RetryPolicy::new(10, Duration::from_secs(5))),
-        ),
+    let recovering = RateLimiter::new(
+        env.client
+            .with_config(patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
         env.keyspace.clone(),
         policy(),
     );
     // The pooled connections died with the server: the first sends on them fail with an unknown
     // outcome, which only a request id makes safe to resend (the binding does, by itself).
-    let d = patient
+    let d = recovering
         .consume_with_id("k", 1, "after-restart")
         .await
         .unwrap();
@@ -185,12 +186,13 @@ async fn oom_is_refused_with_no_partial_write() {
 #[tokio::test]
 async fn lost_reply_then_same_id_is_charged_once() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = env(mode, "rl-lost", impatient()).await;
+        let env = env(mode, "rl-lost", patient()).await;
         env.client.load_all().await.unwrap();
         let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy());
+        let lossy = lossy(&env.client, &env.keyspace);
         let server = env.server.as_ref().unwrap();
         server.pause();
-        let r = limiter.consume_with_id("k", 1, "req-1").await;
+        let r = lossy.consume_with_id("k", 1, "req-1").await;
         server.resume();
         assert!(
             matches!(r, Err(Error::OutcomeUnknown { .. })),
@@ -200,12 +202,12 @@ async fn lost_reply_then_same_id_is_charged_once() {
     }
 }
 
-/// Waits (bounded, 2 s) until the lost request has run (its charge is visible), then resends
-/// it: the resend is a replay and the request was charged once.
+/// Waits (bounded, 10 s; it ends once the charge is visible) until the lost request has run,
+/// then resends it: the resend is a replay and the request was charged once.
 async fn resend_is_charged_once(client: &Client, limiter: &RateLimiter) {
     let key = limiter.state_keys("k").unwrap().remove(0);
     let mut ran = false;
-    for _ in 0..200 {
+    for _ in 0..1000 {
         let n = client
             .command(redis::cmd("EXISTS").arg(&key))
             .await
@@ -231,12 +233,19 @@ async fn resend_is_charged_once(client: &Client, limiter: &RateLimiter) {
 /// With retries on, the binding itself resends a request id after a timeout: one Ok, one charge.
 #[tokio::test]
 async fn request_id_is_resent_by_the_binding() {
-    let config = ClientConfig::default()
-        .timeout(Duration::from_millis(100))
-        .retry(RetryPolicy::new(20, Duration::from_secs(10)));
-    let env = standalone("rl-resend", ServerOptions::default(), config).await;
+    let env = standalone("rl-resend", ServerOptions::default(), patient()).await;
     env.client.load_all().await.unwrap();
     let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy());
+    // Only the stalled call is impatient (and retried by the binding).
+    let retrying = RateLimiter::new(
+        impatient(
+            &env.client,
+            Duration::from_millis(100),
+            RetryPolicy::new(20, Duration::from_secs(10)),
+        ),
+        env.keyspace.clone(),
+        policy(),
+    );
     let server = env.server.as_ref().unwrap();
     server.pause();
     let pid = server.pid();
@@ -248,7 +257,7 @@ async fn request_id_is_resent_by_the_binding() {
             .status()
             .unwrap();
     });
-    let d = limiter.consume_with_id("k", 1, "req-1").await.unwrap();
+    let d = retrying.consume_with_id("k", 1, "req-1").await.unwrap();
     resume.await.unwrap();
     assert!(d.is_allowed());
     assert_eq!(remaining(&limiter, "k").await, 8, "charged twice");
@@ -264,14 +273,15 @@ async fn lost_reply_on_cluster_then_same_id_is_charged_once() {
     })
     .unwrap();
     for delivery in [Delivery::Eval, Delivery::Functions] {
-        let client = Client::connect_cluster(&cluster.urls(), impatient().delivery(delivery))
+        let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
             .await
             .unwrap();
         client.load_all().await.unwrap();
         let ks = Keyspace::new(unique_prefix("rl-lost-cluster")).unwrap();
+        let lossy = lossy(&client, &ks);
         let limiter = RateLimiter::new(client.clone(), ks, policy());
         cluster.nodes().iter().for_each(|n| n.pause());
-        let r = limiter.consume_with_id("k", 1, "req-1").await;
+        let r = lossy.consume_with_id("k", 1, "req-1").await;
         tokio::time::sleep(Duration::from_millis(100)).await;
         cluster.nodes().iter().for_each(|n| n.resume());
         assert!(

@@ -279,23 +279,28 @@ async fn reclaim_is_bounded_and_expired_never_count() {
 #[tokio::test]
 async fn lost_reply_then_retry_yields_one_permit() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let config = ClientConfig::default()
-            .timeout(Duration::from_millis(150))
-            .retry(RetryPolicy::none());
-        let env = env(mode, "sem-lost", config).await;
+        let env = env(mode, "sem-lost", common::patient()).await;
         env.client.load_all().await.unwrap();
         let sem = sem(&env, "s", 1);
+        // Only the stalled call is impatient: a loaded machine cannot fail the others.
+        let lossy = Semaphore::new(
+            common::impatient(&env.client, Duration::from_millis(150), RetryPolicy::none()),
+            &env.keyspace,
+            "s",
+            1,
+        )
+        .unwrap();
         let holder = OwnerToken::random();
         let server = env.server.as_ref().unwrap();
         server.pause();
-        let r = sem.acquire(&holder, Duration::from_secs(30)).await;
+        let r = lossy.acquire(&holder, Duration::from_secs(30)).await;
         server.resume();
         assert!(
             matches!(r, Err(Error::OutcomeUnknown { .. })),
             "{mode:?}: {r:?}"
         );
         let mut ran = false;
-        for _ in 0..200 {
+        for _ in 0..1000 {
             if sem.inspect().await.unwrap().live == 1 {
                 ran = true;
                 break;
@@ -416,16 +421,21 @@ async fn restart_keeps_acknowledged_permits() {
         appendonly: true,
         ..Default::default()
     };
-    let config = ClientConfig::default()
-        .timeout(Duration::from_millis(300))
-        .retry(RetryPolicy::none());
+    let config = common::patient().retry(RetryPolicy::none());
     let mut env = common::standalone("sem-restart", opts, config).await;
     let sem = sem(&env, "s", 1);
+    let lossy = Semaphore::new(
+        common::impatient(&env.client, Duration::from_millis(300), RetryPolicy::none()),
+        &env.keyspace,
+        "s",
+        1,
+    )
+    .unwrap();
     let holder = OwnerToken::random();
     let permit = take(&sem, &holder, Duration::from_secs(60)).await;
     let server = env.server.as_mut().unwrap();
     server.kill();
-    let down = sem
+    let down = lossy
         .acquire(&OwnerToken::random(), Duration::from_secs(1))
         .await;
     assert!(
@@ -437,9 +447,8 @@ async fn restart_keeps_acknowledged_permits() {
     );
     server.restart().unwrap();
     let patient = Semaphore::new(
-        env.client.with_config(
-            ClientConfig::default().retry(RetryPolicy::new(10, Duration::from_secs(5))),
-        ),
+        env.client
+            .with_config(common::patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
         &env.keyspace,
         "s",
         1,

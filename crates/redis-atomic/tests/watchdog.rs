@@ -5,7 +5,9 @@
 mod common;
 
 use common::{env, standalone, Env, Mode, MODES};
-use redis_atomic::lock::{Acquire, LockLost, LockState, Locks, Release, WatchdogConfig};
+use redis_atomic::lock::{
+    Acquire, LockLost, LockState, Locks, OwnerToken, Release, WatchdogConfig,
+};
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use redis_atomic_testkit::ServerOptions;
 use std::time::{Duration, Instant};
@@ -14,11 +16,26 @@ fn locks(env: &Env) -> Locks {
     Locks::new(env.client.clone(), env.keyspace.clone())
 }
 
+/// Acquires a free lock; a timed-out attempt (these tests use short client timeouts, and a loaded
+/// machine may exceed one) is resent with the same token, which finds its own lease (bounded).
 async fn acquire(locks: &Locks, resource: &str, ttl: Duration) -> redis_atomic::lock::LockGuard {
-    match locks.acquire(resource, ttl).await.unwrap() {
-        Acquire::Acquired(g) => g,
-        other => panic!("free lock not acquired: {other:?}"),
+    let token = OwnerToken::random();
+    for _ in 0..50 {
+        match locks.acquire_with_token(resource, &token, ttl).await {
+            Ok(Acquire::Acquired(g)) => return g,
+            Err(Error::OutcomeUnknown { .. }) | Err(Error::NotSent(_)) => {}
+            other => panic!("free lock not acquired: {other:?}"),
+        }
     }
+    panic!("free lock not acquired in 50 attempts")
+}
+
+/// The same connections with a patient timeout: for the checks after a fault.
+fn patient_locks(env: &Env) -> Locks {
+    Locks::new(
+        env.client.with_config(common::patient()),
+        env.keyspace.clone(),
+    )
 }
 
 /// One environment per mode, set up one after another (server and cluster start-up block), so
@@ -96,10 +113,14 @@ async fn redisson_775_renewal_survives_transient_errors() {
     );
     assert!(held.is_held(), "watchdog gave up after transient errors");
     let fence = held.fence();
+    let patient = patient_locks(&env);
     assert!(
-        matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence: f, .. } if f == fence)
+        matches!(patient.inspect("r").await.unwrap(), LockState::Held { fence: f, .. } if f == fence)
     );
-    assert_eq!(held.release().await.unwrap(), Release::Released { fence });
+    assert_eq!(
+        patient.release("r", held.token()).await.unwrap(),
+        Release::Released { fence }
+    );
 }
 
 /// Redisson #5698 (two holders): the server stalls for longer than the lease. The holder is told
@@ -148,7 +169,10 @@ async fn redisson_5698_loss_signalled_before_second_holder() {
         assert!(!held.is_held());
         assert!(b.fence() > held.fence());
         assert_eq!(
-            held.release().await.unwrap(),
+            patient_locks(&env)
+                .release("r", held.token())
+                .await
+                .unwrap(),
             Release::NotHeld,
             "{mode:?}: stale holder released the new lease"
         );

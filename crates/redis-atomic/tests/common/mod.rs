@@ -1,8 +1,27 @@
 //! Shared test fixtures: real servers from the testkit, one client per (topology, delivery) mode.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use redis_atomic::{Client, ClientConfig, Delivery, Keyspace};
+use redis_atomic::{Client, ClientConfig, Delivery, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, RedisCluster, RedisServer, ServerOptions};
+use std::time::Duration;
+
+/// Per-call timeout of the ordinary calls of fault tests: far beyond any delay a loaded 2-core
+/// CI machine adds, so that only the one call a test means to lose can time out. (A short
+/// timeout on every call once failed an ordinary `inspect` at load 8.)
+pub const PATIENT: Duration = Duration::from_secs(10);
+
+/// The settings fault tests connect with: a patient timeout, the default retries.
+pub fn patient() -> ClientConfig {
+    ClientConfig::default().timeout(PATIENT)
+}
+
+/// The same connections and settings (delivery included) with a short `timeout` and `retry`:
+/// for the one call that must lose its reply while the server is stalled. The stall lasts until
+/// that call returns, so its timeout need not be tight; on a cluster keep it well under the 1 s
+/// node timeout (a longer stall would start a failover).
+pub fn impatient(client: &Client, timeout: Duration, retry: RetryPolicy) -> Client {
+    client.with_config(client.config().clone().timeout(timeout).retry(retry))
+}
 
 /// Where and how a test runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
