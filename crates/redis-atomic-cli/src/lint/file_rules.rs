@@ -2,7 +2,10 @@
 //! for scripts in redis-atomic's own header format, the header against the body — judged by the
 //! very parser and checks `build.rs` uses (`redis_atomic::script::header`).
 
-use super::walk::{Pos, RawFinding};
+use super::walk::{tok_pos, Pos, RawFinding};
+use full_moon::ast::Block;
+use full_moon::node::Node;
+use full_moon::tokenizer::TokenType;
 use redis_atomic::script::header;
 
 /// What the shebang says the file is.
@@ -104,4 +107,33 @@ pub fn header_rules(text: &str, out: &mut Vec<RawFinding>) {
             out.push(at(line_of("args"), "header-body-mismatch", problem));
         }
     }
+}
+
+/// String literals holding a constant `{hash tag}` (`'app:{global}:n'`): the tag can never vary,
+/// so every key built with it lands on one slot. (Dynamic tags are built by concatenation, so no
+/// single literal holds both braces around a name.)
+pub fn constant_tags(block: &Block, out: &mut Vec<RawFinding>) {
+    for token in block.tokens() {
+        let TokenType::StringLiteral { literal, .. } = token.token_type() else {
+            continue;
+        };
+        if let Some(tag) = constant_tag(literal) {
+            out.push(RawFinding {
+                pos: tok_pos(token),
+                rule: "constant-hash-tag",
+                message: format!(
+                    "`{{{tag}}}` is the same hash tag on every call: all its keys share one slot"
+                ),
+            });
+        }
+    }
+}
+
+/// The first `{name}` of `text` whose name looks like a tag (not JSON, not a format pattern).
+fn constant_tag(text: &str) -> Option<&str> {
+    let open = text.find('{')?;
+    let rest = &text[open + 1..];
+    let tag = &rest[..rest.find('}')?];
+    let tagish = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+    (!tag.is_empty() && tag.chars().all(tagish)).then_some(tag)
 }

@@ -93,6 +93,7 @@ pub fn lint_expanded(src: &Expanded) -> Result<Vec<Finding>, LintError> {
     if !kind.library {
         file_rules::header_rules(&src.text, &mut raw);
     }
+    file_rules::constant_tags(ast.nodes(), &mut raw);
     let mut walker = walk::Walker::new(kind.library, kind.flags);
     walker.block(ast.nodes());
     raw.extend(walker.finish());
