@@ -21,8 +21,15 @@
 //! retrying it is safe, but it is not atomic across ids (some may be recorded when another
 //! fails). An id repeated inside one batch is `true` at most once.
 //!
-//! **Not guaranteed.** After `ttl` the id is forgotten. A failover can lose a recent `SET`, after
-//! which a duplicate is reported as new (at-least-once). Marking an event seen is not processing
+//! **Durability.** With [`crate::ClientConfig::replicas`] a first sighting is pipelined with
+//! `WAIT` (still one round trip) and reported only once that many replicas have it
+//! ([`Error::NotReplicated`] otherwise; the same token asks again). A duplicate wrote nothing:
+//! it is answered `false` whatever the replicas acknowledged (the `WAIT` is sent before the
+//! answer is known, so with a lagging replica it still takes up to the timeout).
+//!
+//! **Not guaranteed.** After `ttl` the id is forgotten. A failover can lose a recent `SET`
+//! (unless replicas were waited for, and even then if those replicas fail too), after which a
+//! duplicate is reported as new (at-least-once). Marking an event seen is not processing
 //! it: a consumer that crashes between the two loses the event; for exactly-once *effects* use
 //! [`crate::idempotency`].
 
@@ -127,6 +134,34 @@ impl Dedup {
         Ok(answers)
     }
 
+    /// One `SET ... NX PX ttl GET` (with `WAIT` when the client asks for replicas): whether this
+    /// token recorded the sighting. A duplicate wrote nothing, so only a first sighting needs its
+    /// replicas ([`Error::NotReplicated`] otherwise: the sighting stands on the primary, and
+    /// asking again with the same token waits again).
+    async fn send(&self, cmd: &redis::Cmd, token: &OwnerToken) -> Result<bool, Error> {
+        let (reply, acked) = match self.client.config().replicas {
+            Some(replicas) => {
+                let (reply, acked) = self.client.command_and_wait(cmd, replicas).await?;
+                (reply, Some((replicas, acked)))
+            }
+            None => (self.client.command(cmd).await?, None),
+        };
+        let first = match reply {
+            Value::Nil => true,
+            Value::BulkString(b) => b == token.as_str().as_bytes(),
+            other => {
+                return Err(Error::BadReply {
+                    script: "SET NX GET",
+                    detail: format!("{other:?}"),
+                })
+            }
+        };
+        if let (true, Some((replicas, acked))) = (first, acked) {
+            replicas.check(acked)?;
+        }
+        Ok(first)
+    }
+
     /// `SET key token NX PX ttl GET`, retried (same token) within the client's policy.
     async fn claim(&self, key: &str, ttl_ms: i64, token: &OwnerToken) -> Result<bool, Error> {
         let mut cmd = redis::cmd("SET");
@@ -140,15 +175,8 @@ impl Dedup {
         let started = Instant::now();
         let mut attempt = 1;
         loop {
-            let err = match self.client.command(&cmd).await {
-                Ok(Value::Nil) => return Ok(true),
-                Ok(Value::BulkString(b)) => return Ok(b == token.as_str().as_bytes()),
-                Ok(other) => {
-                    return Err(Error::BadReply {
-                        script: "SET NX GET",
-                        detail: format!("{other:?}"),
-                    })
-                }
+            let err = match self.send(&cmd, token).await {
+                Ok(first) => return Ok(first),
                 Err(err) => err,
             };
             let backoff = policy.backoff(attempt);

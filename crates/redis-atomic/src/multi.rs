@@ -19,12 +19,14 @@
 //! **Not guaranteed.** No rollback: a write that fails at run time (a key holding another type)
 //! fails alone while the rest apply; that is reported as [`Error::WrongType`] naming the write.
 //! Not isolation from the past: the batch overwrites whatever is there. Durability is Redis'
-//! (asynchronous replication; `WAIT` is not issued).
+//! (asynchronous replication) unless [`crate::ClientConfig::replicas`] is set: then `WAIT`
+//! follows `EXEC` in the same round trip and [`Error::NotReplicated`] reports a batch that
+//! applied on the primary but reached too few replicas (it is not resent: the writes stand).
 
 use crate::client::DedicatedConnection;
 use crate::observe::OPS_TOTAL;
 use crate::write::{check_batch, Write};
-use crate::{Client, Error};
+use crate::{Client, Error, Replicas};
 use redis::{Cmd, Value};
 use std::time::Instant;
 
@@ -139,18 +141,23 @@ impl MultiWrite {
 
     async fn attempt(&self, client: &Client, cmds: &[Cmd]) -> Result<Vec<Value>, Error> {
         let mut conn = client.dedicated(self.writes[0].key()).await?;
-        exec(&mut conn, cmds).await?.ok_or_else(|| Error::BadReply {
-            script: "EXEC",
-            detail: "transaction aborted without a WATCH".into(),
-        })
+        exec(&mut conn, cmds, client.config().replicas)
+            .await?
+            .ok_or_else(|| Error::BadReply {
+                script: "EXEC",
+                detail: "transaction aborted without a WATCH".into(),
+            })
     }
 }
 
-/// `MULTI`, `cmds`, `EXEC` in one round trip on `conn`. `Ok(None)` when `EXEC` aborted because a
-/// watched key changed; an error when queueing failed (nothing ran) or a write failed at run time.
+/// `MULTI`, `cmds`, `EXEC` in one round trip on `conn` (then `WAIT`, in the same round trip, when
+/// `replicas` is set). `Ok(None)` when `EXEC` aborted because a watched key changed; an error when
+/// queueing failed (nothing ran), a write failed at run time, or the writes applied but fewer
+/// replicas than asked acknowledged them ([`Error::NotReplicated`]).
 pub(crate) async fn exec(
     conn: &mut DedicatedConnection,
     cmds: &[Cmd],
+    replicas: Option<Replicas>,
 ) -> Result<Option<Vec<Value>>, Error> {
     let mut pipe = redis::pipe();
     pipe.cmd("MULTI");
@@ -158,7 +165,22 @@ pub(crate) async fn exec(
         pipe.add_command(cmd.clone());
     }
     pipe.cmd("EXEC");
-    let mut replies = conn.pipeline(&pipe).await?;
+    let mut timeout = conn.timeout();
+    if let Some(r) = replicas {
+        pipe.add_command(r.wait_cmd());
+        timeout += r.timeout;
+    }
+    let mut replies = conn.pipeline_within(&pipe, timeout).await?;
+    let acked = replicas.and_then(|_| replies.pop());
+    let applied = transaction(replies)?;
+    if let (Some(_), Some(r)) = (&applied, replicas) {
+        r.check(acked)?;
+    }
+    Ok(applied)
+}
+
+/// The replies of `MULTI`, the queued commands and `EXEC`, judged.
+fn transaction(mut replies: Vec<Value>) -> Result<Option<Vec<Value>>, Error> {
     let exec_reply = replies.pop();
     // A command refused while queueing (MOVED, syntax, OOM) makes EXEC abort: nothing ran, and
     // the queueing error says why.

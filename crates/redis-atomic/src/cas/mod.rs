@@ -26,7 +26,11 @@
 //! **Not guaranteed.** Progress under contention: on a hot key most attempts abort (see
 //! `docs/cas.md` for measured abort rates); above a handful of contenders a script is cheaper
 //! and never aborts. No rollback inside `EXEC` (a write to a key of another type fails alone,
-//! reported as [`Error::WrongType`]). Keys the closure did not read are not protected.
+//! reported as [`Error::WrongType`]). Keys the closure did not read are not protected. A
+//! failover can lose a commit (asynchronous replication) unless [`crate::ClientConfig::replicas`]
+//! is set: then `WAIT` follows a committing `EXEC` in the same round trip, and a commit that
+//! reached too few replicas is [`Error::NotReplicated`] (it stands on the primary; the closure
+//! is not run again).
 
 mod read;
 
@@ -246,7 +250,9 @@ impl Cas {
                 return Err(e);
             }
         };
-        match exec(c, &cmds).await {
+        // Nothing to write (an abort confirmed, or an empty commit): no replica to wait for.
+        let replicas = self.client.config().replicas.filter(|_| !cmds.is_empty());
+        match exec(c, &cmds, replicas).await {
             Ok(Some(_)) => Ok(Step::Done(decision)),
             Ok(None) => Ok(Step::Conflict),
             Err(e) if e.nothing_ran() => {

@@ -235,13 +235,23 @@ impl DedicatedConnection {
     /// as [`Value::ServerError`] (build `MULTI` ... `EXEC` as plain commands in it). A timeout or
     /// broken connection is [`Error::OutcomeUnknown`] and the connection is closed.
     pub async fn pipeline(&mut self, pipe: &Pipeline) -> Result<Vec<Value>, Error> {
+        self.pipeline_within(pipe, self.timeout).await
+    }
+
+    /// [`DedicatedConnection::pipeline`] with its own timeout (a pipeline ending in `WAIT` may
+    /// take the client's timeout plus the `WAIT`'s).
+    pub(crate) async fn pipeline_within(
+        &mut self,
+        pipe: &Pipeline,
+        timeout: Duration,
+    ) -> Result<Vec<Value>, Error> {
         let conn = self.conn.as_mut().ok_or_else(|| Error::OutcomeUnknown {
             reason: "dedicated connection closed after an earlier failure".into(),
             attempts: 1,
         })?;
         let effect = pipe.cmd_iter().filter_map(state_effect).last();
         let request = conn.req_packed_commands(pipe, 0, pipe.len());
-        let err = match tokio::time::timeout(self.timeout, request).await {
+        let err = match tokio::time::timeout(timeout, request).await {
             Ok(Ok(values)) => {
                 if let Some(dirty) = effect {
                     self.dirty = dirty;
@@ -257,7 +267,7 @@ impl DedicatedConnection {
             }
             Ok(Err(e)) => Error::from_redis(e),
             Err(_) => Error::OutcomeUnknown {
-                reason: format!("no reply within {:?}", self.timeout),
+                reason: format!("no reply within {timeout:?}"),
                 attempts: 1,
             },
         };
@@ -266,6 +276,11 @@ impl DedicatedConnection {
         }
         self.conn = None; // timed out, broken or out of sync: never reused
         Err(err)
+    }
+
+    /// The per-request timeout (the client's).
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     fn server_error(&self, e: redis::ServerError) -> Error {

@@ -18,12 +18,21 @@ impl Client {
         cmd: &Cmd,
         replicas: Replicas,
     ) -> Result<Value, Error> {
-        let timeout_ms = u64::try_from(replicas.timeout.as_millis()).unwrap_or(u64::MAX);
+        let (value, acked) = self.command_and_wait(cmd, replicas).await?;
+        replicas.check(acked)?;
+        Ok(value)
+    }
+
+    /// Sends `cmd` then `WAIT` and returns both replies, for callers whose reply decides whether
+    /// anything was written (a write that did nothing needs no replica).
+    pub(crate) async fn command_and_wait(
+        &self,
+        cmd: &Cmd,
+        replicas: Replicas,
+    ) -> Result<(Value, Option<Value>), Error> {
         let mut pipe = redis::pipe();
         pipe.add_command(cmd.clone())
-            .cmd("WAIT")
-            .arg(replicas.count)
-            .arg(timeout_ms.max(1));
+            .add_command(replicas.wait_cmd());
         let mut lease = self.transport.checkout().await.map_err(Error::NotSent)?;
         let waited = self.config.timeout + replicas.timeout;
         let reply = tokio::time::timeout(waited, lease.conn.request_pipeline(&pipe)).await;
@@ -42,11 +51,26 @@ impl Client {
             Err(_) => (Err(waited), None),
         };
         let value = self.settle(lease.slot, script)?;
+        Ok((value, acked))
+    }
+}
+
+impl Replicas {
+    /// `WAIT count timeout-ms` (at least 1 ms: 0 would block forever).
+    pub(crate) fn wait_cmd(&self) -> Cmd {
+        let timeout_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
+        let mut cmd = redis::cmd("WAIT");
+        cmd.arg(self.count).arg(timeout_ms.max(1));
+        cmd
+    }
+
+    /// Whether `WAIT`'s reply counts enough replicas; [`Error::NotReplicated`] otherwise.
+    pub(crate) fn check(&self, acked: Option<Value>) -> Result<(), Error> {
         match acked {
-            Some(Value::Int(n)) if n >= i64::from(replicas.count) => Ok(value),
+            Some(Value::Int(n)) if n >= i64::from(self.count) => Ok(()),
             Some(Value::Int(n)) => Err(Error::NotReplicated {
                 acked: u32::try_from(n).unwrap_or(0),
-                wanted: replicas.count,
+                wanted: self.count,
             }),
             other => Err(Error::Server {
                 code: "CLIENT".into(),

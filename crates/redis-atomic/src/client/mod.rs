@@ -42,8 +42,9 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// Connections in an owned pool ([`Client::connect`]). Four saturate one Redis core.
     pub pool_size: usize,
-    /// After every script that writes, wait for this many replicas to acknowledge it
-    /// (`WAIT`, pipelined with the script: still one round trip). None by default.
+    /// After every write — scripts that write, multi-key and CAS `EXEC`s, dedup first
+    /// sightings — wait for this many replicas to acknowledge it (`WAIT`, pipelined with the
+    /// write: still one round trip). None by default.
     pub replicas: Option<Replicas>,
 }
 
