@@ -271,4 +271,29 @@ mod tests {
         assert!(check_batch(&vec![Write::del("{a}1"); MAX_WRITES + 1]).is_err());
         assert!(check_batch(&[Write::del("{a}1"), Write::sadd("{a}2", ["m"])]).is_ok());
     }
+
+    /// Every kind of write is allowed to the least-privilege ACL user.
+    #[test]
+    fn every_write_command_is_in_the_acl() {
+        let writes = [
+            Write::set("k", "v"),
+            Write::hset("k", [("f", "v")]),
+            Write::hdel("k", ["f"]),
+            Write::sadd("k", ["m"]),
+            Write::srem("k", ["m"]),
+            Write::del("k"),
+            Write::expire("k", Duration::from_secs(1)),
+        ];
+        for w in writes {
+            let cmd = w.to_cmd().unwrap_or_else(|e| panic!("{w:?}: {e}"));
+            let name = match cmd.args_iter().next() {
+                Some(redis::Arg::Simple(b)) => String::from_utf8_lossy(b).to_ascii_lowercase(),
+                _ => String::new(),
+            };
+            assert!(
+                crate::script::DIRECT_COMMANDS.contains(&name.as_str()),
+                "{name} missing from DIRECT_COMMANDS"
+            );
+        }
+    }
 }

@@ -112,3 +112,31 @@ impl Snapshot {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of read is allowed to the least-privilege ACL user.
+    #[test]
+    fn every_read_command_is_in_the_acl() {
+        let reads = [
+            Read::get("k"),
+            Read::hget("k", "f"),
+            Read::hgetall("k"),
+            Read::smembers("k"),
+            Read::exists("k"),
+            Read::pttl("k"),
+        ];
+        for r in reads {
+            let name = match r.cmd().args_iter().next() {
+                Some(redis::Arg::Simple(b)) => String::from_utf8_lossy(b).to_ascii_lowercase(),
+                _ => String::new(),
+            };
+            assert!(
+                crate::script::DIRECT_COMMANDS.contains(&name.as_str()),
+                "{name} missing from DIRECT_COMMANDS"
+            );
+        }
+    }
+}

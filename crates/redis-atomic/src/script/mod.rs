@@ -165,9 +165,39 @@ pub fn find(name: &str) -> Option<&'static ScriptDef> {
     registry::ALL.iter().copied().find(|s| s.name == name)
 }
 
+/// Commands the primitives send themselves rather than from a script: the `Read`s and `Write`s
+/// of CAS and multi-key writes with their transaction commands, dedup's `SET`, quota's `GET`,
+/// `PEXPIRE` and `ZADD`, `WAIT` (for [`crate::ClientConfig::replicas`]) and `CLUSTER SLOTS`
+/// (dedicated connections find a slot's node with it). Unit tests keep it in step with
+/// [`crate::cas::Read`] and [`crate::write::Write`]; `tests/acl.rs` runs them all as a
+/// restricted user.
+pub const DIRECT_COMMANDS: &[&str] = &[
+    "get",
+    "hget",
+    "hgetall",
+    "smembers",
+    "exists",
+    "pttl",
+    "set",
+    "hset",
+    "hdel",
+    "sadd",
+    "srem",
+    "del",
+    "pexpire",
+    "zadd",
+    "watch",
+    "unwatch",
+    "multi",
+    "exec",
+    "discard",
+    "wait",
+    "cluster|slots",
+];
+
 /// The ACL rules of a least-privilege runtime user for `namespace`: its key pattern, the delivery
-/// commands, and every command the scripts call (ACL applies inside scripts too). Derived from
-/// the registry, so it cannot fall behind the scripts.
+/// commands, every command the scripts call (ACL applies inside scripts too), and
+/// [`DIRECT_COMMANDS`]. Derived from the registry, so it cannot fall behind the scripts.
 ///
 /// ```
 /// let rules = redis_atomic::script::acl_rules("app");
@@ -186,12 +216,14 @@ pub fn acl_rules(namespace: &str) -> Vec<String> {
     .iter()
     .map(|c| c.to_string())
     .collect();
-    for def in registry::ALL {
-        for cmd in header::called_commands(def.source) {
-            let cmd = cmd.to_ascii_lowercase();
-            if !commands.contains(&cmd) {
-                commands.push(cmd);
-            }
+    let scripted = registry::ALL
+        .iter()
+        .flat_map(|def| header::called_commands(def.source));
+    let direct = DIRECT_COMMANDS.iter().map(|c| c.to_string());
+    for cmd in scripted.chain(direct) {
+        let cmd = cmd.to_ascii_lowercase();
+        if !commands.contains(&cmd) {
+            commands.push(cmd);
         }
     }
     let mut rules = vec![
