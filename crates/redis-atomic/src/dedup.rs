@@ -23,7 +23,9 @@
 //!
 //! **Durability.** With [`crate::ClientConfig::replicas`] a first sighting is pipelined with
 //! `WAIT` (still one round trip) and reported only once that many replicas have it
-//! ([`Error::NotReplicated`] otherwise; the same token asks again). A duplicate wrote nothing:
+//! ([`Error::NotReplicated`] otherwise; the same token asks again: finding its own token, that
+//! request rewrites the record — same value and TTL — so its `WAIT` covers the sighting, which
+//! an earlier connection wrote). A duplicate wrote nothing:
 //! it is answered `false` whatever the replicas acknowledged (the `WAIT` is sent before the
 //! answer is known, so with a lagging replica it still takes up to the timeout).
 //!
@@ -33,6 +35,7 @@
 //! it: a consumer that crashes between the two loses the event; for exactly-once *effects* use
 //! [`crate::idempotency`].
 
+use crate::client::resend;
 use crate::keys::Keyspace;
 use crate::lock::OwnerToken;
 use crate::observe::OPS_TOTAL;
@@ -40,7 +43,7 @@ use crate::reply::millis;
 use crate::{Client, Error};
 use redis::Value;
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest time an id is remembered: 30 days.
 pub const MAX_DEDUP_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -138,7 +141,7 @@ impl Dedup {
     /// token recorded the sighting. A duplicate wrote nothing, so only a first sighting needs its
     /// replicas ([`Error::NotReplicated`] otherwise: the sighting stands on the primary, and
     /// asking again with the same token waits again).
-    async fn send(&self, cmd: &redis::Cmd, token: &OwnerToken) -> Result<bool, Error> {
+    async fn send(&self, key: &str, cmd: &redis::Cmd, token: &OwnerToken) -> Result<bool, Error> {
         let (reply, acked) = match self.client.config().replicas {
             Some(replicas) => {
                 let (reply, acked) = self.client.command_and_wait(cmd, replicas).await?;
@@ -146,9 +149,11 @@ impl Dedup {
             }
             None => (self.client.command(cmd).await?, None),
         };
+        let reply_was_own =
+            matches!(&reply, Value::BulkString(b) if b == token.as_str().as_bytes());
         let first = match reply {
             Value::Nil => true,
-            Value::BulkString(b) => b == token.as_str().as_bytes(),
+            Value::BulkString(_) => reply_was_own,
             other => {
                 return Err(Error::BadReply {
                     script: "SET NX GET",
@@ -156,10 +161,19 @@ impl Dedup {
                 })
             }
         };
-        if let (true, Some((replicas, acked))) = (first, acked) {
-            replicas.check(acked)?;
+        let Some((replicas, acked)) = acked.filter(|_| first) else {
+            return Ok(first);
+        };
+        if reply_was_own {
+            // Our own token came back: this request wrote nothing, so its WAIT proves nothing
+            // (WAIT counts replicas that have *this connection's* writes; the earlier write was
+            // on another). Write the record again — same value and TTL — and wait for that.
+            let mut again = redis::cmd("SET");
+            again.arg(key).arg(token.as_str()).arg("XX").arg("KEEPTTL");
+            let (_, acked) = self.client.command_and_wait(&again, replicas).await?;
+            return replicas.check(acked).map(|()| true);
         }
-        Ok(first)
+        replicas.check(acked).map(|()| true)
     }
 
     /// `SET key token NX PX ttl GET`, retried (same token) within the client's policy.
@@ -171,24 +185,6 @@ impl Dedup {
             .arg("PX")
             .arg(ttl_ms)
             .arg("GET");
-        let policy = &self.client.config().retry;
-        let started = Instant::now();
-        let mut attempt = 1;
-        loop {
-            let err = match self.send(&cmd, token).await {
-                Ok(first) => return Ok(first),
-                Err(err) => err,
-            };
-            let backoff = policy.backoff(attempt);
-            let may_retry = err.is_transient() || err.is_outcome_unknown();
-            if !may_retry
-                || attempt >= policy.max_attempts
-                || started.elapsed() + backoff > policy.deadline
-            {
-                return Err(err);
-            }
-            tokio::time::sleep(backoff).await;
-            attempt += 1;
-        }
+        resend(&self.client.config().retry, || self.send(key, &cmd, token)).await
     }
 }

@@ -22,13 +22,15 @@
 //! (asynchronous replication) unless [`crate::ClientConfig::replicas`] is set: then `WAIT`
 //! follows `EXEC` in the same round trip and [`Error::NotReplicated`] reports a batch that
 //! applied on the primary but reached too few replicas (it is not resent: the writes stand).
+//! A batch resent after an unknown outcome whose writes are no-ops by then (`SADD` of present
+//! members, `DEL` of gone keys) propagates nothing, so its `WAIT` proves nothing about the
+//! first send (see `docs/failover.md`).
 
-use crate::client::DedicatedConnection;
+use crate::client::{resend, DedicatedConnection};
 use crate::observe::OPS_TOTAL;
 use crate::write::{check_batch, Write};
 use crate::{Client, Error, Replicas};
 use redis::{Cmd, Value};
-use std::time::Instant;
 
 /// A batch of writes applied atomically with `MULTI`/`EXEC`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -111,25 +113,7 @@ impl MultiWrite {
     /// [`crate::write::MAX_WRITES`] writes, one slot): a bad batch sends nothing.
     pub async fn execute(&self, client: &Client) -> Result<Vec<Value>, Error> {
         let cmds = check_batch(&self.writes)?;
-        let policy = &client.config().retry;
-        let started = Instant::now();
-        let mut attempt = 1;
-        let result = loop {
-            let err = match self.attempt(client, &cmds).await {
-                Ok(replies) => break Ok(replies),
-                Err(err) => err,
-            };
-            let backoff = policy.backoff(attempt);
-            let may_retry = err.is_transient() || err.is_outcome_unknown();
-            if !may_retry
-                || attempt >= policy.max_attempts
-                || started.elapsed() + backoff > policy.deadline
-            {
-                break Err(err);
-            }
-            attempt += 1;
-            tokio::time::sleep(backoff).await;
-        };
+        let result = resend(&client.config().retry, || self.attempt(client, &cmds)).await;
         let outcome = match &result {
             Ok(_) => "applied",
             Err(e) => e.label(),

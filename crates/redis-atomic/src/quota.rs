@@ -29,13 +29,13 @@
 //! scores); larger ones are refused. Replication is asynchronous: a failover may lose the latest
 //! writes.
 
-use crate::client::{Arg, Client};
+use crate::client::{resend, Arg, Client};
 use crate::keys::Keyspace;
 use crate::reply::{millis, Reply};
 use crate::script::registry::{QUOTA_ADD, QUOTA_MAX};
 use crate::Error;
 use redis::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SCHEMA: u32 = 1;
 /// Largest magnitude of a value, bound, delta or score: 2^53 − 1 (exact as a Lua number).
@@ -274,24 +274,7 @@ impl Quotas {
     /// One idempotent command, resent after transient errors and unknown outcomes within the
     /// client's retry policy (bounded attempts and deadline, full jitter).
     async fn idempotent(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
-        let policy = &self.client.config().retry;
-        let started = Instant::now();
-        let mut attempt = 1;
-        loop {
-            match self.client.command(cmd).await {
-                Err(e) if e.is_transient() || e.is_outcome_unknown() => {
-                    let backoff = policy.backoff(attempt);
-                    if attempt >= policy.max_attempts
-                        || started.elapsed() + backoff > policy.deadline
-                    {
-                        return Err(e);
-                    }
-                    tokio::time::sleep(backoff).await;
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        resend(&self.client.config().retry, || self.client.command(cmd)).await
     }
 }
 

@@ -284,6 +284,18 @@ mod tests {
             Write::del("k"),
             Write::expire("k", Duration::from_secs(1)),
         ];
+        // Exhaustive: a new kind of write does not compile until it is listed (and sampled).
+        let kind = |w: &Write| match w {
+            Write::Set { .. } => 0,
+            Write::HSet { .. } => 1,
+            Write::HDel { .. } => 2,
+            Write::SAdd { .. } => 3,
+            Write::SRem { .. } => 4,
+            Write::Del { .. } => 5,
+            Write::Expire { .. } => 6,
+        };
+        let kinds: std::collections::HashSet<_> = writes.iter().map(kind).collect();
+        assert_eq!(kinds.len(), 7, "a kind of write has no sample");
         for w in writes {
             let cmd = w.to_cmd().unwrap_or_else(|e| panic!("{w:?}: {e}"));
             let name = match cmd.args_iter().next() {

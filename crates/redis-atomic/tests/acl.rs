@@ -128,6 +128,11 @@ async fn direct_command_primitives_run_as_restricted_user() {
         .extend_ttl("q", Duration::from_secs(60))
         .await
         .unwrap();
+    let added = quotas
+        .add_unless_smaller("best", &[(5, b"a".as_slice())])
+        .await
+        .unwrap();
+    assert_eq!(added, 1);
 
     let outside = Keyspace::new("other").unwrap();
     let denied = Dedup::new(client.clone(), outside)

@@ -1,5 +1,6 @@
 //! The semaphore's invariant (never more than `capacity` live permits, even with holders that
-//! die) under real concurrency in every mode, plus fences, reclaim bounds, faults and bad input.
+//! die) under real concurrency in every mode, plus fences, reclaim bounds and bad input. Faults
+//! are in `semaphore_faults.rs`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -7,7 +8,7 @@ mod common;
 use common::{env, Env, Mode, MODES};
 use redis_atomic::lock::OwnerToken;
 use redis_atomic::semaphore::{Acquire, Permit, Refresh, Release, Semaphore, RECLAIM_PER_ACQUIRE};
-use redis_atomic::{ClientConfig, Error, RetryPolicy};
+use redis_atomic::{ClientConfig, Error};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -274,52 +275,6 @@ async fn reclaim_is_bounded_and_expired_never_count() {
     assert_eq!(small.inspect().await.unwrap().live, 3);
 }
 
-/// A lost reply to an acquire (server stalled past the client timeout): OutcomeUnknown, and the
-/// retry with the same holder finds its own permit: one permit, one fence.
-#[tokio::test]
-async fn lost_reply_then_retry_yields_one_permit() {
-    for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = env(mode, "sem-lost", common::patient()).await;
-        env.client.load_all().await.unwrap();
-        let sem = sem(&env, "s", 1);
-        // Only the stalled call is impatient: a loaded machine cannot fail the others.
-        let lossy = Semaphore::new(
-            common::impatient(&env.client, Duration::from_millis(150), RetryPolicy::none()),
-            &env.keyspace,
-            "s",
-            1,
-        )
-        .unwrap();
-        let holder = OwnerToken::random();
-        let server = env.server.as_ref().unwrap();
-        server.pause();
-        let r = lossy.acquire(&holder, Duration::from_secs(30)).await;
-        server.resume();
-        assert!(
-            matches!(r, Err(Error::OutcomeUnknown { .. })),
-            "{mode:?}: {r:?}"
-        );
-        let mut ran = false;
-        for _ in 0..1000 {
-            if sem.inspect().await.unwrap().live == 1 {
-                ran = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert!(ran, "{mode:?}: the lost request never ran");
-        let fence = sem.inspect().await.unwrap().last_fence;
-        let p = take(&sem, &holder, Duration::from_secs(30)).await;
-        assert_eq!(p.fence(), fence, "{mode:?}: retry issued a second permit");
-        assert!(matches!(
-            sem.acquire(&OwnerToken::random(), Duration::from_secs(1))
-                .await
-                .unwrap(),
-            Acquire::Full { .. }
-        ));
-    }
-}
-
 /// Bad input is a typed error, in the binding and in the script.
 #[tokio::test]
 async fn bad_input_is_typed() {
@@ -369,98 +324,4 @@ async fn bad_input_is_typed() {
             );
         }
     }
-}
-
-/// `SCRIPT FLUSH` / `FUNCTION FLUSH` between calls is recovered (one reload) for the semaphore's
-/// and the fenced write's scripts, both deliveries. Standalone only: flushing the shared cluster
-/// would pull the scripts from under the other tests of this binary (cluster reloads are the
-/// client's, proven in `lock_faults`).
-#[tokio::test]
-async fn script_cache_loss_is_recovered() {
-    for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = env(mode, "sem-flush", ClientConfig::default()).await;
-        let sem = sem(&env, "s", 1);
-        let holder = OwnerToken::random();
-        let permit = take(&sem, &holder, Duration::from_secs(30)).await;
-        let flush = match mode.delivery() {
-            redis_atomic::Delivery::Functions => redis::cmd("FUNCTION").arg("FLUSH").clone(),
-            _ => redis::cmd("SCRIPT").arg("FLUSH").clone(),
-        };
-        env.raw(&flush).await;
-        assert!(
-            matches!(
-                sem.release(&permit).await.unwrap(),
-                Release::Released { .. }
-            ),
-            "{mode:?}"
-        );
-        env.raw(&flush).await;
-        let fenced =
-            redis_atomic::fenced::FencedWrites::new(env.client.clone(), env.keyspace.clone());
-        let key = fenced.key("r", "v").unwrap();
-        let out = fenced
-            .fenced_write(
-                "r",
-                permit.fence(),
-                &[redis_atomic::write::Write::set(&key, "1")],
-            )
-            .await
-            .unwrap();
-        assert!(
-            matches!(out, redis_atomic::fenced::Fenced::Applied { .. }),
-            "{mode:?}"
-        );
-    }
-}
-
-/// After a restart (AOF on) an acknowledged permit is still held, its holder gets the same fence
-/// back, and capacity still holds; while the server is down calls fail with a typed error.
-#[tokio::test]
-async fn restart_keeps_acknowledged_permits() {
-    let opts = redis_atomic_testkit::ServerOptions {
-        appendonly: true,
-        ..Default::default()
-    };
-    let config = common::patient().retry(RetryPolicy::none());
-    let mut env = common::standalone("sem-restart", opts, config).await;
-    let sem = sem(&env, "s", 1);
-    let lossy = Semaphore::new(
-        common::impatient(&env.client, Duration::from_millis(300), RetryPolicy::none()),
-        &env.keyspace,
-        "s",
-        1,
-    )
-    .unwrap();
-    let holder = OwnerToken::random();
-    let permit = take(&sem, &holder, Duration::from_secs(60)).await;
-    let server = env.server.as_mut().unwrap();
-    server.kill();
-    let down = lossy
-        .acquire(&OwnerToken::random(), Duration::from_secs(1))
-        .await;
-    assert!(
-        matches!(
-            down,
-            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
-        ),
-        "{down:?}"
-    );
-    server.restart().unwrap();
-    let patient = Semaphore::new(
-        env.client
-            .with_config(common::patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
-        &env.keyspace,
-        "s",
-        1,
-    )
-    .unwrap();
-    assert!(matches!(
-        patient
-            .acquire(&OwnerToken::random(), Duration::from_secs(1))
-            .await
-            .unwrap(),
-        Acquire::Full { .. }
-    ));
-    let again = take(&patient, &holder, Duration::from_secs(60)).await;
-    assert_eq!(again.fence(), permit.fence());
 }

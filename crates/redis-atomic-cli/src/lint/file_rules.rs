@@ -129,8 +129,12 @@ pub fn constant_tags(block: &Block, out: &mut Vec<RawFinding>) {
     }
 }
 
-/// The first `{name}` of `text` whose name looks like a tag (not JSON, not a format pattern).
+/// The first `{name}` of `text` whose name looks like a tag (not JSON, not a format pattern), in
+/// a literal that looks like a key (no whitespace: not a message such as `'ERR {n} too big'`).
 fn constant_tag(text: &str) -> Option<&str> {
+    if text.contains(char::is_whitespace) {
+        return None;
+    }
     let open = text.find('{')?;
     let rest = &text[open + 1..];
     let tag = &rest[..rest.find('}')?];

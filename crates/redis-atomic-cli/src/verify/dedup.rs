@@ -75,6 +75,11 @@ async fn worker(
         };
         let answer = match answer {
             Ok(answer) => answer,
+            // Surely not sent: this caller recorded nothing (and excuses nothing).
+            Err(e) if e.nothing_ran() => {
+                ctx.absorb(e)?; // a clean run fails here
+                Some(false)
+            }
             Err(e) => {
                 ctx.absorb(e)?; // a clean run fails here; under faults: no answer
                 None
@@ -95,7 +100,7 @@ async fn worker(
 }
 
 /// The library's answer, asking again with the same token while the outcome is unknown
-/// (bounded); None when it stays unknown.
+/// (bounded); None when it stays unknown (counted once as an unknown outcome).
 async fn ask(
     ctx: &CheckCtx,
     dedup: &Dedup,
@@ -103,16 +108,19 @@ async fn ask(
     ttl: Duration,
 ) -> Result<Option<bool>, Error> {
     let token = OwnerToken::random();
+    let mut may_have_run = false;
     for _ in 0..3 {
         match dedup.first_seen_as(event, ttl, &token).await {
             Ok(first) => return Ok(Some(first)),
-            Err(e) if e.nothing_ran() || ctx.fault.is_none() => return Err(e),
+            Err(e) if ctx.fault.is_none() => return Err(e),
+            Err(e) if e.nothing_ran() && !may_have_run => return Err(e),
             Err(e) => {
-                let _ = ctx.absorb(e); // counted as unknown
+                may_have_run |= !e.nothing_ran();
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
     }
+    ctx.count_unknown();
     Ok(None)
 }
 

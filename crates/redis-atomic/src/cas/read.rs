@@ -128,6 +128,17 @@ mod tests {
             Read::exists("k"),
             Read::pttl("k"),
         ];
+        // Exhaustive: a new kind of read does not compile until it is listed (and sampled).
+        let kind = |r: &Read| match r {
+            Read::Get(_) => 0,
+            Read::HGet(..) => 1,
+            Read::HGetAll(_) => 2,
+            Read::SMembers(_) => 3,
+            Read::Exists(_) => 4,
+            Read::PTtl(_) => 5,
+        };
+        let kinds: std::collections::HashSet<_> = reads.iter().map(kind).collect();
+        assert_eq!(kinds.len(), 6, "a kind of read has no sample");
         for r in reads {
             let name = match r.cmd().args_iter().next() {
                 Some(redis::Arg::Simple(b)) => String::from_utf8_lossy(b).to_ascii_lowercase(),

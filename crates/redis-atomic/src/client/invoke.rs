@@ -1,5 +1,6 @@
 //! Sending one script: argument encoding, the retry loop, `NOSCRIPT` recovery, metrics.
 
+use super::retry::final_error;
 use super::Client;
 use crate::observe;
 use crate::script::{registry, Delivery, DynScript, RetryClass, Script, ScriptDef};
@@ -249,18 +250,4 @@ impl Client {
 /// function with the generic `ERR` code and this text.
 fn function_missing(err: &Error) -> bool {
     matches!(err, Error::Server { code, message } if code == "ERR" && message.starts_with("Function not found"))
-}
-
-/// The error a call ends with: the last attempt's, except that a call one of whose attempts may
-/// have run is an unknown outcome even if its last attempt surely did not run (e.g. a timeout,
-/// then a refused reconnect while the server restarts).
-fn final_error(err: Error, attempts: u32, may_have_run: Option<String>) -> Error {
-    match (err, may_have_run) {
-        (Error::OutcomeUnknown { reason, .. }, _) => Error::OutcomeUnknown { reason, attempts },
-        (err, Some(earlier)) if err.nothing_ran() || err.is_transient() => Error::OutcomeUnknown {
-            reason: format!("an earlier attempt may have run ({earlier}); the last: {err}"),
-            attempts,
-        },
-        (err, _) => err,
-    }
 }

@@ -22,6 +22,7 @@ mod transport;
 
 pub use dedicated::DedicatedConnection;
 pub use invoke::Arg;
+pub(crate) use retry::resend;
 pub use retry::{full_jitter, RetryPolicy};
 
 use crate::script::Delivery;

@@ -4,7 +4,9 @@
 //! The wait before attempt `n` is uniform in `[0, min(max_backoff, base * 2^n))` ("full jitter"),
 //! which spreads a herd of clients that failed together.
 
-use std::time::Duration;
+use crate::Error;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 /// How many times, and for how long, the client retries a request that it may retry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +67,49 @@ pub fn full_jitter(base: Duration, cap: Duration, n: u32) -> Duration {
         return Duration::ZERO;
     }
     Duration::from_micros(rand::random_range(0..micros))
+}
+
+/// The error a call ends with: the last attempt's, except that a call one of whose attempts may
+/// have run is an unknown outcome even if its last attempt surely did not run (e.g. a timeout,
+/// then a refused reconnect while the server restarts).
+pub(super) fn final_error(err: Error, attempts: u32, may_have_run: Option<String>) -> Error {
+    match (err, may_have_run) {
+        (Error::OutcomeUnknown { reason, .. }, _) => Error::OutcomeUnknown { reason, attempts },
+        (err, Some(earlier)) if err.nothing_ran() || err.is_transient() => Error::OutcomeUnknown {
+            reason: format!("an earlier attempt may have run ({earlier}); the last: {err}"),
+            attempts,
+        },
+        (err, _) => err,
+    }
+}
+
+/// Runs `attempt` until it succeeds or fails for good: a request safe to repeat (the caller's
+/// promise) is sent again after a transient refusal or an unknown outcome, within `policy`. The
+/// error it ends with is an unknown outcome whenever any attempt may have run.
+pub(crate) async fn resend<T, F, Fut>(policy: &RetryPolicy, mut attempt: F) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
+{
+    let started = Instant::now();
+    let mut n = 1;
+    let mut may_have_run: Option<String> = None;
+    loop {
+        let err = match attempt().await {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        if err.is_outcome_unknown() && may_have_run.is_none() {
+            may_have_run = Some(err.to_string());
+        }
+        let backoff = policy.backoff(n);
+        let may_retry = err.is_transient() || err.is_outcome_unknown();
+        if !may_retry || n >= policy.max_attempts || started.elapsed() + backoff > policy.deadline {
+            return Err(final_error(err, n, may_have_run));
+        }
+        tokio::time::sleep(backoff).await;
+        n += 1;
+    }
 }
 
 #[cfg(test)]
