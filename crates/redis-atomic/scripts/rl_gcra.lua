@@ -5,11 +5,13 @@
 --- args: cost request_id request_ttl_us test_now_us limit period_us burst
 --- returns: {'allowed', remaining, reset_us, 1, remaining, reset_us, 0} | {'limited', retry_us, reset_us, 1, remaining, reset_us, retry_us} | {'replayed', remaining, reset_us, 1, remaining, reset_us, 0}
 --- retry: unsafe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include rl_common
 --@include rl_gcra
---@include rl_run
+--@include rl_args
+--@include rl_request
+--@include rl_one
 -- Retry: unsafe without a request id (a resend would charge twice). With one, an admitted request
 -- is recorded under KEYS[1] and a resend within request_ttl_us replays it, charging nothing more.
 local args, bad = rl_check_args('gcra', ARGV[5], ARGV[6], ARGV[7], ARGV[1])

@@ -5,7 +5,7 @@
 --- args: cost request_id request_ttl_us test_now_us spec...
 --- returns: {'allowed', min_remaining, max_reset_us, n, (remaining, reset_us, 0) * n} | {'limited', max_retry_us, max_reset_us, n, (remaining, reset_us, retry_us) * n} | {'replayed', ...}
 --- retry: unsafe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include rl_common
 --@include rl_fixed_window
@@ -13,6 +13,8 @@
 --@include rl_sliding_window
 --@include rl_token_bucket
 --@include rl_gcra
+--@include rl_args
+--@include rl_request
 --@include rl_run
 -- spec: four arguments per limit, in KEYS order: algorithm (fw|sl|sw|tb|gcra) limit period_us burst.
 -- Every limit is checked before any is charged (see rl_run): node-rate-limiter-flexible's union

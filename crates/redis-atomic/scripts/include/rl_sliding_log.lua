@@ -29,7 +29,12 @@ local function rl_sliding_log_write(key, now, live, period, cost)
       redis.call('ZADD', key, unpack(batch))
     end
   end
-  -- Cleanup only (entries expire by score): set once, then only ever extend.
-  redis.call('PEXPIRE', key, rl_px(period), 'NX')
-  redis.call('PEXPIRE', key, rl_px(period), 'GT')
+  -- Cleanup only (entries expire by score): set once, then only ever extend. With no live entry
+  -- the trim above deleted the set, so the key is new (NX sets its TTL); otherwise it has one
+  -- from an earlier write (GT only extends it). One call either way.
+  if live == 0 then
+    redis.call('PEXPIRE', key, rl_px(period), 'NX')
+  else
+    redis.call('PEXPIRE', key, rl_px(period), 'GT')
+  end
 end
