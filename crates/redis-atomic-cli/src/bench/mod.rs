@@ -131,6 +131,12 @@ pub const BENCHES: &[Bench] = &[
         setup: ratelimit::setup_fixed_window,
     },
     Bench {
+        name: "ratelimit-sl",
+        decision:
+            "consume 1 on a sliding log of 10 000 per 100 ms (never refused), one identity per task",
+        setup: ratelimit::setup_sliding_log,
+    },
+    Bench {
         name: "quota",
         decision: "bounded add +1 | -1 on [0, 10^6], one counter per task",
         setup: quota::setup,

@@ -1,14 +1,15 @@
 //! The rate limiter's benchmarks: each task consumes 1 unit for its own identity (one rate-limited
 //! user per task, no request id), on a limit high enough that nothing is ever refused, so every
 //! decision is an admission that writes the limit's state on both paths (a refusal only reads).
-//! Two entries: GCRA (the bucket algorithms' script shape) and a fixed window (the cheapest).
+//! Three entries: GCRA (the bucket algorithms' script shape), a fixed window (the cheapest) and
+//! the sliding log (the costliest: a sorted set trimmed on every decision).
 //! A record is one identity's limit state; it expires on its own (the scripts set TTLs).
 
 use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use redis_atomic::ratelimit::{Limit, RateLimiter};
-use redis_atomic::script::registry::{RL_FIXED_WINDOW, RL_GCRA};
+use redis_atomic::script::registry::{RL_FIXED_WINDOW, RL_GCRA, RL_SLIDING_LOG};
 use redis_atomic::script::Script;
 use std::time::Duration;
 
@@ -34,6 +35,17 @@ pub(super) fn setup_fixed_window(
     Box::pin(async move {
         let limit = Limit::fixed_window(1_000_000_000, Duration::from_secs(60))?;
         Ok(RateBench::boxed(ctx, limit, &RL_FIXED_WINDOW))
+    })
+}
+
+/// A sliding log of 10 000 per 100 ms (its largest limit): never refused at the rates a task
+/// reaches (under 2 000 per second each here), so each decision trims, counts and adds.
+pub(super) fn setup_sliding_log(
+    ctx: BenchCtx,
+) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
+    Box::pin(async move {
+        let limit = Limit::sliding_log(10_000, Duration::from_millis(100))?;
+        Ok(RateBench::boxed(ctx, limit, &RL_SLIDING_LOG))
     })
 }
 
