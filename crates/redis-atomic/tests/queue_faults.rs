@@ -241,7 +241,8 @@ async fn restart_keeps_acknowledged_moves() {
 }
 
 /// Over `maxmemory` every write script (ack included) is refused with a typed `Rejected { OOM }`
-/// in both deliveries, nothing moves, reads still work; below it, the lease still acks.
+/// in both deliveries, nothing moves, reads still work; below it, the lease still acks. On a
+/// standalone server and on a dedicated 3-primary cluster (every primary over its limit).
 #[tokio::test]
 async fn oom_refuses_writes_and_moves_nothing() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
@@ -254,37 +255,72 @@ async fn oom_refuses_writes_and_moves_nothing() {
             QueueConfig::default(),
         )
         .unwrap();
-        for id in ["a", "b"] {
-            q.enqueue(id, b"p", RunAt::Now).await.unwrap();
-        }
-        let Claim::Claimed(jobs) = q.claim("w", Duration::from_secs(60), 1).await.unwrap() else {
-            panic!()
-        };
-        let before: QueueStats = q.stats().await.unwrap();
-        env.raw(redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(1))
-            .await;
-        let oom = |r: Result<(), Error>| matches!(r, Err(Error::Rejected { ref code, .. }) if code == "OOM");
-        assert!(
-            oom(q.enqueue("c", b"p", RunAt::Now).await.map(drop)),
-            "{mode:?}"
-        );
-        assert!(oom(q.claim("w", VIS, 5).await.map(drop)), "{mode:?}");
-        assert!(oom(q.ack("a", jobs[0].fence).await.map(drop)), "{mode:?}");
-        let nack = q.nack("a", jobs[0].fence, Duration::ZERO, "e").await;
-        assert!(oom(nack.map(drop)), "{mode:?}");
-        assert!(oom(q.reap(10).await.map(drop)), "{mode:?}");
-        assert_eq!(
-            q.stats().await.unwrap(),
-            before,
-            "{mode:?}: something moved"
-        );
-        env.raw(redis::cmd("CONFIG").arg("SET").arg("maxmemory").arg(0))
-            .await;
-        assert_eq!(q.ack("a", jobs[0].fence).await.unwrap(), Ack::Acked);
-        let nack = q
-            .nack("a", jobs[0].fence, Duration::ZERO, "e")
+        let server = env.server.as_ref().unwrap();
+        oom_case(
+            &q,
+            |bytes| set_maxmemory(server, bytes),
+            &format!("{mode:?}"),
+        )
+        .await;
+    }
+    let cluster = RedisCluster::start(ClusterOptions {
+        replicas_per_primary: 0,
+        ..Default::default()
+    })
+    .unwrap();
+    for delivery in [Delivery::Eval, Delivery::Functions] {
+        let config = ClientConfig::default().delivery(delivery);
+        let client = Client::connect_cluster(&cluster.urls(), config)
             .await
             .unwrap();
-        assert_eq!(nack, Nack::Lost);
+        client.load_all().await.unwrap();
+        let ks = Keyspace::new(unique_prefix("queue-oom-cluster")).unwrap();
+        let q = Queue::new(client, &ks, "q", QueueConfig::default()).unwrap();
+        let set_all = |bytes| cluster.nodes().iter().for_each(|n| set_maxmemory(n, bytes));
+        oom_case(&q, set_all, &format!("cluster {delivery:?}")).await;
     }
+}
+
+fn set_maxmemory(server: &redis_atomic_testkit::RedisServer, bytes: u64) {
+    let mut conn = server.client().get_connection().unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(bytes)
+        .query(&mut conn)
+        .unwrap();
+}
+
+async fn oom_case(q: &Queue, set_maxmemory: impl Fn(u64), what: &str) {
+    for id in ["a", "b"] {
+        q.enqueue(id, b"p", RunAt::Now).await.unwrap();
+    }
+    let Claim::Claimed(jobs) = q.claim("w", Duration::from_secs(60), 1).await.unwrap() else {
+        panic!("{what}: nothing claimed")
+    };
+    let before: QueueStats = q.stats().await.unwrap();
+    set_maxmemory(1);
+    let oom =
+        |r: Result<(), Error>| matches!(r, Err(Error::Rejected { ref code, .. }) if code == "OOM");
+    assert!(
+        oom(q.enqueue("c", b"p", RunAt::Now).await.map(drop)),
+        "{what}"
+    );
+    assert!(oom(q.claim("w", VIS, 5).await.map(drop)), "{what}");
+    assert!(oom(q.ack("a", jobs[0].fence).await.map(drop)), "{what}");
+    let nack = q.nack("a", jobs[0].fence, Duration::ZERO, "e").await;
+    assert!(oom(nack.map(drop)), "{what}");
+    assert!(oom(q.reap(10).await.map(drop)), "{what}");
+    assert_eq!(q.stats().await.unwrap(), before, "{what}: something moved");
+    set_maxmemory(0);
+    assert_eq!(
+        q.ack("a", jobs[0].fence).await.unwrap(),
+        Ack::Acked,
+        "{what}"
+    );
+    let nack = q
+        .nack("a", jobs[0].fence, Duration::ZERO, "e")
+        .await
+        .unwrap();
+    assert_eq!(nack, Nack::Lost, "{what}");
 }
