@@ -1,6 +1,6 @@
 //! Sending one script: argument encoding, the retry loop, `NOSCRIPT` recovery, metrics.
 
-use super::retry::final_error;
+use super::retry::resend_with;
 use super::Client;
 use crate::observe;
 use crate::script::{registry, Delivery, DynScript, RetryClass, Script, ScriptDef};
@@ -107,32 +107,19 @@ impl Client {
         args: &[Arg<'_>],
         started: Instant,
     ) -> Result<Value, Error> {
-        let policy = &self.config.retry;
-        let mut attempt = 1;
-        // Once an attempt may have run, no later error can say "nothing ran" for the call.
-        let mut may_have_run: Option<String> = None;
-        loop {
-            let err = match self.attempt(def, keys, args).await {
-                Ok(value) => return Ok(value),
-                Err(err) => err,
-            };
-            if err.is_outcome_unknown() && may_have_run.is_none() {
-                may_have_run = Some(err.to_string());
-            }
-            let may_retry =
-                err.is_transient() || (err.is_outcome_unknown() && def.retry == RetryClass::Safe);
-            let backoff = policy.backoff(attempt);
-            if !may_retry
-                || attempt >= policy.max_attempts
-                || started.elapsed() + backoff > policy.deadline
-            {
-                return Err(final_error(err, attempt, may_have_run));
-            }
-            observe::retry(def, &err);
+        let unknown_is_safe = def.retry == RetryClass::Safe;
+        let before_retry = |err: &Error, attempt: u32| {
+            observe::retry(def, err);
             tracing::debug!(error = %err, attempt, "retrying");
-            tokio::time::sleep(backoff).await;
-            attempt += 1;
-        }
+        };
+        resend_with(
+            &self.config.retry,
+            started,
+            unknown_is_safe,
+            before_retry,
+            || self.attempt(def, keys, args),
+        )
+        .await
     }
 
     /// One attempt, with the single reload that `NOSCRIPT` / a missing Function allows.

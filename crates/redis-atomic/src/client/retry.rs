@@ -72,7 +72,7 @@ pub fn full_jitter(base: Duration, cap: Duration, n: u32) -> Duration {
 /// The error a call ends with: the last attempt's, except that a call one of whose attempts may
 /// have run is an unknown outcome even if its last attempt surely did not run (e.g. a timeout,
 /// then a refused reconnect while the server restarts).
-pub(super) fn final_error(err: Error, attempts: u32, may_have_run: Option<String>) -> Error {
+fn final_error(err: Error, attempts: u32, may_have_run: Option<String>) -> Error {
     match (err, may_have_run) {
         (Error::OutcomeUnknown { reason, .. }, _) => Error::OutcomeUnknown { reason, attempts },
         (err, Some(earlier)) if err.nothing_ran() || err.is_transient() => Error::OutcomeUnknown {
@@ -86,12 +86,30 @@ pub(super) fn final_error(err: Error, attempts: u32, may_have_run: Option<String
 /// Runs `attempt` until it succeeds or fails for good: a request safe to repeat (the caller's
 /// promise) is sent again after a transient refusal or an unknown outcome, within `policy`. The
 /// error it ends with is an unknown outcome whenever any attempt may have run.
-pub(crate) async fn resend<T, F, Fut>(policy: &RetryPolicy, mut attempt: F) -> Result<T, Error>
+pub(crate) async fn resend<T, F, Fut>(policy: &RetryPolicy, attempt: F) -> Result<T, Error>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Error>>,
 {
-    let started = Instant::now();
+    resend_with(policy, Instant::now(), true, |_, _| {}, attempt).await
+}
+
+/// The one bounded retry loop of the client. A transient refusal (nothing ran) is always sent
+/// again; an unknown outcome only when `unknown_is_safe` (repeating the request cannot repeat its
+/// effect). `before_retry` sees each error that is retried, with its attempt number. Attempts
+/// and the deadline count from `started`. Once an attempt may have run, the call never ends with
+/// an error that says "nothing ran" ([`final_error`]).
+pub(crate) async fn resend_with<T, F, Fut>(
+    policy: &RetryPolicy,
+    started: Instant,
+    unknown_is_safe: bool,
+    mut before_retry: impl FnMut(&Error, u32),
+    mut attempt: F,
+) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error>>,
+{
     let mut n = 1;
     let mut may_have_run: Option<String> = None;
     loop {
@@ -103,10 +121,11 @@ where
             may_have_run = Some(err.to_string());
         }
         let backoff = policy.backoff(n);
-        let may_retry = err.is_transient() || err.is_outcome_unknown();
+        let may_retry = err.is_transient() || (err.is_outcome_unknown() && unknown_is_safe);
         if !may_retry || n >= policy.max_attempts || started.elapsed() + backoff > policy.deadline {
             return Err(final_error(err, n, may_have_run));
         }
+        before_retry(&err, n);
         tokio::time::sleep(backoff).await;
         n += 1;
     }
