@@ -7,9 +7,9 @@ use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
 use std::time::Duration;
 
-/// Locks work in both deliveries as the restricted user; keys outside its pattern are refused.
-#[tokio::test]
-async fn primitives_run_as_restricted_user() {
+/// A server with user `app` (password `s3cret`) limited to `script::acl_rules("app")`: the server,
+/// an admin client, and the URL that logs in as `app`.
+async fn restricted_server() -> (RedisServer, Client, String) {
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     let admin = Client::connect(&server.url(), ClientConfig::default())
         .await
@@ -22,13 +22,20 @@ async fn primitives_run_as_restricted_user() {
         .arg(">s3cret")
         .arg(redis_atomic::script::acl_rules("app"));
     admin.command(&setuser).await.unwrap();
+    let url = server.url().replace("redis://", "redis://app:s3cret@");
+    (server, admin, url)
+}
+
+/// Locks work in both deliveries as the restricted user; keys outside its pattern are refused.
+#[tokio::test]
+async fn primitives_run_as_restricted_user() {
+    let (_server, admin, url) = restricted_server().await;
     // The platform team deploys the Function library; the runtime user cannot.
     admin
         .with_config(ClientConfig::default().delivery(Delivery::Functions))
         .load_library()
         .await
         .unwrap();
-    let url = server.url().replace("redis://", "redis://app:s3cret@");
     for delivery in [Delivery::Eval, Delivery::Functions] {
         let client = Client::connect(&url, ClientConfig::default().delivery(delivery))
             .await
@@ -65,19 +72,7 @@ async fn direct_command_primitives_run_as_restricted_user() {
     use redis_atomic::multi::MultiWrite;
     use redis_atomic::quota::Quotas;
     use redis_atomic::write::Write;
-    let server = RedisServer::start(ServerOptions::default()).unwrap();
-    let admin = Client::connect(&server.url(), ClientConfig::default())
-        .await
-        .unwrap();
-    let mut setuser = redis::cmd("ACL");
-    setuser
-        .arg("SETUSER")
-        .arg("app")
-        .arg("on")
-        .arg(">s3cret")
-        .arg(redis_atomic::script::acl_rules("app"));
-    admin.command(&setuser).await.unwrap();
-    let url = server.url().replace("redis://", "redis://app:s3cret@");
+    let (_server, _admin, url) = restricted_server().await;
     // No replica here: WAIT 0 answers at once, but it is sent (and must be allowed).
     let config = ClientConfig::default().replicas(0, Duration::from_millis(10));
     let client = Client::connect(&url, config).await.unwrap();

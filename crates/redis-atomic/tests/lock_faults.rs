@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{env, impatient, patient, standalone, Mode, MODES};
+use common::{
+    assert_down, env, impatient, patient, recovering, stalled_for, standalone, Mode, MODES,
+};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::lock::{Acquire, LockState, Locks, OwnerToken, Release};
 use redis_atomic::{Client, Keyspace};
@@ -238,24 +240,10 @@ async fn safe_script_retried_after_timeout() {
             ("reason", "outcome_unknown"),
         ],
     );
-    server.pause();
-    let resume = {
-        let pid = server.pid();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(250)).await;
-            // SAFETY-free: SIGCONT through the kill command keeps this test free of unsafe.
-            std::process::Command::new("kill")
-                .arg("-CONT")
-                .arg(pid.to_string())
-                .status()
-                .unwrap();
-        })
-    };
-    let out = retrying
-        .acquire("r", Duration::from_secs(30))
+    let acquire = retrying.acquire("r", Duration::from_secs(30));
+    let out = stalled_for(server, Duration::from_millis(250), acquire)
         .await
         .unwrap();
-    resume.await.unwrap();
     let Acquire::Acquired(g) = out else {
         panic!("retry did not recognise its own lock")
     };
@@ -292,19 +280,9 @@ async fn restart_loses_nothing_acknowledged() {
     let server = env.server.as_mut().unwrap();
     server.kill();
     let down = lossy.acquire("r", Duration::from_secs(1)).await;
-    assert!(
-        matches!(
-            down,
-            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
-        ),
-        "{down:?}"
-    );
+    assert_down(&down);
     server.restart().unwrap();
-    let recovering = Locks::new(
-        env.client
-            .with_config(patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
-        env.keyspace.clone(),
-    );
+    let recovering = Locks::new(recovering(&env.client), env.keyspace.clone());
     assert!(matches!(
         recovering
             .acquire("r", Duration::from_secs(1))

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{env, impatient, patient, standalone, Mode, MODES};
+use common::{assert_down, env, impatient, patient, recovering, standalone, Mode, MODES};
 use redis_atomic::lock::Fence;
 use redis_atomic::queue::{
     Ack, Claim, Heartbeat, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt,
@@ -217,17 +217,10 @@ async fn restart_keeps_acknowledged_moves() {
     .unwrap()
     .claim("w", VIS, 1)
     .await;
-    assert!(
-        matches!(
-            down,
-            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
-        ),
-        "{down:?}"
-    );
+    assert_down(&down);
     server.restart().unwrap();
     let patient = Queue::new(
-        env.client
-            .with_config(patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
+        recovering(&env.client),
         &env.keyspace,
         "q",
         QueueConfig::default(),

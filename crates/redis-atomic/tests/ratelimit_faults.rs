@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{env, impatient, patient, standalone, Env, Mode, MODES};
+use common::{
+    assert_down, env, impatient, patient, recovering, stalled_for, standalone, Env, Mode, MODES,
+};
 use redis_atomic::ratelimit::{Decision, Limit, Policy, RateLimiter};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
@@ -89,20 +91,9 @@ async fn restart_keeps_acknowledged_charges() {
     let server = env.server.as_mut().unwrap();
     server.kill();
     let down = lossy.consume("k", 1).await;
-    assert!(
-        matches!(
-            down,
-            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
-        ),
-        "{down:?}"
-    );
+    assert_down(&down);
     server.restart().unwrap();
-    let recovering = RateLimiter::new(
-        env.client
-            .with_config(patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
-        env.keyspace.clone(),
-        policy(),
-    );
+    let recovering = RateLimiter::new(recovering(&env.client), env.keyspace.clone(), policy());
     // The pooled connections died with the server: the first sends on them fail with an unknown
     // outcome, which only a request id makes safe to resend (the binding does, by itself).
     let d = recovering
@@ -247,18 +238,10 @@ async fn request_id_is_resent_by_the_binding() {
         policy(),
     );
     let server = env.server.as_ref().unwrap();
-    server.pause();
-    let pid = server.pid();
-    let resume = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        std::process::Command::new("kill")
-            .arg("-CONT")
-            .arg(pid.to_string())
-            .status()
-            .unwrap();
-    });
-    let d = retrying.consume_with_id("k", 1, "req-1").await.unwrap();
-    resume.await.unwrap();
+    let consume = retrying.consume_with_id("k", 1, "req-1");
+    let d = stalled_for(server, Duration::from_millis(250), consume)
+        .await
+        .unwrap();
     assert!(d.is_allowed());
     assert_eq!(remaining(&limiter, "k").await, 8, "charged twice");
 }

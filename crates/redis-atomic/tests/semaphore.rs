@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::{env, Env, Mode, MODES};
+use common::{env, sem, take, Env, Mode, MODES};
 use redis_atomic::lock::OwnerToken;
-use redis_atomic::semaphore::{Acquire, Permit, Refresh, Release, Semaphore, RECLAIM_PER_ACQUIRE};
+use redis_atomic::semaphore::{Acquire, Refresh, Release, Semaphore, RECLAIM_PER_ACQUIRE};
 use redis_atomic::{ClientConfig, Error};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,17 +18,6 @@ async fn all_modes(test: &str) -> Vec<Env> {
         envs.push(env(mode, test, ClientConfig::default()).await);
     }
     envs
-}
-
-fn sem(env: &Env, name: &str, capacity: u32) -> Semaphore {
-    Semaphore::new(env.client.clone(), &env.keyspace, name, capacity).unwrap()
-}
-
-async fn take(sem: &Semaphore, holder: &OwnerToken, lease: Duration) -> Permit {
-    match sem.acquire(holder, lease).await.unwrap() {
-        Acquire::Acquired { permit, .. } => permit,
-        other => panic!("free permit not acquired: {other:?}"),
-    }
 }
 
 /// Most intervals open at once. Each interval is a sub-interval of the server-side lease (it

@@ -4,22 +4,11 @@
 
 mod common;
 
-use common::{env, Env, Mode};
+use common::{env, sem, take, Mode};
 use redis_atomic::lock::OwnerToken;
-use redis_atomic::semaphore::{Acquire, Permit, Release, Semaphore};
+use redis_atomic::semaphore::{Acquire, Release, Semaphore};
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use std::time::Duration;
-
-fn sem(env: &Env, name: &str, capacity: u32) -> Semaphore {
-    Semaphore::new(env.client.clone(), &env.keyspace, name, capacity).unwrap()
-}
-
-async fn take(sem: &Semaphore, holder: &OwnerToken, lease: Duration) -> Permit {
-    match sem.acquire(holder, lease).await.unwrap() {
-        Acquire::Acquired { permit, .. } => permit,
-        other => panic!("free permit not acquired: {other:?}"),
-    }
-}
 
 /// A lost reply to an acquire (server stalled past the client timeout): OutcomeUnknown, and the
 /// retry with the same holder finds its own permit: one permit, one fence.
@@ -134,22 +123,9 @@ async fn restart_keeps_acknowledged_permits() {
     let down = lossy
         .acquire(&OwnerToken::random(), Duration::from_secs(1))
         .await;
-    assert!(
-        matches!(
-            down,
-            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
-        ),
-        "{down:?}"
-    );
+    common::assert_down(&down);
     server.restart().unwrap();
-    let patient = Semaphore::new(
-        env.client
-            .with_config(common::patient().retry(RetryPolicy::new(10, Duration::from_secs(30)))),
-        &env.keyspace,
-        "s",
-        1,
-    )
-    .unwrap();
+    let patient = Semaphore::new(common::recovering(&env.client), &env.keyspace, "s", 1).unwrap();
     assert!(matches!(
         patient
             .acquire(&OwnerToken::random(), Duration::from_secs(1))

@@ -1,7 +1,9 @@
 //! Shared test fixtures: real servers from the testkit, one client per (topology, delivery) mode.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use redis_atomic::{Client, ClientConfig, Delivery, Keyspace, RetryPolicy};
+use redis_atomic::lock::OwnerToken;
+use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
+use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, RedisCluster, RedisServer, ServerOptions};
 use std::time::Duration;
 
@@ -21,6 +23,52 @@ pub fn patient() -> ClientConfig {
 /// node timeout (a longer stall would start a failover).
 pub fn impatient(client: &Client, timeout: Duration, retry: RetryPolicy) -> Client {
     client.with_config(client.config().clone().timeout(timeout).retry(retry))
+}
+
+/// The same connections, patient and retrying for up to 30 s: for the calls after a restart (the
+/// pooled connections died with the server; retries of what may be retried reconnect).
+pub fn recovering(client: &Client) -> Client {
+    client.with_config(patient().retry(RetryPolicy::new(10, Duration::from_secs(30))))
+}
+
+/// A call made while the server is down fails with a typed transport error: surely not sent, or
+/// (a request written before the connection noticed) unknown.
+pub fn assert_down<T: std::fmt::Debug>(r: &Result<T, Error>) {
+    assert!(
+        matches!(
+            r,
+            Err(Error::NotSent(_)) | Err(Error::OutcomeUnknown { .. })
+        ),
+        "{r:?}"
+    );
+}
+
+/// A semaphore of `capacity` named `name` in `env` (semaphore tests).
+pub fn sem(env: &Env, name: &str, capacity: u32) -> Semaphore {
+    Semaphore::new(env.client.clone(), &env.keyspace, name, capacity).unwrap()
+}
+
+/// A permit that must be free: acquired or the test fails.
+pub async fn take(sem: &Semaphore, holder: &OwnerToken, lease: Duration) -> Permit {
+    match sem.acquire(holder, lease).await.unwrap() {
+        Acquire::Acquired { permit, .. } => permit,
+        other => panic!("free permit not acquired: {other:?}"),
+    }
+}
+
+/// Runs `call` while `server` is stopped (SIGSTOP), resuming it (SIGCONT) after `stall`: the
+/// call's requests wait in the socket, time out, are retried, and are answered once it runs.
+pub async fn stalled_for<F: std::future::Future>(
+    server: &RedisServer,
+    stall: Duration,
+    call: F,
+) -> F::Output {
+    server.pause();
+    let resume = async {
+        tokio::time::sleep(stall).await;
+        server.resume();
+    };
+    tokio::join!(call, resume).0
 }
 
 /// Where and how a test runs.
