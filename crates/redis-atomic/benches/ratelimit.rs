@@ -137,21 +137,30 @@ async fn run(server: &RedisServer, mode: Mode, secs: f64) -> Stats {
     }
 }
 
-/// The keys and arguments the library sends for `limiter` (request key, state keys; specs).
+/// The keys and arguments the library sends for `limiter` without a request id: a single limit
+/// goes to its algorithm's script (state key; cost limit period burst test-clock), several to
+/// `rl_policy` (request key, state keys; cost request-id ttl test-clock, then the specs).
 fn raw_of(limiter: &RateLimiter) -> (KeysFn, Vec<String>) {
+    let limits = limiter.policy().limits();
+    let single = limits.len() == 1;
     let l2 = limiter.clone();
     let keys = Arc::new(move |id: &str| {
         let state = l2.state_keys(id).unwrap();
+        if single {
+            return state;
+        }
         let tag_end = state[0].find('}').unwrap() + 1;
         let mut keys = vec![format!("{}:req:-", &state[0][..tag_end])];
         keys.extend(state);
         keys
     });
-    let ttl = limiter.request_ttl().as_micros().to_string();
-    let mut args = vec!["1".to_string(), String::new(), ttl, String::new()];
-    let limits = limiter.policy().limits();
+    let mut args = vec!["1".to_string()];
+    if !single {
+        let ttl = limiter.request_ttl().as_micros().to_string();
+        args.extend([String::new(), ttl, String::new()]);
+    }
     for l in limits {
-        if limits.len() > 1 {
+        if !single {
             args.push(l.algorithm().code().to_string());
         }
         args.extend([
@@ -159,6 +168,9 @@ fn raw_of(limiter: &RateLimiter) -> (KeysFn, Vec<String>) {
             l.period_us().to_string(),
             l.burst().to_string(),
         ]);
+    }
+    if single {
+        args.push(String::new());
     }
     (keys, args)
 }

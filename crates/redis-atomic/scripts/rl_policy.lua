@@ -5,44 +5,81 @@
 --- args: cost request_id request_ttl_us test_now_us spec...
 --- returns: {'allowed', min_remaining, max_reset_us, n, (remaining, reset_us, 0) * n} | {'limited', max_retry_us, max_reset_us, n, (remaining, reset_us, retry_us) * n} | {'replayed', ...}
 --- retry: unsafe
---- version: 2
---@include int_arg
---@include rl_common
---@include rl_fixed_window
---@include rl_sliding_log
---@include rl_sliding_window
---@include rl_token_bucket
---@include rl_gcra
---@include rl_args
---@include rl_request
---@include rl_run
+--- version: 3
 -- spec: four arguments per limit, in KEYS order: algorithm (fw|sl|sw|tb|gcra) limit period_us burst.
--- Every limit is checked before any is charged (see rl_run): node-rate-limiter-flexible's union
--- charges the limits that passed when another refuses (#280); this never does.
+-- Also the script for one limit with a request id (the rl_<algorithm> scripts keep no records).
+-- Every limit is checked before any is charged (checks only read, but for the sliding log
+-- trimming entries that already expired), so a refusal by one leaves every other limit as it
+-- was: node-rate-limiter-flexible's union charges the limits that passed when another refuses
+-- (#280); this never does. Flat on purpose: fragments, no functions (docs/scripts.md "Fragments").
 local n = #KEYS - 1
 if n < 1 or n > 8 or #ARGV ~= 4 + 4 * n then
   return redis.error_reply('ERR redis-atomic: a policy takes 1..8 limits of 4 arguments each')
 end
-local algorithms = {
-  fw = {rl_fixed_window, rl_fixed_window_write}, sl = {rl_sliding_log, rl_sliding_log_write},
-  sw = {rl_sliding_window, rl_sliding_window_write}, tb = {rl_token_bucket, rl_token_bucket_write},
-  gcra = {rl_gcra, rl_gcra_write},
-}
-local limits = {}
+local specs = {}
 for i = 1, n do
   local base = 4 * i
-  local algorithm = algorithms[ARGV[base + 1]]
-  if not algorithm then return redis.error_reply('ERR redis-atomic: unknown algorithm') end
-  for j = 1, i - 1 do
-    if limits[j].key == KEYS[i + 1] then return redis.error_reply('ERR redis-atomic: duplicate limit key') end
+  local algo, limit, period, burst, cost = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4], ARGV[1]
+  if algo ~= 'fw' and algo ~= 'sl' and algo ~= 'sw' and algo ~= 'tb' and algo ~= 'gcra' then
+    return redis.error_reply('ERR redis-atomic: unknown algorithm')
   end
-  local args, bad = rl_check_args(ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4], ARGV[1])
-  if not args then return bad end
-  limits[i] = {check = algorithm[1], write = algorithm[2], key = KEYS[i + 1],
-    limit = args.limit, period = args.period, burst = args.burst}
+  for j = 2, i do
+    if KEYS[j] == KEYS[i + 1] then return redis.error_reply('ERR redis-atomic: duplicate limit key') end
+  end
+--@include rl_args
+  specs[i] = {algo, limit, period, burst}
 end
-local ttl, bad_ttl = int_arg(ARGV[3], 'request_ttl_us', 1000, 86400000000)
-if not ttl then return bad_ttl end
-local now, bad_now = rl_now(ARGV[4])
-if not now then return bad_now end
-return rl_run(KEYS[1], ARGV[2], ttl, tonumber(ARGV[1]), now, limits)
+local cost = tonumber(ARGV[1]) -- validated with every limit above
+local request_ttl -- the request record's lifetime, needed (and checked) only with a request id
+if ARGV[2] ~= '' then
+  request_ttl = tonumber(ARGV[3])
+  if not request_ttl or request_ttl % 1 ~= 0 or request_ttl < 1000 or request_ttl > 86400000000 then
+    return redis.error_reply('ERR redis-atomic: request_ttl_us must be an integer in 1000..86400000000')
+  end
+end
+local clock, now = ARGV[4]
+--@include rl_clock
+--@include rl_replay
+-- Check every limit: each one's {ok, remaining, reset, retry, w1, w2}, and the aggregate
+-- (admitted by all, the least remaining, the latest reset, the longest retry).
+local checks, admit, least, latest, longest = {}, true, nil, 0, 0
+for i = 1, n do
+  local algo, limit, period, burst = specs[i][1], specs[i][2], specs[i][3], specs[i][4]
+  local key, ok, remaining, reset, retry, w1, w2 = KEYS[i + 1]
+  if algo == 'fw' then
+--@include rl_fixed_window
+  elseif algo == 'sl' then
+--@include rl_sliding_log
+  elseif algo == 'sw' then
+--@include rl_sliding_window
+  elseif algo == 'tb' then
+--@include rl_token_bucket
+  else
+--@include rl_gcra
+  end
+  checks[i] = {ok, remaining, reset, retry, w1, w2}
+  if not ok then admit = false end
+  if least == nil or remaining < least then least = remaining end
+  if reset > latest then latest = reset end
+  if retry > longest then longest = retry end
+end
+local out, statuses = {admit and 'allowed' or 'limited', admit and least or longest, latest, n}, {}
+for i = 1, n do
+  local c = checks[i]
+  local r = c[2]
+  if not admit and c[1] then r = r + cost end -- refused: report what it has, nothing is charged
+  out[2 + 3 * i], out[3 + 3 * i], out[4 + 3 * i] = r, c[3], c[4]
+  statuses[2 * i - 1], statuses[2 * i] = r, c[3]
+end
+if not admit then return out end
+for i = 1, n do
+  local key, period, w1, w2 = KEYS[i + 1], specs[i][3], checks[i][5], checks[i][6]
+  if specs[i][1] == 'sl' then
+--@include rl_sliding_log_write
+  else
+--@include rl_set_write
+  end
+end
+local remaining, reset = least, latest
+--@include rl_record
+return out

@@ -1,23 +1,20 @@
 #!lua
 --- summary: consume cost units of one token-bucket limit on server time, all or nothing
 --- invariant: a unit is admitted only against a token; one token refills per ceil(period_us / limit); a refused request changes nothing
---- keys: request state
---- args: cost request_id request_ttl_us test_now_us limit period_us burst
---- returns: {'allowed', remaining, reset_us, 1, remaining, reset_us, 0} | {'limited', retry_us, reset_us, 1, remaining, reset_us, retry_us} | {'replayed', remaining, reset_us, 1, remaining, reset_us, 0}
+--- keys: state
+--- args: cost limit period_us burst test_now_us
+--- returns: {'allowed', remaining, reset_us} | {'limited', retry_us, reset_us, remaining}
 --- retry: unsafe
---- version: 2
---@include int_arg
---@include rl_common
---@include rl_token_bucket
+--- version: 3
+-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes
+-- through rl_policy, which records decisions; this script is the lean common case: one key, five
+-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).
+local algo, limit, period, burst, cost = 'tb', ARGV[2], ARGV[3], ARGV[4], ARGV[1]
 --@include rl_args
---@include rl_request
---@include rl_one
--- Retry: unsafe without a request id (a resend would charge twice). With one, an admitted request
--- is recorded under KEYS[1] and a resend within request_ttl_us replays it, charging nothing more.
-local args, bad = rl_check_args('tb', ARGV[5], ARGV[6], ARGV[7], ARGV[1])
-if not args then return bad end
-local ttl, bad_ttl = int_arg(ARGV[3], 'request_ttl_us', 1000, 86400000000)
-if not ttl then return bad_ttl end
-local now, bad_now = rl_now(ARGV[4])
-if not now then return bad_now end
-return rl_one(KEYS[1], ARGV[2], ttl, tonumber(ARGV[1]), now, rl_token_bucket, rl_token_bucket_write, KEYS[2], args)
+local clock, now = ARGV[5]
+--@include rl_clock
+local key, ok, remaining, reset, retry, w1, w2 = KEYS[1]
+--@include rl_token_bucket
+if not ok then return {'limited', retry, reset, remaining} end
+--@include rl_set_write
+return {'allowed', remaining, reset}

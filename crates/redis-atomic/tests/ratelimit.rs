@@ -5,7 +5,7 @@
 mod common;
 
 use common::{env, Env, MODES};
-use redis_atomic::ratelimit::{Algorithm, Decision, Limit, RateLimiter};
+use redis_atomic::ratelimit::{Algorithm, Decision, Limit, Policy, RateLimiter};
 use redis_atomic::{ClientConfig, Error};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -242,6 +242,39 @@ async fn cost_above_burst_is_an_error() {
                 assert_eq!(redis::from_redis_value::<i64>(exists).unwrap(), 0);
             }
             assert!(limiter.consume("k", burst).await.unwrap().is_allowed());
+        }
+    }
+}
+
+/// Every admission leaves each limit's state with a TTL covering the decision's reset (until the
+/// state stops mattering) plus at most 1 s of slack: set on a fresh key, extended by later
+/// admissions, through the single-limit scripts and the policy script alike. Without a TTL state
+/// would leak; with a shorter one a limit would forget what it counted.
+#[tokio::test]
+async fn state_expires_once_it_stops_mattering() {
+    for mode in MODES {
+        let env = env(mode, "rl-ttl", ClientConfig::default()).await;
+        for algorithm in Algorithm::ALL {
+            let limit = Limit::new(algorithm, 10, Duration::from_secs(60)).unwrap();
+            let other = Limit::new(algorithm, 20, Duration::from_secs(30)).unwrap();
+            let single = RateLimiter::new(env.client.clone(), env.keyspace.clone(), limit.clone());
+            let policy = Policy::new(vec![limit, other.named("other").unwrap()]).unwrap();
+            let both = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy);
+            for (limiter, key) in [(single, "single"), (both, "policy")] {
+                for i in 0..3 {
+                    let v = limiter.consume_detailed(key, 2, None).await.unwrap();
+                    assert!(v.decision.is_allowed(), "{mode:?} {algorithm} {key}: {v:?}");
+                    for (state, status) in limiter.state_keys(key).unwrap().iter().zip(&v.limits) {
+                        let pttl = env.raw(redis::cmd("PTTL").arg(state)).await;
+                        let pttl = redis::from_redis_value::<i64>(pttl).unwrap();
+                        let reset = i64::try_from(status.reset_after.as_millis()).unwrap();
+                        assert!(
+                            pttl >= reset && pttl <= reset + 1001,
+                            "{mode:?} {algorithm} {key} admission {i}: PTTL {pttl} ms, reset {reset} ms"
+                        );
+                    }
+                }
+            }
         }
     }
 }

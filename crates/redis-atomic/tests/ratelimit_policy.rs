@@ -4,6 +4,7 @@
 mod common;
 
 use common::{env, Env, MODES};
+use redis_atomic::client::Arg;
 use redis_atomic::ratelimit::{Algorithm, Decision, Limit, Policy, RateLimiter};
 use redis_atomic::script::registry::{RL_GCRA, RL_POLICY};
 use redis_atomic::{ClientConfig, Error};
@@ -221,6 +222,28 @@ async fn bad_input(env: Env) {
     ));
     // The scripts check again, for callers that bypass the Rust types.
     let keys = limiter.state_keys("raw").unwrap();
+    for (i, bad) in [
+        (1, "-5"),
+        (1, "0"),
+        (1, "1.5"),
+        (2, "abc"),
+        (2, "999"),
+        (3, "0"),
+        (0, "6"),
+        (0, "-1"),
+        (4, "soon"), // the test clock
+    ] {
+        let mut args = ["1", "5", "3600000000", "5", ""];
+        args[i] = bad;
+        let r = env
+            .client
+            .invoke(&RL_GCRA, [&keys[0]], args.map(Into::into))
+            .await;
+        assert!(
+            matches!(r, Err(Error::BadArgument(_))),
+            "arg {i} = {bad}: {r:?}"
+        );
+    }
     let req = format!(
         "{}:req:-",
         keys[0]
@@ -231,45 +254,18 @@ async fn bad_input(env: Env) {
             .unwrap()
             .0
     );
-    for (i, bad) in [
-        (4, "-5"),
-        (4, "0"),
-        (4, "1.5"),
-        (5, "abc"),
-        (5, "999"),
-        (6, "0"),
-        (0, "6"),
-        (0, "-1"),
-    ] {
-        let mut args = ["1", "", "1000000", "", "5", "3600000000", "5"];
-        args[i] = bad;
+    // rl_policy: an unknown algorithm; a request TTL out of range (checked with a request id).
+    for (algorithm, id, ttl) in [("leaky", "", "1000000"), ("gcra", "id", "0")] {
+        let args = ["1", id, ttl, "", algorithm, "5", "1000000", "5"].map(Arg::from);
         let r = env
             .client
-            .invoke(&RL_GCRA, [&req, &keys[0]], args.map(Into::into))
+            .invoke_def(&RL_POLICY.def, &[&req, &keys[0]], &args)
             .await;
         assert!(
             matches!(r, Err(Error::BadArgument(_))),
-            "arg {i} = {bad}: {r:?}"
+            "{algorithm} {id} {ttl}: {r:?}"
         );
     }
-    let r = env
-        .client
-        .invoke_def(
-            &RL_POLICY.def,
-            &[&req, &keys[0]],
-            &[
-                "1".into(),
-                "".into(),
-                "1000000".into(),
-                "".into(),
-                "leaky".into(),
-                "5".into(),
-                "1000000".into(),
-                "5".into(),
-            ],
-        )
-        .await;
-    assert!(matches!(r, Err(Error::BadArgument(_))), "{r:?}");
     let exists = env.raw(redis::cmd("EXISTS").arg(&keys[0])).await;
     assert_eq!(redis::from_redis_value::<i64>(exists).unwrap(), 0);
     // Foreign data at the state key: typed error, data kept.

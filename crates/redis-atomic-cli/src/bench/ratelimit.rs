@@ -14,10 +14,9 @@ use redis_atomic::script::Script;
 use std::time::Duration;
 
 struct RateBench {
-    ctx: BenchCtx,
     limiter: RateLimiter,
     limit: Limit,
-    script: &'static Script<2, 7>,
+    script: &'static Script<1, 5>,
 }
 
 /// GCRA, 10^6 per second (burst 10^6): never refused at the rates a task reaches.
@@ -50,27 +49,13 @@ pub(super) fn setup_sliding_log(
 }
 
 impl RateBench {
-    fn boxed(ctx: BenchCtx, limit: Limit, script: &'static Script<2, 7>) -> Box<dyn Workload> {
+    fn boxed(ctx: BenchCtx, limit: Limit, script: &'static Script<1, 5>) -> Box<dyn Workload> {
         let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace.clone(), limit.clone());
         Box::new(RateBench {
-            ctx,
             limiter,
             limit,
             script,
         })
-    }
-
-    /// The script's keys for `identity` as the library names them: the (unused, no request id)
-    /// request key `...:{<digest>}:req:-` and the limit's state key.
-    fn keys(&self, identity: &str) -> anyhow::Result<[String; 2]> {
-        let state = self.limiter.state_keys(identity)?.remove(0);
-        let tag = state
-            .split_once('{')
-            .and_then(|(_, rest)| rest.split_once('}'))
-            .map(|(tag, _)| tag)
-            .ok_or_else(|| anyhow::anyhow!("state key without a hash tag: {state}"))?;
-        let request = self.ctx.keyspace.key("rl", 1, tag, &["req", "-"])?;
-        Ok([request, state])
     }
 }
 
@@ -94,13 +79,18 @@ impl Workload for RateBench {
         _i: u64,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
-            let [request, state] = self.keys(&format!("user-raw-{task}"))?;
-            let ttl_us = self.limiter.request_ttl().as_micros() as u64;
+            let state = self
+                .limiter
+                .state_keys(&format!("user-raw-{task}"))?
+                .remove(0);
             let l = &self.limit;
             let mut cmd = redis::cmd("EVALSHA");
-            cmd.arg(self.script.sha1).arg(2).arg(&request).arg(&state);
-            cmd.arg(1).arg("").arg(ttl_us).arg("");
-            cmd.arg(l.limit()).arg(l.period_us()).arg(l.burst());
+            cmd.arg(self.script.sha1).arg(1).arg(&state);
+            cmd.arg(1)
+                .arg(l.limit())
+                .arg(l.period_us())
+                .arg(l.burst())
+                .arg("");
             expect_status(cmd.query_async(conn).await?, "allowed")
         })
     }

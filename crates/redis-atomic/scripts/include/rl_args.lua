@@ -1,32 +1,36 @@
--- rl_check_args(algo, limit, period, burst, cost): validated numbers, or nil plus an error reply.
--- Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the Rust types is refused too.
-local function rl_check_args(algo, limit, period, burst, cost)
-  local lim, bad = int_arg(limit, 'limit', 1, algo == 'sl' and 10000 or 1000000000)
-  if not lim then return nil, bad end
-  local per, bad2 = int_arg(period, 'period_us', 1000, 31622400000000)
-  if not per then return nil, bad2 end
-  local bur, bad3 = int_arg(burst, 'burst', 1, 1000000000)
-  if not bur then return nil, bad3 end
-  local bucket = algo == 'tb' or algo == 'gcra'
-  if bucket and bur * rl_div(per + lim - 1, lim) > 4503599627370496 then
-    return nil, redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')
+-- Fragment (not a function; see docs/scripts.md "Fragments"): validates one limit.
+-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).
+-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script
+-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the
+-- Rust types is refused too; they keep every product below 2^53, where a double is an exact
+-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient
+-- is at least 1/b below the next integer, more than half a unit in its last place).
+do
+  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).
+  cost = cost == '1' and 1 or tonumber(cost)
+  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)
+  local most = algo == 'sl' and 10000 or 1000000000
+  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then
+    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)
   end
-  if algo == 'sw' and lim * per > 4503599627370496 then
-    return nil, redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')
+  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then
+    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')
   end
-  if not bucket then bur = lim end
-  local c, bad4 = int_arg(cost, 'cost', 1, 1000000000)
-  if not c then return nil, bad4 end
-  if c > bur then return nil, redis.error_reply('ERR redis-atomic: cost exceeds burst') end
-  return {limit = lim, period = per, burst = bur}
-end
-
--- rl_now(test_now): the server's clock in µs; a test clock only when the caller sent one (the
--- library sends it only with its `test-clock` feature, never by default).
-local function rl_now(test_now)
-  if test_now == '' then
-    local t = redis.call('TIME')
-    return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then
+    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')
   end
-  return int_arg(test_now, 'test_now_us', 0, 9007199254740991)
+  if algo == 'tb' or algo == 'gcra' then
+    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then
+      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')
+    end
+  else
+    if algo == 'sw' and limit * period > 4503599627370496 then
+      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')
+    end
+    burst = limit
+  end
+  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then
+    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')
+  end
+  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end
 end

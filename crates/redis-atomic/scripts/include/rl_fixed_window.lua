@@ -1,19 +1,25 @@
--- rl_fixed_window: at most `limit` units per window of `period` µs aligned to the epoch.
--- State: "<window_start>:<count>".
-local function rl_fixed_window(key, limit, period, burst, cost, now)
-  local ws, count = rl_div(now, period) * period, 0
+-- Fragment rl_fixed_window: at most `limit` units per window of `period` µs aligned to the epoch.
+-- State: "<window_start>:<count>". The check contract of every algorithm fragment:
+-- In: locals `key`, `limit`, `period`, `burst`, `cost`, `now` (numbers, validated by rl_args).
+-- Out: assigns `ok` (admit?), `remaining`, `reset` (µs until full capacity), `retry` (µs until
+-- this limit admits the request; 0 when it does) and, when admitted, `w1`, `w2` for the
+-- algorithm's write fragment. Reads only (the sliding log also trims what already expired).
+-- State it cannot parse makes the script return a WRONGTYPE error.
+do
+  local ws, count = math.floor(now / period) * period, 0
   local raw = redis.call('GET', key)
   if raw then
     local w, n = string.match(raw, '^(%d+):(%d+)$')
-    if not w then return rl_bad_state(key) end
-    w, n = tonumber(w), tonumber(n)
+    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end
+    w, n = w + 0, n + 0 -- digits (matched above): arithmetic converts them once, tonumber twice
     if w >= ws then ws, count = w, n end -- a clock that steps back never reopens a window
   end
-  local reset = ws + period - now
+  reset = ws + period - now
   if count + cost > limit then
-    return false, limit > count and limit - count or 0, reset, reset
+    ok, remaining, retry = false, limit > count and limit - count or 0, reset
+  else
+    count = count + cost
+    ok, remaining, retry = true, limit - count, 0
+    w1, w2 = string.format('%.0f', ws) .. ':' .. count, math.floor((reset + 999) / 1000) + 1000
   end
-  count = count + cost
-  return true, limit - count, reset, 0, rl_fmt(ws) .. ':' .. rl_fmt(count), rl_px(reset)
 end
-local rl_fixed_window_write = rl_set_write

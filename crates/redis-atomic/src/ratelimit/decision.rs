@@ -84,6 +84,27 @@ impl Verdict {
         }
     }
 
+    /// Parses a single-limit script's `{'allowed', remaining, reset_us}` or
+    /// `{'limited', retry_us, reset_us, remaining}`.
+    pub(crate) fn parse_single(reply: &Reply) -> Result<Verdict, Error> {
+        let (a, reset_us) = (reply.uint(0)?, reply.uint(1)?);
+        let status = match reply.status.as_str() {
+            "allowed" => LimitStatus {
+                remaining: a,
+                reset_after: Duration::from_micros(reset_us),
+                retry_after: Duration::ZERO,
+            },
+            "limited" => LimitStatus {
+                remaining: reply.uint(2)?,
+                reset_after: Duration::from_micros(reset_us),
+                retry_after: Duration::from_micros(a),
+            },
+            _ => return Err(reply.unexpected()),
+        };
+        let allowed = reply.status == "allowed";
+        Ok(Verdict::from_us(allowed, false, a, reset_us, vec![status]))
+    }
+
     /// Parses `{status, a, reset_us, n, (remaining, reset_us, retry_us) * n}`.
     pub(crate) fn parse(reply: &Reply, expected_limits: usize) -> Result<Verdict, Error> {
         let (allowed, replayed) = match reply.status.as_str() {

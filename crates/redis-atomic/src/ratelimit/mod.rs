@@ -10,9 +10,10 @@
 //! `<ns>:rl:v1:{<h>}:req:<r>` an admitted request's recorded decision, where `<h>` is a SHA-256
 //! digest of the identity (API keys never appear in key names) and `<r>` of the request id.
 //!
-//! **Mechanism.** Lua scripts (`rl_<algorithm>` for one limit, `rl_policy` for several): the check
-//! and the charge must not interleave, `INCR` + `EXPIRE` cannot refuse without charging (seed 000
-//! §7 charges rejected requests, node-rate-limiter-flexible #286), and a union of single-limit
+//! **Mechanism.** Lua scripts (`rl_<algorithm>` for one limit, `rl_policy` for several or with a
+//! request id): the check and the charge must not interleave, `INCR` + `EXPIRE` cannot refuse
+//! without charging (seed 000 §7 charges rejected requests, node-rate-limiter-flexible #286), and
+//! a union of single-limit
 //! calls charges the limits that passed when another refuses (#280). Each script checks every
 //! limit first and charges only when all admit (a check only reads, except that the sliding
 //! log drops entries that already expired, which changes no decision). Time is the server's `TIME` in µs; all arithmetic
@@ -212,39 +213,38 @@ impl RateLimiter {
         }
     }
 
-    /// One script call: the algorithm's own script for a single limit, `rl_policy` for several.
+    /// One script call: the algorithm's own script for a single limit without a request id (one
+    /// key, five arguments, no request record: the common case, kept lean), `rl_policy` for
+    /// several limits or a request id.
     async fn send(&self, call: &Call) -> Result<Verdict, Error> {
-        let common = [
+        let limits = self.policy.limits();
+        let specs = &self.specs;
+        if let ([limit], true) = (limits, call.request.is_empty()) {
+            let script = single_script(limit.algorithm());
+            let [_, limit_arg, period, burst] = &specs[0];
+            let args = [
+                Arg::from(call.cost.as_str()),
+                limit_arg.as_str().into(),
+                period.as_str().into(),
+                burst.as_str().into(),
+                call.now.as_str().into(),
+            ];
+            let value = self
+                .client
+                .invoke(script, [call.keys[1].as_str()], args)
+                .await?;
+            return Verdict::parse_single(&Reply::parse(script.name, value)?);
+        }
+        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
+        let mut args = vec![
             Arg::from(call.cost.as_str()),
             call.request.as_str().into(),
             call.ttl_us.as_str().into(),
             call.now.as_str().into(),
         ];
-        let limits = self.policy.limits();
-        let specs = &self.specs;
-        let (name, value) = if let [limit] = limits {
-            let script = single_script(limit.algorithm());
-            let [_, limit_arg, period, burst] = &specs[0];
-            let [c, r, t, n] = common;
-            let args = [
-                c,
-                r,
-                t,
-                n,
-                limit_arg.as_str().into(),
-                period.as_str().into(),
-                burst.as_str().into(),
-            ];
-            let keys = [call.keys[0].as_str(), call.keys[1].as_str()];
-            (script.name, self.client.invoke(script, keys, args).await?)
-        } else {
-            let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
-            let mut args: Vec<Arg<'_>> = common.to_vec();
-            args.extend(specs.iter().flatten().map(|s| Arg::from(s.as_str())));
-            let value = self.client.invoke_def(&RL_POLICY.def, &keys, &args).await?;
-            (RL_POLICY.name, value)
-        };
-        Verdict::parse(&Reply::parse(name, value)?, limits.len())
+        args.extend(specs.iter().flatten().map(|s| Arg::from(s.as_str())));
+        let value = self.client.invoke_def(&RL_POLICY.def, &keys, &args).await?;
+        Verdict::parse(&Reply::parse(RL_POLICY.name, value)?, limits.len())
     }
 }
 
@@ -265,7 +265,7 @@ fn spec(l: &Limit) -> [String; 4] {
     ]
 }
 
-fn single_script(algorithm: Algorithm) -> &'static Script<2, 7> {
+fn single_script(algorithm: Algorithm) -> &'static Script<1, 5> {
     match algorithm {
         Algorithm::FixedWindow => &RL_FIXED_WINDOW,
         Algorithm::SlidingLog => &RL_SLIDING_LOG,
