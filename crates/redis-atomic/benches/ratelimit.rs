@@ -22,23 +22,12 @@ const TASKS: usize = 50;
 const CONNS: usize = 4;
 
 /// Seed 000 §10's sliding log, reading the server's clock instead of the client's (member:
-/// `<now>-<count>` stands in for the seed's unique request id).
-const CLASSIC_LOG: &str = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now - tonumber(ARGV[1]))
-local count = redis.call('ZCARD', KEYS[1])
-if count >= tonumber(ARGV[2]) then return {0, count} end
-redis.call('ZADD', KEYS[1], now, now .. '-' .. count) redis.call('EXPIRE', KEYS[1], 60) return {1, count + 1}";
+/// `<now>-<count>` stands in for the seed's unique request id). Args: window_ms limit.
+/// `tools/rl-script-cost.py` measures the same files.
+const CLASSIC_LOG: &str = include_str!("classic/sliding_log.lua");
 
-/// The widely copied float GCRA (redis-gcra style) on server `TIME`.
-const CLASSIC_GCRA: &str = "redis.replicate_commands()
-local rate, period, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local interval = period / rate local tolerance = interval * burst
-local t = redis.call('TIME') local now = t[1] + t[2] / 1000000
-local tat = redis.call('GET', KEYS[1]) tat = tat and tonumber(tat) or now
-tat = math.max(tat, now) local new_tat = tat + interval
-local allow_at = new_tat - tolerance
-if now < allow_at then return {0, tostring(allow_at - now)} end
-redis.call('SET', KEYS[1], tostring(new_tat), 'EX', math.ceil(new_tat - now)) return {1, 0}";
+/// The widely copied float GCRA (redis-gcra style) on server `TIME`. Args: rate period_s burst.
+const CLASSIC_GCRA: &str = include_str!("classic/gcra.lua");
 
 /// The keys of one identity.
 type KeysFn = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;

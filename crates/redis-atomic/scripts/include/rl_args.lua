@@ -4,7 +4,10 @@
 -- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the
 -- Rust types is refused too; they keep every product below 2^53, where a double is an exact
 -- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient
--- is at least 1/b below the next integer, more than half a unit in its last place).
+-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers
+-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never
+-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost
+-- (measured with tools/rl-script-cost.py --instructions).
 do
   -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).
   cost = cost == '1' and 1 or tonumber(cost)

@@ -20,6 +20,6 @@ do
   else
     count = count + cost
     ok, remaining, retry = true, limit - count, 0
-    w1, w2 = string.format('%.0f', ws) .. ':' .. count, math.floor((reset + 999) / 1000) + 1000
+    w1, w2 = string.format('%d:%d', ws, count), string.format('%d', math.floor((reset + 999) / 1000) + 1000)
   end
 end

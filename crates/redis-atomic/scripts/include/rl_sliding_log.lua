@@ -6,12 +6,13 @@
 -- idle identity, the common case) needs no trim. Out for the write: w1 = now, w2 = the live count.
 do
   local live = redis.call('ZCARD', key)
-  if live > 0 then -- integral numbers reach Redis exact
-    live = live - redis.call('ZREMRANGEBYSCORE', key, '-inf', now - period)
+  if live > 0 then
+    live = live - redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
   end
   if live + cost > limit then
-    local nth = redis.call('ZRANGE', key, live + cost - limit - 1, live + cost - limit - 1, 'WITHSCORES')
-    local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    local rank = string.format('%d', live + cost - limit - 1)
+    local nth = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
+    local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')
     local left = tonumber(newest[2]) + period - now
     ok, remaining, reset = false, limit > live and limit - live or 0, left > 0 and left or 0
     retry = tonumber(nth[2]) + period - now
