@@ -153,13 +153,16 @@ impl RateLimiter {
 
     /// The state key of each limit for `key` (for inspection and tests).
     pub fn state_keys(&self, key: &str) -> Result<Vec<String>, Error> {
-        let tag = digest(key, MAX_KEY_LEN, "rate-limit key")?;
+        self.state_keys_of(&digest(key, MAX_KEY_LEN, "rate-limit key")?)
+    }
+
+    fn state_keys_of(&self, tag: &str) -> Result<Vec<String>, Error> {
         self.policy
             .limits()
             .iter()
             .map(|l| {
                 self.keys
-                    .key("rl", SCHEMA, &tag, &[l.name(), l.algorithm().code()])
+                    .key("rl", SCHEMA, tag, &[l.name(), l.algorithm().code()])
             })
             .collect()
     }
@@ -177,20 +180,16 @@ impl RateLimiter {
             Some(id) => digest(id, MAX_REQUEST_ID_LEN, "request id")?,
             None => String::new(),
         };
-        let request_key = self.keys.key(
-            "rl",
-            SCHEMA,
-            &tag,
-            &["req", if request.is_empty() { "-" } else { &request }],
-        )?;
-        let mut keys = vec![request_key];
-        keys.extend(self.state_keys(key)?);
+        // The request key only for rl_policy (see `send`): the single-limit scripts take none.
+        let mut keys = Vec::with_capacity(self.policy.limits().len() + 1);
+        if self.policy.limits().len() > 1 || !request.is_empty() {
+            let id = if request.is_empty() { "-" } else { &request };
+            keys.push(self.keys.key("rl", SCHEMA, &tag, &["req", id])?);
+        }
+        keys.extend(self.state_keys_of(&tag)?);
         let call = Call {
             cost: cost.to_string(),
             request,
-            ttl_us: u64::try_from(self.request_ttl.as_micros())
-                .unwrap_or(u64::MAX)
-                .to_string(),
             now: now_us.map(|n| n.to_string()).unwrap_or_default(),
             keys,
         };
@@ -231,15 +230,17 @@ impl RateLimiter {
             ];
             let value = self
                 .client
-                .invoke(script, [call.keys[1].as_str()], args)
+                .invoke(script, [call.keys[0].as_str()], args)
                 .await?;
             return Verdict::parse_single(&Reply::parse(script.name, value)?);
         }
         let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
+        let ttl_us = u64::try_from(self.request_ttl.as_micros()).unwrap_or(u64::MAX);
+        let ttl_us = ttl_us.to_string();
         let mut args = vec![
             Arg::from(call.cost.as_str()),
             call.request.as_str().into(),
-            call.ttl_us.as_str().into(),
+            ttl_us.as_str().into(),
             call.now.as_str().into(),
         ];
         args.extend(specs.iter().flatten().map(|s| Arg::from(s.as_str())));
@@ -248,10 +249,10 @@ impl RateLimiter {
     }
 }
 
+/// One consume's script inputs: `keys` is the request key (rl_policy only) then the state keys.
 struct Call {
     cost: String,
     request: String,
-    ttl_us: String,
     now: String,
     keys: Vec<String>,
 }
