@@ -3,7 +3,7 @@
 -- In: locals `key`, `limit`, `period`, `burst`, `cost`, `now` (numbers, validated by rl_args).
 -- Out: assigns `ok` (admit?), `remaining`, `reset` (µs until full capacity), `retry` (µs until
 -- this limit admits the request; 0 when it does) and, when admitted, `w1`, `w2` for the
--- algorithm's write fragment. Reads only (the sliding log also trims what already expired).
+-- algorithm's write fragment (rl_set_write: the new value, µs until it stops mattering). Reads only (the sliding log also trims what already expired).
 -- State it cannot parse makes the script return a WRONGTYPE error.
 do
   local ws, count = math.floor(now / period) * period, 0
@@ -20,6 +20,6 @@ do
   else
     count = count + cost
     ok, remaining, retry = true, limit - count, 0
-    w1, w2 = string.format('%d:%d', ws, count), string.format('%d', math.floor((reset + 999) / 1000) + 1000)
+    w1, w2 = string.format('%d:%d', ws, count), reset
   end
 end

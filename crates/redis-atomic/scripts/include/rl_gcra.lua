@@ -20,6 +20,6 @@ do
     ok, remaining, reset, retry = false, room > 0 and math.floor(room / interval) or 0, tat - now, allow_at - now
   else
     ok, remaining, reset, retry = true, math.floor((now - allow_at) / interval), new_tat - now, 0
-    w1, w2 = string.format('%d', new_tat), string.format('%d', math.floor((new_tat - now + 999) / 1000) + 1000)
+    w1, w2 = string.format('%d', new_tat), new_tat - now
   end
 end

@@ -19,8 +19,7 @@ do
   local room = limit - curr - cost
   if room >= 0 and prev * weight <= room * period then
     ok, remaining, reset, retry = true, room - weighted, 2 * period - elapsed, 0
-    w1 = string.format('%d:%d:%d', ws, prev, curr + cost)
-    w2 = string.format('%d', math.floor((reset + 999) / 1000) + 1000)
+    w1, w2 = string.format('%d:%d:%d', ws, prev, curr + cost), reset
   else
     if room >= 0 then
       retry = period - math.floor(room * period / prev) - elapsed

@@ -26,6 +26,6 @@ do
     reset = at + (burst - tokens) * interval - now
     if reset < 0 then reset = 0 end
     ok, remaining, retry = true, tokens, 0
-    w1, w2 = string.format('%d:%d', tokens, at), string.format('%d', math.floor((reset + 999) / 1000) + 1000)
+    w1, w2 = string.format('%d:%d', tokens, at), reset
   end
 end

@@ -88,20 +88,16 @@ impl Verdict {
     /// `{'limited', retry_us, reset_us, remaining}`.
     pub(crate) fn parse_single(reply: &Reply) -> Result<Verdict, Error> {
         let (a, reset_us) = (reply.uint(0)?, reply.uint(1)?);
-        let status = match reply.status.as_str() {
-            "allowed" => LimitStatus {
-                remaining: a,
-                reset_after: Duration::from_micros(reset_us),
-                retry_after: Duration::ZERO,
-            },
-            "limited" => LimitStatus {
-                remaining: reply.uint(2)?,
-                reset_after: Duration::from_micros(reset_us),
-                retry_after: Duration::from_micros(a),
-            },
+        let (allowed, remaining, retry_us) = match reply.status.as_str() {
+            "allowed" => (true, a, 0),
+            "limited" => (false, reply.uint(2)?, a),
             _ => return Err(reply.unexpected()),
         };
-        let allowed = reply.status == "allowed";
+        let status = LimitStatus {
+            remaining,
+            reset_after: Duration::from_micros(reset_us),
+            retry_after: Duration::from_micros(retry_us),
+        };
         Ok(Verdict::from_us(allowed, false, a, reset_us, vec![status]))
     }
 

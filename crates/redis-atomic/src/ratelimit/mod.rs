@@ -180,9 +180,9 @@ impl RateLimiter {
             Some(id) => digest(id, MAX_REQUEST_ID_LEN, "request id")?,
             None => String::new(),
         };
-        // The request key only for rl_policy (see `send`): the single-limit scripts take none.
+        // The request key only for rl_policy: the single-limit scripts take none.
         let mut keys = Vec::with_capacity(self.policy.limits().len() + 1);
-        if self.policy.limits().len() > 1 || !request.is_empty() {
+        if self.uses_policy_script(&request) {
             let id = if request.is_empty() { "-" } else { &request };
             keys.push(self.keys.key("rl", SCHEMA, &tag, &["req", id])?);
         }
@@ -212,14 +212,20 @@ impl RateLimiter {
         }
     }
 
+    /// Whether a consume runs `rl_policy` (several limits, or a request id to record) rather than
+    /// its one limit's own script.
+    fn uses_policy_script(&self, request: &str) -> bool {
+        self.policy.limits().len() > 1 || !request.is_empty()
+    }
+
     /// One script call: the algorithm's own script for a single limit without a request id (one
     /// key, five arguments, no request record: the common case, kept lean), `rl_policy` for
     /// several limits or a request id.
     async fn send(&self, call: &Call) -> Result<Verdict, Error> {
         let limits = self.policy.limits();
         let specs = &self.specs;
-        if let ([limit], true) = (limits, call.request.is_empty()) {
-            let script = single_script(limit.algorithm());
+        if !self.uses_policy_script(&call.request) {
+            let script = single_script(limits[0].algorithm());
             let [_, limit_arg, period, burst] = &specs[0];
             let args = [
                 Arg::from(call.cost.as_str()),
