@@ -12,7 +12,8 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use redis::aio::MultiplexedConnection;
-use redis_atomic::lock::{Acquire, Locks, OwnerToken};
+use redis_atomic::lease::OwnerToken;
+use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::script::registry::{LOCK_ACQUIRE, LOCK_EXTEND, LOCK_RELEASE};
 use redis_atomic::{Client, ClientConfig, Keyspace};
 use redis_atomic_testkit::{RedisServer, ServerOptions};

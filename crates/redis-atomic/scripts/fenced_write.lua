@@ -3,9 +3,9 @@
 --- invariant: once a fence has written to a resource, no smaller fence writes to it again
 --- keys: fence target...
 --- args: fence retention_ms spec...
---- returns: {'applied', fence, writes} | {'stale', highest_fence}
+--- returns: {'applied', fence:fence, writes} | {'stale', highest:fence}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 -- spec: for write i (its key is KEYS[i + 1]): op, argc, then argc arguments. Ops: set (value
 -- [PX ms]), hset (field value ...), hdel (field ...), sadd (member ...), srem (member ...),

@@ -3,17 +3,18 @@
 --- invariant: at most one live claim per key; generations strictly increase; a completed result is never replaced
 --- keys: record
 --- args: token fingerprint lease_ms ttl_ms
---- returns: {'claimed', generation, lease_ms, takeover} | {'in_progress', retry_after_ms} | {'replay', 'completed'|'failed', payload} | {'mismatch'}
+--- returns: {'claimed', generation:fence, lease:ms, takeover:bool} | {'in_progress', retry_after:ms} | {'replay', outcome:'completed'|'failed', payload:bytes} | {'mismatch'}
 --- retry: safe
---- version: 2
+--- version: 3
 --@include int_arg
 --@include now_ms
 --@include now_us
 --@include idem_record
+--@include next_fence
 -- Retry safety: the same token that holds a live claim gets it back (same generation, lease reset).
 -- Takeover: a claim whose lease ran out (server time) goes to the caller with a larger generation,
 -- so the old executor's complete/fail/heartbeat (old generation) is refused.
--- Generations: max(last + 1, server time in µs), like lock fences: if a failover loses the record,
+-- Generations are fences (next_fence: max(last + 1, server µs)): if a failover loses the record,
 -- the next claim's generation is still larger than any issued before, so a downstream fenced by
 -- generation rejects the stale executor (assuming the new primary's clock is not behind).
 local token, fp = ARGV[1], ARGV[2]
@@ -26,8 +27,6 @@ if not ttl then return bad2 end
 local rec = idem_parse(redis.call('GET', KEYS[1]))
 if rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end
 local now = now_ms()
-local floor = now_us()
-local gen = floor
 if rec then
   if rec.fp ~= fp then return {'mismatch'} end
   if rec.state == 'c' then return {'replay', 'completed', rec.payload} end
@@ -39,8 +38,8 @@ if rec then
     end
     if rec.lease > now then return {'in_progress', rec.lease - now} end
   end
-  gen = math.max(rec.gen + 1, floor)
 end
+local gen = next_fence(rec and rec.gen or 0, now_us())
 redis.call('SET', KEYS[1], idem_format('p', gen, token, fp, now + lease, ''), 'PX', math.max(ttl, lease))
 local takeover = 0
 if rec and rec.state == 'p' then takeover = 1 end

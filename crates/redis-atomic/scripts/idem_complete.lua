@@ -5,7 +5,7 @@
 --- args: token generation outcome payload ttl_ms
 --- returns: {'stored'} | {'lost'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include idem_record
 -- outcome: completed (replay it), failed (final failure: replay it) or retry (release the key so

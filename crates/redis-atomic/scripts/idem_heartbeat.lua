@@ -3,9 +3,9 @@
 --- invariant: only the current claim's executor moves its lease; a superseded executor learns it is lost
 --- keys: record
 --- args: token generation lease_ms
---- returns: {'extended', lease_ms} | {'lost'}
+--- returns: {'extended', lease:ms} | {'lost'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 --@include idem_record

@@ -3,9 +3,9 @@
 --- invariant: only the current owner changes the lease; the new lease is absolute, never added
 --- keys: lock
 --- args: token ttl_ms
---- returns: {'extended', fence, ttl_ms} | {'not_held'}
+--- returns: {'extended', fence:fence, ttl:ms} | {'not_held'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include lock_value
 local ttl, bad = int_arg(ARGV[2], 'ttl_ms', 1, 604800000)

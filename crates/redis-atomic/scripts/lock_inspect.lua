@@ -3,12 +3,12 @@
 --- invariant: reads only
 --- keys: lock fence
 --- args: -
---- returns: {'held', fence, pttl_ms} | {'free', last_fence}
+--- returns: {'held', fence:fence, ttl:ms} | {'free', last_fence:fence}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include lock_value
 local raw = redis.call('GET', KEYS[1])
 if raw then
-  return {'held', lock_value(raw) or '0', redis.call('PTTL', KEYS[1])}
+  return {'held', lock_value(raw) or '0', math.max(0, redis.call('PTTL', KEYS[1]))}
 end
 return {'free', redis.call('GET', KEYS[2]) or '0'}

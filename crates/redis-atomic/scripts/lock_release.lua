@@ -3,9 +3,9 @@
 --- invariant: only the holder of the current token can delete the lock
 --- keys: lock
 --- args: token
---- returns: {'released', fence} | {'not_held'}
+--- returns: {'released', fence:fence} | {'not_held'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include lock_value
 -- A retry after a lost reply finds the lock gone and answers not_held: nothing else changes.
 local fence, owner = lock_value(redis.call('GET', KEYS[1]))

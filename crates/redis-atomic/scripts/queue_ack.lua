@@ -5,7 +5,7 @@
 --- args: job_id fence keep_ms
 --- returns: {'acked'} | {'lost'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 --@include queue_types

@@ -3,18 +3,19 @@
 --- invariant: a job is in exactly one of due, inflight, dead; a claim takes only due jobs; every claim of a job gets a fence larger than all before it
 --- keys: due inflight dead meta payload errors
 --- args: worker visibility_ms max_jobs max_deliveries
---- returns: {'claimed', now_ms, count, [job_id, fence, deliveries, payload] * count} | {'empty'} | {'empty', next_due_in_ms}
+--- returns: {'claimed', now_ms, count, jobs:[id:str, fence:fence, deliveries, payload:bytes] * count} | {'empty', retry_after:ms?}
 --- retry: unsafe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_us
 --@include queue_types
 --@include queue_meta
 --@include queue_reap
+--@include next_fence
 -- Not retry-safe: a second run would lease other jobs. After a lost reply the jobs of the first
 -- run stay leased to nobody until visibility_ms passes; then a claim (or reap) returns them.
 -- Bounded: at most max_jobs leases are reaped and at most max_jobs jobs claimed per call.
--- Fences: max(last + 1, server µs), so they increase even if the job record was lost in a failover.
+-- Fences: next_fence (max(last + 1, server µs)), so they increase even if the job record was lost.
 local worker = ARGV[1]
 if worker == '' or #worker > 128 then return redis.error_reply('ERR redis-atomic: worker must be 1..128 bytes') end
 local vis, bad = int_arg(ARGV[2], 'visibility_ms', 1, 86400000)
@@ -33,7 +34,7 @@ local out = {'claimed', now, #ids}
 for _, id in ipairs(ids) do
   local m = meta_parse(redis.call('HGET', KEYS[4], id))
   if not m then m = {fence = '0', deliveries = 0} end
-  local fence = string.format('%.0f', math.max(tonumber(m.fence) + 1, us))
+  local fence = next_fence(tonumber(m.fence), us)
   local deliveries = m.deliveries + 1
   redis.call('ZREM', KEYS[1], id)
   redis.call('ZADD', KEYS[2], now + vis, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)

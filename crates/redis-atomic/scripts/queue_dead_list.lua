@@ -3,9 +3,9 @@
 --- invariant: reads only
 --- keys: dead meta errors
 --- args: start count
---- returns: {'listed', total, [job_id, dead_at_ms, deliveries, error] * n}
+--- returns: {'listed', total, letters:[id:text, dead_at_ms, deliveries, error:text]}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include queue_meta
 local start, bad = int_arg(ARGV[1], 'start', 0, 4294967295)

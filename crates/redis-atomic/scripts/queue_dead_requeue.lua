@@ -5,7 +5,7 @@
 --- args: job_id delay_ms
 --- returns: {'requeued'} | {'not_dead'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 --@include queue_types

@@ -3,9 +3,9 @@
 --- invariant: a job id exists at most once in the queue (due, in flight, dead, or acked within the dedup window)
 --- keys: due meta payload
 --- args: job_id payload delay_ms at_ms
---- returns: {'enqueued', due_in_ms} | {'exists', 'queued'|'running'|'dead'|'acked'}
+--- returns: {'enqueued', due_in:ms} | {'exists', status:'queued'|'running'|'dead'|'acked'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 --@include queue_types

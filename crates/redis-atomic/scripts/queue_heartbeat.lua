@@ -3,9 +3,9 @@
 --- invariant: only the current lease (fence) of a running job moves its deadline; the deadline is absolute, never added
 --- keys: inflight meta
 --- args: job_id fence extend_ms
---- returns: {'extended', extend_ms} | {'lost'}
+--- returns: {'extended', lease:ms} | {'lost'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 --@include queue_types

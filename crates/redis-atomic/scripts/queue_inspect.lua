@@ -3,9 +3,9 @@
 --- invariant: reads only
 --- keys: due inflight meta errors
 --- args: job_id
---- returns: {'queued', due_in_ms, deliveries, fence} | {'running', fence, deliveries, deadline_in_ms, worker} | {'dead', deliveries, error} | {'acked', fence} | {'unknown'}
+--- returns: {'queued', due_in:ms, deliveries, last_fence:fence} | {'running', fence:fence, deliveries, lease_left:ms, worker:text} | {'dead', deliveries, error:text} | {'acked', fence:fence} | {'unknown'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include now_ms
 --@include queue_meta
 local id = ARGV[1]

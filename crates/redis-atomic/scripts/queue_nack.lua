@@ -3,9 +3,9 @@
 --- invariant: only the current lease ends a job's delivery; a job reaches the dead letters only after max_deliveries deliveries
 --- keys: inflight due dead meta errors
 --- args: job_id fence retry_after_ms max_deliveries error
---- returns: {'retrying', retry_after_ms} | {'dead'} | {'lost'}
+--- returns: {'retrying', retry_after:ms} | {'dead'} | {'lost'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 --@include queue_types

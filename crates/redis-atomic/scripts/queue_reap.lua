@@ -5,7 +5,7 @@
 --- args: limit max_deliveries
 --- returns: {'reaped', requeued, dead}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 --@include queue_types

@@ -3,9 +3,9 @@
 --- invariant: reads only
 --- keys: due inflight dead done
 --- args: -
---- returns: {'stats', ready, scheduled, inflight, expired, dead, acked}
+--- returns: {'stats', ready, scheduled, running, expired, dead, acked}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include now_ms
 local now = now_ms()
 local ready = redis.call('ZCOUNT', KEYS[1], '-inf', now)

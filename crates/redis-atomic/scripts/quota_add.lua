@@ -3,9 +3,9 @@
 --- invariant: the counter never leaves [min, max]; its TTL is set when it is created and never extended
 --- keys: counter
 --- args: delta min max mode ttl_ms
---- returns: {'applied', value} | {'refused', value}
+--- returns: {'applied', value:int} | {'refused', value:int}
 --- retry: unsafe
---- version: 1
+--- version: 2
 --@include int_arg
 -- Why a script: the bound check and the write must not interleave. INCRBY then a compensating
 -- DECRBY lets other clients see (and act on) the overshoot; a GET-check-INCRBY from the client races.

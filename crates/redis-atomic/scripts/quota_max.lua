@@ -3,9 +3,9 @@
 --- invariant: the stored value never decreases
 --- keys: value
 --- args: candidate
---- returns: {'raised', value} | {'kept', value}
+--- returns: {'raised', value:int} | {'kept', value:int}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 -- Why a script: no command keeps the max of a string (SET has no GT), and seed 003's GETSET
 -- loop both writes smaller values for a moment and needs a client retry loop. One step here,

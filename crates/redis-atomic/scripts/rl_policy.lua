@@ -3,9 +3,9 @@
 --- invariant: a request is charged to every limit or to none; no limit is ever over-consumed
 --- keys: request limit...
 --- args: cost request_id request_ttl_us test_now_us spec...
---- returns: {'allowed', min_remaining, max_reset_us, n, (remaining, reset_us, 0) * n} | {'limited', max_retry_us, max_reset_us, n, (remaining, reset_us, retry_us) * n} | {'replayed', ...}
+--- returns: {'allowed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'limited', retry:us, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'replayed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n}
 --- retry: unsafe
---- version: 3
+--- version: 4
 -- spec: four arguments per limit, in KEYS order: algorithm (fw|sl|sw|tb|gcra) limit period_us burst.
 -- Also the script for one limit with a request id (the rl_<algorithm> scripts keep no records).
 -- Every limit is checked before any is charged (checks only read, but for the sliding log

@@ -3,9 +3,9 @@
 --- invariant: at most limit units within any period_us; a refused request changes nothing
 --- keys: state
 --- args: cost limit period_us burst test_now_us
---- returns: {'allowed', remaining, reset_us} | {'limited', retry_us, reset_us, remaining}
+--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}
 --- retry: unsafe
---- version: 3
+--- version: 4
 -- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes
 -- through rl_policy, which records decisions; this script is the lean common case: one key, five
 -- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).

@@ -3,11 +3,12 @@
 --- invariant: at most `capacity` unexpired permits exist; fences strictly increase per semaphore
 --- keys: permits holders fence
 --- args: holder capacity lease_ms
---- returns: {'acquired', fence, lease_ms} | {'full', retry_after_ms}
+--- returns: {'acquired', fence:fence, lease:ms} | {'full', retry_after:ms}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_us
+--@include next_fence
 -- permits: sorted set holder -> lease end (server µs: no rounding, so a lease lasts exactly
 -- lease_ms after the call ran); holders: hash holder -> fence.
 -- Retry safety: a holder that still holds a permit gets its own fence back (and a fresh lease).
@@ -43,15 +44,10 @@ if redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf') >= c
   local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return {'full', math.ceil((tonumber(first[2]) - now) / 1000)}
 end
-local last = redis.call('GET', KEYS[3])
-local last_n = 0
-if last then
-  last_n = tonumber(last)
-  if not last_n then return redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end
-end
-fence = string.format('%.0f', math.max(now, last_n + 1))
+local bad_fence
+fence, bad_fence = issue_fence(KEYS[3], now, lease + 604800000)
+if not fence then return bad_fence end
 redis.call('ZADD', KEYS[1], now + lease_us, holder)
 redis.call('HSET', KEYS[2], holder, fence)
-redis.call('SET', KEYS[3], fence, 'PX', lease + 604800000)
 keep_alive()
 return {'acquired', fence, lease}

@@ -3,9 +3,9 @@
 --- invariant: reads only
 --- keys: permits fence
 --- args: -
---- returns: {'permits', live_count, next_expiry_in_ms (0 when none), last_fence}
+--- returns: {'permits', live, next_expiry:ms, last_fence:fence}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include now_us
 local now = now_us()
 local live = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')

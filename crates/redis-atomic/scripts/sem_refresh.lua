@@ -3,9 +3,9 @@
 --- invariant: only a live permit's own incarnation extends it; the new lease is absolute, never added
 --- keys: permits holders
 --- args: holder fence lease_ms
---- returns: {'refreshed', fence, lease_ms} | {'not_held'}
+--- returns: {'refreshed', fence:fence, lease:ms} | {'not_held'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_us
 local lease, bad = int_arg(ARGV[3], 'lease_ms', 1, 604800000)

@@ -3,9 +3,9 @@
 --- invariant: only the current incarnation of a permit (holder and fence) can release it
 --- keys: permits holders
 --- args: holder fence
---- returns: {'released', fence} | {'not_held'}
+--- returns: {'released', fence:fence} | {'not_held'}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include now_us
 -- A permit whose lease ended answers not_held (its holder may have overlapped a successor) but
 -- is removed all the same. A retried release finds it gone: not_held, nothing else changes.

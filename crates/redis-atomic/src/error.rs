@@ -37,6 +37,9 @@ pub enum Error {
         reason: String,
         /// Attempts made, the last of which had this outcome.
         attempts: u32,
+        /// Whether the client gave up waiting (the per-request timeout), rather than the
+        /// connection failing.
+        timed_out: bool,
     },
     /// A key holds a value of another type (or another primitive's data); nothing was changed.
     #[error("wrong type at key: {0}")]
@@ -61,11 +64,12 @@ pub enum Error {
         /// What was wrong.
         detail: String,
     },
-    /// The keys of one call span hash slots; nothing was sent.
-    #[error("keys span more than one hash slot: {keys:?}")]
+    /// The keys of one call span hash slots; nothing was sent (or the server refused it).
+    /// Keys are not kept (they may carry user data): only their slots.
+    #[error("keys span more than one hash slot: {slots:?}")]
     CrossSlot {
-        /// The keys.
-        keys: Vec<String>,
+        /// The slot of each key, in the order given (empty when the server refused the call).
+        slots: Vec<u16>,
     },
     /// Any other server error (script runtime error, ACL `NOPERM`, ...).
     #[error("server error ({code}): {message}")]
@@ -78,6 +82,10 @@ pub enum Error {
     /// Could not connect or configure a connection.
     #[error("connection: {0}")]
     Connection(#[source] RedisError),
+    /// The client failed on its own side (a reply it could not parse as the command's, a
+    /// misconfigured connection); the server's view is unknown only if the error says so.
+    #[error("client: {0}")]
+    Client(String),
     /// The script ran and its effect stands on the primary, but fewer replicas than asked
     /// acknowledged it within the timeout ([`crate::ClientConfig::replicas`]): a failover now may
     /// lose it.
@@ -144,6 +152,20 @@ impl Error {
             Error::Server { .. } => "server_error",
             Error::Connection(_) => "connection",
             Error::NotReplicated { .. } => "not_replicated",
+            Error::Client(_) => "client",
+        }
+    }
+
+    /// Why a call was retried, for `redis_atomic_retries_total{reason}`: the server's refusal
+    /// code in lower case (`busy`, `readonly`, `moved`, `ask`, `tryagain`, ...), `timeout`, or
+    /// the error's [`Error::label`].
+    pub fn reason(&self) -> String {
+        match self {
+            Error::Rejected { code, .. } => code.to_ascii_lowercase(),
+            Error::OutcomeUnknown {
+                timed_out: true, ..
+            } => "timeout".into(),
+            other => other.label().into(),
         }
     }
 
@@ -162,12 +184,10 @@ impl Error {
             return Error::OutcomeUnknown {
                 reason: err.to_string(),
                 attempts: 1,
+                timed_out: err.is_timeout(),
             };
         }
-        Error::Server {
-            code: "CLIENT".into(),
-            message: err.to_string(),
-        }
+        Error::Client(err.to_string())
     }
 
     /// Classifies a server error reply by its code.
@@ -177,7 +197,7 @@ impl Error {
         }
         match code.as_str() {
             "WRONGTYPE" => Error::WrongType(message),
-            "CROSSSLOT" => Error::CrossSlot { keys: Vec::new() },
+            "CROSSSLOT" => Error::CrossSlot { slots: Vec::new() },
             "ERR" if message.starts_with("redis-atomic:") => Error::BadArgument(
                 message
                     .trim_start_matches("redis-atomic:")

@@ -25,7 +25,15 @@ pub fn slot(key: &[u8]) -> u16 {
     crc16(hash_tag(key)) % 16384
 }
 
-fn hash_tag(key: &[u8]) -> &[u8] {
+/// The bytes that decide `key`'s slot: its hash tag (between the first `{` and the next `}`,
+/// when that is non-empty), or the whole key. The one hash-tag parser of the crate.
+///
+/// ```
+/// use redis_atomic::keys::hash_tag;
+/// assert_eq!(hash_tag(b"app:lock:v1:{order-42}:fence"), b"order-42");
+/// assert_eq!(hash_tag(b"{}x"), b"{}x");
+/// ```
+pub fn hash_tag(key: &[u8]) -> &[u8] {
     if let Some(open) = key.iter().position(|&b| b == b'{') {
         if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
             if len > 0 {
@@ -62,10 +70,7 @@ pub fn same_slot<K: AsRef<[u8]>>(keys: &[K]) -> Result<Option<u16>, Error> {
         Ok(Some(first))
     } else {
         Err(Error::CrossSlot {
-            keys: keys
-                .iter()
-                .map(|k| String::from_utf8_lossy(k.as_ref()).into_owned())
-                .collect(),
+            slots: keys.iter().map(|k| slot(k.as_ref())).collect(),
         })
     }
 }

@@ -39,34 +39,31 @@
 //!         // ... do the work, passing guard.fence() to every write it protects ...
 //!         guard.release().await?;
 //!     }
-//!     Acquire::Held { ttl } => println!("busy, retry in {ttl:?}"),
+//!     Acquire::Held { retry_after } => println!("busy, retry in {retry_after:?}"),
 //!     _ => {}
 //! }
 //! # Ok(()) }
 //! ```
 
-pub mod cas;
 pub mod client;
-pub mod dedup;
 pub mod error;
-pub mod fenced;
 #[cfg(feature = "http")]
 pub mod http;
-pub mod idempotency;
 pub mod keys;
-pub mod lock;
+pub mod lease;
 pub mod model;
-pub mod multi;
 pub mod observe;
-pub mod queue;
-pub mod quota;
-pub mod ratelimit;
-mod reply;
+mod primitives;
 pub mod script;
-pub mod semaphore;
 pub mod write;
+
+pub(crate) use primitives::legacy_reply as reply;
+pub use primitives::{
+    cas, dedup, fenced, idempotency, lock, multi, queue, quota, ratelimit, semaphore,
+};
 
 pub use client::{Arg, Client, ClientConfig, Replicas, RetryPolicy};
 pub use error::Error;
 pub use keys::{slot, Keyspace};
+pub use lease::{Fence, OwnerToken};
 pub use script::{Delivery, RetryClass};

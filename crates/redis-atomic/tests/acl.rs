@@ -2,7 +2,8 @@
 //! only run scripts/functions on its own key pattern, and nothing else.
 #![allow(clippy::unwrap_used)]
 
-use redis_atomic::lock::{Acquire, Locks, Release};
+use redis_atomic::lease::Release;
+use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
 use std::time::Duration;

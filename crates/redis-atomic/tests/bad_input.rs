@@ -105,7 +105,7 @@ async fn every_script_every_key_of_another_type() {
     let env = env(Mode::StandaloneEval, "sweep-types", ClientConfig::default()).await;
     let writers: [(&str, &[&str]); 2] = [("RPUSH", &["a"]), ("XADD", &["*", "f", "v"])];
     for def in registry::ALL {
-        for cmd in redis_atomic::script::header::called_commands(def.source) {
+        for cmd in redis_atomic_scripts::check::called_commands(def.source) {
             let cmd = cmd.to_ascii_uppercase();
             assert!(
                 !(cmd.starts_with('L') || cmd.starts_with('R') || cmd.starts_with('X')),

@@ -2,7 +2,8 @@
 //! in different ways.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use redis_atomic::lock::{Acquire, Locks, OwnerToken};
+use redis_atomic::lease::OwnerToken;
+use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::{Client, ClientConfig, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, Fault, FaultProxy, RedisServer, ServerOptions};
 use std::time::Duration;

@@ -7,7 +7,7 @@
 
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
 use redis_atomic::dedup::Dedup;
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::multi::MultiWrite;
 use redis_atomic::write::Write;
 use redis_atomic::{Client, ClientConfig, Error, Keyspace};

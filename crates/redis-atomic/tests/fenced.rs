@@ -6,7 +6,8 @@ mod common;
 
 use common::{env, Env, MODES};
 use redis_atomic::fenced::{Fenced, FencedWrites};
-use redis_atomic::lock::{Acquire, Fence, LockGuard, Locks};
+use redis_atomic::lease::Fence;
+use redis_atomic::lock::{Acquire, LockGuard, Locks};
 use redis_atomic::write::Write;
 use redis_atomic::{ClientConfig, Error};
 use std::sync::atomic::{AtomicU64, Ordering};

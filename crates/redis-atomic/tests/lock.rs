@@ -5,7 +5,8 @@
 mod common;
 
 use common::{env, Env, Mode, MODES};
-use redis_atomic::lock::{Acquire, Extend, Fence, LockState, Locks, OwnerToken, Release};
+use redis_atomic::lease::{Extend, Fence, OwnerToken, Release};
+use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::{ClientConfig, Error};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -152,16 +153,13 @@ async fn non_owner_cannot_release_or_extend() {
             panic!("{mode:?}: free lock not acquired");
         };
         let intruder = OwnerToken::random();
-        assert_eq!(
-            locks.release("r", &intruder).await.unwrap(),
-            Release::NotHeld
-        );
+        assert_eq!(locks.release("r", &intruder).await.unwrap(), Release::Lost);
         assert_eq!(
             locks
                 .extend("r", &intruder, Duration::from_secs(600))
                 .await
                 .unwrap(),
-            Extend::NotHeld
+            Extend::Lost
         );
         match locks.inspect("r").await.unwrap() {
             LockState::Held { fence, ttl } => {
@@ -226,9 +224,9 @@ async fn stalled_holder_is_superseded_with_larger_fence() {
         assert!(b.fence() > a.fence());
         assert_eq!(
             a.extend(Duration::from_secs(10)).await.unwrap(),
-            Extend::NotHeld
+            Extend::Lost
         );
-        assert_eq!(a.release().await.unwrap(), Release::NotHeld);
+        assert_eq!(a.release().await.unwrap(), Release::Lost);
         assert!(
             matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence, .. } if fence == b.fence())
         );

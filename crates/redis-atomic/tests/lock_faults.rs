@@ -8,7 +8,8 @@ use common::{
     assert_down, env, impatient, patient, recovering, stalled_for, standalone, Mode, MODES,
 };
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use redis_atomic::lock::{Acquire, LockState, Locks, OwnerToken, Release};
+use redis_atomic::lease::{OwnerToken, Release};
+use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::{Client, Keyspace};
 use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
@@ -44,7 +45,7 @@ fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
 }
 
 /// Polls (bounded, 10 s: it ends as soon as the lock is held) until the lock is held; its fence.
-async fn wait_held(locks: &Locks, resource: &str) -> Option<redis_atomic::lock::Fence> {
+async fn wait_held(locks: &Locks, resource: &str) -> Option<redis_atomic::lease::Fence> {
     for _ in 0..1000 {
         if let LockState::Held { fence, .. } = locks.inspect(resource).await.unwrap() {
             return Some(fence);
@@ -237,8 +238,12 @@ async fn safe_script_retried_after_timeout() {
         &[
             ("primitive", "lock"),
             ("op", "acquire"),
-            ("reason", "outcome_unknown"),
+            ("reason", "timeout"),
         ],
+    );
+    let timeouts = counter(
+        "redis_atomic_timeouts_total",
+        &[("primitive", "lock"), ("op", "acquire"), ("version", "2")],
     );
     let acquire = retrying.acquire("r", Duration::from_secs(30));
     let out = stalled_for(server, Duration::from_millis(250), acquire)
@@ -253,9 +258,17 @@ async fn safe_script_retried_after_timeout() {
             &[
                 ("primitive", "lock"),
                 ("op", "acquire"),
-                ("reason", "outcome_unknown")
+                ("reason", "timeout")
             ]
         ) > before
+    );
+    let timed_out = counter(
+        "redis_atomic_timeouts_total",
+        &[("primitive", "lock"), ("op", "acquire"), ("version", "2")],
+    );
+    assert!(
+        timed_out > timeouts,
+        "timeouts counted: {timeouts} → {timed_out}"
     );
     assert!(
         matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence, .. } if fence == g.fence())

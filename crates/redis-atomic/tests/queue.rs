@@ -143,7 +143,7 @@ async fn stale_fence_is_rejected() {
         let a = claim(&q, "a", Duration::from_millis(100), 1)
             .await
             .remove(0);
-        let wrong = redis_atomic::lock::Fence(a.fence.0 + 1);
+        let wrong = redis_atomic::lease::Fence(a.fence.0 + 1);
         assert_eq!(q.ack("j", wrong).await.unwrap(), Ack::Lost);
         let hb = q.heartbeat("j", a.fence, Duration::from_millis(100)).await;
         assert_eq!(
@@ -196,7 +196,7 @@ async fn dead_letters_after_max_deliveries() {
         q.enqueue("sleepy", b"s", RunAt::After(Duration::from_secs(3600)))
             .await
             .unwrap();
-        let mut last = redis_atomic::lock::Fence(0);
+        let mut last = redis_atomic::lease::Fence(0);
         for n in 1..=3 {
             let job = claim(&q, "w", Duration::from_secs(30), 5).await.remove(0);
             assert!(job.fence > last);
@@ -307,7 +307,7 @@ async fn bad_input(env: Env) {
     assert!(bad(q.claim("w", vis, 1001).await.map(drop)));
     assert!(bad(q.claim("w", vis, usize::MAX).await.map(drop)));
     assert!(bad(q.claim("", vis, 1).await.map(drop)));
-    let f = redis_atomic::lock::Fence(1);
+    let f = redis_atomic::lease::Fence(1);
     assert!(bad(q.heartbeat("j", f, Duration::ZERO).await.map(drop)));
     assert!(bad(q.nack("j", f, year, "e").await.map(drop)));
     assert!(bad(q.reap(0).await.map(drop)));

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_down, env, impatient, patient, recovering, standalone, Mode, MODES};
-use redis_atomic::lock::Fence;
+use redis_atomic::lease::Fence;
 use redis_atomic::queue::{
     Ack, Claim, Heartbeat, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt,
 };

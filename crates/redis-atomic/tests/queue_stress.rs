@@ -9,7 +9,7 @@
 mod common;
 
 use common::{env, Env, Mode, MODES};
-use redis_atomic::lock::Fence;
+use redis_atomic::lease::Fence;
 use redis_atomic::queue::{Ack, Claim, JobState, Nack, Queue, QueueConfig, RunAt};
 use redis_atomic::{Client, ClientConfig, Error};
 use redis_atomic_testkit::RedisCluster;

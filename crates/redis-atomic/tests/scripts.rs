@@ -1,8 +1,8 @@
 //! The registry matches the script files, the lock file, and what a real server computes.
 #![allow(clippy::unwrap_used)]
 
-use redis_atomic::script::header::{self, RetryDecl};
-use redis_atomic::script::{check_lock, registry, render_lock, LockProblem, RetryClass};
+use redis_atomic::script::{check_lock, registry, render_lock, LockProblem};
+use redis_atomic_scripts::{check, header};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
 use std::path::PathBuf;
 
@@ -49,11 +49,8 @@ fn registry_matches_headers() {
                 .collect::<Vec<_>>()
                 .as_slice()
         );
-        let retry = match h.retry {
-            RetryDecl::Safe => RetryClass::Safe,
-            RetryDecl::Unsafe => RetryClass::Unsafe,
-        };
-        assert_eq!(def.retry, retry);
+        assert_eq!(def.retry, h.retry);
+        assert_eq!(def.returns, h.returns);
         assert!(
             def.source.starts_with("#!lua"),
             "{name}: shebang must be the first line"
@@ -71,36 +68,43 @@ fn registry_matches_headers() {
 }
 
 /// Each header agrees with its body: highest KEYS[n]/ARGV[n] used equals the declared counts,
-/// and `no-writes` is declared exactly when the body never writes.
+/// `no-writes` is declared exactly when the body never writes, and the status words the body
+/// returns are exactly those its `returns:` line declares (the reply types are generated from it).
 #[test]
 fn headers_match_bodies() {
     for def in registry::ALL {
         let h = header::parse(def.source).unwrap();
-        let problems = header::check_body(&h, header::body(def.source));
+        let problems = check::check_body(&h, header::body(def.source));
         assert!(problems.is_empty(), "{}: {problems:?}", def.name);
         assert_eq!(
             def.read_only(),
-            header::called_commands(def.source)
+            check::called_commands(def.source)
                 .iter()
-                .all(|c| !header::WRITE_COMMANDS.contains(&c.as_str()))
+                .all(|c| !check::WRITE_COMMANDS.contains(&c.as_str()))
         );
     }
 }
 
-/// The body checker itself catches drift (so the test above can fail).
+/// The body checker itself catches drift (so the test above can fail): a wrong key count, a
+/// write under `no-writes`, a status word the header does not declare.
 #[test]
 fn body_checker_catches_drift() {
-    let src = "#!lua\n--- summary: s\n--- invariant: i\n--- keys: a\n--- args: x\n--- returns: r\n--- retry: safe\n--- version: 1\nreturn redis.call('SET', KEYS[2], ARGV[1])\n";
+    let src = "#!lua\n--- summary: s\n--- invariant: i\n--- keys: a\n--- args: x\n--- returns: {'ok', n}\n--- retry: safe\n--- version: 1\nreturn {'ok', redis.call('SET', KEYS[2], ARGV[1])}\n";
     let h = header::parse(src).unwrap();
-    assert_eq!(header::check_body(&h, header::body(src)).len(), 1);
+    assert_eq!(check::check_body(&h, header::body(src)).len(), 1);
     let ro = src
         .replace("#!lua\n", "#!lua flags=no-writes\n")
         .replace("KEYS[2]", "KEYS[1]");
     let h = header::parse(&ro).unwrap();
     assert_eq!(
-        header::check_body(&h, header::body(&ro)),
+        check::check_body(&h, header::body(&ro)),
         vec!["flags say no-writes but the body calls SET".to_string()]
     );
+    let undeclared = src
+        .replace("KEYS[2]", "KEYS[1]")
+        .replace("return {'ok',", "return {'done',");
+    let h = header::parse(&undeclared).unwrap();
+    assert_eq!(check::check_body(&h, header::body(&undeclared)).len(), 2);
     assert!(header::parse("--- summary: x\n").is_err());
     assert!(header::parse(&src.replace("--- retry: safe", "--- retry: maybe")).is_err());
 }
@@ -171,7 +175,7 @@ fn real_server_agrees() {
     let text = format!("{list:?}");
     for def in registry::ALL {
         assert!(
-            text.contains(&def.function_name()),
+            text.contains(def.function_name()),
             "{} missing from the library",
             def.name
         );

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{env, sem, take, Env, Mode, MODES};
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::semaphore::{Acquire, Refresh, Release, Semaphore, RECLAIM_PER_ACQUIRE};
 use redis_atomic::{ClientConfig, Error};
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{env, sem, take, Mode};
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::semaphore::{Acquire, Release, Semaphore};
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use std::time::Duration;

@@ -5,9 +5,8 @@
 mod common;
 
 use common::{env, standalone, Env, Mode, MODES};
-use redis_atomic::lock::{
-    Acquire, LockLost, LockState, Locks, OwnerToken, Release, WatchdogConfig,
-};
+use redis_atomic::lease::{OwnerToken, Release};
+use redis_atomic::lock::{Acquire, LockLost, LockState, Locks, WatchdogConfig};
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use redis_atomic_testkit::ServerOptions;
 use std::time::{Duration, Instant};
@@ -173,7 +172,7 @@ async fn redisson_5698_loss_signalled_before_second_holder() {
                 .release("r", held.token())
                 .await
                 .unwrap(),
-            Release::NotHeld,
+            Release::Lost,
             "{mode:?}: stale holder released the new lease"
         );
     }

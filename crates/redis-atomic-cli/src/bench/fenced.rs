@@ -6,7 +6,7 @@ use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use redis_atomic::fenced::{Fenced, FencedWrites};
-use redis_atomic::lock::Fence;
+use redis_atomic::lease::Fence;
 use redis_atomic::script::registry::FENCED_WRITE;
 use redis_atomic::write::Write;
 

@@ -7,7 +7,8 @@ use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use redis_atomic::idempotency::{Begin, Claim, Fingerprint, IdemConfig, Idempotency, Response};
-use redis_atomic::script::registry::{IDEM_BEGIN, IDEM_COMPLETE};
+use redis_atomic::script::registry::{IdemBeginReply, IDEM_BEGIN, IDEM_COMPLETE};
+use redis_atomic::script::{FromReply, Reply};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ struct IdemBench {
     /// Each task's open claim between its begin and its complete.
     claims: Vec<Mutex<Option<Claim>>>,
     /// Each raw task's generation from its last begin (the complete must name it).
-    generations: Vec<Mutex<i64>>,
+    generations: Vec<Mutex<u64>>,
 }
 
 pub(super) fn setup(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
@@ -83,15 +84,12 @@ impl Workload for IdemBench {
                 cmd.arg(IDEM_BEGIN.sha1).arg(1).arg(&record);
                 cmd.arg(&token).arg(fp).arg(30_000).arg(ttl);
                 let reply: redis::Value = cmd.query_async(conn).await?;
-                let gen = match &reply {
-                    redis::Value::Array(items) => match items.get(1) {
-                        Some(redis::Value::Int(g)) => Some(*g),
-                        _ => None,
-                    },
-                    _ => None,
+                let reply = IdemBeginReply::from_reply(Reply::parse(IDEM_BEGIN.name, reply)?)?;
+                let IdemBeginReply::Claimed { generation: g, .. } = reply else {
+                    anyhow::bail!("raw EVALSHA: expected claimed, got {reply:?}");
                 };
-                *generation.lock().unwrap_or_else(|p| p.into_inner()) = gen.unwrap_or(0);
-                expect_status(reply, "claimed")
+                *generation.lock().unwrap_or_else(|p| p.into_inner()) = g.0;
+                Ok(())
             } else {
                 let gen = *generation.lock().unwrap_or_else(|p| p.into_inner());
                 cmd.arg(IDEM_COMPLETE.sha1).arg(1).arg(&record).arg(&token);

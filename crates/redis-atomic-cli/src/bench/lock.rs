@@ -5,7 +5,8 @@
 use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
-use redis_atomic::lock::{Acquire, Locks, OwnerToken, Release};
+use redis_atomic::lease::{OwnerToken, Release};
+use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::script::registry::{LOCK_ACQUIRE, LOCK_RELEASE};
 use std::time::Duration;
 

@@ -9,7 +9,7 @@ use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use redis::Value;
-use redis_atomic::lock::Fence;
+use redis_atomic::lease::Fence;
 use redis_atomic::queue::{Ack, Claim, Enqueue, Queue, QueueConfig, RunAt};
 use redis_atomic::script::registry::{QUEUE_ACK, QUEUE_CLAIM, QUEUE_ENQUEUE};
 use redis_atomic::Keyspace;

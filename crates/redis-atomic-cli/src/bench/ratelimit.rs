@@ -10,20 +10,20 @@ use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use redis_atomic::ratelimit::{Limit, RateLimiter};
 use redis_atomic::script::registry::{RL_FIXED_WINDOW, RL_GCRA, RL_SLIDING_LOG};
-use redis_atomic::script::Script;
+use redis_atomic::script::ScriptDef;
 use std::time::Duration;
 
 struct RateBench {
     limiter: RateLimiter,
     limit: Limit,
-    script: &'static Script<1, 5>,
+    script: &'static ScriptDef,
 }
 
 /// GCRA, 10^6 per second (burst 10^6): never refused at the rates a task reaches.
 pub(super) fn setup_gcra(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
     Box::pin(async move {
         let limit = Limit::gcra(1_000_000, Duration::from_secs(1))?;
-        Ok(RateBench::boxed(ctx, limit, &RL_GCRA))
+        Ok(RateBench::boxed(ctx, limit, &RL_GCRA.def))
     })
 }
 
@@ -33,7 +33,7 @@ pub(super) fn setup_fixed_window(
 ) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
     Box::pin(async move {
         let limit = Limit::fixed_window(1_000_000_000, Duration::from_secs(60))?;
-        Ok(RateBench::boxed(ctx, limit, &RL_FIXED_WINDOW))
+        Ok(RateBench::boxed(ctx, limit, &RL_FIXED_WINDOW.def))
     })
 }
 
@@ -44,12 +44,12 @@ pub(super) fn setup_sliding_log(
 ) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
     Box::pin(async move {
         let limit = Limit::sliding_log(10_000, Duration::from_millis(100))?;
-        Ok(RateBench::boxed(ctx, limit, &RL_SLIDING_LOG))
+        Ok(RateBench::boxed(ctx, limit, &RL_SLIDING_LOG.def))
     })
 }
 
 impl RateBench {
-    fn boxed(ctx: BenchCtx, limit: Limit, script: &'static Script<1, 5>) -> Box<dyn Workload> {
+    fn boxed(ctx: BenchCtx, limit: Limit, script: &'static ScriptDef) -> Box<dyn Workload> {
         let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace.clone(), limit.clone());
         Box::new(RateBench {
             limiter,

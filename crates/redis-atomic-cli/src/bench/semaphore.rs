@@ -6,7 +6,7 @@
 use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::script::registry::{SEM_ACQUIRE, SEM_RELEASE};
 use redis_atomic::semaphore::{Acquire, Permit, Release, Semaphore};
 use std::sync::Mutex;

@@ -7,7 +7,8 @@
 //! outside scripts — which is the property being measured (DESIGN: one round trip per decision).
 
 use redis::aio::MultiplexedConnection;
-use redis_atomic::script::{header, registry};
+use redis_atomic::script::registry;
+use redis_atomic_scripts::check;
 use std::collections::{HashMap, HashSet};
 
 /// Calls and µs per command, from one `INFO commandstats`.
@@ -64,7 +65,7 @@ impl CommandStats {
 fn inner_commands() -> HashSet<String> {
     registry::ALL
         .iter()
-        .flat_map(|s| header::called_commands(s.source))
+        .flat_map(|s| check::called_commands(s.source))
         .map(|c| c.to_ascii_lowercase())
         .collect()
 }

@@ -5,7 +5,7 @@ use super::value::Val;
 use super::walk::{node_pos, Pos, Unit, Walker};
 use full_moon::ast::{Expression, Field, FunctionArgs, UnOp};
 use full_moon::tokenizer::TokenType;
-use redis_atomic::script::header::WRITE_COMMANDS;
+use redis_atomic_scripts::check::WRITE_COMMANDS;
 
 /// Commands whose arguments hold no key.
 const NO_KEYS: &[&str] = &[

@@ -1,12 +1,12 @@
 //! Rules about the file rather than the code: the shebang (script flags or library name) and,
 //! for scripts in redis-atomic's own header format, the header against the body — judged by the
-//! very parser and checks `build.rs` uses (`redis_atomic::script::header`).
+//! very parser and checks `build.rs` uses (`redis-atomic-scripts`).
 
 use super::walk::{tok_pos, Pos, RawFinding};
 use full_moon::ast::Block;
 use full_moon::node::Node;
 use full_moon::tokenizer::TokenType;
-use redis_atomic::script::header;
+use redis_atomic_scripts::{check, header};
 
 /// What the shebang says the file is.
 pub struct Kind {
@@ -100,7 +100,7 @@ pub fn header_rules(text: &str, out: &mut Vec<RawFinding>) {
             .position(|l| l.starts_with(&format!("--- {field}:")))
             .map_or(1, |i| i + 1)
     };
-    for problem in header::check_body(&parsed, header::body(text)) {
+    for problem in check::check_body(&parsed, header::body(text)) {
         if problem.contains("KEYS") {
             out.push(at(line_of("keys"), "header-body-mismatch", problem));
         } else if problem.contains("ARGV") {

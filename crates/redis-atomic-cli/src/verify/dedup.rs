@@ -12,7 +12,7 @@
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
 use redis_atomic::dedup::Dedup;
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::Error;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

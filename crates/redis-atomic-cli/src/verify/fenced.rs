@@ -15,7 +15,8 @@
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
 use redis_atomic::fenced::{Fenced, FencedWrites};
-use redis_atomic::lock::{Acquire, LockGuard, Locks, OwnerToken};
+use redis_atomic::lease::OwnerToken;
+use redis_atomic::lock::{Acquire, LockGuard, Locks};
 use redis_atomic::write::Write;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};

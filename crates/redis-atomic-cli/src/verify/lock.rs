@@ -15,7 +15,8 @@
 
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
-use redis_atomic::lock::{Acquire, LockGuard, Locks, OwnerToken, Release};
+use redis_atomic::lease::{OwnerToken, Release};
+use redis_atomic::lock::{Acquire, LockGuard, Locks};
 use redis_atomic_testkit::{history, LeaseSpan};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -191,7 +192,7 @@ async fn increment(ctx: &CheckCtx, shared: &Shared, counter: &str) -> anyhow::Re
 async fn release(ctx: &CheckCtx, shared: &Shared, guard: LockGuard) -> anyhow::Result<()> {
     match guard.release().await {
         // Under faults a retried release may find its own first attempt already ran.
-        Ok(Release::NotHeld) if ctx.fault.is_none() => {
+        Ok(Release::Lost) if ctx.fault.is_none() => {
             shared.lost_releases.fetch_add(1, Ordering::SeqCst);
         }
         Ok(_) => {}

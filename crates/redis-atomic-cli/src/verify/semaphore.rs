@@ -13,7 +13,7 @@
 
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

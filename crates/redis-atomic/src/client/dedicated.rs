@@ -248,6 +248,7 @@ impl DedicatedConnection {
         let conn = self.conn.as_mut().ok_or_else(|| Error::OutcomeUnknown {
             reason: "dedicated connection closed after an earlier failure".into(),
             attempts: 1,
+            timed_out: false,
         })?;
         let effect = pipe.cmd_iter().filter_map(state_effect).last();
         let request = conn.req_packed_commands(pipe, 0, pipe.len());
@@ -269,6 +270,7 @@ impl DedicatedConnection {
             Err(_) => Error::OutcomeUnknown {
                 reason: format!("no reply within {timeout:?}"),
                 attempts: 1,
+                timed_out: true,
             },
         };
         if matches!(&err, Error::Rejected { code, .. } if code == "MOVED") {

@@ -42,10 +42,14 @@ impl Client {
                 (Ok(Ok(values.remove(0))), acked)
             }
             Ok(Ok(values)) => {
-                return Err(Error::Server {
-                    code: "CLIENT".into(),
-                    message: format!("pipeline of 2 answered {} replies", values.len()),
-                })
+                // The protocol is out of step: the write may have run, and the connection is
+                // not to be trusted again.
+                self.transport.discard(lease.slot);
+                return Err(Error::OutcomeUnknown {
+                    reason: format!("a pipeline of 2 answered {} replies", values.len()),
+                    attempts: 1,
+                    timed_out: false,
+                });
             }
             Ok(Err(e)) => (Ok(Err(e)), None),
             Err(_) => (Err(waited), None),
@@ -72,9 +76,9 @@ impl Replicas {
                 acked: u32::try_from(n).unwrap_or(0),
                 wanted: self.count,
             }),
-            other => Err(Error::Server {
-                code: "CLIENT".into(),
-                message: format!("WAIT answered {other:?}"),
+            other => Err(Error::BadReply {
+                script: "WAIT",
+                detail: format!("answered {other:?}"),
             }),
         }
     }

@@ -1,13 +1,13 @@
-//! Sending one script: argument encoding, the retry loop, `NOSCRIPT` recovery, metrics.
+//! Calling one script: argument encoding, the typed call, `NOSCRIPT` recovery, delivery.
 
-use super::retry::resend_with;
+use super::retry::{no_conflict, Verdict};
 use super::Client;
-use crate::observe;
-use crate::script::{registry, Delivery, DynScript, RetryClass, Script, ScriptDef};
+use crate::observe::{self, Op};
+use crate::script::{
+    registry, Delivery, DynScript, FromReply, Reply, RetryClass, Script, ScriptDef,
+};
 use crate::{keys, Error};
 use redis::{Cmd, Value};
-use std::time::Instant;
-use tracing::Instrument as _;
 
 /// One script argument: bytes or an integer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +31,12 @@ impl<'a> From<&'a [u8]> for Arg<'a> {
     }
 }
 
+impl<'a> From<&'a String> for Arg<'a> {
+    fn from(s: &'a String) -> Self {
+        Arg::Bytes(s.as_bytes())
+    }
+}
+
 impl From<i64> for Arg<'_> {
     fn from(n: i64) -> Self {
         Arg::Int(n)
@@ -49,34 +55,115 @@ impl redis::ToRedisArgs for Arg<'_> {
 impl redis::ToSingleRedisArg for Arg<'_> {}
 
 impl Client {
-    /// Runs `script` with its keys and arguments: one request, retried only as its retry class
-    /// allows. The keys must share one hash slot ([`Error::CrossSlot`] otherwise, nothing sent).
-    pub async fn invoke<const K: usize, const A: usize>(
+    /// Runs `script` with its keys and arguments and decodes its reply: one request, retried
+    /// only as the script's retry class allows. The keys must share one hash slot
+    /// ([`Error::CrossSlot`] otherwise, nothing sent). Counts and reply type are checked by the
+    /// compiler.
+    pub async fn call<const K: usize, const A: usize, R: FromReply>(
         &self,
-        script: &'static Script<K, A>,
+        script: &'static Script<K, A, R>,
         keys: [&str; K],
         args: [Arg<'_>; A],
-    ) -> Result<Value, Error> {
-        self.invoke_def(&script.def, &keys, &args).await
+    ) -> Result<R, Error> {
+        self.call_def(&script.def, &keys, &args, script.retry).await
+    }
+
+    /// [`Client::call`] with the retry class overridden for this call, e.g. `Safe` for a
+    /// rate-limit call that carries a request id (repeating it cannot charge twice).
+    pub async fn call_with<const K: usize, const A: usize, R: FromReply>(
+        &self,
+        script: &'static Script<K, A, R>,
+        keys: [&str; K],
+        args: [Arg<'_>; A],
+        retry: RetryClass,
+    ) -> Result<R, Error> {
+        self.call_def(&script.def, &keys, &args, retry).await
     }
 
     /// Runs a script with a variadic key or argument list; counts are checked against its header.
-    pub async fn invoke_dyn(
+    pub async fn call_dyn<R: FromReply>(
         &self,
-        script: &'static DynScript,
+        script: &'static DynScript<R>,
         keys: &[&str],
         args: &[Arg<'_>],
-    ) -> Result<Value, Error> {
-        self.invoke_def(&script.def, keys, args).await
+    ) -> Result<R, Error> {
+        self.call_def(&script.def, keys, args, script.retry).await
     }
 
-    /// Like [`Client::invoke`] for a script found at run time; counts are checked here.
+    /// [`Client::call_dyn`] with the retry class overridden for this call.
+    pub async fn call_dyn_with<R: FromReply>(
+        &self,
+        script: &'static DynScript<R>,
+        keys: &[&str],
+        args: &[Arg<'_>],
+        retry: RetryClass,
+    ) -> Result<R, Error> {
+        self.call_def(&script.def, keys, args, retry).await
+    }
+
+    /// Runs a script found at run time and returns its raw reply (for tools: the CLI, tests
+    /// that send what no binding would). Counts are checked here.
     pub async fn invoke_def(
         &self,
         def: &'static ScriptDef,
         keys: &[&str],
         args: &[Arg<'_>],
     ) -> Result<Value, Error> {
+        self.checked(def, keys, args)?;
+        self.run_op(
+            Op::script(def),
+            keys.first().copied(),
+            &|e| Verdict::of(e, def.retry == RetryClass::Safe),
+            &no_conflict,
+            &|v| observe::status_word(v).unwrap_or("ok"),
+            || self.attempt(def, keys, args),
+        )
+        .await
+    }
+
+    /// TRANSITION ONLY: the raw reply of a typed script (bindings move to [`Client::call`]).
+    pub async fn invoke<const K: usize, const A: usize, R>(
+        &self,
+        script: &'static Script<K, A, R>,
+        keys: [&str; K],
+        args: [Arg<'_>; A],
+    ) -> Result<Value, Error> {
+        self.invoke_def(&script.def, &keys, &args).await
+    }
+
+    /// TRANSITION ONLY: the raw reply of a variadic script.
+    pub async fn invoke_dyn<R>(
+        &self,
+        script: &'static DynScript<R>,
+        keys: &[&str],
+        args: &[Arg<'_>],
+    ) -> Result<Value, Error> {
+        self.invoke_def(&script.def, keys, args).await
+    }
+
+    async fn call_def<R: FromReply>(
+        &self,
+        def: &'static ScriptDef,
+        keys: &[&str],
+        args: &[Arg<'_>],
+        retry: RetryClass,
+    ) -> Result<R, Error> {
+        self.checked(def, keys, args)?;
+        self.run_op(
+            Op::script(def),
+            keys.first().copied(),
+            &|e| Verdict::of(e, retry == RetryClass::Safe),
+            &no_conflict,
+            &|r: &R| r.status(),
+            || async {
+                let value = self.attempt(def, keys, args).await?;
+                R::from_reply(Reply::parse(def.name, value)?)
+            },
+        )
+        .await
+    }
+
+    fn checked(&self, def: &ScriptDef, keys: &[&str], args: &[Arg<'_>]) -> Result<(), Error> {
         if !def.accepts(keys.len(), args.len()) {
             return Err(Error::BadArgument(format!(
                 "{} takes {} keys and {} args, got {} and {}",
@@ -90,38 +177,7 @@ impl Client {
         if keys.len() > 1 {
             keys::same_slot(keys)?; // one key is always in one slot
         }
-        let span = observe::span(def, keys.first().copied());
-        let started = Instant::now();
-        // `instrument`, not `enter`: an entered guard held across an await would leave the span
-        // entered on the worker thread while other tasks run there.
-        let result = self
-            .with_retries(def, keys, args, started)
-            .instrument(span)
-            .await;
-        observe::record(def, &result, started.elapsed());
-        result
-    }
-
-    async fn with_retries(
-        &self,
-        def: &'static ScriptDef,
-        keys: &[&str],
-        args: &[Arg<'_>],
-        started: Instant,
-    ) -> Result<Value, Error> {
-        let unknown_is_safe = def.retry == RetryClass::Safe;
-        let before_retry = |err: &Error, attempt: u32| {
-            observe::retry(def, err);
-            tracing::debug!(error = %err, attempt, "retrying");
-        };
-        resend_with(
-            &self.config.retry,
-            started,
-            unknown_is_safe,
-            before_retry,
-            || self.attempt(def, keys, args),
-        )
-        .await
+        Ok(())
     }
 
     /// One attempt, with the single reload that `NOSCRIPT` / a missing Function allows.
@@ -164,44 +220,11 @@ impl Client {
             (_, true) => redis::cmd("EVALSHA_RO"),
         };
         match self.config.delivery {
-            Delivery::Functions => cmd.arg(def.function_name()),
+            Delivery::Functions => cmd.arg(def.function),
             _ => cmd.arg(def.sha1),
         };
         cmd.arg(keys.len()).arg(keys).arg(args);
         cmd
-    }
-
-    /// Sends one command with the per-call timeout; classifies failures. An owned connection
-    /// whose request timed out or broke is discarded.
-    pub async fn command(&self, cmd: &Cmd) -> Result<Value, Error> {
-        let mut lease = self.transport.checkout().await.map_err(Error::NotSent)?;
-        let reply = tokio::time::timeout(self.config.timeout, lease.conn.request(cmd)).await;
-        self.settle(lease.slot, reply.map_err(|_| self.config.timeout))
-    }
-
-    /// Turns a reply (or the time waited for none) into a value or a classified error, and
-    /// discards the connection of a request whose outcome is unknown.
-    pub(super) fn settle(
-        &self,
-        slot: usize,
-        reply: Result<redis::RedisResult<Value>, std::time::Duration>,
-    ) -> Result<Value, Error> {
-        let err = match reply {
-            Ok(Ok(Value::ServerError(e))) => Error::from_code(
-                e.code().to_string(),
-                e.details().unwrap_or_default().to_string(),
-            ),
-            Ok(Ok(value)) => return Ok(value),
-            Ok(Err(e)) => Error::from_redis(e),
-            Err(waited) => Error::OutcomeUnknown {
-                reason: format!("no reply within {waited:?}"),
-                attempts: 1,
-            },
-        };
-        if err.is_outcome_unknown() {
-            self.transport.discard(slot);
-        }
-        Err(err)
     }
 
     /// `SCRIPT LOAD` of one script (on every primary, through a cluster connection).
@@ -224,12 +247,23 @@ impl Client {
     }
 
     /// `FUNCTION LOAD` of `redis_atomic_v<N>` (every primary in a cluster). A library already
-    /// loaded under that name is left alone: replacing it is the ops CLI's decision.
+    /// loaded under that name is left alone: replacing it is the ops CLI's decision. Whether a
+    /// refused load means "already there" (another client won the race) is asked of the server
+    /// (`FUNCTION LIST`), not read from the error text.
     pub async fn load_library(&self) -> Result<(), Error> {
-        let mut cmd = redis::cmd("FUNCTION");
-        cmd.arg("LOAD").arg(registry::LIBRARY_SOURCE);
-        match self.command(&cmd).await {
-            Err(Error::Server { message, .. }) if message.contains("already exists") => Ok(()),
+        let mut load = redis::cmd("FUNCTION");
+        load.arg("LOAD").arg(registry::LIBRARY_SOURCE);
+        match self.command(&load).await {
+            Err(err @ Error::Server { .. }) => {
+                let mut list = redis::cmd("FUNCTION");
+                list.arg("LIST")
+                    .arg("LIBRARYNAME")
+                    .arg(registry::LIBRARY_NAME);
+                match self.command(&list).await? {
+                    Value::Array(libs) if !libs.is_empty() => Ok(()),
+                    _ => Err(err),
+                }
+            }
             other => other.map(drop),
         }
     }

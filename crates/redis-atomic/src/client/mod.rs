@@ -4,26 +4,45 @@
 //! one request (`EVALSHA` or `FCALL`), so one decision is one round trip; it never wraps a script
 //! in `MULTI` (measured: a `NOSCRIPT` inside `MULTI` does not abort the transaction, the other
 //! commands still apply). What happens when something fails is decided in one place,
-//! [`Client::invoke`]:
+//! [`Client::call`]:
 //!
 //! * every call has a deadline ([`ClientConfig::timeout`]); hitting it is
 //!   [`Error::OutcomeUnknown`], and an owned connection that timed out is replaced, not reused;
 //! * `NOSCRIPT` (the script cache was flushed or the server restarted) → `SCRIPT LOAD` → retry,
 //!   exactly once, because `NOSCRIPT` means the script did not run;
 //! * errors that mean nothing ran ([`Error::NotSent`], transient [`Error::Rejected`]) are retried
-//!   for every script; an unknown outcome only for scripts whose header says `retry: safe`; all
-//!   within [`RetryPolicy`]'s attempts and deadline, with full-jitter backoff.
+//!   for every script; an unknown outcome only for scripts whose header says `retry: safe` (or
+//!   a call that overrides the class, [`Client::call_with`]); all within [`RetryPolicy`]'s
+//!   attempts and deadline, with full-jitter backoff, in the one retry loop ([`retry`]);
+//! * every operation, script or command, is observed the same way ([`crate::observe`]).
 
 mod dedicated;
 mod durable;
 mod invoke;
-mod retry;
+mod op;
+pub(crate) mod retry;
 mod transport;
 
 pub use dedicated::DedicatedConnection;
 pub use invoke::Arg;
-pub(crate) use retry::resend;
 pub use retry::{full_jitter, RetryPolicy};
+
+/// TRANSITION ONLY: the bounded resend of the bindings not yet on [`Client::run_op`].
+pub(crate) async fn resend<T, F, Fut>(policy: &RetryPolicy, attempt: F) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Error>>,
+{
+    let judge = |e: &Error| retry::Verdict::of(e, true);
+    let rules = retry::Rules {
+        policy,
+        started: std::time::Instant::now(),
+        judge: &judge,
+        conflict: &retry::no_conflict,
+        on_retry: &retry::quiet,
+    };
+    retry::run(rules, attempt).await.result
+}
 
 use crate::script::Delivery;
 use crate::Error;
@@ -39,8 +58,12 @@ pub struct ClientConfig {
     pub delivery: Delivery,
     /// Deadline of one request; past it the outcome is unknown.
     pub timeout: Duration,
-    /// Retries of requests that may be retried.
+    /// Retries of requests that fail but may be retried (refusals, unknown outcomes of
+    /// retry-safe calls).
     pub retry: RetryPolicy,
+    /// Retries under contention: optimistic transactions that conflicted, waiting for a held
+    /// lock ([`RetryPolicy::contention`] by default).
+    pub contention: RetryPolicy,
     /// Connections in an owned pool ([`Client::connect`]). Four saturate one Redis core.
     pub pool_size: usize,
     /// After every write — scripts that write, multi-key and CAS `EXEC`s, dedup first
@@ -69,6 +92,7 @@ impl Default for ClientConfig {
             delivery: Delivery::Eval,
             timeout: Duration::from_secs(1),
             retry: RetryPolicy::default(),
+            contention: RetryPolicy::contention(),
             pool_size: 4,
             replicas: None,
         }
@@ -91,6 +115,12 @@ impl ClientConfig {
     /// With this retry policy.
     pub fn retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// With this contention policy.
+    pub fn contention(mut self, contention: RetryPolicy) -> Self {
+        self.contention = contention;
         self
     }
 

@@ -1,45 +1,28 @@
 //! Server-side scripts: one Lua file per atomic operation, a generated registry, and delivery.
 //!
-//! `scripts/*.lua` are the source of truth. `build.rs` parses their headers (with [`header`], the
-//! same parser the CLI's linter uses), refuses to build when a header and its body disagree, and
-//! generates [`registry`]: one `static` [`Script`] per file, typed by its key and argument counts,
-//! so a Rust binding that passes the wrong number of keys or arguments does not compile.
+//! `scripts/*.lua` are the source of truth. `build.rs` loads them with `redis-atomic-scripts` (the
+//! same crate the CLI's `lint` and `scripts` commands use), refuses to build when a header and
+//! its body disagree, and generates [`registry`]: one `static` [`Script`] per file, typed by its
+//! key and argument counts *and* its reply, so a binding that passes the wrong number of keys or
+//! arguments, or forgets a status word the script may return, does not compile.
 //!
 //! Delivery ([`Delivery`]) is chosen per [`crate::Client`]: `EVALSHA` (one `NOSCRIPT` → `SCRIPT
 //! LOAD` → retry, since `NOSCRIPT` means it did not run) or `FCALL` of the Function library
 //! composed from the same bodies.
 
-pub mod header;
-mod lockfile;
+pub mod reply;
 
-pub use lockfile::{check_lock, render_lock, LockProblem};
+pub use redis_atomic_scripts::lockfile::LockProblem;
+pub use redis_atomic_scripts::RetryClass;
+pub use reply::{FromReply, Reply};
 
-/// The generated registry: one `static` per script, [`registry::ALL`], and the Function library.
+use redis_atomic_scripts::lockfile::{self, LockEntry};
+use std::marker::PhantomData;
+
+/// The generated registry: one `static` per script, its reply type, [`registry::ALL`], and the
+/// Function library.
 pub mod registry {
-    #[allow(unused_imports)] // DynScript only when some script is variadic
-    use super::{DynScript, RetryClass, Script, ScriptDef};
     include!(concat!(env!("OUT_DIR"), "/registry.rs"));
-}
-
-/// What a retry does when the first attempt's outcome is unknown (reply lost, timeout).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RetryClass {
-    /// Running twice has the effect of running once: the client retries after an unknown outcome.
-    Safe,
-    /// A second run may repeat the effect: an unknown outcome is returned as
-    /// [`crate::Error::OutcomeUnknown`], never retried.
-    Unsafe,
-}
-
-impl RetryClass {
-    /// `safe` / `unsafe`, as in the header.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RetryClass::Safe => "safe",
-            RetryClass::Unsafe => "unsafe",
-        }
-    }
 }
 
 /// Everything the header of one script says, plus the exact source Redis runs.
@@ -57,7 +40,7 @@ pub struct ScriptDef {
     pub keys: &'static [&'static str],
     /// Names of `ARGV[1..]`.
     pub args: &'static [&'static str],
-    /// What it returns.
+    /// Every reply shape, as the header declares them.
     pub returns: &'static str,
     /// Retry class.
     pub retry: RetryClass,
@@ -67,8 +50,10 @@ pub struct ScriptDef {
     pub sha1: &'static str,
     /// Final source (includes expanded), shebang first: exactly what `EVALSHA` runs.
     pub source: &'static str,
-    /// The source without its shebang line: the body of the Function `ra<N>_<name>`.
-    pub body: &'static str,
+    /// The Function's name in the composed library: `ra<N>_<name>`.
+    pub function: &'static str,
+    /// The source without its shebang line: the Function's body.
+    pub function_body: &'static str,
 }
 
 impl ScriptDef {
@@ -88,8 +73,8 @@ impl ScriptDef {
     }
 
     /// The Function name in the composed library: `ra<N>_<name>`.
-    pub fn function_name(&self) -> String {
-        format!("ra{}_{}", registry::LIBRARY_VERSION, self.name)
+    pub fn function_name(&self) -> &'static str {
+        self.function
     }
 
     /// Whether `keys` and `args` entries fit the header: exactly the declared counts, or, where
@@ -105,22 +90,26 @@ impl ScriptDef {
     }
 }
 
-/// A script with `K` keys and `A` arguments. The counts come from the header, so the compiler
-/// checks every binding against its script.
+/// A script with `K` keys and `A` arguments whose reply decodes as `R`. Counts and reply type
+/// come from the header, so the compiler checks every binding against its script.
 #[derive(Debug)]
-pub struct Script<const K: usize, const A: usize> {
+pub struct Script<const K: usize, const A: usize, R> {
     /// The header and source.
     pub def: ScriptDef,
+    reply: PhantomData<fn() -> R>,
 }
 
-impl<const K: usize, const A: usize> Script<K, A> {
+impl<const K: usize, const A: usize, R> Script<K, A, R> {
     /// Used by the generated registry.
     pub const fn new(def: ScriptDef) -> Self {
-        Script { def }
+        Script {
+            def,
+            reply: PhantomData,
+        }
     }
 }
 
-impl<const K: usize, const A: usize> std::ops::Deref for Script<K, A> {
+impl<const K: usize, const A: usize, R> std::ops::Deref for Script<K, A, R> {
     type Target = ScriptDef;
     fn deref(&self) -> &ScriptDef {
         &self.def
@@ -128,21 +117,25 @@ impl<const K: usize, const A: usize> std::ops::Deref for Script<K, A> {
 }
 
 /// A script whose header ends its key or argument list with a variadic `name...`: counts are
-/// checked at the call ([`ScriptDef::accepts`]), not by the compiler.
+/// checked at the call ([`ScriptDef::accepts`]), not by the compiler. Its reply decodes as `R`.
 #[derive(Debug)]
-pub struct DynScript {
+pub struct DynScript<R> {
     /// The header and source.
     pub def: ScriptDef,
+    reply: PhantomData<fn() -> R>,
 }
 
-impl DynScript {
+impl<R> DynScript<R> {
     /// Used by the generated registry.
     pub const fn new(def: ScriptDef) -> Self {
-        DynScript { def }
+        DynScript {
+            def,
+            reply: PhantomData,
+        }
     }
 }
 
-impl std::ops::Deref for DynScript {
+impl<R> std::ops::Deref for DynScript<R> {
     type Target = ScriptDef;
     fn deref(&self) -> &ScriptDef {
         &self.def
@@ -218,7 +211,7 @@ pub fn acl_rules(namespace: &str) -> Vec<String> {
     .collect();
     let scripted = registry::ALL
         .iter()
-        .flat_map(|def| header::called_commands(def.source));
+        .flat_map(|def| redis_atomic_scripts::check::called_commands(def.source));
     let direct = DIRECT_COMMANDS.iter().map(|c| c.to_string());
     for cmd in scripted.chain(direct) {
         let cmd = cmd.to_ascii_lowercase();
@@ -234,4 +227,32 @@ pub fn acl_rules(namespace: &str) -> Vec<String> {
     ];
     rules.extend(commands.into_iter().map(|c| format!("+{c}")));
     rules
+}
+
+/// The text of `scripts.lock` for the built-in scripts (see `redis_atomic_scripts::lockfile`).
+pub fn render_lock() -> String {
+    lockfile::render(
+        "redis-atomic scripts.lock: name version sha1. Regenerate with `make scripts-lock`\n\
+         after bumping `--- version:` (or scripts/library.version). Checked by the tests.",
+        &lock_entries(),
+    )
+}
+
+/// How the built-in scripts disagree with the text of a `scripts.lock`.
+pub fn check_lock(lock: &str) -> Vec<LockProblem> {
+    lockfile::check(&lock_entries(), lock)
+}
+
+fn lock_entries() -> Vec<LockEntry> {
+    let mut entries = vec![LockEntry::library(
+        registry::LIBRARY_NAME,
+        registry::LIBRARY_VERSION,
+        registry::LIBRARY_SHA1,
+    )];
+    entries.extend(
+        registry::ALL
+            .iter()
+            .map(|s| LockEntry::script(s.name, s.version, s.sha1)),
+    );
+    entries
 }

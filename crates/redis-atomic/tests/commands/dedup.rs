@@ -3,7 +3,7 @@
 
 use crate::common::{env, Env, Mode};
 use redis_atomic::dedup::{Dedup, MAX_BATCH};
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Shared test fixtures: real servers from the testkit, one client per (topology, delivery) mode.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use redis_atomic::lock::OwnerToken;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, RedisCluster, RedisServer, ServerOptions};

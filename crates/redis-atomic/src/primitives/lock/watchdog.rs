@@ -22,7 +22,8 @@
 //! [`WatchedLock::fence`] to every protected write. Dropping a [`WatchedLock`] stops the renewals
 //! (the lease then runs out); it never renews a lock nobody holds any more.
 
-use super::{Extend, Fence, LockGuard, Locks, OwnerToken, Release};
+use super::{LockGuard, Locks};
+use crate::lease::{Extend, Fence, OwnerToken, Release};
 use crate::observe::OPS_TOTAL;
 use crate::Error;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -149,27 +150,28 @@ impl LockGuard {
         config.check()?;
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::BadArgument("the lock watchdog needs a tokio runtime".into()))?;
-        let margin = self.ttl.mul_f64(config.margin_fraction);
-        let deadline = Instant::from_std(self.acquired_at) + self.ttl - margin;
+        let (acquired_at, ttl) = (self.held.sent, self.held.ttl);
+        let margin = ttl.mul_f64(config.margin_fraction);
+        let deadline = Instant::from_std(acquired_at) + ttl - margin;
         let (tx, status) = watch::channel(Status::Held { deadline });
         let failed = Arc::new(AtomicU32::new(0));
         let renewer = Renewer {
             locks: self.locks.clone(),
             resource: self.resource.clone(),
-            token: self.token.clone(),
-            ttl: self.ttl,
-            every: self.ttl.mul_f64(config.renew_fraction),
+            token: self.held.token.clone(),
+            ttl,
+            every: ttl.mul_f64(config.renew_fraction),
             margin,
             tx,
             failed: failed.clone(),
         };
-        let first = Instant::from_std(self.acquired_at) + renewer.every;
+        let first = Instant::from_std(acquired_at) + renewer.every;
         let task = runtime.spawn(renewer.run(first, deadline));
         Ok(WatchedLock {
             locks: self.locks,
             resource: self.resource,
-            token: self.token,
-            fence: self.fence,
+            fence: self.held.fence,
+            token: self.held.token,
             status,
             failed,
             task,
@@ -282,7 +284,7 @@ impl Renewer {
                     next = sent + self.every;
                     self.tx.send_replace(Status::Held { deadline });
                 }
-                Ok(Extend::NotHeld) => break LockLost::NotHeld,
+                Ok(_) => break LockLost::NotHeld,
                 Err(err) => {
                     failures += 1;
                     self.failed.fetch_add(1, Ordering::Relaxed);

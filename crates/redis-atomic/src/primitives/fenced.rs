@@ -28,7 +28,7 @@
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lock::Fence;
+use crate::lease::Fence;
 use crate::reply::{millis, Reply};
 use crate::script::registry::FENCED_WRITE;
 use crate::write::{check_batch, Write};

@@ -1,4 +1,4 @@
-//! Decoding the tagged arrays scripts return: `{status, field, ...}`.
+//! TRANSITION ONLY: the index-based reply decoder of the bindings not yet on generated replies (`script::reply`). Removed when the last binding moves.
 
 use crate::Error;
 use redis::Value;

@@ -46,7 +46,7 @@ pub use types::{
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lock::Fence;
+use crate::lease::Fence;
 use crate::reply::{millis, Reply};
 use crate::script::registry::{
     QUEUE_ACK, QUEUE_CLAIM, QUEUE_ENQUEUE, QUEUE_HEARTBEAT, QUEUE_NACK, QUEUE_REAP,

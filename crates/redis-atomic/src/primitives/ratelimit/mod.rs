@@ -46,7 +46,7 @@ use crate::reply::Reply;
 use crate::script::registry::{
     RL_FIXED_WINDOW, RL_GCRA, RL_POLICY, RL_SLIDING_LOG, RL_SLIDING_WINDOW, RL_TOKEN_BUCKET,
 };
-use crate::script::Script;
+use crate::script::ScriptDef;
 use crate::Error;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -199,7 +199,7 @@ impl RateLimiter {
         loop {
             match self.send(&call).await {
                 Err(e) if request_id.is_some() && e.is_outcome_unknown() => {
-                    let backoff = retry.backoff(attempt);
+                    let backoff = retry.pause(attempt);
                     if attempt >= retry.max_attempts || started.elapsed() + backoff > retry.deadline
                     {
                         return Err(e);
@@ -236,7 +236,7 @@ impl RateLimiter {
             ];
             let value = self
                 .client
-                .invoke(script, [call.keys[0].as_str()], args)
+                .invoke_def(script, &[call.keys[0].as_str()], &args)
                 .await?;
             return Verdict::parse_single(&Reply::parse(script.name, value)?);
         }
@@ -272,13 +272,13 @@ fn spec(l: &Limit) -> [String; 4] {
     ]
 }
 
-fn single_script(algorithm: Algorithm) -> &'static Script<1, 5> {
+fn single_script(algorithm: Algorithm) -> &'static ScriptDef {
     match algorithm {
-        Algorithm::FixedWindow => &RL_FIXED_WINDOW,
-        Algorithm::SlidingLog => &RL_SLIDING_LOG,
-        Algorithm::SlidingWindow => &RL_SLIDING_WINDOW,
-        Algorithm::TokenBucket => &RL_TOKEN_BUCKET,
-        Algorithm::Gcra => &RL_GCRA,
+        Algorithm::FixedWindow => &RL_FIXED_WINDOW.def,
+        Algorithm::SlidingLog => &RL_SLIDING_LOG.def,
+        Algorithm::SlidingWindow => &RL_SLIDING_WINDOW.def,
+        Algorithm::TokenBucket => &RL_TOKEN_BUCKET.def,
+        Algorithm::Gcra => &RL_GCRA.def,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The queue's value types: settings, when a job runs, claimed jobs and every outcome.
 
-use crate::lock::Fence;
+use crate::lease::Fence;
 use crate::Error;
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

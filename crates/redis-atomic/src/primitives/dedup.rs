@@ -37,7 +37,7 @@
 
 use crate::client::resend;
 use crate::keys::Keyspace;
-use crate::lock::OwnerToken;
+use crate::lease::OwnerToken;
 use crate::observe::OPS_TOTAL;
 use crate::reply::millis;
 use crate::{Client, Error};

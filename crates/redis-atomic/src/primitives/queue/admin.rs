@@ -5,7 +5,7 @@
 use super::types::{whole_ms, MAX_BATCH, MAX_DELAY};
 use super::Queue;
 use crate::client::Arg;
-use crate::lock::Fence;
+use crate::lease::Fence;
 use crate::reply::Reply;
 use crate::script::registry::{QUEUE_DEAD_LIST, QUEUE_DEAD_REQUEUE, QUEUE_INSPECT, QUEUE_STATS};
 use crate::Error;

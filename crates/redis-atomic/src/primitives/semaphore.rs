@@ -28,7 +28,7 @@
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lock::{Fence, OwnerToken};
+use crate::lease::{Fence, OwnerToken};
 use crate::reply::{millis, Reply};
 use crate::script::registry::{SEM_ACQUIRE, SEM_INSPECT, SEM_REFRESH, SEM_RELEASE};
 use crate::Error;

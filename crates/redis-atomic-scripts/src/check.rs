@@ -1,0 +1,297 @@
+//! Checks of a script body against its header, shared by `build.rs`, the tests and `lint`.
+//!
+//! What a header promises, the body must keep: the highest `KEYS[n]` / `ARGV[n]` used equals the
+//! declared counts, `no-writes` is declared exactly when the body never writes, and the status
+//! words it returns are the ones the `returns:` line declares. These are text checks (the
+//! bodies follow the house style: literal indexes, literal command names, `{'status', ...}`
+//! tables); the linter's parser checks the rest.
+
+use crate::header::Header;
+
+/// Redis commands that write. A script that calls one of them must not carry `no-writes`, and a
+/// script that calls none of them must carry it (so it can run on replicas via `EVALSHA_RO`).
+pub const WRITE_COMMANDS: &[&str] = &[
+    "APPEND",
+    "BITFIELD",
+    "BLMOVE",
+    "BLPOP",
+    "BRPOP",
+    "BZPOPMAX",
+    "BZPOPMIN",
+    "COPY",
+    "DECR",
+    "DECRBY",
+    "DEL",
+    "EXPIRE",
+    "EXPIREAT",
+    "GETDEL",
+    "GETEX",
+    "GETSET",
+    "HDEL",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HMSET",
+    "HSET",
+    "HSETNX",
+    "INCR",
+    "INCRBY",
+    "INCRBYFLOAT",
+    "LINSERT",
+    "LMOVE",
+    "LMPOP",
+    "LPOP",
+    "LPUSH",
+    "LPUSHX",
+    "LREM",
+    "LSET",
+    "LTRIM",
+    "MOVE",
+    "MSET",
+    "MSETNX",
+    "PERSIST",
+    "PEXPIRE",
+    "PEXPIREAT",
+    "PFADD",
+    "PFMERGE",
+    "PSETEX",
+    "RENAME",
+    "RENAMENX",
+    "RESTORE",
+    "RPOP",
+    "RPOPLPUSH",
+    "RPUSH",
+    "RPUSHX",
+    "SADD",
+    "SDIFFSTORE",
+    "SET",
+    "SETBIT",
+    "SETEX",
+    "SETNX",
+    "SETRANGE",
+    "SINTERSTORE",
+    "SMOVE",
+    "SPOP",
+    "SREM",
+    "SUNIONSTORE",
+    "UNLINK",
+    "XACK",
+    "XADD",
+    "XAUTOCLAIM",
+    "XCLAIM",
+    "XDEL",
+    "XGROUP",
+    "XTRIM",
+    "ZADD",
+    "ZDIFFSTORE",
+    "ZINCRBY",
+    "ZINTERSTORE",
+    "ZMPOP",
+    "ZPOPMAX",
+    "ZPOPMIN",
+    "ZRANGESTORE",
+    "ZREM",
+    "ZREMRANGEBYLEX",
+    "ZREMRANGEBYRANK",
+    "ZREMRANGEBYSCORE",
+    "ZUNIONSTORE",
+];
+
+/// Highest literal index used as `NAME[n]` in `source` and whether a non-literal index appears.
+pub fn highest_index(source: &str, table: &str) -> (usize, bool) {
+    let pattern = format!("{table}[");
+    let code = code_only(source);
+    let (mut highest, mut dynamic) = (0, false);
+    for (pos, _) in code.match_indices(&pattern) {
+        let rest = &code[pos + pattern.len()..];
+        let inner = rest.split(']').next().unwrap_or("");
+        match inner.trim().parse::<usize>() {
+            Ok(n) => highest = highest.max(n),
+            Err(_) => dynamic = true,
+        }
+    }
+    (highest, dynamic)
+}
+
+/// `source` with `--` comments blanked out, byte for byte (so offsets still match).
+pub fn code_only(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    for line in source.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        match content.find("--") {
+            Some(i) => {
+                out.push_str(&content[..i]);
+                out.extend(std::iter::repeat_n(' ', content.len() - i));
+                out.push_str(&line[content.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// Commands passed as a literal first argument to `redis.call` / `redis.pcall`, upper-cased.
+pub fn called_commands(source: &str) -> Vec<String> {
+    let code = code_only(source);
+    let mut out = Vec::new();
+    for call in ["redis.call(", "redis.pcall("] {
+        for (pos, _) in code.match_indices(call) {
+            let rest = code[pos + call.len()..].trim_start();
+            let Some(quote) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+                continue;
+            };
+            if let Some(name) = rest[1..].split(quote).next() {
+                out.push(name.to_ascii_uppercase());
+            }
+        }
+    }
+    out
+}
+
+/// Key and argument counts used by `body` against the header's lists.
+fn check_counts(header: &Header, body: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (table, declared, variadic) in [
+        ("KEYS", header.keys.len(), header.variadic_keys()),
+        ("ARGV", header.args.len(), header.variadic_args()),
+    ] {
+        let (highest, dynamic) = highest_index(body, table);
+        if dynamic && !variadic {
+            problems.push(format!(
+                "{table} indexed by a non-literal but the header list is not variadic (`name...`)"
+            ));
+        }
+        let fixed = if variadic { declared - 1 } else { declared };
+        if !variadic && highest != declared {
+            problems.push(format!(
+                "header declares {declared} {table} but the body uses up to {table}[{highest}]"
+            ));
+        }
+        if variadic && highest > fixed + 1 {
+            problems.push(format!(
+                "body uses {table}[{highest}] beyond the declared fixed entries"
+            ));
+        }
+    }
+    problems
+}
+
+/// Status words of the reply tables in `source`: every table constructor whose first element is
+/// a quoted word, `{'acquired', ...}`.
+pub fn returned_statuses(source: &str) -> Vec<String> {
+    let code = code_only(source);
+    let mut out: Vec<String> = Vec::new();
+    for (pos, _) in code.match_indices('{') {
+        let rest = code[pos + 1..].trim_start();
+        let Some(quote) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            continue;
+        };
+        let inner = &rest[1..];
+        let Some(end) = inner.find(quote) else {
+            continue;
+        };
+        let word = &inner[..end];
+        let after = inner[end + 1..].trim_start();
+        let is_table_head = after.starts_with(',') || after.starts_with('}');
+        if is_table_head && crate::returns::is_name(word) && !out.iter().any(|w| w == word) {
+            out.push(word.to_string());
+        }
+    }
+    out
+}
+
+/// Whether `word` appears as a quoted string literal in `source`'s code.
+fn quoted(source: &str, word: &str) -> bool {
+    let code = code_only(source);
+    code.contains(&format!("'{word}'")) || code.contains(&format!("\"{word}\""))
+}
+
+/// Every way `body` disagrees with `header`: key/argument counts, `no-writes` against the
+/// commands actually called, and returned status words against the declared ones. Empty when
+/// they agree.
+pub fn check_body(header: &Header, body: &str) -> Vec<String> {
+    let mut problems = check_counts(header, body);
+    let writes: Vec<String> = called_commands(body)
+        .into_iter()
+        .filter(|c| WRITE_COMMANDS.contains(&c.as_str()))
+        .collect();
+    match (header.read_only(), writes.first()) {
+        (true, Some(cmd)) => problems.push(format!("flags say no-writes but the body calls {cmd}")),
+        (false, None) => {
+            problems.push("the body never writes: declare `#!lua flags=no-writes`".into())
+        }
+        _ => {}
+    }
+    problems.extend(check_statuses(header, body));
+    problems
+}
+
+/// Returned status words the header does not declare, and declared ones the body never names.
+pub fn check_statuses(header: &Header, body: &str) -> Vec<String> {
+    let declared = header.shapes.statuses();
+    let mut problems = Vec::new();
+    for word in returned_statuses(body) {
+        if !declared.contains(&word.as_str()) {
+            problems.push(format!(
+                "the body returns status `{word}`, which `returns:` does not declare"
+            ));
+        }
+    }
+    for word in declared {
+        if !quoted(body, word) {
+            problems.push(format!(
+                "`returns:` declares status `{word}`, which the body never returns"
+            ));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::header::parse;
+
+    const SRC: &str = "#!lua\n--- summary: s\n--- invariant: i\n--- keys: a\n--- args: x\n--- returns: {'set', n} | {'kept'}\n--- retry: safe\n--- version: 1\nif redis.call('GET', KEYS[1]) then return {'kept'} end\nreturn {'set', redis.call('SET', KEYS[1], ARGV[1])}\n";
+
+    fn problems(src: &str) -> Vec<String> {
+        let h = parse(src).unwrap();
+        check_body(&h, crate::header::body(src))
+    }
+
+    /// A body that keeps its header's promises has no problems.
+    #[test]
+    fn agreeing_body_is_clean() {
+        assert_eq!(problems(SRC), Vec::<String>::new());
+    }
+
+    /// Counts, flags and status words that drift are each caught.
+    #[test]
+    fn drift_is_caught() {
+        assert_eq!(
+            problems(&SRC.replace("KEYS[1], ARGV", "KEYS[2], ARGV")).len(),
+            1
+        );
+        let ro = SRC.replace("#!lua\n", "#!lua flags=no-writes\n");
+        assert_eq!(
+            problems(&ro),
+            ["flags say no-writes but the body calls SET"]
+        );
+        let undeclared = SRC.replace("return {'kept'}", "return {'held'}");
+        let p = problems(&undeclared);
+        assert!(
+            p.iter().any(|m| m.contains("returns status `held`")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.contains("declares status `kept`")),
+            "{p:?}"
+        );
+    }
+
+    /// Status words come from table heads only, comments and other strings aside.
+    #[test]
+    fn statuses_are_table_heads() {
+        let body = "-- return {'commented'}\nlocal t = {'a', 1}\nlocal u = {\"b\"}\nlocal v = {'x' .. y}\nredis.call('SET', 'k')\n";
+        assert_eq!(returned_statuses(body), ["a", "b"]);
+    }
+}

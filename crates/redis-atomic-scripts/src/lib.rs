@@ -1,0 +1,23 @@
+//! # redis-atomic-scripts
+//!
+//! The script format of redis-atomic, in one place for every tool that reads it: the library's
+//! `build.rs` (registry, reply types, Function library), its tests, and the CLI (`lint`,
+//! `scripts`, `functions`). Plain `std` plus SHA1, so it builds as a build-dependency in seconds
+//! and carries no runtime.
+//!
+//! A script is a Lua file: a `#!lua` shebang, a `---` header ([`header`]) whose `returns:` line
+//! declares every reply shape ([`returns`]), then a body that may pull in shared fragments with
+//! `--@include name` ([`include`]). [`check`] holds the body to its header, [`load`] reads a
+//! folder of scripts, [`lockfile`] records their versions and SHA1s, and [`codegen`] turns
+//! headers into typed Rust.
+
+pub mod check;
+pub mod codegen;
+pub mod header;
+pub mod include;
+pub mod load;
+pub mod lockfile;
+pub mod returns;
+
+pub use header::{Header, HeaderError, RetryClass};
+pub use load::{load_dir, LoadError, ScriptFile};

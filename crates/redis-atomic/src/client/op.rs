@@ -1,0 +1,127 @@
+//! The one call path: every operation — a script, or commands a primitive sends itself — runs
+//! here, so each gets the same span, retry loop, metrics and event (see [`crate::observe`]).
+
+use super::retry::{self, Ran, Rules, Verdict};
+use super::{Client, RetryPolicy};
+use crate::observe::{self, Op};
+use crate::Error;
+use redis::{Cmd, Value};
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tracing::Instrument as _;
+
+/// How an operation's failures and values are judged.
+pub(crate) type Judge<'a> = &'a (dyn Fn(&Error) -> Verdict + Sync);
+/// `Some(cap)`: the value is a conflict, retried after at most `cap` (see [`retry::Rules`]).
+pub(crate) type Conflict<'a, T> = &'a (dyn Fn(&T) -> Option<Duration> + Sync);
+/// The `outcome` label of a successful value.
+pub(crate) type Label<'a, T> = &'a (dyn for<'v> Fn(&'v T) -> &'v str + Sync);
+
+impl Client {
+    /// Runs `attempt` as operation `op` under the client's retry policy: span, bounded retries
+    /// (judged by `judge`, conflicts by `conflict`), metrics and one debug event. `key` (any key
+    /// of the call) gives the span its hashed tag.
+    pub(crate) async fn run_op<T, F, Fut>(
+        &self,
+        op: Op,
+        key: Option<&str>,
+        judge: Judge<'_>,
+        conflict: Conflict<'_, T>,
+        label: Label<'_, T>,
+        attempt: F,
+    ) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        self.run_op_with(&self.config.retry, op, key, judge, conflict, label, attempt)
+            .await
+    }
+
+    /// [`Client::run_op`] under another policy (contention, a caller's wait).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn run_op_with<T, F, Fut>(
+        &self,
+        policy: &RetryPolicy,
+        op: Op,
+        key: Option<&str>,
+        judge: Judge<'_>,
+        conflict: Conflict<'_, T>,
+        label: Label<'_, T>,
+        attempt: F,
+    ) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let span = observe::span(&op, key);
+        let started = Instant::now();
+        let on_retry = |err: &Error, _attempt: u32| observe::retry(&op, err);
+        let rules = Rules {
+            policy,
+            started,
+            judge,
+            conflict,
+            on_retry: &on_retry,
+        };
+        // `instrument`, not `enter`: an entered guard held across an await would leave the span
+        // entered on the worker thread while other tasks run there.
+        let Ran { result, attempts } = retry::run(rules, attempt).instrument(span.clone()).await;
+        let _entered = span.enter();
+        let outcome = match &result {
+            Ok(value) => Ok(label(value)),
+            Err(err) => Err(err),
+        };
+        observe::finished(&op, outcome, started.elapsed(), attempts);
+        result
+    }
+
+    /// One idempotent command of a primitive's own (`op` names it): resent after transient
+    /// refusals and unknown outcomes within the client's retry policy, observed like a script.
+    #[allow(dead_code)] // TRANSITION: quota and dedup move onto it
+    pub(crate) async fn idempotent(&self, op: Op, key: &str, cmd: &Cmd) -> Result<Value, Error> {
+        self.run_op(
+            op,
+            Some(key),
+            &|e| Verdict::of(e, true),
+            &retry::no_conflict,
+            &|_| "ok",
+            || self.command(cmd),
+        )
+        .await
+    }
+
+    /// Sends one command with the per-call timeout; classifies failures. An owned connection
+    /// whose request timed out or broke is discarded. Not retried, not observed: the raw path.
+    pub async fn command(&self, cmd: &Cmd) -> Result<Value, Error> {
+        let mut lease = self.transport.checkout().await.map_err(Error::NotSent)?;
+        let reply = tokio::time::timeout(self.config.timeout, lease.conn.request(cmd)).await;
+        self.settle(lease.slot, reply.map_err(|_| self.config.timeout))
+    }
+
+    /// Turns a reply (or the time waited for none) into a value or a classified error, and
+    /// discards the connection of a request whose outcome is unknown.
+    pub(super) fn settle(
+        &self,
+        slot: usize,
+        reply: Result<redis::RedisResult<Value>, Duration>,
+    ) -> Result<Value, Error> {
+        let err = match reply {
+            Ok(Ok(Value::ServerError(e))) => Error::from_code(
+                e.code().to_string(),
+                e.details().unwrap_or_default().to_string(),
+            ),
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(e)) => Error::from_redis(e),
+            Err(waited) => Error::OutcomeUnknown {
+                reason: format!("no reply within {waited:?}"),
+                attempts: 1,
+                timed_out: true,
+            },
+        };
+        if err.is_outcome_unknown() {
+            self.transport.discard(slot);
+        }
+        Err(err)
+    }
+}

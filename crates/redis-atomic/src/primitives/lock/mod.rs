@@ -1,0 +1,314 @@
+//! Locks with leases and fencing tokens.
+//!
+//! **Invariant.** At most one owner token holds a resource's lock at any instant of the server's
+//! clock, and every acquisition gets a fence strictly greater than every fence issued before it
+//! for that resource, including across failovers to a replica that lost the latest writes.
+//!
+//! **Keys** ([`LockKeys`], one `{resource}` hash tag, so one slot): `<ns>:lock:v1:{resource}`
+//! holds `"<fence>:<token>"` with the lease as its TTL; `<ns>:lock:v1:{resource}:fence` holds the
+//! last fence issued, kept for a week beyond the lease.
+//!
+//! **Mechanism.** Lua scripts (`lock_acquire`, `lock_release`, `lock_extend`, `lock_inspect`): the
+//! read-decide-write of ownership and the fence must not interleave, and `SET NX PX` alone cannot
+//! issue a fence or recognise its own owner on retry. Expiry is the server's clock (`PX`, `TIME`).
+//!
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `acquire` →
+//! [`LockGuard`] (`fence()`, `token()`, `extend(ttl)`, `release()`) or [`Acquire::Held`] with a
+//! `retry_after`.
+//!
+//! **Fences.** `fence = max(last_fence + 1, server TIME in µs)` (the shared `next_fence` fragment). A plain `INCR` counter repeats
+//! after a failover to a lagging replica (reproduced: token 2 issued twice after promotion); the
+//! time floor does not, provided the promoted replica's clock is not behind the old primary's by
+//! more than the failover took (seconds, with `cluster-node-timeout`): keep server clocks in sync
+//! (NTP). Pass the fence to every downstream write and have the downstream reject smaller ones
+//! (see [`crate::lock`] docs in `docs/` and the fenced-write primitive).
+//!
+//! **Retry.** All four scripts are `retry: safe`. Acquiring again with the *same owner token*
+//! while it holds the lock returns the same fence and resets the lease, so a client that lost the
+//! reply ([`Error::OutcomeUnknown`]) retries with [`Locks::acquire_with_token`] and ends up the single
+//! holder. Release and extend act only for the current token; a retried release finds the lock
+//! gone and answers [`Release::Lost`].
+//!
+//! **Not guaranteed.** Redis replication is asynchronous: after a failover the new primary may
+//! not know the lock, and a second client can acquire it while the first still works. Fences
+//! still increase, so a fenced downstream rejects the stale holder. With
+//! [`crate::ClientConfig::replicas`] an acquisition counts only once that many replicas have it
+//! (`WAIT`, pipelined); otherwise it is released again and [`Error::NotReplicated`] returned. A lease also ends while its
+//! holder is paused (GC, SIGSTOP); the holder learns it at its next extend or fenced write.
+
+mod watchdog;
+
+pub use watchdog::{LockLost, WatchdogConfig, WatchedLock};
+
+use crate::client::retry::{self, Rules, Verdict};
+use crate::client::{Arg, Client};
+use crate::keys::Keyspace;
+use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken, Release};
+use crate::script::registry::{
+    LockAcquireReply, LockExtendReply, LockInspectReply, LockReleaseReply, LOCK_ACQUIRE,
+    LOCK_EXTEND, LOCK_INSPECT, LOCK_RELEASE,
+};
+use crate::Error;
+use std::time::{Duration, Instant};
+
+/// Longest lease accepted: 7 days.
+pub const MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+const SCHEMA: u32 = 1;
+
+/// The keys of one resource's lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LockKeys {
+    /// `<ns>:lock:v1:{resource}`: `"<fence>:<token>"`, the lease as its TTL.
+    pub lock: String,
+    /// `<ns>:lock:v1:{resource}:fence`: the last fence issued.
+    pub fence: String,
+}
+
+/// Result of an acquisition attempt.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Acquire {
+    /// The caller holds the lock.
+    Acquired(LockGuard),
+    /// Someone else holds it; its lease ends in `retry_after` (a release may free it sooner).
+    Held {
+        /// Remaining lease of the current holder.
+        retry_after: Duration,
+    },
+}
+
+/// A lock's state, read without changing it (runs on replicas).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LockState {
+    /// Held with this fence for about `ttl` more.
+    Held {
+        /// Current fence.
+        fence: Fence,
+        /// Remaining lease.
+        ttl: Duration,
+    },
+    /// Free; the last fence issued (0 if none is remembered).
+    Free {
+        /// Last fence issued.
+        last_fence: Fence,
+    },
+}
+
+/// Locks under one keyspace.
+#[derive(Clone, Debug)]
+pub struct Locks {
+    client: Client,
+    keyspace: Keyspace,
+}
+
+impl Locks {
+    /// Locks whose keys live under `keyspace`.
+    pub fn new(client: Client, keyspace: Keyspace) -> Self {
+        Locks { client, keyspace }
+    }
+
+    /// The keys of `resource`'s lock.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// let locks = redis_atomic::lock::Locks::new(client, redis_atomic::Keyspace::new("app")?);
+    /// assert_eq!(locks.keys("order-42")?.fence, "app:lock:v1:{order-42}:fence");
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self, resource: &str) -> Result<LockKeys, Error> {
+        if resource.is_empty() {
+            return Err(Error::BadArgument("resource must not be empty".into()));
+        }
+        Ok(LockKeys {
+            lock: self.keyspace.key("lock", SCHEMA, resource, &[])?,
+            fence: self.keyspace.key("lock", SCHEMA, resource, &["fence"])?,
+        })
+    }
+
+    /// Tries once to acquire `resource` for `ttl` with a fresh random owner token.
+    pub async fn acquire(&self, resource: &str, ttl: Duration) -> Result<Acquire, Error> {
+        self.acquire_with_token(resource, &OwnerToken::random(), ttl)
+            .await
+    }
+
+    /// Tries once with the caller's `token`. Retrying with the same token after an unknown outcome
+    /// is safe: while it holds the lock, the same fence comes back.
+    pub async fn acquire_with_token(
+        &self,
+        resource: &str,
+        token: &OwnerToken,
+        ttl: Duration,
+    ) -> Result<Acquire, Error> {
+        let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
+        let keys = self.keys(resource)?;
+        let sent = Instant::now();
+        let args = [token.as_str().into(), Arg::Int(ttl_ms)];
+        match self
+            .client
+            .call(&LOCK_ACQUIRE, [&keys.lock, &keys.fence], args)
+            .await
+        {
+            Ok(LockAcquireReply::Acquired { fence, .. }) => Ok(Acquire::Acquired(LockGuard {
+                locks: self.clone(),
+                resource: resource.to_string(),
+                held: Held::new(token.clone(), fence, sent, ttl),
+            })),
+            Ok(LockAcquireReply::Held { retry_after }) => Ok(Acquire::Held { retry_after }),
+            // Held on the primary only (`ClientConfig::replicas`): a failover could give the lock
+            // to someone else while we work. Give it back (best effort, as Redisson does) and say
+            // why; the caller may try again.
+            Err(err @ Error::NotReplicated { .. }) => {
+                let _ = self.release(resource, token).await;
+                Err(err)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Waits up to `wait` for the lock: retries while it is held, under the client's
+    /// [`contention`](crate::ClientConfig::contention) backoff (never longer than the holder's
+    /// remaining lease), the last attempt at `wait`. Returns [`Acquire::Held`] when `wait` runs
+    /// out.
+    pub async fn acquire_timeout(
+        &self,
+        resource: &str,
+        ttl: Duration,
+        wait: Duration,
+    ) -> Result<Acquire, Error> {
+        let token = OwnerToken::random();
+        let policy = self
+            .client
+            .config()
+            .contention
+            .clone()
+            .deadline(wait)
+            .max_attempts(u32::MAX);
+        let held = |a: &Acquire| match a {
+            Acquire::Held { retry_after } => Some((*retry_after).max(Duration::from_millis(1))),
+            _ => None,
+        };
+        let rules = Rules {
+            policy: &policy,
+            started: Instant::now(),
+            judge: &|_| Verdict::Fail, // failures were retried inside each acquire already
+            conflict: &held,
+            on_retry: &retry::quiet,
+        };
+        retry::run(rules, || self.acquire_with_token(resource, &token, ttl))
+            .await
+            .result
+    }
+
+    /// Releases `resource` if `token` holds it.
+    pub async fn release(&self, resource: &str, token: &OwnerToken) -> Result<Release, Error> {
+        let keys = self.keys(resource)?;
+        let reply = self
+            .client
+            .call(&LOCK_RELEASE, [&keys.lock], [token.as_str().into()])
+            .await?;
+        Ok(match reply {
+            LockReleaseReply::Released { fence } => Release::Released { fence },
+            LockReleaseReply::NotHeld => Release::Lost,
+        })
+    }
+
+    /// Sets the lease of `token`'s lock to end `ttl` from the server's now (absolute, not added).
+    pub async fn extend(
+        &self,
+        resource: &str,
+        token: &OwnerToken,
+        ttl: Duration,
+    ) -> Result<Extend, Error> {
+        let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
+        let keys = self.keys(resource)?;
+        let args = [token.as_str().into(), Arg::Int(ttl_ms)];
+        let reply = self.client.call(&LOCK_EXTEND, [&keys.lock], args).await?;
+        Ok(match reply {
+            LockExtendReply::Extended { fence, ttl } => Extend::Extended { fence, ttl },
+            LockExtendReply::NotHeld => Extend::Lost,
+        })
+    }
+
+    /// Reads the lock's state (read-only script: `EVALSHA_RO` / `FCALL_RO`).
+    pub async fn inspect(&self, resource: &str) -> Result<LockState, Error> {
+        let keys = self.keys(resource)?;
+        let reply = self
+            .client
+            .call(&LOCK_INSPECT, [&keys.lock, &keys.fence], [])
+            .await?;
+        Ok(match reply {
+            LockInspectReply::Held { fence, ttl } => LockState::Held { fence, ttl },
+            LockInspectReply::Free { last_fence } => LockState::Free { last_fence },
+        })
+    }
+}
+
+/// A held lock. Release it with [`LockGuard::release`]; dropping it does nothing (it never blocks
+/// and never spawns): the lease then simply runs out.
+#[derive(Debug)]
+#[must_use = "a lock guard should be released when the work is done"]
+pub struct LockGuard {
+    locks: Locks,
+    resource: String,
+    held: Held,
+}
+
+impl LockGuard {
+    /// The fence of this lease: pass it to every write the lock protects.
+    pub fn fence(&self) -> Fence {
+        self.held.fence
+    }
+
+    /// The owner token (reuse it to retry after an unknown outcome).
+    pub fn token(&self) -> &OwnerToken {
+        &self.held.token
+    }
+
+    /// The locked resource.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// Until when, by the local clock, the lease surely lasts: the time the acquiring (or last
+    /// extending) request was sent plus its ttl. Stop work that needs the lock before this, or
+    /// extend.
+    pub fn expires_by(&self) -> Instant {
+        self.held.expires_by()
+    }
+
+    /// Sets the lease to `ttl` from the server's now.
+    pub async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
+        let sent = Instant::now();
+        let outcome = self
+            .locks
+            .extend(&self.resource, &self.held.token, ttl)
+            .await?;
+        self.held.extended(&outcome, sent, ttl);
+        Ok(outcome)
+    }
+
+    /// Releases the lock if this guard still holds it.
+    pub async fn release(self) -> Result<Release, Error> {
+        self.locks.release(&self.resource, &self.held.token).await
+    }
+}
+
+impl Lease for LockGuard {
+    fn fence(&self) -> Fence {
+        LockGuard::fence(self)
+    }
+
+    fn token(&self) -> &OwnerToken {
+        LockGuard::token(self)
+    }
+
+    fn expires_by(&self) -> Instant {
+        LockGuard::expires_by(self)
+    }
+
+    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
+        LockGuard::extend(self, ttl).await
+    }
+}
