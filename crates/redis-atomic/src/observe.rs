@@ -19,8 +19,9 @@
 //! * `reason`: why an attempt was retried: the server's refusal code (`busy`, `readonly`,
 //!   `moved`, `ask`, `tryagain`, `clusterdown`, `loading`, ...), `timeout`, `not_sent`,
 //!   `outcome_unknown`; `noscript` reloads are counted on their own;
-//! * `kind`: what a failed call ended with: the server's error code in lower case (`err`,
-//!   `noperm`, `wrongtype`, `oom`, ...) or the error's label;
+//! * `kind`: what a failed call ended with: for server errors and refusals the server's code in
+//!   lower case (`err`, `noperm`, `oom`, `busy`, ...), otherwise the error's label (`wrong_type`,
+//!   `bad_argument`, `bad_reply`, `outcome_unknown`, ...);
 //! * `script`, `version`: the script (`lock_acquire`, `2`), or for a command a primitive sends
 //!   itself, the command (`set_nx_get`) and `-`.
 //!

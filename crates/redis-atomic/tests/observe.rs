@@ -1,0 +1,164 @@
+//! The observability contract (docs/operations.md "Observability"): every operation is counted
+//! with its script's name and version, failures by kind, and nothing — spans, events, error
+//! messages — ever shows a raw key or token. This binary installs a global metrics recorder.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{standalone, Env};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use redis_atomic::lease::OwnerToken;
+use redis_atomic::lock::{Acquire, Locks};
+use redis_atomic::script::registry::LOCK_ACQUIRE;
+use redis_atomic::{Arg, ClientConfig, Error};
+use redis_atomic_testkit::ServerOptions;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+fn snapshotter() -> &'static Snapshotter {
+    static S: OnceLock<Snapshotter> = OnceLock::new();
+    S.get_or_init(|| {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        recorder.install().unwrap();
+        snapshotter
+    })
+}
+
+/// Sum of a counter over all label sets whose labels include `with`.
+fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
+    snapshotter()
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(key, ..)| key.key().name() == name)
+        .filter(|(key, ..)| {
+            with.iter()
+                .all(|(k, v)| key.key().labels().any(|l| l.key() == *k && l.value() == *v))
+        })
+        .map(|(.., value)| match value {
+            DebugValue::Counter(n) => n,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Everything the `tracing` subscriber of this thread writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+async fn env(test: &str) -> Env {
+    snapshotter();
+    standalone(test, ServerOptions::default(), ClientConfig::default()).await
+}
+
+const SECRET_TAG: &str = "customer-4242-secret";
+
+/// Operations are counted with primitive, op, script and version, and end in one debug event per
+/// operation with outcome, latency and attempts, inside a span with the hashed tag — and neither
+/// spans nor events carry the key or the owner token.
+#[tokio::test]
+async fn ops_are_labelled_and_logs_redact_keys_and_tokens() {
+    let env = env("observe-labels").await;
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+    let version = LOCK_ACQUIRE.version.to_string();
+    let labels = [
+        ("primitive", "lock"),
+        ("op", "acquire"),
+        ("script", "lock_acquire"),
+        ("version", version.as_str()),
+        ("outcome", "acquired"),
+    ];
+    let before = counter("redis_atomic_ops_total", &labels);
+    let token = OwnerToken::new("tok-TOPSECRET-0001").unwrap();
+    let out = locks
+        .acquire_with_token(SECRET_TAG, &token, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(matches!(out, Acquire::Acquired(_)));
+    assert_eq!(counter("redis_atomic_ops_total", &labels), before + 1);
+
+    let text = captured.text();
+    let tag = redis_atomic::observe::tag_hash(&locks.keys(SECRET_TAG).unwrap().lock);
+    assert!(text.contains("operation"), "no operation event: {text}");
+    assert!(
+        text.contains("script=\"lock_acquire\"") || text.contains("script=lock_acquire"),
+        "{text}"
+    );
+    assert!(text.contains("attempts=1"), "{text}");
+    assert!(
+        text.contains(&tag),
+        "span lacks the hashed tag {tag}: {text}"
+    );
+    assert!(!text.contains(SECRET_TAG), "a key leaked: {text}");
+    assert!(!text.contains("TOPSECRET"), "a token leaked: {text}");
+}
+
+/// A cross-slot call and a wrong-type key are typed errors whose messages (Display and Debug)
+/// name slots and codes, never the keys; the failure is counted by kind.
+#[tokio::test]
+async fn errors_redact_keys_and_are_counted_by_kind() {
+    let env = env("observe-errors").await;
+    let a = format!("{}:x:{{{SECRET_TAG}}}", env.keyspace.namespace());
+    let b = format!("{}:x:{{other-secret-tag}}", env.keyspace.namespace());
+    let err = env
+        .client
+        .call(&LOCK_ACQUIRE, [&a, &b], ["tok".into(), Arg::Int(1000)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::CrossSlot { ref slots } if slots.len() == 2),
+        "{err:?}"
+    );
+    for shown in [err.to_string(), format!("{err:?}")] {
+        assert!(
+            !shown.contains(SECRET_TAG) && !shown.contains("other-secret-tag"),
+            "{shown}"
+        );
+    }
+
+    let locks = Locks::new(env.client.clone(), env.keyspace.clone());
+    let keys = locks.keys(SECRET_TAG).unwrap();
+    env.raw(redis::cmd("HSET").arg(&keys.fence).arg("f").arg("v"))
+        .await;
+    let kind = [
+        ("primitive", "lock"),
+        ("op", "acquire"),
+        ("kind", "wrong_type"),
+    ];
+    let before = counter("redis_atomic_errors_total", &kind);
+    let err = locks
+        .acquire(SECRET_TAG, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::WrongType(_)), "{err:?}");
+    for shown in [err.to_string(), format!("{err:?}")] {
+        assert!(!shown.contains(SECRET_TAG), "{shown}");
+    }
+    assert_eq!(counter("redis_atomic_errors_total", &kind), before + 1);
+}
