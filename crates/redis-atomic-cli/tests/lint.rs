@@ -186,3 +186,89 @@ fn errors_exit_2() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(text(&o.stdout).matches("\n  why: ").count(), RULES.len());
 }
+
+/// A status word the body returns but `returns:` does not declare, and one declared but never
+/// returned, are one `header-body-mismatch` on the `returns:` line naming both words.
+#[test]
+fn status_word_mismatch_names_both_words() {
+    let file = fixtures("bad").join("undeclared_status.lua");
+    let o = cli(&["lint", "--json", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(
+        (f["line"].as_u64(), f["rule"].as_str()),
+        (Some(6), Some("header-body-mismatch"))
+    );
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("`exhausted`") && message.contains("`empty`"),
+        "{message}"
+    );
+}
+
+/// Includes are resolved as `build.rs` resolves them: a fragment that includes another, or a
+/// name that is not lower snake case (it could leave `include/`), is an error (exit 2) naming
+/// the including line.
+#[test]
+fn include_rules_are_the_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("include")).unwrap();
+    std::fs::write(dir.path().join("include/outer.lua"), "--@include inner\n").unwrap();
+    std::fs::write(dir.path().join("include/inner.lua"), "local x = 1\n").unwrap();
+    std::fs::write(dir.path().join("secret.lua"), "local y = 2\n").unwrap();
+    for (include, error) in [
+        ("outer", "fragments may not include others"),
+        ("../secret", "unknown include `../secret`"),
+    ] {
+        let script = dir.path().join("s.lua");
+        std::fs::write(&script, format!("#!lua\n--@include {include}\nreturn 1\n")).unwrap();
+        let o = cli(&["lint", script.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{include}");
+        let stderr = text(&o.stderr);
+        let at = format!("{}:2:1: ", script.display());
+        assert!(stderr.contains(&at) && stderr.contains(error), "{stderr}");
+    }
+}
+
+/// Files are read only when they are regular and at most 1 MiB: an oversized script, a FIFO
+/// (which would block the read forever) or a FIFO fragment is an error (exit 2), not a hang.
+#[test]
+fn only_regular_bounded_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.lua");
+    std::fs::write(&big, "-- x\n".repeat(300_000)).unwrap();
+    let o = cli(&["lint", big.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("larger than"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    std::fs::create_dir(dir.path().join("include")).unwrap();
+    let fifo = dir.path().join("fifo.lua");
+    let frag = dir.path().join("include/piped.lua");
+    for path in [&fifo, &frag] {
+        let made = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(made.success());
+    }
+    let o = cli(&["lint", fifo.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not a regular file"),
+        "{}",
+        text(&o.stderr)
+    );
+    let script = dir.path().join("s.lua");
+    std::fs::write(&script, "#!lua\n--@include piped\nreturn 1\n").unwrap();
+    let o = cli(&["lint", script.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not a regular file"),
+        "{}",
+        text(&o.stderr)
+    );
+}

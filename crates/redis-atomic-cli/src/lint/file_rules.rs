@@ -80,9 +80,12 @@ pub fn shebang(text: &str, out: &mut Vec<RawFinding>) -> Kind {
     }
 }
 
-/// For a script in our header format (`--- field: value` after the shebang): the header parses,
-/// and its keys/args agree with the body. Flags against writes are `writes-under-no-writes` /
-/// `missing-no-writes`, judged on the syntax tree, so they are not repeated here.
+/// For a script in our header format (`--- field: value` after the shebang): the header parses
+/// (its machine-readable `returns:` line included), and its keys, args and status words agree
+/// with the body, as `check::check_body` judges them for `build.rs`. Each problem points at the
+/// header line it concerns; several on one line make one finding. Flags against writes are
+/// `writes-under-no-writes` / `missing-no-writes`, judged on the syntax tree, so they are not
+/// repeated here.
 pub fn header_rules(text: &str, out: &mut Vec<RawFinding>) {
     let has_header = text.lines().nth(1).is_some_and(|l| l.starts_with("--- "));
     if !has_header || !text.starts_with("#!lua") {
@@ -100,12 +103,27 @@ pub fn header_rules(text: &str, out: &mut Vec<RawFinding>) {
             .position(|l| l.starts_with(&format!("--- {field}:")))
             .map_or(1, |i| i + 1)
     };
-    for problem in check::check_body(&parsed, header::body(text)) {
-        if problem.contains("KEYS") {
-            out.push(at(line_of("keys"), "header-body-mismatch", problem));
+    let body = header::body(text);
+    let statuses = check::check_statuses(&parsed, body);
+    let mut by_line: Vec<(usize, Vec<String>)> = Vec::new();
+    for problem in check::check_body(&parsed, body) {
+        let field = if statuses.contains(&problem) {
+            "returns"
+        } else if problem.contains("KEYS") {
+            "keys"
         } else if problem.contains("ARGV") {
-            out.push(at(line_of("args"), "header-body-mismatch", problem));
+            "args"
+        } else {
+            continue;
+        };
+        let line = line_of(field);
+        match by_line.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, problems)) => problems.push(problem),
+            None => by_line.push((line, vec![problem])),
         }
+    }
+    for (line, problems) in by_line {
+        out.push(at(line, "header-body-mismatch", problems.join("; ")));
     }
 }
 
@@ -113,7 +131,9 @@ pub fn header_rules(text: &str, out: &mut Vec<RawFinding>) {
 /// so every key built with it lands on one slot. (Dynamic tags are built by concatenation, so no
 /// single literal holds both braces around a name.)
 pub fn constant_tags(block: &Block, out: &mut Vec<RawFinding>) {
-    for token in block.tokens() {
+    // Back to front: full_moon's forward token iterator removes from the front of a Vec (time
+    // quadratic in the file's length); its reverse pops. Findings are sorted afterwards.
+    for token in block.tokens().rev() {
         let TokenType::StringLiteral { literal, .. } = token.token_type() else {
             continue;
         };

@@ -2,9 +2,10 @@
 //!
 //! Seed 000 asks that server-side code avoid dynamic key names, KEYS/SCAN, unbounded loops and
 //! huge replies, and that it be reviewed like a migration. Reviews miss these; a parser does not.
-//! Each file is expanded (`--@include`, as `build.rs` does), parsed with `full_moon` (Lua 5.1,
-//! what Redis embeds) and walked once; every finding names a rule from [`rules::RULES`] with a
-//! why and a fix. A deliberate exception is silenced on its line (or the line above) with
+//! Each file is read and expanded (`--@include`) by the very loader and expander `build.rs` uses
+//! (`redis-atomic-scripts`), parsed with `full_moon` (Lua 5.1, what Redis embeds) and walked
+//! once; every finding names a rule from [`rules::RULES`] with a why and a fix. A deliberate
+//! exception is silenced on its line (or the line above) with
 //! `-- redis-atomic-lint: allow <rule-id>`, which keeps the reason next to the code.
 //!
 //! Exit codes: 0 clean, 1 findings, 2 usage, read or parse errors.
@@ -18,9 +19,10 @@ pub mod source;
 mod value;
 mod walk;
 
+use redis_atomic_scripts::load;
 use rules::{Rule, Severity, RULES};
 use serde::Serialize;
-use source::Expanded;
+use source::{Allows, Expanded};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -97,9 +99,10 @@ pub fn lint_expanded(src: &Expanded) -> Result<Vec<Finding>, LintError> {
     let mut walker = walk::Walker::new(kind.library, kind.flags);
     walker.block(ast.nodes());
     raw.extend(walker.finish());
+    let allows = Allows::of(src);
     let mut findings: Vec<Finding> = raw
         .into_iter()
-        .filter(|f| !src.allowed(f.pos.line, f.rule))
+        .filter(|f| !allows.allowed(f.pos.line, f.rule))
         .map(|f| {
             let (path, line) = src.locate(f.pos.line);
             Finding {
@@ -117,17 +120,13 @@ pub fn lint_expanded(src: &Expanded) -> Result<Vec<Finding>, LintError> {
     Ok(findings)
 }
 
+/// The files to lint: each path as given, a directory as the `*.lua` regular files directly
+/// inside it (a folder is listed as `build.rs` lists its own `scripts/`).
 fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let mut lua: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(|e| format!("{}: {e}", path.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "lua"))
-                .collect();
-            lua.sort();
-            out.extend(lua);
+            out.extend(load::script_paths(path).map_err(|e| e.to_string())?);
         } else {
             out.push(path.clone());
         }

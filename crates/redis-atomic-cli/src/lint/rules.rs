@@ -94,11 +94,11 @@ pub const RULES: &[Rule] = &[
         "a read-only script without no-writes cannot run on replicas (EVALSHA_RO / FCALL_RO) and is refused under OOM",
         "declare #!lua flags=no-writes (or flags={'no-writes'} in register_function)"),
     rule("header-invalid", Error,
-        "the redis-atomic header (--- summary/keys/args/...) is the contract the Rust bindings are generated from",
-        "fix the header line (see docs/scripts.md)"),
+        "the redis-atomic header (--- summary/keys/args/returns/...) is the contract the Rust bindings and their typed replies are generated from",
+        "fix the header line (see docs/scripts.md); returns: lists every reply shape, e.g. {'acquired', fence:fence, ttl:ms} | {'held', retry_after:ms}"),
     rule("header-body-mismatch", Error,
-        "the header's keys/args disagree with the KEYS[n]/ARGV[n] the body uses: the generated binding passes the wrong count",
-        "make --- keys: and --- args: list exactly the slots the body reads"),
+        "the header disagrees with the body: its keys/args with the KEYS[n]/ARGV[n] the body uses, or its returns: with the status words the body returns ({'word', ...}); the generated binding passes the wrong count or lacks a reply the script sends",
+        "make --- keys: and --- args: list exactly the slots the body reads, and --- returns: declare exactly the status words the body returns"),
 ];
 
 /// The rule with this id.

@@ -1,57 +1,41 @@
-//! A script as the server will see it: `--@include name` lines expanded exactly as `build.rs`
-//! expands them, with a map back to the file and line each expanded line came from, so findings
-//! in an included fragment point into the fragment.
+//! A script as the server will see it, and the lint-only reading of it.
+//!
+//! Expansion is not done here: `--@include name` lines are replaced by the one expander
+//! `build.rs` uses ([`redis_atomic_scripts::include`]), so the linter parses exactly the bytes
+//! the library ships, and its line map makes findings inside a fragment point into the
+//! fragment. Files are read with [`redis_atomic_scripts::load::read_text`], which refuses FIFOs,
+//! devices and files over a megabyte instead of reading them without limit.
+//!
+//! What stays here is lint's own: `-- redis-atomic-lint: allow <rule>` suppression comments
+//! ([`Allows`]), which mean nothing to the server or the build.
 
-use std::path::{Path, PathBuf};
+use redis_atomic_scripts::{include, load};
+use std::path::Path;
 
-/// Where an expanded line came from.
-#[derive(Clone, Debug)]
-pub struct Origin {
-    /// Index into [`Expanded::files`].
-    pub file: usize,
-    /// 1-based line in that file.
-    pub line: usize,
+pub use redis_atomic_scripts::include::{Expanded, Origin};
+
+/// The suppression comments of one expanded source: `-- redis-atomic-lint: allow id[,id]`
+/// silences those rules on its own line and on the line below.
+pub struct Allows<'a> {
+    /// The expanded text's lines, split once (findings look them up by line number).
+    lines: Vec<&'a str>,
 }
 
-/// An expanded source and its line map.
-#[derive(Clone, Debug)]
-pub struct Expanded {
-    /// The text to parse.
-    pub text: String,
-    /// Display names of the files involved; the script itself first.
-    pub files: Vec<String>,
-    /// One entry per line of `text`.
-    pub lines: Vec<Origin>,
-}
-
-impl Expanded {
-    /// A source that includes nothing (or whose includes were expanded already).
-    pub fn plain(name: &str, text: &str) -> Expanded {
-        Expanded {
-            text: text.to_string(),
-            files: vec![name.to_string()],
-            lines: (1..=text.lines().count().max(1))
-                .map(|line| Origin { file: 0, line })
-                .collect(),
+impl<'a> Allows<'a> {
+    /// The suppression comments of `src`.
+    pub fn of(src: &'a Expanded) -> Allows<'a> {
+        Allows {
+            lines: src.text.lines().collect(),
         }
     }
 
-    /// The file name and line of expanded line `line` (1-based).
-    pub fn locate(&self, line: usize) -> (&str, usize) {
-        match self.lines.get(line.saturating_sub(1)) {
-            Some(o) => (&self.files[o.file], o.line),
-            None => (&self.files[0], line),
-        }
-    }
-
-    /// Rule ids allowed on expanded line `line` by a `-- redis-atomic-lint: allow id[,id]`
-    /// comment on that line or the line above.
+    /// Whether `rule` is allowed on expanded line `line` (1-based) by a comment on that line or
+    /// the line above.
     pub fn allowed(&self, line: usize, rule: &str) -> bool {
-        let lines: Vec<&str> = self.text.lines().collect();
         [line, line.saturating_sub(1)]
             .iter()
             .filter(|l| **l >= 1)
-            .filter_map(|l| lines.get(l - 1))
+            .filter_map(|l| self.lines.get(l - 1))
             .any(|text| allows(text, rule))
     }
 }
@@ -66,45 +50,17 @@ fn allows(line: &str, rule: &str) -> bool {
 }
 
 /// Reads `path` and expands its includes from `include_dir` (default: `include/` next to it).
+/// Errors read `path:line:col: message` (or `path: message` when the file itself is unreadable).
 pub fn load(path: &Path, include_dir: Option<&Path>) -> Result<Expanded, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = load::read_text(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let dir = include_dir.map(Path::to_path_buf).unwrap_or_else(|| {
         path.parent()
             .unwrap_or_else(|| Path::new("."))
             .join("include")
     });
-    expand(&path.display().to_string(), &text, &dir)
-}
-
-fn expand(name: &str, text: &str, dir: &Path) -> Result<Expanded, String> {
-    let mut out = Expanded {
-        text: String::with_capacity(text.len()),
-        files: vec![name.to_string()],
-        lines: Vec::new(),
-    };
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        let Some(inc) = line.trim_end().strip_prefix("--@include ") else {
-            out.text.push_str(line);
-            out.lines.push(Origin {
-                file: 0,
-                line: i + 1,
-            });
-            continue;
-        };
-        let inc_path: PathBuf = dir.join(format!("{}.lua", inc.trim()));
-        let body = std::fs::read_to_string(&inc_path)
-            .map_err(|e| format!("{name}:{}:1: unknown include `{}` ({e})", i + 1, inc.trim()))?;
-        let file = out.files.len();
-        out.files.push(inc_path.display().to_string());
-        for (j, inc_line) in body.split_inclusive('\n').enumerate() {
-            out.text.push_str(inc_line);
-            out.lines.push(Origin { file, line: j + 1 });
-        }
-        if !body.ends_with('\n') {
-            out.text.push('\n');
-        }
-    }
-    Ok(out)
+    let mut resolve = include::from_dir(&dir);
+    include::expand(&path.display().to_string(), &text, &mut resolve)
+        .map_err(|e| format!("{}:{}:1: {}", e.file, e.line, e.message))
 }
 
 #[cfg(test)]
@@ -118,9 +74,21 @@ mod tests {
             "x",
             "a\n-- redis-atomic-lint: allow expire-can-shorten -- owner checked\nb\n",
         );
-        assert!(e.allowed(3, "expire-can-shorten"));
-        assert!(!e.allowed(3, "expire"));
-        assert!(!e.allowed(1, "expire-can-shorten"));
-        assert!(!e.allowed(3, "owner"));
+        let allows = Allows::of(&e);
+        assert!(allows.allowed(3, "expire-can-shorten"));
+        assert!(allows.allowed(2, "expire-can-shorten"));
+        assert!(!allows.allowed(3, "expire"));
+        assert!(!allows.allowed(1, "expire-can-shorten"));
+        assert!(!allows.allowed(3, "owner"));
+        assert!(!allows.allowed(0, "expire-can-shorten"));
+        assert!(!allows.allowed(99, "expire-can-shorten"));
+    }
+
+    /// Several rules in one comment, separated by commas or spaces.
+    #[test]
+    fn allow_lists() {
+        let e = Expanded::plain("x", "x() -- redis-atomic-lint: allow a,b c\n");
+        let allows = Allows::of(&e);
+        assert!(["a", "b", "c"].iter().all(|r| allows.allowed(1, r)));
     }
 }
