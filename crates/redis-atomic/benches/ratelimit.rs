@@ -134,12 +134,12 @@ fn raw_of(limiter: &RateLimiter) -> (KeysFn, Vec<String>) {
     let single = limits.len() == 1;
     let l2 = limiter.clone();
     let keys = Arc::new(move |id: &str| {
-        let state = l2.state_keys(id).unwrap();
+        let state = l2.keys(id, None).unwrap().limits;
         if single {
             return state;
         }
-        let tag_end = state[0].find('}').unwrap() + 1;
-        let mut keys = vec![format!("{}:req:-", &state[0][..tag_end])];
+        // Without a request id rl_policy never touches KEYS[1]: any request key of the slot.
+        let mut keys = vec![l2.keys(id, Some("-")).unwrap().request.unwrap()];
         keys.extend(state);
         keys
     });
@@ -195,7 +195,7 @@ async fn memory(admin: &Client, limiter: &RateLimiter, units: u64) -> Vec<i64> {
         limiter.consume("mem", 1).await.unwrap();
     }
     let mut out = Vec::new();
-    for k in limiter.state_keys("mem").unwrap() {
+    for k in limiter.keys("mem", None).unwrap().limits {
         let v = admin
             .command(redis::cmd("MEMORY").arg("USAGE").arg(&k))
             .await

@@ -5,11 +5,12 @@
 mod common;
 
 use common::{env, Env, MODES};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::quota::{Bounded, Bounds, Quotas, Raise};
 use redis_atomic::script::registry::QUOTA_ADD;
 use redis_atomic::{ClientConfig, Error};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 fn quotas(env: &Env) -> Quotas {
@@ -78,7 +79,7 @@ async fn ttl_set_once_and_extended_only_forward() {
         let env = env(mode, "quota-ttl", ClientConfig::default()).await;
         let q = quotas(&env);
         let b = Bounds::up_to(1000).unwrap();
-        let key = q.key("daily").unwrap();
+        let key = q.keys("daily").unwrap().value;
         q.add("daily", 1, b, Some(Duration::from_secs(60)))
             .await
             .unwrap();
@@ -103,7 +104,7 @@ async fn ttl_set_once_and_extended_only_forward() {
         assert!(pttl(&env, &key).await > 60_000);
         // No TTL yet: expire_once sets it; extend_ttl leaves a persistent key persistent.
         q.add("plain", 1, b, None).await.unwrap();
-        let plain = q.key("plain").unwrap();
+        let plain = q.keys("plain").unwrap().value;
         assert!(!q.extend_ttl("plain", Duration::from_secs(5)).await.unwrap());
         assert_eq!(pttl(&env, &plain).await, -1);
         assert!(q
@@ -156,7 +157,7 @@ async fn batch_zadd_unless_smaller() {
     for mode in MODES {
         let env = env(mode, "quota-zgt", ClientConfig::default()).await;
         let q = quotas(&env);
-        let set = q.key("last-seen").unwrap();
+        let set = q.keys("last-seen").unwrap().value;
         assert_eq!(
             q.add_unless_smaller("last-seen", &[(100, b"u1"), (50, b"u2")])
                 .await
@@ -211,7 +212,7 @@ async fn bad_input_is_typed_and_harmless() {
             q.add_unless_smaller("s", &[]).await,
             Err(Error::BadArgument(_))
         ));
-        let key = q.key("raw").unwrap();
+        let key = q.keys("raw").unwrap().value;
         for args in [
             ["x", "0", "10", "refuse", "0"],
             ["1", "5", "1", "refuse", "0"],
@@ -220,11 +221,11 @@ async fn bad_input_is_typed_and_harmless() {
         ] {
             let r = env
                 .client
-                .invoke(&QUOTA_ADD, [&key], args.map(Into::into))
+                .call(&QUOTA_ADD, [&key], args.map(Into::into))
                 .await;
             assert!(matches!(r, Err(Error::BadArgument(_))), "{args:?}: {r:?}");
         }
-        let foreign = q.key("foreign").unwrap();
+        let foreign = q.keys("foreign").unwrap().value;
         env.raw(redis::cmd("SET").arg(&foreign).arg("12abc")).await;
         assert!(matches!(
             q.add("foreign", 1, b, None).await,
@@ -236,5 +237,79 @@ async fn bad_input_is_typed_and_harmless() {
         ));
         let v = env.raw(redis::cmd("GET").arg(&foreign)).await;
         assert_eq!(redis::from_redis_value::<String>(v).unwrap(), "12abc");
+    }
+}
+
+fn snapshotter() -> &'static Snapshotter {
+    static S: OnceLock<Snapshotter> = OnceLock::new();
+    S.get_or_init(|| {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        recorder.install().unwrap();
+        snapshotter
+    })
+}
+
+/// `redis_atomic_ops_total` for quota operation `op` sent as `script`, outcome `ok`, version `-`.
+fn ops(op: &str, script: &str) -> u64 {
+    let with = [
+        ("primitive", "quota"),
+        ("op", op),
+        ("script", script),
+        ("version", "-"),
+        ("outcome", "ok"),
+    ];
+    snapshotter()
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(key, ..)| key.key().name() == redis_atomic::observe::OPS_TOTAL)
+        .filter(|(key, ..)| {
+            with.iter()
+                .all(|(k, v)| key.key().labels().any(|l| l.key() == *k && l.value() == *v))
+        })
+        .map(|(.., value)| match value {
+            DebugValue::Counter(n) => n,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Quota's own commands run on the client's one call path: each is an observed operation of
+/// primitive `quota`, named by its op and command (other tests of this binary only add to the
+/// counts, so each grows by at least what this test sent).
+#[tokio::test]
+async fn own_commands_are_observed_operations() {
+    snapshotter();
+    let env = env(MODES[0], "quota-observed", ClientConfig::default()).await;
+    let q = quotas(&env);
+    let cases = [
+        ("get", "get"),
+        ("expire_once", "pexpire_nx"),
+        ("extend_ttl", "pexpire_gt"),
+        ("add_unless_smaller", "zadd_gt_ch"),
+    ];
+    let before = cases.map(|(op, script)| ops(op, script));
+    let b = Bounds::up_to(10).unwrap();
+    q.add("seen", 1, b, None).await.unwrap();
+    assert_eq!(q.get("seen").await.unwrap(), 1);
+    assert!(q
+        .expire_once("seen", Duration::from_secs(60))
+        .await
+        .unwrap());
+    assert!(q
+        .extend_ttl("seen", Duration::from_secs(120))
+        .await
+        .unwrap());
+    let member: &[u8] = b"m";
+    assert_eq!(
+        q.add_unless_smaller("set", &[(5, member)]).await.unwrap(),
+        1
+    );
+    for (i, (op, script)) in cases.into_iter().enumerate() {
+        assert!(
+            ops(op, script) > before[i],
+            "quota {op} ({script}) not counted"
+        );
     }
 }

@@ -237,7 +237,7 @@ async fn cost_above_burst_is_an_error() {
                 limiter.consume("k", 0).await,
                 Err(Error::BadArgument(_))
             ));
-            for key in limiter.state_keys("k").unwrap() {
+            for key in limiter.keys("k", None).unwrap().limits {
                 let exists = env.raw(redis::cmd("EXISTS").arg(&key)).await;
                 assert_eq!(redis::from_redis_value::<i64>(exists).unwrap(), 0);
             }
@@ -264,7 +264,13 @@ async fn state_expires_once_it_stops_mattering() {
                 for i in 0..3 {
                     let v = limiter.consume_detailed(key, 2, None).await.unwrap();
                     assert!(v.decision.is_allowed(), "{mode:?} {algorithm} {key}: {v:?}");
-                    for (state, status) in limiter.state_keys(key).unwrap().iter().zip(&v.limits) {
+                    for (state, status) in limiter
+                        .keys(key, None)
+                        .unwrap()
+                        .limits
+                        .iter()
+                        .zip(&v.limits)
+                    {
                         let pttl = env.raw(redis::cmd("PTTL").arg(state)).await;
                         let pttl = redis::from_redis_value::<i64>(pttl).unwrap();
                         let reset = i64::try_from(status.reset_after.as_millis()).unwrap();

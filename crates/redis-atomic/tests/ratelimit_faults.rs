@@ -43,7 +43,7 @@ async fn remaining(limiter: &RateLimiter, key: &str) -> u64 {
 
 async fn state(env: &Env, limiter: &RateLimiter, key: &str) -> Vec<redis::Value> {
     let mut out = Vec::new();
-    for k in limiter.state_keys(key).unwrap() {
+    for k in limiter.keys(key, None).unwrap().limits {
         out.push(env.raw(redis::cmd("DUMP").arg(&k)).await);
     }
     out
@@ -196,7 +196,7 @@ async fn lost_reply_then_same_id_is_charged_once() {
 /// Waits (bounded, 10 s; it ends once the charge is visible) until the lost request has run,
 /// then resends it: the resend is a replay and the request was charged once.
 async fn resend_is_charged_once(client: &Client, limiter: &RateLimiter) {
-    let key = limiter.state_keys("k").unwrap().remove(0);
+    let key = limiter.keys("k", None).unwrap().limits.remove(0);
     let mut ran = false;
     for _ in 0..1000 {
         let n = client

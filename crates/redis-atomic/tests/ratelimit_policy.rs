@@ -28,7 +28,7 @@ fn every_algorithm(n: [u64; 5]) -> Policy {
 /// Every limit's raw state: values and sorted-set members, not TTLs.
 async fn snapshot(env: &Env, limiter: &RateLimiter, key: &str) -> Vec<redis::Value> {
     let mut out = Vec::new();
-    for k in limiter.state_keys(key).unwrap() {
+    for k in limiter.keys(key, None).unwrap().limits {
         let t = env.raw(redis::cmd("TYPE").arg(&k)).await;
         let v = match redis::from_redis_value::<String>(t).unwrap().as_str() {
             "zset" => {
@@ -120,7 +120,8 @@ async fn refused_requests_change_no_state() {
 }
 
 /// A request id repeated (sequentially and by 32 concurrent senders) is charged once and gets
-/// the first decision back; a different id is charged again.
+/// the first decision back; a different id is charged again. The decision is recorded at the
+/// request key [`RateLimiter::keys`] names, for the request TTL.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_request_id_is_charged_once() {
     for mode in MODES {
@@ -152,6 +153,22 @@ async fn repeated_request_id_is_charged_once() {
             .await
             .unwrap();
         assert!(replay.replayed && replay.decision.is_allowed());
+        let keys = limiter.keys("k", Some("req-1")).unwrap();
+        let plain = limiter.keys("k", None).unwrap();
+        assert_eq!((keys.limits.len(), &keys.limits), (2, &plain.limits));
+        assert_eq!(plain.request, None);
+        let request = keys.request.unwrap();
+        assert_ne!(
+            Some(&request),
+            limiter.keys("k", Some("req-2")).unwrap().request.as_ref()
+        );
+        let pttl = env.raw(redis::cmd("PTTL").arg(&request)).await;
+        let pttl = redis::from_redis_value::<i64>(pttl).unwrap();
+        let ttl = i64::try_from(limiter.request_ttl().as_millis()).unwrap();
+        assert!(
+            pttl > 0 && pttl <= ttl + 1001,
+            "{mode:?}: record PTTL {pttl} ms"
+        );
         let mut tasks = Vec::new();
         for _ in 0..32 {
             let limiter = limiter.clone();
@@ -221,7 +238,7 @@ async fn bad_input(env: Env) {
         Err(Error::BadArgument(_))
     ));
     // The scripts check again, for callers that bypass the Rust types.
-    let keys = limiter.state_keys("raw").unwrap();
+    let keys = limiter.keys("raw", None).unwrap().limits;
     for (i, bad) in [
         (1, "-5"),
         (1, "0"),
@@ -237,39 +254,31 @@ async fn bad_input(env: Env) {
         args[i] = bad;
         let r = env
             .client
-            .invoke(&RL_GCRA, [&keys[0]], args.map(Into::into))
+            .call(&RL_GCRA, [&keys[0]], args.map(Into::into))
             .await;
         assert!(
             matches!(r, Err(Error::BadArgument(_))),
             "arg {i} = {bad}: {r:?}"
         );
     }
-    let req = format!(
-        "{}:req:-",
-        keys[0]
-            .rsplit_once(":gcra")
-            .unwrap()
-            .0
-            .rsplit_once(':')
-            .unwrap()
-            .0
-    );
+    // Any request key of the identity: the same slot as its state.
+    let req = limiter.keys("raw", Some("id")).unwrap().request.unwrap();
     // rl_policy: an unknown algorithm; a request TTL out of range (checked with a request id).
     for (algorithm, id, ttl) in [("leaky", "", "1000000"), ("gcra", "id", "0")] {
         let args = ["1", id, ttl, "", algorithm, "5", "1000000", "5"].map(Arg::from);
         let r = env
             .client
-            .invoke_def(&RL_POLICY.def, &[&req, &keys[0]], &args)
+            .call_dyn(&RL_POLICY, &[&req, &keys[0]], &args)
             .await;
         assert!(
             matches!(r, Err(Error::BadArgument(_))),
             "{algorithm} {id} {ttl}: {r:?}"
         );
     }
-    let exists = env.raw(redis::cmd("EXISTS").arg(&keys[0])).await;
+    let exists = env.raw(redis::cmd("EXISTS").arg(&keys[0]).arg(&req)).await;
     assert_eq!(redis::from_redis_value::<i64>(exists).unwrap(), 0);
     // Foreign data at the state key: typed error, data kept.
-    let key = &limiter.state_keys("foreign").unwrap()[0];
+    let key = &limiter.keys("foreign", None).unwrap().limits[0];
     env.raw(redis::cmd("SET").arg(key).arg("not-a-tat")).await;
     assert!(matches!(
         limiter.consume("foreign", 1).await,
@@ -277,7 +286,7 @@ async fn bad_input(env: Env) {
     ));
     let v = env.raw(redis::cmd("GET").arg(key)).await;
     assert_eq!(redis::from_redis_value::<String>(v).unwrap(), "not-a-tat");
-    let key = &limiter.state_keys("hash").unwrap()[0];
+    let key = &limiter.keys("hash", None).unwrap().limits[0];
     env.raw(redis::cmd("HSET").arg(key).arg("f").arg("v")).await;
     assert!(matches!(
         limiter.consume("hash", 1).await,

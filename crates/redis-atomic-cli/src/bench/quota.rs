@@ -62,7 +62,7 @@ impl Workload for QuotaBench {
         i: u64,
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
-            let key = self.quotas.key(&format!("raw-{task}"))?;
+            let key = self.quotas.keys(&format!("raw-{task}"))?.value;
             let mut cmd = redis::cmd("EVALSHA");
             cmd.arg(QUOTA_ADD.sha1).arg(1).arg(&key);
             cmd.arg(delta(i)).arg(0).arg(MAX).arg("refuse");
@@ -76,7 +76,7 @@ impl Workload for QuotaBench {
             let name = "tenant-4b1c-9f0e-7a2d:api-calls";
             let got = self.quotas.add(name, 1, self.bounds, Some(TTL)).await?;
             anyhow::ensure!(matches!(got, Bounded::Applied { .. }), "add: {got:?}");
-            Ok(vec![self.quotas.key(name)?])
+            Ok(vec![self.quotas.keys(name)?.value])
         })
     }
 
@@ -85,10 +85,10 @@ impl Workload for QuotaBench {
             let mut del = redis::cmd("UNLINK");
             for task in 0..tasks {
                 for path in ["lib", "raw"] {
-                    del.arg(self.quotas.key(&format!("{path}-{task}"))?);
+                    del.arg(self.quotas.keys(&format!("{path}-{task}"))?.value);
                 }
             }
-            del.arg(self.quotas.key("tenant-4b1c-9f0e-7a2d:api-calls")?);
+            del.arg(self.quotas.keys("tenant-4b1c-9f0e-7a2d:api-calls")?.value);
             self.ctx.client.command(&del).await?;
             Ok(())
         })

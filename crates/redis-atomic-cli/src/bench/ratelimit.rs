@@ -81,7 +81,8 @@ impl Workload for RateBench {
         Box::pin(async move {
             let state = self
                 .limiter
-                .state_keys(&format!("user-raw-{task}"))?
+                .keys(&format!("user-raw-{task}"), None)?
+                .limits
                 .remove(0);
             let l = &self.limit;
             let mut cmd = redis::cmd("EVALSHA");
@@ -100,7 +101,7 @@ impl Workload for RateBench {
             let identity = "api-key-4b1c-9f0e-7a2d";
             let got = self.limiter.consume(identity, 1).await?;
             anyhow::ensure!(got.is_allowed(), "consume: {got:?}");
-            Ok(self.limiter.state_keys(identity)?)
+            Ok(self.limiter.keys(identity, None)?.limits)
         })
     }
 

@@ -42,7 +42,7 @@ pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckRepor
             task.await??;
         }
         let value: Option<i64> = redis::from_redis_value(
-            ctx.final_command(redis::cmd("GET").arg(quotas.key("verify")?))
+            ctx.final_command(redis::cmd("GET").arg(quotas.keys("verify")?.value))
                 .await?,
         )?;
         let value = value.unwrap_or(0);
@@ -124,7 +124,7 @@ async fn naive(
     if !(0..=MAX).contains(&(current + delta)) {
         return Ok(Bounded::Refused { value: current });
     }
-    let key = quotas.key("verify")?;
+    let key = quotas.keys("verify")?.value;
     let value = ctx
         .client
         .command(redis::cmd("INCRBY").arg(&key).arg(delta))

@@ -78,7 +78,6 @@ impl Client {
 
     /// One idempotent command of a primitive's own (`op` names it): resent after transient
     /// refusals and unknown outcomes within the client's retry policy, observed like a script.
-    #[allow(dead_code)] // TRANSITION: quota and dedup move onto it
     pub(crate) async fn idempotent(&self, op: Op, key: &str, cmd: &Cmd) -> Result<Value, Error> {
         self.run_op(
             op,

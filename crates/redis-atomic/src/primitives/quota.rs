@@ -5,8 +5,9 @@
 //! moves expiry later; a monotonic max never decreases; a batch "ZADD unless smaller" never
 //! lowers a score.
 //!
-//! **Keys.** One key per counter or set: `<ns>:quota:v1:{<name>}` (the name is the hash tag;
-//! names are the application's own, not secrets, so they stay readable).
+//! **Keys** ([`QuotaKeys`], from [`Quotas::keys`]). One key per counter or set:
+//! `<ns>:quota:v1:{<name>}` (the name is the hash tag; names are the application's own, not
+//! secrets, so they stay readable).
 //!
 //! **Rungs, and why.**
 //! * [`Quotas::add`] / [`Quotas::add_clamped`]: a Lua script (`quota_add`). `INCRBY` cannot refuse
@@ -23,16 +24,20 @@
 //!
 //! **Retry.** `add` is `retry: unsafe` (a resend adds twice): after [`Error::OutcomeUnknown`] the
 //! caller decides (read the counter, or use the rate limiter's request ids). Everything else is
-//! idempotent and resent within the client's [`crate::RetryPolicy`].
+//! idempotent and resent within the client's [`crate::RetryPolicy`]: `raise` as a `retry: safe`
+//! script, and the commands (`GET`, `PEXPIRE NX|GT`, `ZADD GT CH`) on the client's one call path
+//! for idempotent commands, observed like scripts (ops `get`, `expire_once`, `extend_ttl`,
+//! `add_unless_smaller`; commands `get`, `pexpire_nx`, `pexpire_gt`, `zadd_gt_ch`).
 //!
 //! **Not guaranteed.** Values are integers of at most 53 bits (exact in Lua and as sorted-set
 //! scores); larger ones are refused. Replication is asynchronous: a failover may lose the latest
 //! writes.
 
-use crate::client::{resend, Arg, Client};
+use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::reply::{millis, Reply};
-use crate::script::registry::{QUOTA_ADD, QUOTA_MAX};
+use crate::lease::millis;
+use crate::observe::Op;
+use crate::script::registry::{QuotaAddReply, QuotaMaxReply, QUOTA_ADD, QUOTA_MAX};
 use crate::Error;
 use redis::Value;
 use std::time::Duration;
@@ -44,6 +49,15 @@ pub const MAX_VALUE: i64 = (1 << 53) - 1;
 pub const MAX_TTL: Duration = Duration::from_secs(366 * 24 * 3600);
 /// Most entries in one [`Quotas::add_unless_smaller`] batch.
 pub const MAX_BATCH: usize = 1000;
+
+/// The key of one counter or set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct QuotaKeys {
+    /// `<ns>:quota:v1:{<name>}`: the counter (an integer string, with the TTL the first add
+    /// set, if any) or, for [`Quotas::add_unless_smaller`], the sorted set.
+    pub value: String,
+}
 
 /// Inclusive bounds of a counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,21 +135,27 @@ pub enum Raise {
 #[derive(Clone, Debug)]
 pub struct Quotas {
     client: Client,
-    keys: Keyspace,
+    keyspace: Keyspace,
 }
 
 impl Quotas {
     /// Quotas whose keys live under `keyspace`.
     pub fn new(client: Client, keyspace: Keyspace) -> Self {
-        Quotas {
-            client,
-            keys: keyspace,
-        }
+        Quotas { client, keyspace }
     }
 
     /// The key of counter (or set) `name`.
-    pub fn key(&self, name: &str) -> Result<String, Error> {
-        self.keys.key("quota", SCHEMA, name, &[])
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// let quotas = redis_atomic::quota::Quotas::new(client, redis_atomic::Keyspace::new("app")?);
+    /// assert_eq!(quotas.keys("api-calls")?.value, "app:quota:v1:{api-calls}");
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self, name: &str) -> Result<QuotaKeys, Error> {
+        Ok(QuotaKeys {
+            value: self.keyspace.key("quota", SCHEMA, name, &[])?,
+        })
     }
 
     /// Adds `delta` unless the result would leave `bounds` ([`Bounded::Refused`], nothing
@@ -174,10 +194,10 @@ impl Quotas {
             return Err(Error::BadArgument(format!("delta {delta} beyond ±2^53")));
         }
         let ttl_ms = match ttl {
-            Some(t) => millis("ttl", t, ms(MAX_TTL))?,
+            Some(t) => millis("ttl", t, MAX_TTL)?,
             None => 0,
         };
-        let key = self.key(name)?;
+        let keys = self.keys(name)?;
         let args = [
             Arg::Int(delta),
             Arg::Int(bounds.min),
@@ -185,22 +205,22 @@ impl Quotas {
             mode.into(),
             Arg::Int(ttl_ms),
         ];
-        let value = self.client.invoke(&QUOTA_ADD, [&key], args).await?;
-        let reply = Reply::parse(QUOTA_ADD.name, value)?;
-        let value = reply.int(0)?;
-        match reply.status.as_str() {
-            "applied" => Ok(Bounded::Applied { value }),
-            "refused" => Ok(Bounded::Refused { value }),
-            _ => Err(reply.unexpected()),
-        }
+        let reply = self.client.call(&QUOTA_ADD, [&keys.value], args).await?;
+        Ok(match reply {
+            QuotaAddReply::Applied { value } => Bounded::Applied { value },
+            QuotaAddReply::Refused { value } => Bounded::Refused { value },
+        })
     }
 
     /// The counter's value (0 when absent).
     pub async fn get(&self, name: &str) -> Result<i64, Error> {
-        let v = self
-            .idempotent(redis::cmd("GET").arg(self.key(name)?))
-            .await?;
-        match v {
+        let key = self.keys(name)?.value;
+        let get = Op::command("quota", "get", "get");
+        match self
+            .client
+            .idempotent(get, &key, redis::cmd("GET").arg(&key))
+            .await?
+        {
             Value::Nil => Ok(0),
             other => redis::from_redis_value(other).map_err(|e| Error::WrongType(e.to_string())),
         }
@@ -208,20 +228,30 @@ impl Quotas {
 
     /// Sets the counter's TTL only if it has none: `true` when set.
     pub async fn expire_once(&self, name: &str, ttl: Duration) -> Result<bool, Error> {
-        self.pexpire(name, ttl, "NX").await
+        let op = Op::command("quota", "expire_once", "pexpire_nx");
+        self.pexpire(op, name, ttl, "NX").await
     }
 
     /// Moves the counter's expiry to `ttl` from now only if that is later than its current
     /// expiry (never shortens; a key without TTL is left alone): `true` when moved.
     pub async fn extend_ttl(&self, name: &str, ttl: Duration) -> Result<bool, Error> {
-        self.pexpire(name, ttl, "GT").await
+        let op = Op::command("quota", "extend_ttl", "pexpire_gt");
+        self.pexpire(op, name, ttl, "GT").await
     }
 
-    async fn pexpire(&self, name: &str, ttl: Duration, option: &str) -> Result<bool, Error> {
-        let ttl_ms = millis("ttl", ttl, ms(MAX_TTL))?;
+    async fn pexpire(
+        &self,
+        op: Op,
+        name: &str,
+        ttl: Duration,
+        option: &str,
+    ) -> Result<bool, Error> {
+        let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
+        let key = self.keys(name)?.value;
         let mut cmd = redis::cmd("PEXPIRE");
-        cmd.arg(self.key(name)?).arg(ttl_ms).arg(option);
-        Ok(matches!(self.idempotent(&cmd).await?, Value::Int(1)))
+        cmd.arg(&key).arg(ttl_ms).arg(option);
+        let reply = self.client.idempotent(op, &key, &cmd).await?;
+        Ok(matches!(reply, Value::Int(1)))
     }
 
     /// Raises the value to `candidate` unless it already holds at least that (monotonic max).
@@ -229,18 +259,13 @@ impl Quotas {
         if candidate.abs() > MAX_VALUE {
             return Err(Error::BadArgument(format!("{candidate} beyond ±2^53")));
         }
-        let key = self.key(name)?;
-        let value = self
-            .client
-            .invoke(&QUOTA_MAX, [&key], [Arg::Int(candidate)])
-            .await?;
-        let reply = Reply::parse(QUOTA_MAX.name, value)?;
-        let value = reply.int(0)?;
-        match reply.status.as_str() {
-            "raised" => Ok(Raise::Raised { value }),
-            "kept" => Ok(Raise::Kept { value }),
-            _ => Err(reply.unexpected()),
-        }
+        let keys = self.keys(name)?;
+        let args = [Arg::Int(candidate)];
+        let reply = self.client.call(&QUOTA_MAX, [&keys.value], args).await?;
+        Ok(match reply {
+            QuotaMaxReply::Raised { value } => Raise::Raised { value },
+            QuotaMaxReply::Kept { value } => Raise::Kept { value },
+        })
     }
 
     /// Seed 002's "ZADD unless smaller" for a batch of `(score, member)`: adds new members and
@@ -257,27 +282,20 @@ impl Quotas {
                 entries.len()
             )));
         }
+        let key = self.keys(set)?.value;
         let mut cmd = redis::cmd("ZADD");
-        cmd.arg(self.key(set)?).arg("GT").arg("CH");
+        cmd.arg(&key).arg("GT").arg("CH");
         for (score, member) in entries {
             if score.abs() > MAX_VALUE {
                 return Err(Error::BadArgument(format!("score {score} beyond ±2^53")));
             }
             cmd.arg(*score).arg(*member);
         }
-        redis::from_redis_value(self.idempotent(&cmd).await?).map_err(|e| Error::BadReply {
+        let op = Op::command("quota", "add_unless_smaller", "zadd_gt_ch");
+        let reply = self.client.idempotent(op, &key, &cmd).await?;
+        redis::from_redis_value(reply).map_err(|e| Error::BadReply {
             script: "ZADD",
             detail: e.to_string(),
         })
     }
-
-    /// One idempotent command, resent after transient errors and unknown outcomes within the
-    /// client's retry policy (bounded attempts and deadline, full jitter).
-    async fn idempotent(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
-        resend(&self.client.config().retry, || self.client.command(cmd)).await
-    }
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -1,6 +1,14 @@
 //! What a rate-limit decision says, and how a script reply becomes one.
+//!
+//! The five single-limit scripts share one `returns:` line but each gets its own generated reply
+//! type; one macro gives the five the same conversion ([`SingleReply`]), so there is one decoder
+//! for them and one for `rl_policy`.
 
-use crate::reply::Reply;
+use crate::script::registry::{
+    RlFixedWindowReply, RlGcraReply, RlPolicyLimitsItem, RlPolicyReply, RlSlidingLogReply,
+    RlSlidingWindowReply, RlTokenBucketReply, RL_POLICY,
+};
+use crate::script::FromReply;
 use crate::Error;
 use std::time::Duration;
 
@@ -57,7 +65,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// Builds a verdict from µs figures (the scripts' units).
+    /// Builds a verdict from µs figures (the pure model's units).
     pub(crate) fn from_us(
         allowed: bool,
         replayed: bool,
@@ -83,53 +91,105 @@ impl Verdict {
             replayed,
         }
     }
+}
 
-    /// Parses a single-limit script's `{'allowed', remaining, reset_us}` or
-    /// `{'limited', retry_us, reset_us, remaining}`.
-    pub(crate) fn parse_single(reply: &Reply) -> Result<Verdict, Error> {
-        let (a, reset_us) = (reply.uint(0)?, reply.uint(1)?);
-        let (allowed, remaining, retry_us) = match reply.status.as_str() {
-            "allowed" => (true, a, 0),
-            "limited" => (false, reply.uint(2)?, a),
-            _ => return Err(reply.unexpected()),
-        };
-        let status = LimitStatus {
-            remaining,
-            reset_after: Duration::from_micros(reset_us),
-            retry_after: Duration::from_micros(retry_us),
-        };
-        Ok(Verdict::from_us(allowed, false, a, reset_us, vec![status]))
-    }
+/// A single-limit script's reply: `{'allowed', remaining, reset:us}` or `{'limited', retry:us,
+/// reset:us, remaining}`, the same for all five algorithms.
+pub(crate) trait SingleReply: FromReply {
+    /// The verdict it says, with its one limit's status.
+    fn verdict(self) -> Verdict;
+}
 
-    /// Parses `{status, a, reset_us, n, (remaining, reset_us, retry_us) * n}`.
-    pub(crate) fn parse(reply: &Reply, expected_limits: usize) -> Result<Verdict, Error> {
-        let (allowed, replayed) = match reply.status.as_str() {
-            "allowed" => (true, false),
-            "replayed" => (true, true),
-            "limited" => (false, false),
-            _ => return Err(reply.unexpected()),
+macro_rules! single_reply {
+    ($($reply:ident),+) => {$(
+        impl SingleReply for $reply {
+            fn verdict(self) -> Verdict {
+                let (decision, status) = match self {
+                    $reply::Allowed { remaining, reset } => (
+                        Decision::Allowed { remaining, reset_after: reset },
+                        LimitStatus { remaining, reset_after: reset, retry_after: Duration::ZERO },
+                    ),
+                    $reply::Limited { retry, reset, remaining } => (
+                        Decision::Limited { retry_after: retry, reset_after: reset },
+                        LimitStatus { remaining, reset_after: reset, retry_after: retry },
+                    ),
+                };
+                Verdict { decision, limits: vec![status], replayed: false }
+            }
+        }
+    )+};
+}
+
+single_reply!(
+    RlFixedWindowReply,
+    RlSlidingLogReply,
+    RlSlidingWindowReply,
+    RlTokenBucketReply,
+    RlGcraReply
+);
+
+impl Verdict {
+    /// `rl_policy`'s reply, which must report exactly `expected_limits` limits.
+    pub(crate) fn of_policy(
+        reply: RlPolicyReply,
+        expected_limits: usize,
+    ) -> Result<Verdict, Error> {
+        let replayed = matches!(reply, RlPolicyReply::Replayed { .. });
+        let (decision, limits) = match reply {
+            RlPolicyReply::Allowed {
+                remaining,
+                reset,
+                limits,
+                ..
+            }
+            | RlPolicyReply::Replayed {
+                remaining,
+                reset,
+                limits,
+                ..
+            } => (
+                Decision::Allowed {
+                    remaining,
+                    reset_after: reset,
+                },
+                limits,
+            ),
+            RlPolicyReply::Limited {
+                retry,
+                reset,
+                limits,
+                ..
+            } => (
+                Decision::Limited {
+                    retry_after: retry,
+                    reset_after: reset,
+                },
+                limits,
+            ),
         };
-        let n = usize::try_from(reply.uint(2)?).unwrap_or(usize::MAX);
-        if n != expected_limits {
+        // The decoder already checked `n` against the groups received; this checks the policy.
+        if limits.len() != expected_limits {
             return Err(Error::BadReply {
-                script: reply.script,
-                detail: format!("{n} limits in the reply, {expected_limits} in the policy"),
+                script: RL_POLICY.name,
+                detail: format!(
+                    "{} limits in the reply, {expected_limits} in the policy",
+                    limits.len()
+                ),
             });
         }
-        let mut limits = Vec::with_capacity(n);
-        for i in 0..n {
-            limits.push(LimitStatus {
-                remaining: reply.uint(3 + 3 * i)?,
-                reset_after: Duration::from_micros(reply.uint(4 + 3 * i)?),
-                retry_after: Duration::from_micros(reply.uint(5 + 3 * i)?),
-            });
-        }
-        Ok(Verdict::from_us(
-            allowed,
-            replayed,
-            reply.uint(0)?,
-            reply.uint(1)?,
+        let limits = limits.into_iter().map(status).collect();
+        Ok(Verdict {
+            decision,
             limits,
-        ))
+            replayed,
+        })
+    }
+}
+
+fn status(item: RlPolicyLimitsItem) -> LimitStatus {
+    LimitStatus {
+        remaining: item.remaining,
+        reset_after: item.reset,
+        retry_after: item.retry,
     }
 }

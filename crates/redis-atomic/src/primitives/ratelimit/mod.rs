@@ -5,26 +5,29 @@
 //! concurrent requests against 100 per window), a refused request is charged to no limit, and a
 //! request id repeated within its TTL is charged once.
 //!
-//! **Keys** (one hash tag per rate-limited identity, so every limit of a policy is in one slot):
+//! **Keys** ([`RateLimitKeys`], from [`RateLimiter::keys`]; one hash tag per rate-limited
+//! identity, so every limit of a policy is in one slot):
 //! `<ns>:rl:v1:{<h>}:<limit name>:<algorithm>` holds each limit's state and
 //! `<ns>:rl:v1:{<h>}:req:<r>` an admitted request's recorded decision, where `<h>` is a SHA-256
 //! digest of the identity (API keys never appear in key names) and `<r>` of the request id.
 //!
-//! **Mechanism.** Lua scripts (`rl_<algorithm>` for one limit, `rl_policy` for several or with a
-//! request id): the check and the charge must not interleave, `INCR` + `EXPIRE` cannot refuse
-//! without charging (seed 000 §7 charges rejected requests, node-rate-limiter-flexible #286), and
-//! a union of single-limit
-//! calls charges the limits that passed when another refuses (#280). Each script checks every
-//! limit first and charges only when all admit (a check only reads, except that the sliding
-//! log drops entries that already expired, which changes no decision). Time is the server's `TIME` in µs; all arithmetic
-//! is on integers below 2^53 ([`Limit`] refuses sizes that would not be). Stored timestamps
-//! decide; key TTLs only collect state that no longer matters.
+//! **Mechanism** (rung: Lua script). `rl_<algorithm>` for one limit, `rl_policy` for several or
+//! with a request id: the check and the charge must not interleave, `INCR` + `EXPIRE` cannot
+//! refuse without charging (seed 000 §7 charges rejected requests, node-rate-limiter-flexible
+//! #286), and a union of single-limit calls charges the limits that passed when another refuses
+//! (#280). Each script checks every limit first and charges only when all admit (a check only
+//! reads, except that the sliding log drops entries that already expired, which changes no
+//! decision). Time is the server's `TIME` in µs; all arithmetic is on integers below 2^53
+//! ([`Limit`] refuses sizes that would not be). Stored timestamps decide; key TTLs only collect
+//! state that no longer matters. Replies decode through the generated reply types: the five
+//! single-limit ones share one conversion.
 //!
 //! **Retry.** Without a request id a consume is `retry: unsafe`: after
 //! [`Error::OutcomeUnknown`] the request may or may not have been charged, and it is not resent.
-//! With one ([`RateLimiter::consume_with_id`]) the script records the admitted decision, a resend
-//! replays it charging nothing, and the binding itself resends after an unknown outcome within
-//! the client's [`crate::RetryPolicy`].
+//! With one ([`RateLimiter::consume_with_id`]) the script records the admitted decision and a
+//! resend replays it charging nothing, so that call is made retry-safe (the per-call retry class
+//! of [`Client::call_dyn_with`]): the client's one retry loop resends it after an unknown outcome
+//! within its [`crate::RetryPolicy`].
 //!
 //! **Not guaranteed.** Replication is asynchronous: a failover can lose recent charges, admitting
 //! up to one more window's worth. A server clock stepping back is treated as standing still at the
@@ -42,15 +45,15 @@ pub use limit::{
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::reply::Reply;
 use crate::script::registry::{
     RL_FIXED_WINDOW, RL_GCRA, RL_POLICY, RL_SLIDING_LOG, RL_SLIDING_WINDOW, RL_TOKEN_BUCKET,
 };
-use crate::script::ScriptDef;
+use crate::script::{RetryClass, Script};
 use crate::Error;
+use decision::SingleReply;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SCHEMA: u32 = 1;
 /// Longest rate-limited identity accepted, in bytes (it is hashed into the key).
@@ -60,11 +63,28 @@ pub const MAX_REQUEST_ID_LEN: usize = 256;
 /// Longest time a request id is remembered.
 pub const MAX_REQUEST_TTL: Duration = Duration::from_secs(24 * 3600);
 
+/// The keys one consume for an identity uses (one `{<h>}` hash tag, so one slot). `<h>` is 128
+/// bits of SHA-256 of the identity in hex, `<r>` the same of the request id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RateLimitKeys {
+    /// `<ns>:rl:v1:{<h>}:req:<r>`: an admitted request's recorded decision,
+    /// `"<expires_at>|<remaining>|<reset_at>|<remaining_1>,<reset_at_1>|..."` (absolute server
+    /// µs), kept for the request TTL. `Some` exactly when a request id is given, which makes the
+    /// consume run `rl_policy`.
+    pub request: Option<String>,
+    /// `<ns>:rl:v1:{<h>}:<limit name>:<algorithm>`, in the policy's order: each limit's state,
+    /// `"<window_start>:<count>"` (fixed window), a sorted set of admitted units scored by server
+    /// µs (sliding log), `"<window_start>:<prev>:<curr>"` (sliding window),
+    /// `"<tokens>:<refilled_at>"` (token bucket) or the theoretical arrival time (GCRA).
+    pub limits: Vec<String>,
+}
+
 /// Rate limits under one keyspace: one [`Policy`] applied per identity (user, API key, IP).
 #[derive(Clone, Debug)]
 pub struct RateLimiter {
     client: Client,
-    keys: Keyspace,
+    keyspace: Keyspace,
     policy: Arc<Policy>,
     /// The limits' script arguments (algorithm, limit, period_us, burst), encoded once.
     specs: Arc<[[String; 4]]>,
@@ -80,7 +100,7 @@ impl RateLimiter {
         let specs = policy.limits().iter().map(spec).collect();
         RateLimiter {
             client,
-            keys: keyspace,
+            keyspace,
             policy: Arc::new(policy),
             specs,
             request_ttl,
@@ -151,116 +171,136 @@ impl RateLimiter {
         self.run(key, cost, request_id, Some(now_us)).await
     }
 
-    /// The state key of each limit for `key` (for inspection and tests).
-    pub fn state_keys(&self, key: &str) -> Result<Vec<String>, Error> {
-        self.state_keys_of(&digest(key, MAX_KEY_LEN, "rate-limit key")?)
+    /// The keys a consume for `identity` (with `request_id`, if any) uses.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::ratelimit::{Limit, RateLimiter};
+    /// let limit = Limit::gcra(10, std::time::Duration::from_secs(1))?;
+    /// let limiter = RateLimiter::new(client, redis_atomic::Keyspace::new("app")?, limit);
+    /// let keys = limiter.keys("api-key-1", Some("req-1"))?;
+    /// let state = &keys.limits[0]; // the one limit, named after its algorithm
+    /// assert!(state.starts_with("app:rl:v1:{") && state.ends_with("}:gcra:gcra"));
+    /// assert!(keys.request.is_some() && limiter.keys("api-key-1", None)?.request.is_none());
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self, identity: &str, request_id: Option<&str>) -> Result<RateLimitKeys, Error> {
+        self.target(identity, request_id).map(|t| t.keys)
     }
 
-    fn state_keys_of(&self, tag: &str) -> Result<Vec<String>, Error> {
-        self.policy
+    /// What a consume sends besides cost and clock: its keys and the request id's digest. The
+    /// one place the key layout is built, for [`RateLimiter::run`] and [`RateLimiter::keys`].
+    fn target(&self, identity: &str, request_id: Option<&str>) -> Result<Target, Error> {
+        let tag = digest(identity, MAX_KEY_LEN, "rate-limit key")?;
+        let request = request_id
+            .map(|id| digest(id, MAX_REQUEST_ID_LEN, "request id"))
+            .transpose()?;
+        let limits = self
+            .policy
             .limits()
             .iter()
             .map(|l| {
-                self.keys
-                    .key("rl", SCHEMA, tag, &[l.name(), l.algorithm().code()])
+                self.keyspace
+                    .key("rl", SCHEMA, &tag, &[l.name(), l.algorithm().code()])
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        // rl_policy's KEYS[1]: the request's record, or, for several limits without a request
+        // id, `req:-`, a key of the same slot it never touches. The single-limit scripts take
+        // none.
+        let first = match (&request, self.uses_policy_script(request.is_some())) {
+            (Some(r), _) => Some(self.keyspace.key("rl", SCHEMA, &tag, &["req", r])?),
+            (None, true) => Some(self.keyspace.key("rl", SCHEMA, &tag, &["req", "-"])?),
+            (None, false) => None,
+        };
+        Ok(Target {
+            keys: RateLimitKeys {
+                request: first.clone().filter(|_| request.is_some()),
+                limits,
+            },
+            first,
+            request: request.unwrap_or_default(),
+        })
     }
 
     async fn run(
         &self,
-        key: &str,
+        identity: &str,
         cost: u64,
         request_id: Option<&str>,
         now_us: Option<u64>,
     ) -> Result<Verdict, Error> {
         self.policy.check_cost(cost)?;
-        let tag = digest(key, MAX_KEY_LEN, "rate-limit key")?;
-        let request = match request_id {
-            Some(id) => digest(id, MAX_REQUEST_ID_LEN, "request id")?,
-            None => String::new(),
+        let target = self.target(identity, request_id)?;
+        let cost = cost.to_string();
+        let now = now_us.map(|n| n.to_string()).unwrap_or_default();
+        let Some(first) = &target.first else {
+            let key = target.keys.limits[0].as_str();
+            return match self.policy.limits()[0].algorithm() {
+                Algorithm::FixedWindow => self.single(&RL_FIXED_WINDOW, key, &cost, &now).await,
+                Algorithm::SlidingLog => self.single(&RL_SLIDING_LOG, key, &cost, &now).await,
+                Algorithm::SlidingWindow => self.single(&RL_SLIDING_WINDOW, key, &cost, &now).await,
+                Algorithm::TokenBucket => self.single(&RL_TOKEN_BUCKET, key, &cost, &now).await,
+                Algorithm::Gcra => self.single(&RL_GCRA, key, &cost, &now).await,
+            };
         };
-        // The request key only for rl_policy: the single-limit scripts take none.
-        let mut keys = Vec::with_capacity(self.policy.limits().len() + 1);
-        if self.uses_policy_script(&request) {
-            let id = if request.is_empty() { "-" } else { &request };
-            keys.push(self.keys.key("rl", SCHEMA, &tag, &["req", id])?);
-        }
-        keys.extend(self.state_keys_of(&tag)?);
-        let call = Call {
-            cost: cost.to_string(),
-            request,
-            now: now_us.map(|n| n.to_string()).unwrap_or_default(),
-            keys,
+        let mut keys = Vec::with_capacity(target.keys.limits.len() + 1);
+        keys.push(first.as_str());
+        keys.extend(target.keys.limits.iter().map(String::as_str));
+        let ttl_us = u64::try_from(self.request_ttl.as_micros()).unwrap_or(u64::MAX);
+        let ttl_us = ttl_us.to_string();
+        let mut args = vec![
+            Arg::from(cost.as_str()),
+            target.request.as_str().into(),
+            ttl_us.as_str().into(),
+            now.as_str().into(),
+        ];
+        args.extend(self.specs.iter().flatten().map(Arg::from));
+        // A request id makes the call safe to resend: a repeat replays the recorded decision.
+        let reply = if target.request.is_empty() {
+            self.client.call_dyn(&RL_POLICY, &keys, &args).await?
+        } else {
+            let safe = RetryClass::Safe;
+            self.client
+                .call_dyn_with(&RL_POLICY, &keys, &args, safe)
+                .await?
         };
-        let retry = &self.client.config().retry;
-        let started = Instant::now();
-        let mut attempt = 1;
-        loop {
-            match self.send(&call).await {
-                Err(e) if request_id.is_some() && e.is_outcome_unknown() => {
-                    let backoff = retry.pause(attempt);
-                    if attempt >= retry.max_attempts || started.elapsed() + backoff > retry.deadline
-                    {
-                        return Err(e);
-                    }
-                    tokio::time::sleep(backoff).await;
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        Verdict::of_policy(reply, self.policy.limits().len())
     }
 
     /// Whether a consume runs `rl_policy` (several limits, or a request id to record) rather than
     /// its one limit's own script.
-    fn uses_policy_script(&self, request: &str) -> bool {
-        self.policy.limits().len() > 1 || !request.is_empty()
+    fn uses_policy_script(&self, with_request_id: bool) -> bool {
+        self.policy.limits().len() > 1 || with_request_id
     }
 
-    /// One script call: the algorithm's own script for a single limit without a request id (one
-    /// key, five arguments, no request record: the common case, kept lean), `rl_policy` for
-    /// several limits or a request id.
-    async fn send(&self, call: &Call) -> Result<Verdict, Error> {
-        let limits = self.policy.limits();
-        let specs = &self.specs;
-        if !self.uses_policy_script(&call.request) {
-            let script = single_script(limits[0].algorithm());
-            let [_, limit_arg, period, burst] = &specs[0];
-            let args = [
-                Arg::from(call.cost.as_str()),
-                limit_arg.as_str().into(),
-                period.as_str().into(),
-                burst.as_str().into(),
-                call.now.as_str().into(),
-            ];
-            let value = self
-                .client
-                .invoke_def(script, &[call.keys[0].as_str()], &args)
-                .await?;
-            return Verdict::parse_single(&Reply::parse(script.name, value)?);
-        }
-        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
-        let ttl_us = u64::try_from(self.request_ttl.as_micros()).unwrap_or(u64::MAX);
-        let ttl_us = ttl_us.to_string();
-        let mut args = vec![
-            Arg::from(call.cost.as_str()),
-            call.request.as_str().into(),
-            ttl_us.as_str().into(),
-            call.now.as_str().into(),
+    /// The one limit's own script (one key, five arguments, no request record: the common case,
+    /// kept lean); the five share one reply shape and this one call.
+    async fn single<R: SingleReply>(
+        &self,
+        script: &'static Script<1, 5, R>,
+        key: &str,
+        cost: &str,
+        now: &str,
+    ) -> Result<Verdict, Error> {
+        let [_, limit, period, burst] = &self.specs[0];
+        let args = [
+            cost.into(),
+            limit.into(),
+            period.into(),
+            burst.into(),
+            now.into(),
         ];
-        args.extend(specs.iter().flatten().map(|s| Arg::from(s.as_str())));
-        let value = self.client.invoke_def(&RL_POLICY.def, &keys, &args).await?;
-        Verdict::parse(&Reply::parse(RL_POLICY.name, value)?, limits.len())
+        Ok(self.client.call(script, [key], args).await?.verdict())
     }
 }
 
-/// One consume's script inputs: `keys` is the request key (rl_policy only) then the state keys.
-struct Call {
-    cost: String,
+/// One consume's keys and request argument (see [`RateLimiter::target`]).
+struct Target {
+    keys: RateLimitKeys,
+    /// `KEYS[1]` of `rl_policy`; `None` when the limit's own script runs.
+    first: Option<String>,
+    /// `ARGV[2]` of `rl_policy`: the request id's digest, empty without one.
     request: String,
-    now: String,
-    keys: Vec<String>,
 }
 
 fn spec(l: &Limit) -> [String; 4] {
@@ -270,16 +310,6 @@ fn spec(l: &Limit) -> [String; 4] {
         l.period_us().to_string(),
         l.burst().to_string(),
     ]
-}
-
-fn single_script(algorithm: Algorithm) -> &'static ScriptDef {
-    match algorithm {
-        Algorithm::FixedWindow => &RL_FIXED_WINDOW.def,
-        Algorithm::SlidingLog => &RL_SLIDING_LOG.def,
-        Algorithm::SlidingWindow => &RL_SLIDING_WINDOW.def,
-        Algorithm::TokenBucket => &RL_TOKEN_BUCKET.def,
-        Algorithm::Gcra => &RL_GCRA.def,
-    }
 }
 
 /// 128 bits of SHA-256 in hex: user bytes never reach key names, and any identity fits one tag.
