@@ -7,9 +7,9 @@
 //! redis-server through the testkit. Timing lives here, never in tests.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use redis_atomic::cas::{Cas, CasOutcome, CasPolicy, Decision, Read};
+use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
 use redis_atomic::write::Write;
-use redis_atomic::{Client, ClientConfig};
+use redis_atomic::{Client, ClientConfig, RetryPolicy};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -42,8 +42,10 @@ async fn run_case(client: &Client, contenders: usize, script: bool, secs: f64) -
             let (client, key, sha, counts) =
                 (client.clone(), key.clone(), sha.clone(), counts.clone());
             tokio::spawn(async move {
-                let cas = Cas::new(client.clone())
-                    .with_policy(CasPolicy::new(64, Duration::from_secs(5)));
+                let policy = RetryPolicy::contention()
+                    .max_attempts(64)
+                    .deadline(Duration::from_secs(5));
+                let cas = Cas::new(client.clone()).with_policy(policy);
                 while Instant::now() < deadline {
                     if script {
                         client

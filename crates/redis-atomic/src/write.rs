@@ -8,7 +8,7 @@
 //! (`INCR`) are deliberately absent: read the value (CAS) and write the result instead.
 
 use crate::keys::same_slot;
-use crate::reply::millis;
+use crate::lease::millis;
 use crate::Error;
 use redis::Cmd;
 use std::time::Duration;
@@ -184,8 +184,7 @@ impl Write {
     /// The arguments after the key, as the command takes them (`PX ms` for a TTL'd `SET`).
     pub(crate) fn args(&self) -> Result<Vec<Vec<u8>>, Error> {
         let ms = |ttl: &Duration| {
-            millis("write ttl", *ttl, MAX_WRITE_TTL.as_millis() as u64)
-                .map(|n| n.to_string().into_bytes())
+            millis("write ttl", *ttl, MAX_WRITE_TTL).map(|n| n.to_string().into_bytes())
         };
         Ok(match self {
             Write::Set { value, ttl, .. } => match ttl {

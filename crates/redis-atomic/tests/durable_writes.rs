@@ -163,7 +163,7 @@ async fn dedup_first_sighting_waits_duplicate_does_not() {
     let dedup = Dedup::new(p.durable.clone(), p.keyspace.clone());
     let ttl = Duration::from_secs(60);
     assert!(dedup.first_seen("e1", ttl).await.unwrap());
-    let stored = p.keyspace.key("dedup", 1, "e1", &[]).unwrap();
+    let stored = dedup.keys("e1").unwrap().seen;
     assert!(
         p.on_replica(&stored).is_some(),
         "first sighting not on the replica"
@@ -191,7 +191,7 @@ async fn dedup_first_sighting_waits_duplicate_does_not() {
     );
     assert!(!duplicate.unwrap(), "a duplicate reported as first");
     assert!(dedup.first_seen_as("e2", ttl, &token).await.unwrap());
-    let stored = p.keyspace.key("dedup", 1, "e2", &[]).unwrap();
+    let stored = dedup.keys("e2").unwrap().seen;
     assert!(
         p.on_replica(&stored).is_some(),
         "re-asked sighting not on the replica"

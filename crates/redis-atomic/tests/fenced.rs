@@ -262,7 +262,7 @@ async fn bad_input_is_typed() {
             .is_err());
         assert_eq!(fenced.highest("res").await.unwrap(), Fence(0));
 
-        let record = env.keyspace.key("fenced", 1, "res", &["fence"]).unwrap();
+        let record = fenced.keys("res").unwrap().fence;
         let script = &redis_atomic::script::registry::FENCED_WRITE;
         for args in [
             vec!["5", "1000", "set", "2", "v"], // argc beyond the spec
@@ -273,18 +273,15 @@ async fn bad_input_is_typed() {
             vec!["5", "1000", "del", "0", "extra"], // trailing arguments
         ] {
             let args: Vec<redis_atomic::Arg<'_>> = args.into_iter().map(Into::into).collect();
-            let r = env
-                .client
-                .invoke_dyn(script, &[&record, &mine], &args)
-                .await;
+            let r = env.client.call_dyn(script, &[&record, &mine], &args).await;
             assert!(matches!(r, Err(Error::BadArgument(_))), "{r:?}");
         }
         let r = env
             .client
-            .invoke_dyn(script, &[&record], &["5".into(), "1000".into()])
+            .call_dyn(script, &[&record], &["5".into(), "1000".into()])
             .await;
         assert!(matches!(r, Err(Error::BadArgument(_))), "no writes: {r:?}");
-        let r = env.client.invoke_dyn(script, &[], &[]).await;
+        let r = env.client.call_dyn(script, &[], &[]).await;
         assert!(
             matches!(r, Err(Error::BadArgument(_))),
             "below the fixed part: {r:?}"

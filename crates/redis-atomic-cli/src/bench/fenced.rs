@@ -33,7 +33,7 @@ impl FencedBench {
     /// The fence record and the data key of `resource`.
     fn keys(&self, resource: &str) -> anyhow::Result<[String; 2]> {
         Ok([
-            self.ctx.keyspace.key("fenced", 1, resource, &["fence"])?,
+            self.fenced.keys(resource)?.fence,
             self.fenced.key(resource, "account")?,
         ])
     }

@@ -11,9 +11,9 @@
 
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
-use redis_atomic::cas::{Cas, CasOutcome, CasPolicy, Decision, Read};
+use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
 use redis_atomic::write::Write;
-use redis_atomic::Error;
+use redis_atomic::{Error, RetryPolicy};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,8 +31,10 @@ pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckRepor
     Box::pin(async move {
         let key = ctx.keyspace.key("cas", 1, "verify", &["counter"])?;
         // Bounded, as in production; roomy enough that a hot key rarely runs out of attempts.
-        let cas =
-            Cas::new(ctx.client.clone()).with_policy(CasPolicy::new(64, Duration::from_secs(2)));
+        let policy = RetryPolicy::contention()
+            .max_attempts(64)
+            .deadline(Duration::from_secs(2));
+        let cas = Cas::new(ctx.client.clone()).with_policy(policy);
         let tally = Arc::new(Tally::default());
         let deadline = Instant::now() + ctx.duration;
         let mut tasks = Vec::new();

@@ -69,7 +69,7 @@ async fn worker(
     while Instant::now() < deadline {
         let event = format!("e{id}");
         let answer = if ctx.sabotage {
-            naive(&ctx, &event, ttl).await.map(Some)
+            naive(&ctx, &dedup, &event, ttl).await.map(Some)
         } else {
             ask(&ctx, &dedup, &event, ttl).await
         };
@@ -125,8 +125,8 @@ async fn ask(
 }
 
 /// What the check must flag: `GET`, then `SET` when absent (two commands, no `NX`).
-async fn naive(ctx: &CheckCtx, event: &str, ttl: Duration) -> Result<bool, Error> {
-    let key = ctx.keyspace.key("dedup", 1, event, &[])?;
+async fn naive(ctx: &CheckCtx, dedup: &Dedup, event: &str, ttl: Duration) -> Result<bool, Error> {
+    let key = dedup.keys(event)?.seen;
     let seen = ctx.client.command(redis::cmd("GET").arg(&key)).await?;
     if seen != redis::Value::Nil {
         return Ok(false);

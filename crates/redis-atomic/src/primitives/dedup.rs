@@ -3,8 +3,8 @@
 //! **Invariant.** Within `ttl` of an event id's first sighting, exactly one claim token is told
 //! `true` for it; every other caller is told `false`.
 //!
-//! **Keys.** `<ns>:dedup:v1:{event_id}` holds the claim token of the first sighting, with `ttl`.
-//! Each id is its own hash tag, so ids spread over the cluster.
+//! **Keys** ([`DedupKeys`]). `<ns>:dedup:v1:{event_id}` holds the claim token of the first
+//! sighting, with `ttl`. Each id is its own hash tag, so ids spread over the cluster.
 //!
 //! **Mechanism.** Rung 2 of the ladder, one command with options: `SET key token NX PX ttl GET`
 //! (`NX` with `GET` needs Redis 7.0). A nil reply means this call set it: first sighting. The
@@ -12,14 +12,17 @@
 //! `true`. Any other token: a duplicate.
 //!
 //! **Retry.** The token makes the command safe to resend: after [`Error::OutcomeUnknown`] or a
-//! transient refusal it is retried within the client's [`crate::RetryPolicy`] with the same token.
-//! Past that, call [`Dedup::first_seen_as`] again with the same token for the same answer.
+//! transient refusal it is retried within the client's [`crate::RetryPolicy`] with the same token,
+//! on the client's one call path (observed as `dedup`/`first_seen`, command `set_nx_get`, outcome
+//! `first` or `duplicate`). Past that, call [`Dedup::first_seen_as`] again with the same token for
+//! the same answer.
 //!
 //! **Batch** ([`Dedup::first_seen_many`]): per-slot grouping by construction — every id is its own
-//! slot, so each id gets its own `SET`. They are sent concurrently over the client's multiplexed
-//! connections (which pipeline them) and routed to each slot's node; the batch is one token, so
-//! retrying it is safe, but it is not atomic across ids (some may be recorded when another
-//! fails). An id repeated inside one batch is `true` at most once.
+//! slot, so each id gets its own `SET` (one observed `first_seen` operation each). They are sent
+//! concurrently over the client's multiplexed connections (which pipeline them) and routed to
+//! each slot's node; the batch is one token, so retrying it is safe, but it is not atomic across
+//! ids (some may be recorded when another fails). An id repeated inside one batch is `true` at
+//! most once.
 //!
 //! **Durability.** With [`crate::ClientConfig::replicas`] a first sighting is pipelined with
 //! `WAIT` (still one round trip) and reported only once that many replicas have it
@@ -35,11 +38,10 @@
 //! it: a consumer that crashes between the two loses the event; for exactly-once *effects* use
 //! [`crate::idempotency`].
 
-use crate::client::resend;
+use crate::client::retry::{self, Verdict};
 use crate::keys::Keyspace;
-use crate::lease::OwnerToken;
-use crate::observe::OPS_TOTAL;
-use crate::reply::millis;
+use crate::lease::{millis, OwnerToken};
+use crate::observe::Op;
 use crate::{Client, Error};
 use redis::Value;
 use std::collections::HashSet;
@@ -50,21 +52,43 @@ pub const MAX_DEDUP_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Most ids in one batch.
 pub const MAX_BATCH: usize = 1000;
 const SCHEMA: u32 = 1;
+/// One sighting: `SET key token NX PX ttl GET`.
+const FIRST_SEEN: Op = Op::command("dedup", "first_seen", "set_nx_get");
+
+/// The key of one event id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DedupKeys {
+    /// `<ns>:dedup:v1:{event_id}`: the claim token of the first sighting, the ttl as its TTL.
+    pub seen: String,
+}
 
 /// Event dedup under one keyspace.
 #[derive(Clone, Debug)]
 pub struct Dedup {
     client: Client,
-    keys: Keyspace,
+    keyspace: Keyspace,
 }
 
 impl Dedup {
     /// Dedup records under `keyspace`.
     pub fn new(client: Client, keyspace: Keyspace) -> Self {
-        Dedup {
-            client,
-            keys: keyspace,
-        }
+        Dedup { client, keyspace }
+    }
+
+    /// The key of `event_id`.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::dedup::Dedup;
+    /// let dedup = Dedup::new(client, redis_atomic::Keyspace::new("app")?);
+    /// assert_eq!(dedup.keys("evt-7")?.seen, "app:dedup:v1:{evt-7}");
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self, event_id: &str) -> Result<DedupKeys, Error> {
+        Ok(DedupKeys {
+            seen: self.keyspace.key("dedup", SCHEMA, event_id, &[])?,
+        })
     }
 
     /// Whether this is the first sighting of `event_id` within `ttl` (fresh random token).
@@ -81,17 +105,9 @@ impl Dedup {
         ttl: Duration,
         token: &OwnerToken,
     ) -> Result<bool, Error> {
-        let ttl_ms = millis("ttl", ttl, MAX_DEDUP_TTL.as_millis() as u64)?;
-        let key = self.keys.key("dedup", SCHEMA, event_id, &[])?;
-        let result = self.claim(&key, ttl_ms, token).await;
-        let outcome = match &result {
-            Ok(true) => "first",
-            Ok(false) => "duplicate",
-            Err(e) => e.label(),
-        };
-        metrics::counter!(OPS_TOTAL, "primitive" => "dedup", "op" => "first_seen", "outcome" => outcome)
-            .increment(1);
-        result
+        let ttl_ms = millis("ttl", ttl, MAX_DEDUP_TTL)?;
+        let keys = self.keys(event_id)?;
+        self.claim(&keys.seen, ttl_ms, token).await
     }
 
     /// [`Dedup::first_seen`] for many ids (see the module doc for how they are sent). Answers in
@@ -118,23 +134,42 @@ impl Dedup {
                 event_ids.len()
             )));
         }
-        let ttl_ms = millis("ttl", ttl, MAX_DEDUP_TTL.as_millis() as u64)?;
+        let ttl_ms = millis("ttl", ttl, MAX_DEDUP_TTL)?;
         let keys = event_ids
             .iter()
-            .map(|id| self.keys.key("dedup", SCHEMA, id, &[]))
+            .map(|id| self.keys(id).map(|k| k.seen))
             .collect::<Result<Vec<_>, _>>()?;
         let answers =
             futures::future::try_join_all(keys.iter().map(|k| self.claim(k, ttl_ms, token)))
                 .await?;
         let mut seen = HashSet::new();
-        let answers = event_ids
+        Ok(event_ids
             .iter()
             .zip(answers)
             .map(|(id, first)| first && seen.insert(*id))
-            .collect();
-        metrics::counter!(OPS_TOTAL, "primitive" => "dedup", "op" => "first_seen_many", "outcome" => "ok")
-            .increment(1);
-        Ok(answers)
+            .collect())
+    }
+
+    /// `SET key token NX PX ttl GET` as one observed operation: resent (same token) within the
+    /// client's retry policy after a transient refusal or an unknown outcome.
+    async fn claim(&self, key: &str, ttl_ms: i64, token: &OwnerToken) -> Result<bool, Error> {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key)
+            .arg(token.as_str())
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms)
+            .arg("GET");
+        self.client
+            .run_op(
+                FIRST_SEEN,
+                Some(key),
+                &|e| Verdict::of(e, true),
+                &retry::no_conflict,
+                &|first: &bool| if *first { "first" } else { "duplicate" },
+                || self.send(key, &cmd, token),
+            )
+            .await
     }
 
     /// One `SET ... NX PX ttl GET` (with `WAIT` when the client asks for replicas): whether this
@@ -174,17 +209,5 @@ impl Dedup {
             return replicas.check(acked).map(|()| true);
         }
         replicas.check(acked).map(|()| true)
-    }
-
-    /// `SET key token NX PX ttl GET`, retried (same token) within the client's policy.
-    async fn claim(&self, key: &str, ttl_ms: i64, token: &OwnerToken) -> Result<bool, Error> {
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(key)
-            .arg(token.as_str())
-            .arg("NX")
-            .arg("PX")
-            .arg(ttl_ms)
-            .arg("GET");
-        resend(&self.client.config().retry, || self.send(key, &cmd, token)).await
     }
 }

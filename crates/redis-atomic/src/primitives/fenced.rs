@@ -6,19 +6,22 @@
 //! B acquires (larger fence) and writes, A wakes and writes: A gets [`Fenced::Stale`] and B's data
 //! stays.
 //!
-//! **Keys** (one `{resource}` hash tag): `<ns>:fenced:v1:{resource}:fence` holds the highest fence
-//! that wrote, kept [`FencedWrites::with_retention`] (default 7 days) after the last write; every
-//! target key must carry the same `{resource}` tag (checked before sending; build them with
-//! [`FencedWrites::key`] or your own names around `{resource}`).
+//! **Keys** ([`FencedKeys`], one `{resource}` hash tag): `<ns>:fenced:v1:{resource}:fence` holds
+//! the highest fence that wrote, kept [`FencedWrites::with_retention`] (default 7 days) after the
+//! last write; every target key must carry the same `{resource}` tag (checked before sending;
+//! build them with [`FencedWrites::key`] or your own names around `{resource}`).
 //!
-//! **Mechanism.** One Lua script (`fenced_write`): compare with the highest fence, apply the
-//! [`Write`]s, record the fence, atomically. The writes are a closed, typed set
-//! (`SET`/`HSET`/`HDEL`/`SADD`/`SREM`/`DEL`/`PEXPIRE`), at most [`crate::write::MAX_WRITES`], and
-//! the script checks the whole batch (shape and key types) before the first write, so a batch
-//! applies entirely or not at all.
+//! **Mechanism.** Rung 5 of the ladder, one Lua script (`fenced_write`): compare with the highest
+//! fence, apply the [`Write`]s, record the fence, atomically (a compare followed by writes to
+//! several keys is no single command, and `WATCH` would take two round trips and abort when
+//! holders race). The writes are a closed, typed set (`SET`/`HSET`/`HDEL`/`SADD`/`SREM`/`DEL`/
+//! `PEXPIRE`), at most [`crate::write::MAX_WRITES`], and the script checks the whole batch (shape
+//! and key types) before the first write, so a batch applies entirely or not at all.
+//! [`FencedWrites::highest`] is one `GET` of the fence record.
 //!
 //! **Retry.** `retry: safe`: every write is idempotent, and only the same fence (the same
-//! holder) can pass the check between two runs. A lost reply is retried by the client.
+//! holder) can pass the check between two runs. A lost reply is retried by the client within its
+//! [`crate::RetryPolicy`]; so is the `GET` of [`FencedWrites::highest`].
 //!
 //! **Not guaranteed.** The check is "at least the highest fence that *wrote*": a stale holder
 //! writing before the newer holder's first write still applies (then the newer one overwrites).
@@ -27,10 +30,10 @@
 //! issuer per resource (the lock's, or the semaphore's for one permit holder).
 
 use crate::client::{Arg, Client};
-use crate::keys::Keyspace;
-use crate::lease::Fence;
-use crate::reply::{millis, Reply};
-use crate::script::registry::FENCED_WRITE;
+use crate::keys::{hash_tag, Keyspace};
+use crate::lease::{millis, Fence};
+use crate::observe::Op;
+use crate::script::registry::{FencedWriteReply, FENCED_WRITE};
 use crate::write::{check_batch, Write};
 use crate::Error;
 use std::time::Duration;
@@ -40,6 +43,17 @@ pub const MAX_RETENTION: Duration = Duration::from_secs(365 * 24 * 3600);
 const SCHEMA: u32 = 1;
 /// Largest fence a script can compare exactly (2^53 - 1).
 const MAX_FENCE: u64 = (1 << 53) - 1;
+/// The `GET` of [`FencedWrites::highest`].
+const HIGHEST: Op = Op::command("fenced", "highest", "GET");
+
+/// The keys of one resource's fenced writes (data keys are the caller's, under the same tag).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FencedKeys {
+    /// `<ns>:fenced:v1:{resource}:fence`: the highest fence that wrote, as a decimal string,
+    /// kept for the retention after the last write.
+    pub fence: String,
+}
 
 /// Result of a fenced write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +77,7 @@ pub enum Fenced {
 #[derive(Clone, Debug)]
 pub struct FencedWrites {
     client: Client,
-    keys: Keyspace,
+    keyspace: Keyspace,
     retention: Duration,
 }
 
@@ -72,21 +86,37 @@ impl FencedWrites {
     pub fn new(client: Client, keyspace: Keyspace) -> Self {
         FencedWrites {
             client,
-            keys: keyspace,
+            keyspace,
             retention: Duration::from_secs(7 * 24 * 3600),
         }
     }
 
     /// Keep each fence record this long after its last write (1 ms ..= [`MAX_RETENTION`]).
     pub fn with_retention(mut self, retention: Duration) -> Result<Self, Error> {
-        millis("retention", retention, MAX_RETENTION.as_millis() as u64)?;
+        millis("retention", retention, MAX_RETENTION)?;
         self.retention = retention;
         Ok(self)
     }
 
-    /// A data key under `resource`'s tag: `<ns>:fenced:v1:{resource}:<part>`.
+    /// The keys of `resource`'s fenced writes.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::fenced::FencedWrites;
+    /// let fenced = FencedWrites::new(client, redis_atomic::Keyspace::new("app")?);
+    /// assert_eq!(fenced.keys("order-42")?.fence, "app:fenced:v1:{order-42}:fence");
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self, resource: &str) -> Result<FencedKeys, Error> {
+        Ok(FencedKeys {
+            fence: self.keyspace.key("fenced", SCHEMA, resource, &["fence"])?,
+        })
+    }
+
+    /// A data key under `resource`'s tag: `<ns>:fenced:v1:{resource}:data:<part>`.
     pub fn key(&self, resource: &str, part: &str) -> Result<String, Error> {
-        self.keys.key("fenced", SCHEMA, resource, &["data", part])
+        self.keyspace
+            .key("fenced", SCHEMA, resource, &["data", part])
     }
 
     /// Applies `writes` only if `fence` is at least the highest fence that wrote to `resource`,
@@ -103,9 +133,9 @@ impl FencedWrites {
                 "fence must be in 1..={MAX_FENCE}, got {fence}"
             )));
         }
-        let record = self.keys.key("fenced", SCHEMA, resource, &["fence"])?;
+        let record = self.keys(resource)?.fence;
         check_batch(writes)?;
-        if let Some(w) = writes.iter().find(|w| hash_tag(w.key()) != Some(resource)) {
+        if let Some(w) = writes.iter().find(|w| !carries_tag(w.key(), resource)) {
             return Err(Error::BadArgument(format!(
                 "every key of a fenced write must carry the tag {{{resource}}}: {}",
                 w.key()
@@ -115,32 +145,27 @@ impl FencedWrites {
             .chain(writes.iter().map(Write::key))
             .collect();
         let spec = spec(writes)?;
-        let retention = millis(
-            "retention",
-            self.retention,
-            MAX_RETENTION.as_millis() as u64,
-        )?;
+        let retention = millis("retention", self.retention, MAX_RETENTION)?;
         let fence_text = fence.0.to_string();
         let mut args: Vec<Arg<'_>> = vec![fence_text.as_str().into(), Arg::Int(retention)];
         args.extend(spec.iter().map(|a| Arg::Bytes(a)));
-        let value = self.client.invoke_dyn(&FENCED_WRITE, &keys, &args).await?;
-        let reply = Reply::parse(FENCED_WRITE.name, value)?;
-        match reply.status.as_str() {
-            "applied" => Ok(Fenced::Applied {
-                fence: Fence(reply.uint(0)?),
-                writes: usize::try_from(reply.uint(1)?).unwrap_or(usize::MAX),
-            }),
-            "stale" => Ok(Fenced::Stale {
-                highest: Fence(reply.uint(0)?),
-            }),
-            _ => Err(reply.unexpected()),
-        }
+        let reply = self.client.call_dyn(&FENCED_WRITE, &keys, &args).await?;
+        Ok(match reply {
+            FencedWriteReply::Applied { fence, writes } => Fenced::Applied {
+                fence,
+                writes: usize::try_from(writes).unwrap_or(usize::MAX),
+            },
+            FencedWriteReply::Stale { highest } => Fenced::Stale { highest },
+        })
     }
 
-    /// The highest fence that wrote to `resource` (0 if none is remembered): one `GET`.
+    /// The highest fence that wrote to `resource` (0 if none is remembered): one `GET`, resent
+    /// within the client's retry policy (it reads only).
     pub async fn highest(&self, resource: &str) -> Result<Fence, Error> {
-        let record = self.keys.key("fenced", SCHEMA, resource, &["fence"])?;
-        let value = self.client.command(redis::cmd("GET").arg(&record)).await?;
+        let record = self.keys(resource)?.fence;
+        let mut get = redis::cmd("GET");
+        get.arg(&record);
+        let value = self.client.idempotent(HIGHEST, &record, &get).await?;
         let n: Option<u64> = redis::from_redis_value(value)
             .map_err(|e| Error::WrongType(format!("fence record: {e}")))?;
         Ok(Fence(n.unwrap_or(0)))
@@ -159,9 +184,25 @@ fn spec(writes: &[Write]) -> Result<Vec<Vec<u8>>, Error> {
     Ok(out)
 }
 
-/// The hash tag of `key` (bytes between the first `{` and the next `}`), if non-empty.
-fn hash_tag(key: &str) -> Option<&str> {
-    let (_, rest) = key.split_once('{')?;
-    let (tag, _) = rest.split_once('}')?;
-    (!tag.is_empty()).then_some(tag)
+/// Whether `key` carries the hash tag `{resource}`. [`hash_tag`] answers the whole key when it
+/// has no tag: a key without one never qualifies, even one spelled like the resource.
+fn carries_tag(key: &str, resource: &str) -> bool {
+    let tag = hash_tag(key.as_bytes());
+    tag.len() < key.len() && tag == resource.as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a real `{resource}` tag qualifies.
+    #[test]
+    fn tags() {
+        assert!(carries_tag("app:fenced:v1:{r}:data:x", "r"));
+        assert!(carries_tag("{r}", "r"));
+        assert!(!carries_tag("r", "r"));
+        assert!(!carries_tag("{}r", "r"));
+        assert!(!carries_tag("{other}", "r"));
+        assert!(!carries_tag("no-tag", "r"));
+    }
 }

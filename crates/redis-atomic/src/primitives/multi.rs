@@ -14,7 +14,8 @@
 //!
 //! **Retry.** Every [`Write`] is idempotent, so after a lost reply ([`Error::OutcomeUnknown`]) or
 //! a refusal (`MOVED` while queueing aborts the whole `EXEC`) the batch is sent again, within the
-//! client's [`crate::RetryPolicy`].
+//! client's [`crate::RetryPolicy`], on the client's one call path (observed as `multi`/`execute`,
+//! command `multi_exec`, outcome `applied`).
 //!
 //! **Not guaranteed.** No rollback: a write that fails at run time (a key holding another type)
 //! fails alone while the rest apply; that is reported as [`Error::WrongType`] naming the write.
@@ -26,11 +27,15 @@
 //! members, `DEL` of gone keys) propagates nothing, so its `WAIT` proves nothing about the
 //! first send (see `docs/failover.md`).
 
-use crate::client::{resend, DedicatedConnection};
-use crate::observe::OPS_TOTAL;
+use crate::client::retry::{self, Verdict};
+use crate::client::DedicatedConnection;
+use crate::observe::Op;
 use crate::write::{check_batch, Write};
 use crate::{Client, Error, Replicas};
 use redis::{Cmd, Value};
+
+/// One batch: `MULTI`, the writes, `EXEC`.
+const EXECUTE: Op = Op::command("multi", "execute", "multi_exec");
 
 /// A batch of writes applied atomically with `MULTI`/`EXEC`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -113,14 +118,16 @@ impl MultiWrite {
     /// [`crate::write::MAX_WRITES`] writes, one slot): a bad batch sends nothing.
     pub async fn execute(&self, client: &Client) -> Result<Vec<Value>, Error> {
         let cmds = check_batch(&self.writes)?;
-        let result = resend(&client.config().retry, || self.attempt(client, &cmds)).await;
-        let outcome = match &result {
-            Ok(_) => "applied",
-            Err(e) => e.label(),
-        };
-        metrics::counter!(OPS_TOTAL, "primitive" => "multi", "op" => "execute", "outcome" => outcome)
-            .increment(1);
-        result
+        client
+            .run_op(
+                EXECUTE,
+                Some(self.writes[0].key()),
+                &|e| Verdict::of(e, true), // idempotent writes: resending cannot repeat an effect
+                &retry::no_conflict,
+                &|_| "applied",
+                || self.attempt(client, &cmds),
+            )
+            .await
     }
 
     async fn attempt(&self, client: &Client, cmds: &[Cmd]) -> Result<Vec<Value>, Error> {

@@ -3,40 +3,38 @@
 //! left behind on any exit path. (No scripts are involved, so delivery does not matter.)
 
 use crate::common::{env, Env, Mode};
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use redis_atomic::cas::{Cas, CasOutcome, CasPolicy, Decision, Read, CAS_ABORTS_TOTAL};
+use crate::{counter, counter_with};
+use redis_atomic::cas::{Cas, CasOutcome, Decision, Read, CAS_ABORTS_TOTAL};
 use redis_atomic::write::Write;
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-fn snapshotter() -> &'static Snapshotter {
-    static S: OnceLock<Snapshotter> = OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
+/// `redis_atomic_ops_total` of CAS updates that ended with `outcome`.
+pub(crate) fn updates(outcome: &str) -> u64 {
+    counter_with(
+        "redis_atomic_ops_total",
+        &[
+            ("primitive", "cas"),
+            ("op", "update"),
+            ("script", "watch_multi_exec"),
+            ("version", "-"),
+            ("outcome", outcome),
+        ],
+    )
 }
 
-fn counter(name: &str) -> u64 {
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter(|(key, ..)| key.key().name() == name)
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
-        .sum()
+/// A policy with the contention backoff and these bounds.
+pub(crate) fn contention(attempts: u32, deadline: Duration) -> RetryPolicy {
+    RetryPolicy::contention()
+        .max_attempts(attempts)
+        .deadline(deadline)
 }
 
-const TOPOLOGIES: [Mode; 2] = [Mode::StandaloneEval, Mode::ClusterEval];
+pub(crate) const TOPOLOGIES: [Mode; 2] = [Mode::StandaloneEval, Mode::ClusterEval];
 
-async fn get_i64(env: &Env, key: &str) -> Option<i64> {
+pub(crate) async fn get_i64(env: &Env, key: &str) -> Option<i64> {
     redis::from_redis_value(env.raw(redis::cmd("GET").arg(key)).await).unwrap()
 }
 
@@ -55,11 +53,12 @@ async fn increment(cas: &Cas, key: &str) -> CasOutcome<i64> {
 
 /// 32 tasks × 200 increments of one counter: the final value equals the number of `Committed`
 /// outcomes (conflicts that ran out of attempts are counted apart, and wrote nothing); the
-/// aborted `EXEC`s are counted by the abort metric.
+/// aborted `EXEC`s are counted by the abort metric, the outcomes by `redis_atomic_ops_total`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counter_race_final_equals_committed() {
     for mode in TOPOLOGIES {
         let aborts_before = counter(CAS_ABORTS_TOTAL);
+        let (committed_before, conflicts_before) = (updates("committed"), updates("conflict"));
         let env = Arc::new(env(mode, "cas-race", ClientConfig::default()).await);
         let key = env.keyspace.key("cas", 1, "counter", &[]).unwrap();
         let (committed, conflicts) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
@@ -101,6 +100,15 @@ async fn counter_race_final_equals_committed() {
         );
         let aborts = counter(CAS_ABORTS_TOTAL) - aborts_before;
         assert!(aborts >= conflicts, "{mode:?}: aborts not counted");
+        // Other tests of this binary update too: at least ours are counted.
+        assert!(
+            updates("committed") - committed_before >= committed,
+            "{mode:?}: commits not counted"
+        );
+        assert!(
+            updates("conflict") - conflicts_before >= conflicts,
+            "{mode:?}: conflicts not counted"
+        );
         eprintln!("{mode:?}: {committed} committed, {conflicts} gave up, {aborts} EXEC aborts");
     }
 }
@@ -140,7 +148,7 @@ async fn watched_key_changed_mid_attempt_is_retried() {
 
 /// Another client's change, made while the closure runs (blocking here is fine: the closure
 /// is synchronous and the test runtime has two workers).
-fn interfere(client: &redis_atomic::Client, case: &str, key: &str) {
+pub(crate) fn interfere(client: &redis_atomic::Client, case: &str, key: &str) {
     let client = client.clone();
     let (case, key) = (case.to_string(), key.to_string());
     std::thread::spawn(move || {
@@ -181,7 +189,7 @@ async fn seed_000_quota_update_with_watch() {
                 let (env, key, granted) = (env.clone(), key.clone(), granted.clone());
                 tokio::spawn(async move {
                     let cas = Cas::new(env.client.clone())
-                        .with_policy(CasPolicy::new(50, Duration::from_secs(10)));
+                        .with_policy(contention(50, Duration::from_secs(10)));
                     for _ in 0..10 {
                         let out = cas
                             .update(&[Read::get(&key)], |s| {
@@ -302,7 +310,7 @@ async fn profile_and_secondary_index_stay_consistent() {
                 let indexes: Vec<String> = EMAILS.iter().map(|e| index(e)).collect();
                 tokio::spawn(async move {
                     let cas = Cas::new(env.client.clone())
-                        .with_policy(CasPolicy::new(100, Duration::from_secs(20)));
+                        .with_policy(contention(100, Duration::from_secs(20)));
                     for i in 0..15 {
                         let new = (t + i) % EMAILS.len();
                         let out = cas
@@ -348,8 +356,7 @@ async fn profile_and_secondary_index_stay_consistent() {
 async fn bad_input_and_no_watch_left_behind() {
     for mode in TOPOLOGIES {
         let env = env(mode, "cas-bad", ClientConfig::default()).await;
-        let cas =
-            Cas::new(env.client.clone()).with_policy(CasPolicy::new(1, Duration::from_secs(5)));
+        let cas = Cas::new(env.client.clone()).with_policy(contention(1, Duration::from_secs(5)));
         let a = env.keyspace.key("cas", 1, "a", &[]).unwrap();
         let b = env.keyspace.key("cas", 1, "b", &[]).unwrap();
         let noop = |_: &redis_atomic::cas::Snapshot| Ok(Decision::commit(Vec::new(), ()));

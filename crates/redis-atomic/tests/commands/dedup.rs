@@ -2,6 +2,7 @@
 //! race, batches, expiry, a lost reply answered the same on retry, typed bad input.
 
 use crate::common::{env, Env, Mode};
+use crate::counter_with;
 use redis_atomic::dedup::{Dedup, MAX_BATCH};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
@@ -15,10 +16,25 @@ fn dedup(env: &Env) -> Dedup {
     Dedup::new(env.client.clone(), env.keyspace.clone())
 }
 
-/// 100 tasks racing on one event id: exactly one `true`.
+/// `redis_atomic_ops_total` of sightings answered `outcome`.
+fn sightings(outcome: &str) -> u64 {
+    counter_with(
+        "redis_atomic_ops_total",
+        &[
+            ("primitive", "dedup"),
+            ("op", "first_seen"),
+            ("script", "set_nx_get"),
+            ("version", "-"),
+            ("outcome", outcome),
+        ],
+    )
+}
+
+/// 100 tasks racing on one event id: exactly one `true`; the answers are counted by outcome.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundred_racers_one_first() {
     for mode in TOPOLOGIES {
+        let (firsts_before, duplicates_before) = (sightings("first"), sightings("duplicate"));
         let env = env(mode, "dedup-race", ClientConfig::default()).await;
         let firsts = Arc::new(AtomicU64::new(0));
         let tasks: Vec<_> = (0..100)
@@ -38,6 +54,9 @@ async fn hundred_racers_one_first() {
             t.await.unwrap();
         }
         assert_eq!(firsts.load(Ordering::SeqCst), 1, "{mode:?}");
+        // Other tests of this binary ask too: at least ours are counted.
+        assert!(sightings("first") - firsts_before >= 1, "{mode:?}");
+        assert!(sightings("duplicate") - duplicates_before >= 99, "{mode:?}");
     }
 }
 
@@ -81,7 +100,7 @@ async fn remembered_for_ttl_then_forgotten() {
     let d = dedup(&env);
     assert!(d.first_seen("e", Duration::from_millis(100)).await.unwrap());
     assert!(!d.first_seen("e", Duration::from_millis(100)).await.unwrap());
-    let key = env.keyspace.key("dedup", 1, "e", &[]).unwrap();
+    let key = d.keys("e").unwrap().seen;
     let pttl: i64 = redis::from_redis_value(env.raw(redis::cmd("PTTL").arg(&key)).await).unwrap();
     assert!(pttl > 0 && pttl <= 100);
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -103,7 +122,7 @@ async fn lost_reply_same_token_same_answer() {
     let r = d.first_seen_as("e", Duration::from_secs(60), &token).await;
     server.resume();
     assert!(matches!(r, Err(Error::OutcomeUnknown { .. })), "{r:?}");
-    let key = env.keyspace.key("dedup", 1, "e", &[]).unwrap();
+    let key = d.keys("e").unwrap().seen;
     let mut ran = false;
     for _ in 0..200 {
         let n: i64 =

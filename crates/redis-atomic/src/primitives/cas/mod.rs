@@ -5,23 +5,27 @@
 //! the writes replaced (no lost update). [`CasOutcome::Aborted`] is decided on a consistent
 //! snapshot too: the abort is confirmed by an empty `MULTI`/`EXEC` under the same watch.
 //!
-//! **Keys.** The keys read (all watched) and the keys written must share one hash slot: checked
-//! before anything is sent ([`Error::CrossSlot`]); in a cluster the attempt runs on a connection
-//! to the node that serves the slot.
+//! **Keys.** The caller's: the keys read (all watched) and the keys written must share one hash
+//! slot, checked before anything is sent ([`Error::CrossSlot`]); in a cluster the attempt runs on
+//! a connection to the node that serves the slot.
 //!
 //! **Mechanism.** Rung 4 of the ladder. Each attempt takes a [`DedicatedConnection`] (never the
 //! shared multiplexed ones: `WATCH` is per connection, redis-rs #565, fred #251), sends `WATCH`
 //! and the [`Read`]s in one round trip, calls the closure with the [`Snapshot`], then sends
-//! `MULTI`, the [`Write`]s and `EXEC` in a second. `EXEC` returning nil is a conflict: the attempt
-//! is retried after a full-jitter pause, at most [`CasPolicy::max_attempts`] times and never past
-//! [`CasPolicy::deadline`] (the unbounded retry loop of redis-rs' `transaction` is what this
-//! replaces). Every exit path leaves no watch behind: `EXEC` clears it, an error or an abort by the
-//! closure sends `UNWATCH`, and a connection in an unknown state (timeout, panic, cancelled
-//! future) is closed instead of reused.
+//! `MULTI`, the [`Write`]s and `EXEC` in a second. Every exit path leaves no watch behind: `EXEC`
+//! clears it, an error or an abort by the closure sends `UNWATCH`, and a connection in an unknown
+//! state (timeout, panic, cancelled future) is closed instead of reused.
 //!
-//! **Retry.** Conflicts and failures before `EXEC` are retried here (nothing was written). A
-//! lost `EXEC` reply is returned as [`Error::OutcomeUnknown`]: the writes may have applied, and
-//! re-running the closure on top of them could apply them twice.
+//! **Retry.** One [`RetryPolicy`] bounds an update ([`Cas::with_policy`]; by default the client's
+//! [`contention`](crate::ClientConfig::contention) policy, [`RetryPolicy::contention`]: 16
+//! attempts within 2 s), and the client's one retry loop runs it (observed as `cas`/`update`,
+//! command `watch_multi_exec`; the unbounded retry loop of redis-rs' `transaction` is what this
+//! replaces). `EXEC` returning nil is a conflict: counted in [`CAS_ABORTS_TOTAL`] and retried
+//! after a full-jitter pause until attempts or the deadline run out, then returned as
+//! [`CasOutcome::Conflict`] with the number of attempts made. A failure before `EXEC` was sent
+//! (nothing written: a transient refusal, a lost reply to `WATCH` and the reads) is retried the
+//! same way. A lost `EXEC` reply is returned as [`Error::OutcomeUnknown`]: the writes may have
+//! applied, and re-running the closure on top of them could apply them twice.
 //!
 //! **Not guaranteed.** Progress under contention: on a hot key most attempts abort (see
 //! `docs/cas.md` for measured abort rates); above a handful of contenders a script is cheaper
@@ -36,53 +40,22 @@ mod read;
 
 pub use read::{Read, Snapshot, MAX_READS};
 
-use crate::client::{full_jitter, DedicatedConnection};
+use crate::client::retry::Verdict;
+use crate::client::{DedicatedConnection, RetryPolicy};
 use crate::keys::same_slot;
 use crate::multi::exec;
-use crate::observe::{OPS_TOTAL, RETRIES_TOTAL};
+use crate::observe::Op;
 use crate::write::{check_batch, Write};
 use crate::{Client, Error};
 use redis::Cmd;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 /// `redis_atomic_cas_aborts_total`: `EXEC`s aborted because a watched key changed.
 pub const CAS_ABORTS_TOTAL: &str = "redis_atomic_cas_aborts_total";
-
-/// Bounds of one [`Cas::update`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CasPolicy {
-    /// Attempts in all, the first included.
-    pub max_attempts: u32,
-    /// No attempt starts after this much time since the first.
-    pub deadline: Duration,
-    /// Backoff base (full jitter: uniform in `[0, min(cap, base * 2^n))`).
-    pub base_backoff: Duration,
-    /// Backoff cap.
-    pub max_backoff: Duration,
-}
-
-impl Default for CasPolicy {
-    fn default() -> Self {
-        CasPolicy {
-            max_attempts: 16,
-            deadline: Duration::from_secs(2),
-            base_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(50),
-        }
-    }
-}
-
-impl CasPolicy {
-    /// At most `max_attempts` attempts (at least 1) within `deadline`.
-    pub fn new(max_attempts: u32, deadline: Duration) -> Self {
-        CasPolicy {
-            max_attempts: max_attempts.max(1),
-            deadline,
-            ..Self::default()
-        }
-    }
-}
+/// One update: `WATCH` and reads, then `MULTI`/writes/`EXEC`, per attempt.
+const UPDATE: Op = Op::command("cas", "update", "watch_multi_exec");
 
 /// What the closure decided on a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,35 +94,51 @@ pub enum CasOutcome<T> {
     Aborted(T),
     /// Every attempt conflicted with a concurrent change (attempts or deadline ran out).
     Conflict {
-        /// Attempts made.
+        /// Attempts made, the failed ones included.
         attempts: u32,
     },
+}
+
+impl<T> CasOutcome<T> {
+    /// The `outcome` label of `redis_atomic_ops_total`.
+    fn label(&self) -> &'static str {
+        match self {
+            CasOutcome::Committed(_) => "committed",
+            CasOutcome::Aborted(_) => "aborted",
+            CasOutcome::Conflict { .. } => "conflict",
+        }
+    }
 }
 
 /// Optimistic updates over one client.
 #[derive(Clone, Debug)]
 pub struct Cas {
     client: Client,
-    policy: CasPolicy,
+    policy: RetryPolicy,
 }
 
-/// One attempt's result, before the retry decision.
-enum Step<T> {
-    Done(CasOutcome<T>),
-    Conflict,
+/// What the attempts of one update share. Attempts run one after another; the locks are never
+/// held across an `.await` (they only make the shared state reachable from each attempt).
+struct Attempts<F> {
+    /// The connection, kept from one attempt to the next unless an attempt failed on it.
+    conn: Mutex<Option<DedicatedConnection>>,
+    decide: Mutex<F>,
+    /// Attempts started.
+    made: AtomicU32,
+    /// Whether the current attempt sent `EXEC` (its failure may then have written).
+    exec_sent: AtomicBool,
 }
 
 impl Cas {
-    /// Updates through `client` (built by [`Client::connect`] or [`Client::connect_cluster`]).
+    /// Updates through `client` (built by [`Client::connect`] or [`Client::connect_cluster`]),
+    /// bounded by its [`contention`](crate::ClientConfig::contention) policy.
     pub fn new(client: Client) -> Self {
-        Cas {
-            client,
-            policy: CasPolicy::default(),
-        }
+        let policy = client.config().contention.clone();
+        Cas { client, policy }
     }
 
-    /// With these bounds.
-    pub fn with_policy(mut self, policy: CasPolicy) -> Self {
+    /// With these bounds (attempts, deadline, backoff between attempts).
+    pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
         self.policy = policy;
         self
     }
@@ -173,61 +162,75 @@ impl Cas {
     /// assert!(matches!(out, CasOutcome::Committed(_) | CasOutcome::Aborted(_) | CasOutcome::Conflict { .. }));
     /// # Ok(()) }
     /// ```
-    pub async fn update<T, F>(&self, reads: &[Read], mut decide: F) -> Result<CasOutcome<T>, Error>
+    pub async fn update<T, F>(&self, reads: &[Read], decide: F) -> Result<CasOutcome<T>, Error>
     where
         F: FnMut(&Snapshot) -> Result<Decision<T>, Error>,
     {
         check_reads(reads)?;
-        let started = Instant::now();
-        let mut conn: Option<DedicatedConnection> = None;
-        let mut attempt = 1;
-        let result = loop {
-            let err = match self.attempt(&mut conn, reads, &mut decide).await {
-                Ok(Step::Done(outcome)) => break Ok(outcome),
-                Ok(Step::Conflict) => {
-                    metrics::counter!(CAS_ABORTS_TOTAL).increment(1);
-                    None
-                }
-                Err(err) if err.is_transient() || (err.is_outcome_unknown() && conn.is_none()) => {
-                    conn = None;
-                    Some(err)
-                }
-                Err(err) => break Err(err),
-            };
-            let pause = full_jitter(self.policy.base_backoff, self.policy.max_backoff, attempt);
-            if attempt >= self.policy.max_attempts
-                || started.elapsed() + pause > self.policy.deadline
-            {
-                break match err {
-                    Some(err) => Err(err),
-                    None => Ok(CasOutcome::Conflict { attempts: attempt }),
-                };
+        let shared = Attempts {
+            conn: Mutex::new(None),
+            decide: Mutex::new(decide),
+            made: AtomicU32::new(0),
+            exec_sent: AtomicBool::new(false),
+        };
+        // What failed before EXEC was sent wrote nothing and is retried (a transient refusal, a
+        // lost reply to WATCH and the reads); a lost EXEC reply may have written and is not.
+        let judge = |e: &Error| {
+            let before_exec = !shared.exec_sent.load(Ordering::SeqCst);
+            if e.is_transient() || (e.is_outcome_unknown() && before_exec) {
+                Verdict::Retry
+            } else {
+                Verdict::Fail
             }
-            let reason = err.as_ref().map_or("conflict", Error::label);
-            metrics::counter!(RETRIES_TOTAL, "primitive" => "cas", "op" => "update", "reason" => reason)
-                .increment(1);
-            tokio::time::sleep(pause).await;
-            attempt += 1;
         };
-        let outcome = match &result {
-            Ok(CasOutcome::Committed(_)) => "committed",
-            Ok(CasOutcome::Aborted(_)) => "aborted",
-            Ok(CasOutcome::Conflict { .. }) => "conflict",
-            Err(e) => e.label(),
+        let conflict = |o: &CasOutcome<T>| match o {
+            CasOutcome::Conflict { .. } => Some(Duration::MAX), // the policy's backoff decides
+            _ => None,
         };
-        metrics::counter!(OPS_TOTAL, "primitive" => "cas", "op" => "update", "outcome" => outcome)
-            .increment(1);
-        result
+        self.client
+            .run_op_with(
+                &self.policy,
+                UPDATE,
+                Some(reads[0].key()),
+                &judge,
+                &conflict,
+                &|o: &CasOutcome<T>| o.label(),
+                || self.attempt(&shared, reads),
+            )
+            .await
     }
 
-    /// One attempt. An error whose outcome is unknown leaves `conn` as `Some` only when it came
-    /// from `EXEC` (the writes may have applied: not retried).
+    /// One attempt, on the connection the previous one left (a new one after a failure).
     async fn attempt<T, F>(
         &self,
-        conn: &mut Option<DedicatedConnection>,
+        shared: &Attempts<F>,
         reads: &[Read],
-        decide: &mut F,
-    ) -> Result<Step<T>, Error>
+    ) -> Result<CasOutcome<T>, Error>
+    where
+        F: FnMut(&Snapshot) -> Result<Decision<T>, Error>,
+    {
+        let made = shared.made.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.exec_sent.store(false, Ordering::SeqCst);
+        let mut conn = take(&shared.conn);
+        let result = self.attempt_on(&mut conn, shared, reads).await;
+        *shared.conn.lock().unwrap_or_else(PoisonError::into_inner) = conn;
+        match result? {
+            Some(outcome) => Ok(outcome),
+            None => {
+                metrics::counter!(CAS_ABORTS_TOTAL).increment(1);
+                Ok(CasOutcome::Conflict { attempts: made })
+            }
+        }
+    }
+
+    /// `WATCH` and read, decide, `EXEC`: the outcome, or `None` when `EXEC` aborted. `conn` is
+    /// left `None` when it may hold a watch or be out of step (it is then closed, not reused).
+    async fn attempt_on<T, F>(
+        &self,
+        conn: &mut Option<DedicatedConnection>,
+        shared: &Attempts<F>,
+        reads: &[Read],
+    ) -> Result<Option<CasOutcome<T>>, Error>
     where
         F: FnMut(&Snapshot) -> Result<Decision<T>, Error>,
     {
@@ -242,7 +245,11 @@ impl Cas {
                 return Err(e);
             }
         };
-        let (cmds, decision) = match decide(&snapshot).and_then(|d| plan(reads, d)) {
+        let decided = {
+            let mut decide = shared.decide.lock().unwrap_or_else(PoisonError::into_inner);
+            (*decide)(&snapshot)
+        };
+        let (cmds, decision) = match decided.and_then(|d| plan(reads, d)) {
             Ok(planned) => planned,
             Err(e) => {
                 let _ = c.command(&redis::cmd("UNWATCH")).await;
@@ -252,16 +259,23 @@ impl Cas {
         };
         // Nothing to write (an abort confirmed, or an empty commit): no replica to wait for.
         let replicas = self.client.config().replicas.filter(|_| !cmds.is_empty());
+        shared.exec_sent.store(true, Ordering::SeqCst);
         match exec(c, &cmds, replicas).await {
-            Ok(Some(_)) => Ok(Step::Done(decision)),
-            Ok(None) => Ok(Step::Conflict),
-            Err(e) if e.nothing_ran() => {
-                *conn = None;
+            Ok(Some(_)) => Ok(Some(decision)),
+            Ok(None) => Ok(None),
+            Err(e) => {
+                if e.nothing_ran() {
+                    *conn = None;
+                }
                 Err(e)
             }
-            Err(e) => Err(e),
         }
     }
+}
+
+/// The connection an earlier attempt left, taken out of the shared slot.
+fn take(slot: &Mutex<Option<DedicatedConnection>>) -> Option<DedicatedConnection> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner).take()
 }
 
 fn check_reads(reads: &[Read]) -> Result<(), Error> {
