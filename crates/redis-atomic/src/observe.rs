@@ -18,7 +18,8 @@
 //!   [`Error::label`] (`outcome_unknown`, `rejected`, ...);
 //! * `reason`: why an attempt was retried: the server's refusal code (`busy`, `readonly`,
 //!   `moved`, `ask`, `tryagain`, `clusterdown`, `loading`, ...), `timeout`, `not_sent`,
-//!   `outcome_unknown`; `noscript` reloads are counted on their own;
+//!   `outcome_unknown`, or `conflict` (an optimistic transaction aborted); `noscript` reloads
+//!   are counted on their own;
 //! * `kind`: what a failed call ended with: for server errors and refusals the server's code in
 //!   lower case (`err`, `noperm`, `oom`, `busy`, ...), otherwise the error's label (`wrong_type`,
 //!   `bad_argument`, `bad_reply`, `outcome_unknown`, ...);
@@ -116,18 +117,19 @@ pub(crate) fn span(op: &Op, key: Option<&str>) -> tracing::Span {
     span
 }
 
-/// Records one retried attempt.
-pub(crate) fn retry(op: &Op, err: &Error) {
+/// Records one retried attempt: after `err`, or after a conflict (`None`: an aborted `EXEC`).
+pub(crate) fn retry(op: &Op, err: Option<&Error>) {
     let version = op.version_label();
+    let reason = err.map_or_else(|| "conflict".to_string(), Error::reason);
     metrics::counter!(RETRIES_TOTAL, "primitive" => op.primitive, "op" => op.op,
-        "script" => op.script, "version" => version.clone(), "reason" => err.reason())
+        "script" => op.script, "version" => version.clone(), "reason" => reason.clone())
     .increment(1);
-    if is_timeout(err) {
+    if err.is_some_and(is_timeout) {
         metrics::counter!(TIMEOUTS_TOTAL, "primitive" => op.primitive, "op" => op.op,
             "script" => op.script, "version" => version)
         .increment(1);
     }
-    tracing::debug!(target: "redis_atomic::op", reason = %err.reason(), "retrying");
+    tracing::debug!(target: "redis_atomic::op", reason = %reason, "retrying");
 }
 
 fn is_timeout(err: &Error) -> bool {

@@ -13,7 +13,7 @@
 //! * errors that mean nothing ran ([`Error::NotSent`], transient [`Error::Rejected`]) are retried
 //!   for every script; an unknown outcome only for scripts whose header says `retry: safe` (or
 //!   a call that overrides the class, [`Client::call_with`]); all within [`RetryPolicy`]'s
-//!   attempts and deadline, with full-jitter backoff, in the one retry loop ([`retry`]);
+//!   attempts and deadline, with full-jitter backoff, in the one retry loop;
 //! * every operation, script or command, is observed the same way ([`crate::observe`]).
 
 mod dedicated;
@@ -26,23 +26,6 @@ mod transport;
 pub use dedicated::DedicatedConnection;
 pub use invoke::Arg;
 pub use retry::{full_jitter, RetryPolicy};
-
-/// TRANSITION ONLY: the bounded resend of the bindings not yet on [`Client::run_op`].
-pub(crate) async fn resend<T, F, Fut>(policy: &RetryPolicy, attempt: F) -> Result<T, Error>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, Error>>,
-{
-    let judge = |e: &Error| retry::Verdict::of(e, true);
-    let rules = retry::Rules {
-        policy,
-        started: std::time::Instant::now(),
-        judge: &judge,
-        conflict: &retry::no_conflict,
-        on_retry: &retry::quiet,
-    };
-    retry::run(rules, attempt).await.result
-}
 
 use crate::script::Delivery;
 use crate::Error;

@@ -56,7 +56,7 @@ impl Client {
     {
         let span = observe::span(&op, key);
         let started = Instant::now();
-        let on_retry = |err: &Error, _attempt: u32| observe::retry(&op, err);
+        let on_retry = |err: Option<&Error>, _attempt: u32| observe::retry(&op, err);
         let rules = Rules {
             policy,
             started,

@@ -145,8 +145,9 @@ pub(crate) struct Rules<'a, T> {
     /// `cap`, until attempts or the deadline run out (then the value is returned). The last
     /// attempt is made at the deadline rather than skipped.
     pub(crate) conflict: &'a (dyn Fn(&T) -> Option<Duration> + Sync),
-    /// Sees each failure that is retried, with the attempt number that failed.
-    pub(crate) on_retry: &'a (dyn Fn(&Error, u32) + Sync),
+    /// Sees each retry, with the attempt number that is retried: the failure, or `None` for a
+    /// conflict.
+    pub(crate) on_retry: &'a (dyn Fn(Option<&Error>, u32) + Sync),
 }
 
 /// The outcome of [`run`] and how many attempts it took.
@@ -161,7 +162,7 @@ pub(crate) fn no_conflict<T>(_: &T) -> Option<Duration> {
 }
 
 /// Nothing to observe.
-pub(crate) fn quiet(_: &Error, _: u32) {}
+pub(crate) fn quiet(_: Option<&Error>, _: u32) {}
 
 /// The one bounded retry loop (see the module doc).
 pub(crate) async fn run<T, F, Fut>(rules: Rules<'_, T>, mut attempt: F) -> Ran<T>
@@ -178,6 +179,7 @@ where
                 Some(cap) if n < policy.max_attempts && !left(policy, rules.started).is_zero() => {
                     let left = left(policy, rules.started);
                     let pause = policy.pause(n).min(cap).min(left);
+                    (rules.on_retry)(None, n);
                     tokio::time::sleep(pause).await;
                     n += 1;
                     continue;
@@ -196,7 +198,7 @@ where
         if verdict == Verdict::Fail || exhausted {
             return done(Err(final_error(err, n, may_have_run)), n);
         }
-        (rules.on_retry)(&err, n);
+        (rules.on_retry)(Some(&err), n);
         tokio::time::sleep(pause).await;
         n += 1;
     }

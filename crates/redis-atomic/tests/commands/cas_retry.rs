@@ -23,8 +23,17 @@ async fn conflict_reports_every_attempt() {
         ] {
             let key = env.keyspace.key("cas", 1, case, &[]).unwrap();
             let interferer = env.client.clone();
-            let (aborts_before, conflicts_before) =
-                (counter(CAS_ABORTS_TOTAL), updates("conflict"));
+            let conflict_retries = || {
+                counter_with(
+                    "redis_atomic_retries_total",
+                    &[("primitive", "cas"), ("reason", "conflict")],
+                )
+            };
+            let (aborts_before, conflicts_before, retries_before) = (
+                counter(CAS_ABORTS_TOTAL),
+                updates("conflict"),
+                conflict_retries(),
+            );
             let mut calls = 0u32;
             let out = Cas::new(env.client.clone())
                 .with_policy(policy)
@@ -58,6 +67,10 @@ async fn conflict_reports_every_attempt() {
                 "{mode:?} {case}: {aborts} aborts"
             );
             assert!(updates("conflict") > conflicts_before, "{mode:?} {case}");
+            assert!(
+                conflict_retries() - retries_before >= u64::from(calls - 1),
+                "{mode:?} {case}: conflicts retried without reason=conflict"
+            );
             assert_eq!(get_i64(&env, &key).await, Some(100), "{mode:?} {case}");
         }
     }
