@@ -9,7 +9,8 @@
 
 use redis::aio::MultiplexedConnection;
 use redis::Value;
-use redis_atomic::queue::{Claim, Queue, QueueConfig};
+use redis_atomic::lease::OwnerToken;
+use redis_atomic::queue::{Claim, Queue, QueueConfig, QueueKeys};
 use redis_atomic::script::registry::{QUEUE_ACK, QUEUE_CLAIM, QUEUE_ENQUEUE};
 use redis_atomic::{Client, ClientConfig, Keyspace};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
@@ -18,29 +19,6 @@ use std::time::Instant;
 const TASKS: usize = 8;
 const CONNS: usize = 4;
 const VIS_MS: u64 = 30_000;
-
-struct Keys {
-    due: String,
-    inflight: String,
-    dead: String,
-    done: String,
-    meta: String,
-    payload: String,
-    errors: String,
-}
-
-fn keys(name: &str) -> Keys {
-    let k = |part: &str| format!("bench:queue:v1:{{{name}}}:{part}");
-    Keys {
-        due: k("due"),
-        inflight: k("inflight"),
-        dead: k("dead"),
-        done: k("done"),
-        meta: k("meta"),
-        payload: k("payload"),
-        errors: k("errors"),
-    }
-}
 
 async fn server_stats(conn: &mut MultiplexedConnection) -> (u64, u64, f64) {
     let info: String = redis::cmd("INFO")
@@ -70,7 +48,7 @@ async fn server_stats(conn: &mut MultiplexedConnection) -> (u64, u64, f64) {
 }
 
 /// Enqueues `jobs` jobs with pipelined raw EVALSHA (not measured).
-async fn fill(conn: &mut MultiplexedConnection, k: &Keys, jobs: usize) {
+async fn fill(conn: &mut MultiplexedConnection, k: &QueueKeys, jobs: usize) {
     for chunk in (0..jobs).collect::<Vec<_>>().chunks(1000) {
         let mut pipe = redis::pipe();
         for i in chunk {
@@ -91,7 +69,7 @@ async fn fill(conn: &mut MultiplexedConnection, k: &Keys, jobs: usize) {
 }
 
 /// One raw claim + acks; returns the jobs done (0 when empty).
-async fn raw_round(conn: &mut MultiplexedConnection, k: &Keys, batch: usize) -> usize {
+async fn raw_round(conn: &mut MultiplexedConnection, k: &QueueKeys, batch: usize) -> usize {
     let reply: Value = redis::cmd("EVALSHA")
         .arg(QUEUE_CLAIM.sha1)
         .arg(6)
@@ -132,11 +110,12 @@ async fn raw_round(conn: &mut MultiplexedConnection, k: &Keys, batch: usize) -> 
 /// One library claim + acks; returns the jobs done (0 when empty).
 async fn lib_round(q: &Queue, batch: usize) -> usize {
     let vis = std::time::Duration::from_millis(VIS_MS);
-    let Claim::Claimed(jobs) = q.claim("lib", vis, batch).await.unwrap() else {
+    let worker = OwnerToken::new("lib").unwrap();
+    let Claim::Claimed(jobs) = q.claim(&worker, vis, batch).await.unwrap() else {
         return 0;
     };
     for j in &jobs {
-        q.ack(&j.id, j.fence).await.unwrap();
+        j.ack().await.unwrap();
     }
     jobs.len()
 }
@@ -160,8 +139,6 @@ async fn run_case(server: &RedisServer, batch: usize, raw: bool, jobs: usize) ->
         .unwrap();
     lib.load_all().await.unwrap();
     let name = format!("q{:08x}", rand::random::<u32>());
-    let k = keys(&name);
-    fill(&mut admin, &k, jobs).await;
     let q = Queue::new(
         lib,
         &Keyspace::new("bench").unwrap(),
@@ -169,11 +146,12 @@ async fn run_case(server: &RedisServer, batch: usize, raw: bool, jobs: usize) ->
         QueueConfig::default(),
     )
     .unwrap();
+    fill(&mut admin, q.keys(), jobs).await;
     let (c0, u0, cpu0) = server_stats(&mut admin).await;
     let started = Instant::now();
     let mut tasks = Vec::new();
     for t in 0..TASKS {
-        let (q, k) = (q.clone(), keys(&name));
+        let (q, k) = (q.clone(), q.keys().clone());
         let mut conn = raws[t % CONNS].clone();
         tasks.push(tokio::spawn(async move {
             let mut done = 0;

@@ -13,6 +13,7 @@
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Ack, Claim, Job, Nack, Queue, QueueConfig, RunAt};
 use redis_atomic::{Client, ClientConfig, Keyspace};
 use std::num::NonZeroU32;
@@ -49,7 +50,7 @@ struct Summary {
 }
 
 fn fails(args: &Args, job: &Job) -> Option<String> {
-    let n: u64 = job.id.trim_start_matches("job-").parse().unwrap_or(0);
+    let n: u64 = job.id().trim_start_matches("job-").parse().unwrap_or(0);
     if args.poison_every > 0 && n % args.poison_every == 0 {
         return Some(format!("job {n} cannot be processed"));
     }
@@ -74,7 +75,7 @@ async fn produce(queue: &Queue, args: &Args) -> anyhow::Result<()> {
 async fn work(
     queue: Queue,
     args: Args,
-    name: String,
+    name: OwnerToken,
     summary: Arc<Summary>,
     bar: ProgressBar,
 ) -> anyhow::Result<()> {
@@ -84,25 +85,25 @@ async fn work(
             .await?
         {
             Claim::Claimed(jobs) => jobs,
-            Claim::Empty { next_due } => {
-                let pause = next_due.unwrap_or(Duration::from_millis(20));
+            Claim::Empty { retry_after } => {
+                let pause = retry_after.unwrap_or(Duration::from_millis(20));
                 tokio::time::sleep(pause.min(Duration::from_millis(20))).await;
                 continue;
             }
             _ => continue,
         };
         for job in jobs {
-            // "Processing": pass job.fence to every write the job makes, so a store can refuse
+            // "Processing": pass job.fence() to every write the job makes, so a store can refuse
             // a worker whose lease was taken over.
             tokio::task::yield_now().await;
             let outcome = match fails(&args, &job) {
-                None => match queue.ack(&job.id, job.fence).await? {
+                None => match job.ack().await? {
                     Ack::Acked => &summary.acked,
                     _ => &summary.lost,
                 },
                 Some(error) => {
-                    let backoff = Duration::from_millis(10 * u64::from(job.deliveries));
-                    match queue.nack(&job.id, job.fence, backoff, &error).await? {
+                    let backoff = Duration::from_millis(10 * u64::from(job.deliveries()));
+                    match job.nack(backoff, &error).await? {
                         Nack::Dead => &summary.dead,
                         Nack::Retrying { .. } => &summary.retried,
                         _ => &summary.lost,
@@ -124,18 +125,17 @@ async fn run(client: Client, args: Args, bar: ProgressBar) -> anyhow::Result<(Qu
     let config = QueueConfig::default().max_deliveries(NonZeroU32::new(3).unwrap());
     let queue = Queue::new(client, &keyspace, "thumbnails", config)?;
     let summary = Arc::new(Summary::default());
-    let workers: Vec<_> = (0..args.workers)
-        .map(|n| {
-            let worker = work(
-                queue.clone(),
-                args.clone(),
-                format!("worker-{n}"),
-                summary.clone(),
-                bar.clone(),
-            );
-            tokio::spawn(worker)
-        })
-        .collect();
+    let mut workers = Vec::new();
+    for n in 0..args.workers {
+        let worker = work(
+            queue.clone(),
+            args.clone(),
+            OwnerToken::new(format!("worker-{n}"))?,
+            summary.clone(),
+            bar.clone(),
+        );
+        workers.push(tokio::spawn(worker));
+    }
     produce(&queue, &args).await?;
     for w in workers {
         w.await??;

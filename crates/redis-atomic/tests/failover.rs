@@ -217,6 +217,7 @@ async fn waiting_for_replicas_on_a_cluster() {
 /// again, at least once, with a larger fence than its lost lease had.
 #[tokio::test]
 async fn queue_ack_can_be_lost_and_the_job_delivered_again() {
+    use redis_atomic::lease::OwnerToken;
     use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
     let (pair, client) = Pair::start("failover-queue").await;
     // The enqueue reaches the replica (WAIT, pipelined on the same connection); the rest not.
@@ -229,22 +230,30 @@ async fn queue_ack_can_be_lost_and_the_job_delivered_again() {
     let queue = Queue::new(client, &pair.keyspace, "q", QueueConfig::default()).unwrap();
     pair.cut();
     let Claim::Claimed(jobs) = queue
-        .claim("w1", Duration::from_millis(200), 1)
+        .claim(
+            &OwnerToken::new("w1").unwrap(),
+            Duration::from_millis(200),
+            1,
+        )
         .await
         .unwrap()
     else {
         panic!("due job not claimed")
     };
-    let lost_fence = jobs[0].fence;
-    assert_eq!(queue.ack("job", lost_fence).await.unwrap(), Ack::Acked);
+    let lost_fence = jobs[0].fence();
+    assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked);
     let keyspace = pair.keyspace.clone();
     let (client, _server) = pair.fail_over().await;
     let queue = Queue::new(client, &keyspace, "q", QueueConfig::default()).unwrap();
-    let Claim::Claimed(again) = queue.claim("w2", Duration::from_secs(5), 1).await.unwrap() else {
+    let w2 = OwnerToken::new("w2").unwrap();
+    let Claim::Claimed(again) = queue.claim(&w2, Duration::from_secs(5), 1).await.unwrap() else {
         panic!("the enqueue was replicated, so the job must come back")
     };
-    assert_eq!(again[0].id, "job");
-    assert!(again[0].fence > lost_fence, "fence repeated after failover");
+    assert_eq!(again[0].id(), "job");
+    assert!(
+        again[0].fence() > lost_fence,
+        "fence repeated after failover"
+    );
 }
 
 /// A rate limit after a failover: the count of the current window can be lost, so more than

@@ -1,14 +1,15 @@
 //! The queue's behaviour in every mode (standalone and cluster × EVALSHA and FCALL): idempotent
-//! enqueue, due-time order, fences, dead letters, reaping, bad input.
+//! enqueue, due-time order, fences, the job handle as a lease, dead letters, reaping, bad input.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
 use common::{env, Env, MODES};
+use redis_atomic::lease::{Extend, Fence, Lease, OwnerToken};
 use redis_atomic::queue::{
-    Ack, Claim, Enqueue, Heartbeat, Job, JobState, JobStatus, Nack, Queue, QueueConfig, Requeue,
-    RunAt,
+    Ack, Claim, Enqueue, Job, JobState, JobStatus, Nack, Queue, QueueConfig, Requeue, RunAt,
 };
+use redis_atomic::script::registry::{QUEUE_CLAIM, QUEUE_ENQUEUE};
 use redis_atomic::{ClientConfig, Error};
 use std::num::NonZeroU32;
 use std::time::{Duration, SystemTime};
@@ -17,8 +18,12 @@ fn queue(env: &Env, config: QueueConfig) -> Queue {
     Queue::new(env.client.clone(), &env.keyspace, "jobs", config).unwrap()
 }
 
-async fn claim(q: &Queue, worker: &str, vis: Duration, n: usize) -> Vec<Job> {
-    match q.claim(worker, vis, n).await.unwrap() {
+fn worker(name: &str) -> OwnerToken {
+    OwnerToken::new(name).unwrap()
+}
+
+async fn claim(q: &Queue, name: &str, vis: Duration, n: usize) -> Vec<Job> {
+    match q.claim(&worker(name), vis, n).await.unwrap() {
         Claim::Claimed(jobs) => jobs,
         Claim::Empty { .. } => Vec::new(),
         other => panic!("{other:?}"),
@@ -46,16 +51,16 @@ async fn enqueue_is_idempotent_and_binary_safe() {
         );
         let jobs = claim(&q, "w", Duration::from_secs(30), 10).await;
         assert_eq!(jobs.len(), 1, "{mode:?}: duplicate enqueued");
-        assert_eq!(jobs[0].payload, payload, "{mode:?}: payload changed");
-        assert_eq!(jobs[0].deliveries, 1);
+        assert_eq!(jobs[0].payload(), payload, "{mode:?}: payload changed");
+        assert_eq!(jobs[0].deliveries(), 1);
         assert_eq!(
             q.enqueue("j1", b"x", RunAt::Now).await.unwrap(),
             Enqueue::Exists {
                 status: JobStatus::Running
             }
         );
-        assert_eq!(q.ack("j1", jobs[0].fence).await.unwrap(), Ack::Acked);
-        assert_eq!(q.ack("j1", jobs[0].fence).await.unwrap(), Ack::Acked);
+        assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked);
+        assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked);
         assert_eq!(
             q.enqueue("j1", b"x", RunAt::Now).await.unwrap(),
             Enqueue::Exists {
@@ -66,7 +71,7 @@ async fn enqueue_is_idempotent_and_binary_safe() {
         let stats = q.stats().await.unwrap();
         assert_eq!((stats.ready, stats.running, stats.acked), (0, 0, 1));
         assert!(
-            matches!(q.inspect("j1").await.unwrap(), JobState::Acked { fence } if fence == jobs[0].fence)
+            matches!(q.inspect("j1").await.unwrap(), JobState::Acked { fence } if fence == jobs[0].fence())
         );
     }
 }
@@ -94,7 +99,7 @@ async fn delayed_jobs_wait_and_come_in_due_order() {
         let ids: Vec<String> = claim(&q, "w", Duration::from_secs(30), 100)
             .await
             .into_iter()
-            .map(|j| j.id)
+            .map(|j| j.id().to_string())
             .collect();
         assert_eq!(ids, ["a", "b", "c", "d"], "{mode:?}: not in due order");
         let due_at = SystemTime::now() + Duration::from_millis(300);
@@ -102,13 +107,17 @@ async fn delayed_jobs_wait_and_come_in_due_order() {
         q.enqueue("soon", b"", RunAt::At(due_at)).await.unwrap();
         let mut soon = None;
         for _ in 0..500 {
-            match q.claim("w", Duration::from_secs(30), 100).await.unwrap() {
+            match q
+                .claim(&worker("w"), Duration::from_secs(30), 100)
+                .await
+                .unwrap()
+            {
                 Claim::Claimed(jobs) => {
                     soon = Some(jobs);
                     break;
                 }
-                Claim::Empty { next_due } => {
-                    assert!(next_due.is_some());
+                Claim::Empty { retry_after } => {
+                    assert!(retry_after.is_some());
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
                 other => panic!("{other:?}"),
@@ -120,9 +129,9 @@ async fn delayed_jobs_wait_and_come_in_due_order() {
             1,
             "{mode:?}: the job due in a minute was claimed"
         );
-        assert_eq!(soon[0].id, "soon");
+        assert_eq!(soon[0].id(), "soon");
         assert!(
-            u128::from(soon[0].claimed_at_ms) >= due_ms.as_millis(),
+            u128::from(soon[0].claimed_at_ms()) >= due_ms.as_millis(),
             "{mode:?}: claimed before run_at"
         );
         assert!(matches!(
@@ -132,37 +141,46 @@ async fn delayed_jobs_wait_and_come_in_due_order() {
     }
 }
 
-/// Once a lease expires and another worker claims the job, the first worker's heartbeat, ack and
-/// nack are refused (Lost) and change nothing; the new lease has a larger fence.
+/// Once a lease expires and another worker claims the job, the first worker's extend, ack and
+/// nack are refused (Lost) and change nothing, through its handle and by parts; the new lease has
+/// a larger fence.
 #[tokio::test]
 async fn stale_fence_is_rejected() {
     for mode in MODES {
         let env = env(mode, "queue-stale", ClientConfig::default()).await;
         let q = queue(&env, QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
-        let a = claim(&q, "a", Duration::from_millis(100), 1)
+        let mut a = claim(&q, "a", Duration::from_millis(100), 1)
             .await
             .remove(0);
-        let wrong = redis_atomic::lease::Fence(a.fence.0 + 1);
+        let wrong = Fence(a.fence().0 + 1);
         assert_eq!(q.ack("j", wrong).await.unwrap(), Ack::Lost);
-        let hb = q.heartbeat("j", a.fence, Duration::from_millis(100)).await;
+        let ext = a.extend(Duration::from_millis(100)).await;
         assert_eq!(
-            hb.unwrap(),
-            Heartbeat::Extended {
-                lease: Duration::from_millis(100)
+            ext.unwrap(),
+            Extend::Extended {
+                fence: a.fence(),
+                ttl: Duration::from_millis(100)
             }
         );
         tokio::time::sleep(Duration::from_millis(250)).await; // a "pauses" past its lease
         let b = claim(&q, "b", Duration::from_secs(30), 1).await.remove(0);
-        assert!(b.fence > a.fence, "{mode:?}: fence did not increase");
-        assert_eq!(b.deliveries, 2);
+        assert!(b.fence() > a.fence(), "{mode:?}: fence did not increase");
+        assert_eq!(b.deliveries(), 2);
         let ext = Duration::from_secs(60);
+        let expires_by = a.expires_by();
+        assert_eq!(a.extend(ext).await.unwrap(), Extend::Lost);
         assert_eq!(
-            q.heartbeat("j", a.fence, ext).await.unwrap(),
-            Heartbeat::Lost
+            a.expires_by(),
+            expires_by,
+            "a lost extend moved the deadline"
         );
-        assert_eq!(q.ack("j", a.fence).await.unwrap(), Ack::Lost);
-        let nack = q.nack("j", a.fence, Duration::ZERO, "x").await.unwrap();
+        assert_eq!(q.extend("j", a.fence(), ext).await.unwrap(), Extend::Lost);
+        assert_eq!(a.ack().await.unwrap(), Ack::Lost);
+        assert_eq!(q.ack("j", a.fence()).await.unwrap(), Ack::Lost);
+        let nack = a.nack(Duration::ZERO, "x").await.unwrap();
+        assert_eq!(nack, Nack::Lost);
+        let nack = q.nack("j", a.fence(), Duration::ZERO, "x").await.unwrap();
         assert_eq!(nack, Nack::Lost);
         match q.inspect("j").await.unwrap() {
             JobState::Running {
@@ -171,15 +189,73 @@ async fn stale_fence_is_rejected() {
                 lease_left,
                 ..
             } => {
-                assert_eq!((fence, worker.as_str()), (b.fence, "b"));
+                assert_eq!((fence, worker.as_str()), (b.fence(), "b"));
                 assert!(
                     lease_left <= Duration::from_secs(30),
-                    "stale heartbeat extended"
+                    "stale extend extended"
                 );
             }
             other => panic!("{mode:?}: {other:?}"),
         }
-        assert_eq!(q.ack("j", b.fence).await.unwrap(), Ack::Acked);
+        assert_eq!(b.ack().await.unwrap(), Ack::Acked);
+    }
+}
+
+/// Extends any lease through the `Lease` trait alone: its fence, token and the outcome.
+async fn renew(lease: &mut impl Lease, ttl: Duration) -> (Fence, OwnerToken, Extend) {
+    let outcome = lease.extend(ttl).await.unwrap();
+    (lease.fence(), lease.token().clone(), outcome)
+}
+
+/// A job is a `Lease`: through the trait its fence and token (the worker) are the claim's, an
+/// extension answers `Extended` with that fence and moves `expires_by` forward, and after the ack
+/// the same call answers `Lost`.
+#[tokio::test]
+async fn job_works_through_the_lease_trait() {
+    for mode in MODES {
+        let env = env(mode, "queue-lease", ClientConfig::default()).await;
+        let q = queue(&env, QueueConfig::default());
+        q.enqueue("j", b"p", RunAt::Now).await.unwrap();
+        let mut job = claim(&q, "w-7", Duration::from_secs(30), 1).await.remove(0);
+        let (claimed, before) = (job.fence(), job.expires_by());
+        let ttl = Duration::from_secs(60);
+        let (fence, token, outcome) = renew(&mut job, ttl).await;
+        assert_eq!((fence, token), (claimed, worker("w-7")), "{mode:?}");
+        assert_eq!(outcome, Extend::Extended { fence, ttl }, "{mode:?}");
+        assert!(job.expires_by() > before, "{mode:?}: expires_by not moved");
+        assert!(matches!(
+            q.inspect("j").await.unwrap(),
+            JobState::Running { lease_left, .. } if lease_left > Duration::from_secs(30)
+        ));
+        assert_eq!(job.ack().await.unwrap(), Ack::Acked);
+        let (fence, _, outcome) = renew(&mut job, ttl).await;
+        assert_eq!((fence, outcome), (claimed, Extend::Lost), "{mode:?}");
+    }
+}
+
+/// A caller without the handle (another process) acks by parts with the job's id and fence; the
+/// handle then sees the job acked (a repeat answers `Acked` within the dedup window), and the
+/// job is complete.
+#[tokio::test]
+async fn by_parts_ack_with_a_jobs_id_and_fence_acks_it() {
+    for mode in MODES {
+        let env = env(mode, "queue-parts", ClientConfig::default()).await;
+        let q = queue(&env, QueueConfig::default());
+        q.enqueue("j", b"p", RunAt::Now).await.unwrap();
+        let job = claim(&q, "w", Duration::from_secs(30), 1).await.remove(0);
+        let (id, fence) = (job.id().to_string(), job.fence());
+        let elsewhere = queue(&env, QueueConfig::default());
+        assert_eq!(
+            elsewhere.ack(&id, fence).await.unwrap(),
+            Ack::Acked,
+            "{mode:?}"
+        );
+        assert_eq!(job.ack().await.unwrap(), Ack::Acked, "{mode:?}");
+        assert!(
+            matches!(q.inspect("j").await.unwrap(), JobState::Acked { fence: f } if f == fence)
+        );
+        let stats = q.stats().await.unwrap();
+        assert_eq!((stats.ready, stats.running, stats.acked), (0, 0, 1));
     }
 }
 
@@ -196,14 +272,14 @@ async fn dead_letters_after_max_deliveries() {
         q.enqueue("sleepy", b"s", RunAt::After(Duration::from_secs(3600)))
             .await
             .unwrap();
-        let mut last = redis_atomic::lease::Fence(0);
+        let mut last = Fence(0);
         for n in 1..=3 {
             let job = claim(&q, "w", Duration::from_secs(30), 5).await.remove(0);
-            assert!(job.fence > last);
-            last = job.fence;
-            assert_eq!(job.deliveries, n);
+            assert!(job.fence() > last);
+            last = job.fence();
+            assert_eq!(job.deliveries(), n);
             let error = format!("boom {n}");
-            let out = q.nack("poison", job.fence, Duration::ZERO, &error);
+            let out = job.nack(Duration::ZERO, &error);
             let want = if n < 3 {
                 Nack::Retrying {
                     after: Duration::ZERO,
@@ -228,8 +304,11 @@ async fn dead_letters_after_max_deliveries() {
             Requeue::NotDead
         );
         let job = claim(&q, "w", Duration::from_millis(50), 5).await.remove(0);
-        assert_eq!(job.deliveries, 1);
-        assert!(job.fence > last, "{mode:?}: fence went back after requeue");
+        assert_eq!(job.deliveries(), 1);
+        assert!(
+            job.fence() > last,
+            "{mode:?}: fence went back after requeue"
+        );
         // Expiry path: two more deliveries that time out, then reap buries it.
         for _ in 0..2 {
             tokio::time::sleep(Duration::from_millis(120)).await;
@@ -297,18 +376,25 @@ async fn bad_input(env: Env) {
     assert!(bad(q.enqueue("j", &[0; 17], RunAt::Now).await.map(drop)));
     let year = Duration::from_secs(366 * 24 * 3600);
     assert!(bad(q.enqueue("j", b"", RunAt::After(year)).await.map(drop)));
-    assert!(bad(q.claim("w", Duration::ZERO, 1).await.map(drop)));
+    let w = worker("w");
+    assert!(bad(q.claim(&w, Duration::ZERO, 1).await.map(drop)));
     assert!(bad(q
-        .claim("w", Duration::from_micros(10), 1)
+        .claim(&w, Duration::from_micros(10), 1)
         .await
         .map(drop)));
-    assert!(bad(q.claim("w", Duration::MAX, 1).await.map(drop)));
-    assert!(bad(q.claim("w", vis, 0).await.map(drop)));
-    assert!(bad(q.claim("w", vis, 1001).await.map(drop)));
-    assert!(bad(q.claim("w", vis, usize::MAX).await.map(drop)));
-    assert!(bad(q.claim("", vis, 1).await.map(drop)));
-    let f = redis_atomic::lease::Fence(1);
-    assert!(bad(q.heartbeat("j", f, Duration::ZERO).await.map(drop)));
+    assert!(bad(q.claim(&w, Duration::MAX, 1).await.map(drop)));
+    assert!(bad(q.claim(&w, vis, 0).await.map(drop)));
+    assert!(bad(q.claim(&w, vis, 1001).await.map(drop)));
+    assert!(bad(q.claim(&w, vis, usize::MAX).await.map(drop)));
+    assert!(bad(OwnerToken::new("").map(drop)));
+    let long = worker(&"w".repeat(redis_atomic::queue::MAX_WORKER_LEN + 1));
+    assert!(bad(q.claim(&long, vis, 1).await.map(drop)));
+    let f = Fence(1);
+    assert!(bad(q.extend("j", f, Duration::ZERO).await.map(drop)));
+    assert!(bad(q
+        .extend("j", f, Duration::from_secs(86_401))
+        .await
+        .map(drop)));
     assert!(bad(q.nack("j", f, year, "e").await.map(drop)));
     assert!(bad(q.reap(0).await.map(drop)));
     assert!(bad(q.dead_letters(0, 0).await.map(drop)));
@@ -326,15 +412,16 @@ async fn bad_input(env: Env) {
     .map(drop)));
 
     // The scripts validate too (for callers that bypass the binding).
-    let key = |p: &str| env.keyspace.key("queue", 1, "raw", &[p]).unwrap();
-    let (due, inf, dead, meta, pay, err) = (
-        key("due"),
-        key("inflight"),
-        key("dead"),
-        key("meta"),
-        key("payload"),
-        key("errors"),
-    );
+    let raw = Queue::new(
+        env.client.clone(),
+        &env.keyspace,
+        "raw",
+        QueueConfig::default(),
+    )
+    .unwrap();
+    let k = raw.keys();
+    let (due, inf, dead, meta, pay, err) =
+        (&k.due, &k.inflight, &k.dead, &k.meta, &k.payload, &k.errors);
     for (vis, n) in [
         ("0", "1"),
         ("1.5", "1"),
@@ -344,9 +431,9 @@ async fn bad_input(env: Env) {
     ] {
         let r = env
             .client
-            .invoke(
-                &redis_atomic::script::registry::QUEUE_CLAIM,
-                [&due, &inf, &dead, &meta, &pay, &err],
+            .call(
+                &QUEUE_CLAIM,
+                [due, inf, dead, meta, pay, err],
                 ["w".into(), vis.into(), n.into(), "5".into()],
             )
             .await;
@@ -355,9 +442,9 @@ async fn bad_input(env: Env) {
     let huge = vec![0u8; (1 << 20) + 1];
     let r = env
         .client
-        .invoke(
-            &redis_atomic::script::registry::QUEUE_ENQUEUE,
-            [&due, &meta, &pay],
+        .call(
+            &QUEUE_ENQUEUE,
+            [due, meta, pay],
             ["j".into(), huge.as_slice().into(), "0".into(), "0".into()],
         )
         .await;
@@ -366,10 +453,10 @@ async fn bad_input(env: Env) {
     // Someone else's value at a queue key: typed error, nothing moved.
     let q = queue(&env, QueueConfig::default());
     q.enqueue("j", b"p", RunAt::Now).await.unwrap();
-    let inflight = env.keyspace.key("queue", 1, "jobs", &["inflight"]).unwrap();
+    let inflight = q.keys().inflight.clone();
     env.raw(redis::cmd("SET").arg(&inflight).arg("foreign"))
         .await;
-    let r = q.claim("w", vis, 10).await;
+    let r = q.claim(&w, vis, 10).await;
     assert!(matches!(r, Err(Error::WrongType(_))), "{r:?}");
     let r = q.enqueue("k", b"p", RunAt::Now).await;
     assert!(matches!(r, Ok(Enqueue::Enqueued { .. })), "{r:?}");

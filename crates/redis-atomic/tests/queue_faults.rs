@@ -5,16 +5,14 @@
 mod common;
 
 use common::{assert_down, env, impatient, patient, recovering, standalone, Mode, MODES};
-use redis_atomic::lease::Fence;
-use redis_atomic::queue::{
-    Ack, Claim, Heartbeat, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt,
-};
+use redis_atomic::lease::{Extend, Fence, OwnerToken};
+use redis_atomic::queue::{Ack, Claim, Job, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
 use std::time::{Duration, Instant};
 
 /// Leases of these tests: long, so "still leased" can never be a slow machine's accident. A lease
-/// that must end is ended on purpose, by a heartbeat that shortens it to 1 ms.
+/// that must end is ended on purpose, by an extension that shortens it to 1 ms.
 const VIS: Duration = Duration::from_secs(60);
 
 /// Timeout of the one call whose reply is lost (the default retries kept: safe scripts would be
@@ -23,6 +21,10 @@ const LOSSY: Duration = Duration::from_millis(200);
 
 /// Bound of the polling waits below: generous, they end as soon as their condition holds.
 const WAIT: Duration = Duration::from_secs(10);
+
+fn worker(name: &str) -> OwnerToken {
+    OwnerToken::new(name).unwrap()
+}
 
 /// Polls (bounded) until `id` is leased; its fence.
 async fn wait_running(q: &Queue, id: &str) -> Option<Fence> {
@@ -37,10 +39,10 @@ async fn wait_running(q: &Queue, id: &str) -> Option<Fence> {
 }
 
 /// Claims (bounded) until something is leased.
-async fn claim_eventually(q: &Queue) -> Vec<redis_atomic::queue::Job> {
+async fn claim_eventually(q: &Queue) -> Vec<Job> {
     let deadline = Instant::now() + WAIT;
     while Instant::now() < deadline {
-        if let Claim::Claimed(jobs) = q.claim("w2", VIS, 10).await.unwrap() {
+        if let Claim::Claimed(jobs) = q.claim(&worker("w2"), VIS, 10).await.unwrap() {
             return jobs;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -51,11 +53,11 @@ async fn claim_eventually(q: &Queue) -> Vec<redis_atomic::queue::Job> {
 /// After a claim whose reply was lost (server stalled past `lossy`'s timeout): OutcomeUnknown
 /// after one attempt (claim is never retried), the job stays leased to nobody, then comes back
 /// once its lease ends, with a larger fence. Load-independent: only the lost claim has a short
-/// timeout (the others are patient), and the lease is long until a heartbeat ends it.
+/// timeout (the others are patient), and the lease is long until an extension ends it.
 async fn lost_claim(q: &Queue, lossy: &Queue, stall: impl Fn(), resume: impl Fn(), what: &str) {
     q.enqueue("j", b"payload", RunAt::Now).await.unwrap();
     stall();
-    let r = lossy.claim("w1", VIS, 10).await;
+    let r = lossy.claim(&worker("w1"), VIS, 10).await;
     resume();
     assert!(
         matches!(r, Err(Error::OutcomeUnknown { attempts: 1, .. })),
@@ -66,32 +68,29 @@ async fn lost_claim(q: &Queue, lossy: &Queue, stall: impl Fn(), resume: impl Fn(
         .unwrap_or_else(|| panic!("{what}: the lost claim never ran: nothing was lost"));
     assert!(
         matches!(
-            q.claim("w2", VIS, 10).await.unwrap(),
-            Claim::Empty { next_due: Some(_) }
+            q.claim(&worker("w2"), VIS, 10).await.unwrap(),
+            Claim::Empty {
+                retry_after: Some(_)
+            }
         ),
         "{what}: a leased job was claimed again before its visibility timeout"
     );
     // The lost lease's holder never heard of it; end it now (as if its timeout had passed).
     assert_eq!(
-        q.heartbeat("j", lost, Duration::from_millis(1))
-            .await
-            .unwrap(),
-        Heartbeat::Extended {
-            lease: Duration::from_millis(1)
+        q.extend("j", lost, Duration::from_millis(1)).await.unwrap(),
+        Extend::Extended {
+            fence: lost,
+            ttl: Duration::from_millis(1)
         },
         "{what}"
     );
     let jobs = claim_eventually(q).await;
     assert_eq!(jobs.len(), 1);
-    assert_eq!(
-        (jobs[0].id.as_str(), jobs[0].deliveries),
-        ("j", 2),
-        "{what}"
-    );
-    assert_eq!(jobs[0].payload, b"payload");
-    assert!(jobs[0].fence > lost, "{what}: fence did not increase");
+    assert_eq!((jobs[0].id(), jobs[0].deliveries()), ("j", 2), "{what}");
+    assert_eq!(jobs[0].payload(), b"payload");
+    assert!(jobs[0].fence() > lost, "{what}: fence did not increase");
     assert_eq!(q.ack("j", lost).await.unwrap(), Ack::Lost);
-    assert_eq!(q.ack("j", jobs[0].fence).await.unwrap(), Ack::Acked);
+    assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked);
 }
 
 fn lossy(q_client: &Client, ks: &Keyspace) -> Queue {
@@ -167,15 +166,11 @@ async fn script_cache_loss_is_recovered() {
         };
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
         env.raw(&flush).await;
-        let Claim::Claimed(jobs) = q.claim("w", VIS, 1).await.unwrap() else {
+        let Claim::Claimed(jobs) = q.claim(&worker("w"), VIS, 1).await.unwrap() else {
             panic!("{mode:?}: not claimed after flush")
         };
         env.raw(&flush).await;
-        assert_eq!(
-            q.ack("j", jobs[0].fence).await.unwrap(),
-            Ack::Acked,
-            "{mode:?}"
-        );
+        assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked, "{mode:?}");
         assert_eq!(q.stats().await.unwrap().acked, 1);
     }
 }
@@ -201,10 +196,11 @@ async fn restart_keeps_acknowledged_moves() {
     for id in ["a", "b", "c"] {
         q.enqueue(id, id.as_bytes(), RunAt::Now).await.unwrap();
     }
-    let Claim::Claimed(jobs) = q.claim("w", Duration::from_secs(60), 2).await.unwrap() else {
+    let w = worker("w");
+    let Claim::Claimed(jobs) = q.claim(&w, Duration::from_secs(60), 2).await.unwrap() else {
         panic!()
     };
-    assert_eq!(q.ack(&jobs[0].id, jobs[0].fence).await.unwrap(), Ack::Acked);
+    assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked);
     let before = q.stats().await.unwrap();
     let server = env.server.as_mut().unwrap();
     server.kill();
@@ -215,7 +211,7 @@ async fn restart_keeps_acknowledged_moves() {
         QueueConfig::default(),
     )
     .unwrap()
-    .claim("w", VIS, 1)
+    .claim(&w, VIS, 1)
     .await;
     assert_down(&down);
     server.restart().unwrap();
@@ -228,7 +224,7 @@ async fn restart_keeps_acknowledged_moves() {
     .unwrap();
     assert_eq!(patient.stats().await.unwrap(), before);
     assert_eq!(
-        patient.ack(&jobs[1].id, jobs[1].fence).await.unwrap(),
+        patient.ack(jobs[1].id(), jobs[1].fence()).await.unwrap(),
         Ack::Acked
     );
 }
@@ -288,7 +284,8 @@ async fn oom_case(q: &Queue, set_maxmemory: impl Fn(u64), what: &str) {
     for id in ["a", "b"] {
         q.enqueue(id, b"p", RunAt::Now).await.unwrap();
     }
-    let Claim::Claimed(jobs) = q.claim("w", Duration::from_secs(60), 1).await.unwrap() else {
+    let w = worker("w");
+    let Claim::Claimed(jobs) = q.claim(&w, Duration::from_secs(60), 1).await.unwrap() else {
         panic!("{what}: nothing claimed")
     };
     let before: QueueStats = q.stats().await.unwrap();
@@ -299,20 +296,16 @@ async fn oom_case(q: &Queue, set_maxmemory: impl Fn(u64), what: &str) {
         oom(q.enqueue("c", b"p", RunAt::Now).await.map(drop)),
         "{what}"
     );
-    assert!(oom(q.claim("w", VIS, 5).await.map(drop)), "{what}");
-    assert!(oom(q.ack("a", jobs[0].fence).await.map(drop)), "{what}");
-    let nack = q.nack("a", jobs[0].fence, Duration::ZERO, "e").await;
+    assert!(oom(q.claim(&w, VIS, 5).await.map(drop)), "{what}");
+    assert!(oom(jobs[0].ack().await.map(drop)), "{what}");
+    let nack = jobs[0].nack(Duration::ZERO, "e").await;
     assert!(oom(nack.map(drop)), "{what}");
     assert!(oom(q.reap(10).await.map(drop)), "{what}");
     assert_eq!(q.stats().await.unwrap(), before, "{what}: something moved");
     set_maxmemory(0);
-    assert_eq!(
-        q.ack("a", jobs[0].fence).await.unwrap(),
-        Ack::Acked,
-        "{what}"
-    );
+    assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked, "{what}");
     let nack = q
-        .nack("a", jobs[0].fence, Duration::ZERO, "e")
+        .nack("a", jobs[0].fence(), Duration::ZERO, "e")
         .await
         .unwrap();
     assert_eq!(nack, Nack::Lost, "{what}");

@@ -9,8 +9,8 @@
 mod common;
 
 use common::{env, Env, Mode, MODES};
-use redis_atomic::lease::Fence;
-use redis_atomic::queue::{Ack, Claim, JobState, Nack, Queue, QueueConfig, RunAt};
+use redis_atomic::lease::OwnerToken;
+use redis_atomic::queue::{Ack, Claim, Job, JobState, Nack, Queue, QueueConfig, RunAt};
 use redis_atomic::{Client, ClientConfig, Error};
 use redis_atomic_testkit::RedisCluster;
 use std::collections::{HashMap, HashSet};
@@ -63,6 +63,7 @@ fn with_log(ledger: &Ledger, id: &str, f: impl FnOnce(&mut JobLog)) {
 /// aborted (its connection then drops with the task).
 async fn life(env: Arc<Env>, config: QueueConfig, name: String, ledger: Ledger) {
     let q = Queue::new(connect(&env).await, &env.keyspace, "stress", config).unwrap();
+    let name = OwnerToken::new(name).unwrap();
     loop {
         let batch = rand::random_range(1..=16);
         let jobs = match q.claim(&name, VIS, batch).await {
@@ -75,25 +76,26 @@ async fn life(env: Arc<Env>, config: QueueConfig, name: String, ledger: Ledger) 
             Err(e) => panic!("claim: {e}"),
         };
         for j in &jobs {
-            with_log(&ledger, &j.id, |l| {
-                l.claims.push((j.fence.0, j.claimed_at_ms))
+            with_log(&ledger, j.id(), |l| {
+                l.claims.push((j.fence().0, j.claimed_at_ms()))
             });
         }
         if rand::random_range(0..50) == 0 {
             tokio::time::sleep(VIS * 2).await; // paused past the lease
         }
         for j in jobs {
-            finish(&q, &ledger, &j.id, j.fence).await;
+            finish(&ledger, j).await;
         }
     }
 }
 
-async fn finish(q: &Queue, ledger: &Ledger, id: &str, fence: Fence) {
+async fn finish(ledger: &Ledger, job: Job) {
+    let (id, fence) = (job.id(), job.fence());
     if poison(id) {
         with_log(ledger, id, |l| {
             l.nacked.insert(fence.0);
         });
-        match q.nack(id, fence, Duration::ZERO, "poison").await {
+        match job.nack(Duration::ZERO, "poison").await {
             Ok(Nack::Retrying { .. } | Nack::Dead | Nack::Lost)
             | Err(Error::OutcomeUnknown { .. }) => {}
             other => panic!("nack: {other:?}"),
@@ -103,7 +105,7 @@ async fn finish(q: &Queue, ledger: &Ledger, id: &str, fence: Fence) {
     with_log(ledger, id, |l| {
         l.ack_unknown.insert(fence.0);
     });
-    match q.ack(id, fence).await {
+    match job.ack().await {
         Ok(Ack::Acked) => with_log(ledger, id, |l| {
             l.ack_unknown.remove(&fence.0);
             l.acked.push(fence.0);

@@ -9,39 +9,26 @@ use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use redis::Value;
-use redis_atomic::lease::Fence;
-use redis_atomic::queue::{Ack, Claim, Enqueue, Queue, QueueConfig, RunAt};
+use redis_atomic::lease::OwnerToken;
+use redis_atomic::queue::{Ack, Claim, Enqueue, Job, Queue, QueueConfig, QueueKeys, RunAt};
 use redis_atomic::script::registry::{QUEUE_ACK, QUEUE_CLAIM, QUEUE_ENQUEUE};
-use redis_atomic::Keyspace;
 use std::sync::Mutex;
 use std::time::Duration;
 
 const PAYLOAD: [u8; 128] = [b'j'; 128];
 const VISIBILITY: Duration = Duration::from_secs(30);
-const PARTS: [&str; 7] = [
-    "due", "inflight", "dead", "done", "meta", "payload", "errors",
-];
 
-/// The keys of queue `name`, as the library names them.
-struct Keys([String; 7]);
-
-impl Keys {
-    fn new(ks: &Keyspace, name: &str) -> anyhow::Result<Keys> {
-        let mut keys: [String; 7] = Default::default();
-        for (key, part) in keys.iter_mut().zip(PARTS) {
-            *key = ks.key("queue", 1, name, &[part])?;
-        }
-        Ok(Keys(keys))
-    }
-
-    /// The keys named `parts`, in that order.
-    fn pick<'a>(&'a self, parts: &[&str]) -> Vec<&'a str> {
-        parts
-            .iter()
-            .filter_map(|p| PARTS.iter().position(|q| q == p))
-            .map(|i| self.0[i].as_str())
-            .collect()
-    }
+/// Every key of a queue (for `UNLINK`).
+fn all_keys(k: &QueueKeys) -> [&str; 7] {
+    [
+        &k.due,
+        &k.inflight,
+        &k.dead,
+        &k.done,
+        &k.meta,
+        &k.payload,
+        &k.errors,
+    ]
 }
 
 /// A raw lease: job id and fence, as the claim reply gave them.
@@ -50,10 +37,13 @@ type RawLease = (Vec<u8>, Vec<u8>);
 struct QueueBench {
     ctx: BenchCtx,
     lib: Queue,
-    raw: Keys,
+    /// The library path's worker.
+    worker: OwnerToken,
+    /// The raw path's queue: only its keys are used.
+    raw: Queue,
     config: QueueConfig,
     /// Each library task's leased job between its claim and its ack.
-    leased: Vec<Mutex<Option<(String, Fence)>>>,
+    leased: Vec<Mutex<Option<Job>>>,
     /// Each raw task's leased job id and fence.
     raw_leased: Vec<Mutex<Option<RawLease>>>,
 }
@@ -61,9 +51,11 @@ struct QueueBench {
 pub(super) fn setup(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
     Box::pin(async move {
         let config = QueueConfig::default();
+        let queue = |name| Queue::new(ctx.client.clone(), &ctx.keyspace, name, config.clone());
         let bench = QueueBench {
-            lib: Queue::new(ctx.client.clone(), &ctx.keyspace, "lib", config.clone())?,
-            raw: Keys::new(&ctx.keyspace, "raw")?,
+            lib: queue("lib")?,
+            worker: OwnerToken::new("lib")?,
+            raw: queue("raw")?,
             config,
             leased: (0..ctx.tasks).map(|_| Mutex::new(None)).collect(),
             raw_leased: (0..ctx.tasks).map(|_| Mutex::new(None)).collect(),
@@ -117,17 +109,17 @@ impl QueueBench {
                 anyhow::ensure!(matches!(got, Enqueue::Enqueued { .. }), "enqueue: {got:?}");
             }
             1 => {
-                let Claim::Claimed(mut jobs) = self.lib.claim("lib", VISIBILITY, 1).await? else {
+                let claimed = self.lib.claim(&self.worker, VISIBILITY, 1).await?;
+                let Claim::Claimed(mut jobs) = claimed else {
                     anyhow::bail!("claim found the queue empty");
                 };
                 let job = jobs
                     .pop()
                     .ok_or_else(|| anyhow::anyhow!("claimed no job"))?;
-                put(slot, (job.id, job.fence));
+                put(slot, job);
             }
             _ => {
-                let (id, fence) = take(slot)?;
-                let got = self.lib.ack(&id, fence).await?;
+                let got = take(slot)?.ack().await?;
                 anyhow::ensure!(matches!(got, Ack::Acked), "ack: {got:?}");
             }
         }
@@ -140,19 +132,20 @@ impl QueueBench {
         task: usize,
         i: u64,
     ) -> anyhow::Result<()> {
-        let k = &self.raw;
+        let k = self.raw.keys();
         let slot = &self.raw_leased[task];
         let mut cmd = redis::cmd("EVALSHA");
         match i % 3 {
             0 => {
                 cmd.arg(QUEUE_ENQUEUE.sha1).arg(3);
-                cmd.arg(k.pick(&["due", "meta", "payload"]));
+                cmd.arg(&k.due).arg(&k.meta).arg(&k.payload);
                 cmd.arg(job_id(task, i)).arg(&PAYLOAD[..]).arg(0).arg(0);
                 expect_status(cmd.query_async(conn).await?, "enqueued")
             }
             1 => {
                 cmd.arg(QUEUE_CLAIM.sha1).arg(6);
-                cmd.arg(k.pick(&["due", "inflight", "dead", "meta", "payload", "errors"]));
+                cmd.arg(&k.due).arg(&k.inflight).arg(&k.dead);
+                cmd.arg(&k.meta).arg(&k.payload).arg(&k.errors);
                 let max_deliveries = self.config.max_deliveries.get();
                 cmd.arg("raw").arg(VISIBILITY.as_millis() as u64).arg(1);
                 cmd.arg(max_deliveries);
@@ -166,7 +159,8 @@ impl QueueBench {
                 let (id, fence) = take(slot)?;
                 let keep = self.config.dedup_window.as_millis() as u64;
                 cmd.arg(QUEUE_ACK.sha1).arg(5);
-                cmd.arg(k.pick(&["inflight", "meta", "payload", "errors", "done"]));
+                cmd.arg(&k.inflight).arg(&k.meta).arg(&k.payload);
+                cmd.arg(&k.errors).arg(&k.done);
                 cmd.arg(id).arg(fence).arg(keep);
                 expect_status(cmd.query_async(conn).await?, "acked")
             }
@@ -200,20 +194,18 @@ impl Workload for QueueBench {
                 .enqueue("job-4b1c-9f0e-7a2d", &PAYLOAD, RunAt::Now)
                 .await?;
             anyhow::ensure!(matches!(got, Enqueue::Enqueued { .. }), "enqueue: {got:?}");
-            let keys = Keys::new(ks, "emails")?;
-            Ok(keys
-                .pick(&["due", "meta", "payload"])
-                .into_iter()
-                .map(String::from)
-                .collect())
+            let k = queue.keys();
+            Ok(vec![k.due.clone(), k.meta.clone(), k.payload.clone()])
         })
     }
 
     fn cleanup(&self, _tasks: usize) -> BoxFuture<'_, anyhow::Result<()>> {
         Box::pin(async move {
+            let ks = &self.ctx.keyspace;
+            let emails = Queue::new(self.ctx.client.clone(), ks, "emails", self.config.clone())?;
             let mut del = redis::cmd("UNLINK");
-            for name in ["lib", "raw", "emails"] {
-                del.arg(&Keys::new(&self.ctx.keyspace, name)?.0[..]);
+            for queue in [&self.lib, &self.raw, &emails] {
+                del.arg(&all_keys(queue.keys())[..]);
             }
             self.ctx.client.command(&del).await?;
             Ok(())

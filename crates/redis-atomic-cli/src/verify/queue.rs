@@ -15,6 +15,7 @@
 
 use super::{CheckCtx, CheckReport};
 use futures::future::BoxFuture;
+use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -60,8 +61,9 @@ pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckRepor
         let mut workers = Vec::new();
         for n in 0..ctx.concurrency {
             let (ctx, queue, shared) = (ctx.clone(), queue.clone(), shared.clone());
+            let name = OwnerToken::new(format!("w{n}"))?;
             workers.push(tokio::spawn(async move {
-                worker(ctx, queue, shared, format!("w{n}")).await
+                worker(ctx, queue, shared, name).await
             }));
         }
         let produced = produce(&ctx, &queue, &shared).await?;
@@ -151,11 +153,11 @@ async fn worker(
     ctx: CheckCtx,
     queue: Queue,
     shared: Arc<Shared>,
-    name: String,
+    name: OwnerToken,
 ) -> anyhow::Result<()> {
     while !shared.stop.load(Ordering::SeqCst) {
         if ctx.sabotage {
-            sabotaged_claim(&ctx, &shared).await?;
+            sabotaged_claim(&ctx, &queue, &shared).await?;
             continue;
         }
         shared.op(&ctx);
@@ -172,20 +174,20 @@ async fn worker(
             continue;
         };
         for j in &jobs {
-            shared.log(&j.id, |l| l.2.push((j.fence.0, j.claimed_at_ms)));
+            shared.log(j.id(), |l| l.2.push((j.fence().0, j.claimed_at_ms())));
         }
         if rand::random_range(0..100) == 0 {
             tokio::time::sleep(VIS * 2).await; // a stall past the lease: these acks must lose
         }
         for j in jobs {
             shared.op(&ctx);
-            match queue.ack(&j.id, j.fence).await {
-                Ok(Ack::Acked) => shared.log(&j.id, |l| l.0 += 1),
+            match j.ack().await {
+                Ok(Ack::Acked) => shared.log(j.id(), |l| l.0 += 1),
                 Ok(_) => {}
                 Err(e) if e.nothing_ran() => ctx.absorb(e)?,
                 Err(e) => {
                     ctx.absorb(e)?;
-                    shared.log(&j.id, |l| l.1 += 1);
+                    shared.log(j.id(), |l| l.1 += 1);
                 }
             }
         }
@@ -194,10 +196,10 @@ async fn worker(
 }
 
 /// Fetch, then remove, in two round trips, processing whatever was fetched.
-async fn sabotaged_claim(ctx: &CheckCtx, shared: &Shared) -> anyhow::Result<()> {
-    let due = ctx.keyspace.key("queue", 1, "verify", &["due"])?;
+async fn sabotaged_claim(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> anyhow::Result<()> {
+    let due = &queue.keys().due;
     let fetch = redis::cmd("ZRANGEBYSCORE")
-        .arg(&due)
+        .arg(due)
         .arg("-inf")
         .arg("+inf")
         .arg("LIMIT")
@@ -214,7 +216,7 @@ async fn sabotaged_claim(ctx: &CheckCtx, shared: &Shared) -> anyhow::Result<()> 
     for id in ids {
         if let Err(e) = ctx
             .client
-            .command(redis::cmd("ZREM").arg(&due).arg(&id))
+            .command(redis::cmd("ZREM").arg(due).arg(&id))
             .await
         {
             ctx.absorb(e)?;

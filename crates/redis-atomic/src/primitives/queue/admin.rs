@@ -2,12 +2,14 @@
 //! requeueing dead letters. The reads are `no-writes` scripts (`EVALSHA_RO` / `FCALL_RO`, so they
 //! may run on replicas); requeueing is a write.
 
-use super::types::{whole_ms, MAX_BATCH, MAX_DELAY};
-use super::Queue;
+use super::types::{whole_ms, MAX_DELAY};
+use super::{batch, check_id, deliveries, Queue};
 use crate::client::Arg;
 use crate::lease::Fence;
-use crate::reply::Reply;
-use crate::script::registry::{QUEUE_DEAD_LIST, QUEUE_DEAD_REQUEUE, QUEUE_INSPECT, QUEUE_STATS};
+use crate::script::registry::{
+    QueueDeadListLettersItem, QueueDeadListReply, QueueDeadRequeueReply, QueueInspectReply,
+    QueueStatsReply, QUEUE_DEAD_LIST, QUEUE_DEAD_REQUEUE, QUEUE_INSPECT, QUEUE_STATS,
+};
 use crate::Error;
 use std::time::Duration;
 
@@ -103,14 +105,12 @@ pub enum Requeue {
     NotDead,
 }
 
-fn text(reply: &Reply, i: usize) -> Result<String, Error> {
-    Ok(String::from_utf8_lossy(reply.bytes(i)?).into_owned())
-}
-
-fn count(reply: &Reply, i: usize) -> Result<u32, Error> {
-    u32::try_from(reply.uint(i)?).map_err(|_| Error::BadReply {
-        script: reply.script,
-        detail: format!("field {i} out of range"),
+/// A delivery count of a job's state; out of range is a bad reply (the scripts cap it at a
+/// million).
+fn count(n: u64) -> Result<u32, Error> {
+    u32::try_from(n).map_err(|_| Error::BadReply {
+        script: QUEUE_INSPECT.name,
+        detail: format!("deliveries {n} out of range"),
     })
 }
 
@@ -118,116 +118,104 @@ impl Queue {
     /// Counts of jobs by state (read-only).
     pub async fn stats(&self) -> Result<QueueStats, Error> {
         let k = &self.keys;
-        let value = self
-            .client
-            .invoke(&QUEUE_STATS, [&k.due, &k.inflight, &k.dead, &k.done], [])
-            .await?;
-        let reply = Reply::parse(QUEUE_STATS.name, value)?;
-        if reply.status != "stats" {
-            return Err(reply.unexpected());
-        }
-        Ok(QueueStats {
-            ready: reply.uint(0)?,
-            scheduled: reply.uint(1)?,
-            running: reply.uint(2)?,
-            expired: reply.uint(3)?,
-            dead: reply.uint(4)?,
-            acked: reply.uint(5)?,
+        let keys: [&str; 4] = [&k.due, &k.inflight, &k.dead, &k.done];
+        Ok(match self.client.call(&QUEUE_STATS, keys, []).await? {
+            QueueStatsReply::Stats {
+                ready,
+                scheduled,
+                running,
+                expired,
+                dead,
+                acked,
+            } => QueueStats {
+                ready,
+                scheduled,
+                running,
+                expired,
+                dead,
+                acked,
+            },
         })
     }
 
     /// One job's state (read-only).
     pub async fn inspect(&self, job_id: &str) -> Result<JobState, Error> {
-        super::check_id(job_id)?;
+        check_id(job_id)?;
         let k = &self.keys;
-        let value = self
+        let keys: [&str; 4] = [&k.due, &k.inflight, &k.meta, &k.errors];
+        let reply = self
             .client
-            .invoke(
-                &QUEUE_INSPECT,
-                [&k.due, &k.inflight, &k.meta, &k.errors],
-                [job_id.into()],
-            )
+            .call(&QUEUE_INSPECT, keys, [job_id.into()])
             .await?;
-        let r = Reply::parse(QUEUE_INSPECT.name, value)?;
-        Ok(match r.status.as_str() {
-            "queued" => JobState::Queued {
-                due_in: Duration::from_millis(r.uint(0)?),
-                deliveries: count(&r, 1)?,
-                last_fence: Fence(r.uint(2)?),
+        Ok(match reply {
+            QueueInspectReply::Queued {
+                due_in,
+                deliveries,
+                last_fence,
+            } => JobState::Queued {
+                due_in,
+                deliveries: count(deliveries)?,
+                last_fence,
             },
-            "running" => JobState::Running {
-                fence: Fence(r.uint(0)?),
-                deliveries: count(&r, 1)?,
-                lease_left: Duration::from_millis(r.uint(2)?),
-                worker: text(&r, 3)?,
+            QueueInspectReply::Running {
+                fence,
+                deliveries,
+                lease_left,
+                worker,
+            } => JobState::Running {
+                fence,
+                deliveries: count(deliveries)?,
+                lease_left,
+                worker,
             },
-            "dead" => JobState::Dead {
-                deliveries: count(&r, 0)?,
-                error: text(&r, 1)?,
+            QueueInspectReply::Dead { deliveries, error } => JobState::Dead {
+                deliveries: count(deliveries)?,
+                error,
             },
-            "acked" => JobState::Acked {
-                fence: Fence(r.uint(0)?),
-            },
-            "unknown" => JobState::Unknown,
-            _ => return Err(r.unexpected()),
+            QueueInspectReply::Acked { fence } => JobState::Acked { fence },
+            QueueInspectReply::Unknown => JobState::Unknown,
         })
     }
 
     /// At most `count` (1..=1000) dead letters from position `start`, oldest first.
     pub async fn dead_letters(&self, start: u32, count: usize) -> Result<DeadLetters, Error> {
-        if count == 0 || count > MAX_BATCH {
-            return Err(Error::BadArgument(format!(
-                "count must be 1..={MAX_BATCH}, got {count}"
-            )));
-        }
+        let count = batch("count", count)?;
         let k = &self.keys;
-        let value = self
-            .client
-            .invoke(
-                &QUEUE_DEAD_LIST,
-                [&k.dead, &k.meta, &k.errors],
-                [Arg::Int(i64::from(start)), Arg::Int(count as i64)],
-            )
-            .await?;
-        let r = Reply::parse(QUEUE_DEAD_LIST.name, value)?;
-        if r.status != "listed" {
-            return Err(r.unexpected());
-        }
-        let total = r.uint(0)?;
-        let mut letters = Vec::new();
-        let mut i = 1;
-        while let Ok(id) = r.bytes(i) {
-            letters.push(DeadLetter {
-                id: String::from_utf8_lossy(id).into_owned(),
-                dead_at_ms: r.uint(i + 1)?,
-                deliveries: u32::try_from(r.uint(i + 2)?).unwrap_or(u32::MAX),
-                error: text(&r, i + 3)?,
-            });
-            i += 4;
-        }
-        Ok(DeadLetters { total, letters })
+        let keys: [&str; 3] = [&k.dead, &k.meta, &k.errors];
+        let args = [Arg::Int(i64::from(start)), count];
+        Ok(
+            match self.client.call(&QUEUE_DEAD_LIST, keys, args).await? {
+                QueueDeadListReply::Listed { total, letters } => DeadLetters {
+                    total,
+                    letters: letters.into_iter().map(letter).collect(),
+                },
+            },
+        )
     }
 
     /// Moves dead letter `job_id` back to the queue, due after `delay`, deliveries reset to 0.
     pub async fn requeue_dead(&self, job_id: &str, delay: Duration) -> Result<Requeue, Error> {
-        super::check_id(job_id)?;
+        check_id(job_id)?;
         if delay > MAX_DELAY {
             return Err(Error::BadArgument("delay must be at most a year".into()));
         }
         let k = &self.keys;
-        let value = self
-            .client
-            .invoke(
-                &QUEUE_DEAD_REQUEUE,
-                [&k.dead, &k.due, &k.meta, &k.errors],
-                [job_id.into(), Arg::Int(whole_ms(delay))],
-            )
-            .await?;
-        let r = Reply::parse(QUEUE_DEAD_REQUEUE.name, value)?;
-        match r.status.as_str() {
-            "requeued" => Ok(Requeue::Requeued),
-            "not_dead" => Ok(Requeue::NotDead),
-            _ => Err(r.unexpected()),
-        }
+        let keys: [&str; 4] = [&k.dead, &k.due, &k.meta, &k.errors];
+        let args = [job_id.into(), Arg::Int(whole_ms(delay))];
+        Ok(
+            match self.client.call(&QUEUE_DEAD_REQUEUE, keys, args).await? {
+                QueueDeadRequeueReply::Requeued => Requeue::Requeued,
+                QueueDeadRequeueReply::NotDead => Requeue::NotDead,
+            },
+        )
+    }
+}
+
+fn letter(item: QueueDeadListLettersItem) -> DeadLetter {
+    DeadLetter {
+        id: item.id,
+        dead_at_ms: item.dead_at_ms,
+        deliveries: deliveries(item.deliveries),
+        error: item.error,
     }
 }

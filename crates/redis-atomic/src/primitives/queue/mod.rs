@@ -2,14 +2,14 @@
 //!
 //! **Invariant.** Each job is in exactly one place (due, in flight, dead, or acked) and has at
 //! most one live lease; every lease of a job carries a fence larger than all earlier ones, and
-//! only the current fence can heartbeat, ack or nack it, so a job is acked at most once.
+//! only the current fence can extend, ack or nack it, so a job is acked at most once.
 //!
-//! **Keys** (all under the queue's `{name}` hash tag, so one slot): `<ns>:queue:v1:{name}:due`
-//! (zset id → due ms), `:inflight` (zset id → lease deadline ms), `:dead` (zset id → ms dead),
-//! `:done` (zset id → ms acked: tombstones for the dedup window), `:meta` (hash id →
-//! `state:fence:deliveries:worker`), `:payload` (hash id → bytes), `:errors` (hash id → last
-//! error). Job ids are hash fields and zset members, never key names: each script's keys are
-//! fixed, declared and in one slot.
+//! **Keys** ([`QueueKeys`], all under the queue's `{name}` hash tag, so one slot):
+//! `<ns>:queue:v1:{name}:due` (zset id → due ms), `:inflight` (zset id → lease deadline ms),
+//! `:dead` (zset id → ms dead), `:done` (zset id → ms acked: tombstones for the dedup window),
+//! `:meta` (hash id → `state:fence:deliveries:worker`), `:payload` (hash id → bytes), `:errors`
+//! (hash id → last error). Job ids are hash fields and zset members, never key names: each
+//! script's keys are fixed, declared and in one slot.
 //!
 //! **Mechanism.** Lua scripts (`queue_*`). Fetch-then-remove in two steps is how workers lose or
 //! double-process jobs (laravel/framework #5707, Automattic/kue #1133); here one script moves a
@@ -18,6 +18,12 @@
 //! returned inside `claim` (at most `max_jobs` per call) or by [`Queue::reap`] (at most `limit`);
 //! no script scans more than its bound.
 //!
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `claim` →
+//! [`Claim::Claimed`] with one [`Job`] per leased job (`fence()`, `token()` — the worker —,
+//! `expires_by()`, `extend(ttl)`, `ack()`, `nack(..)`), or [`Claim::Empty`] with a
+//! `retry_after`. Callers without the handle (another process, an HTTP client) use the by-parts
+//! [`Queue::extend`], [`Queue::ack`] and [`Queue::nack`] with the job's id and fence.
+//!
 //! **Fences.** `max(last + 1, server µs)` per job, as for locks: they keep increasing even if a
 //! failover lost the job's record. A lease past its deadline stays *current* until a claim or
 //! reap takes it back: until then its holder may still ack it (nobody else has the job).
@@ -25,7 +31,7 @@
 //! **Retry.** `claim` is `retry: unsafe` (a second run would lease other jobs): after
 //! [`Error::OutcomeUnknown`] the jobs it may have leased come back when the visibility timeout
 //! passes. Everything else is `retry: safe`: `enqueue` again answers [`Enqueue::Exists`], `ack`
-//! again answers [`Ack::Acked`] (within the dedup window), `heartbeat` sets the same absolute
+//! again answers [`Ack::Acked`] (within the dedup window), `extend` sets the same absolute
 //! deadline, `nack` and `requeue_dead` again answer [`Nack::Lost`] / [`Requeue::NotDead`].
 //!
 //! **Not guaranteed.** Exactly-once *processing*: a worker paused past its lease may still be
@@ -36,44 +42,58 @@
 //! Under `maxmemory` (OOM) every write script is refused, `ack` included: nothing moves.
 
 mod admin;
+mod job;
 mod types;
 
 pub use admin::{DeadLetter, DeadLetters, JobState, QueueStats, Requeue};
+pub use job::Job;
 pub use types::{
-    Ack, Claim, Enqueue, Heartbeat, Job, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH,
-    MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE, MAX_PAYLOAD, MAX_WORKER_LEN,
+    Ack, Claim, Enqueue, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH, MAX_DELAY,
+    MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE, MAX_PAYLOAD, MAX_WORKER_LEN,
 };
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lease::Fence;
-use crate::reply::{millis, Reply};
+use crate::lease::{millis, Held, OwnerToken};
 use crate::script::registry::{
-    QUEUE_ACK, QUEUE_CLAIM, QUEUE_ENQUEUE, QUEUE_HEARTBEAT, QUEUE_NACK, QUEUE_REAP,
+    QueueClaimJobsItem, QueueClaimReply, QueueEnqueueReply, QueueReapReply, QUEUE_CLAIM,
+    QUEUE_ENQUEUE, QUEUE_REAP,
 };
 use crate::Error;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use types::whole_ms;
 
 const SCHEMA: u32 = 1;
 
-/// The keys of one queue.
-#[derive(Clone, Debug)]
-struct QueueKeys {
-    due: String,
-    inflight: String,
-    dead: String,
-    done: String,
-    meta: String,
-    payload: String,
-    errors: String,
+/// The keys of one queue, all under its `{name}` hash tag (one slot).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct QueueKeys {
+    /// `<ns>:queue:v1:{name}:due`: zset, job id → when it is due (server ms since the epoch).
+    pub due: String,
+    /// `<ns>:queue:v1:{name}:inflight`: zset, leased job id → lease deadline (server ms).
+    pub inflight: String,
+    /// `<ns>:queue:v1:{name}:dead`: zset, dead letter's job id → when it died (server ms).
+    pub dead: String,
+    /// `<ns>:queue:v1:{name}:done`: zset, acked job id → when acked (server ms): tombstones kept
+    /// for the dedup window.
+    pub done: String,
+    /// `<ns>:queue:v1:{name}:meta`: hash, job id → `"<state>:<fence>:<deliveries>:<worker>"`,
+    /// state `q` queued, `r` running, `d` dead, `a` acked.
+    pub meta: String,
+    /// `<ns>:queue:v1:{name}:payload`: hash, job id → payload bytes.
+    pub payload: String,
+    /// `<ns>:queue:v1:{name}:errors`: hash, job id → last error text (a nack's, or a note that
+    /// the lease expired).
+    pub errors: String,
 }
 
-/// One queue: producers enqueue, workers claim, heartbeat, ack and nack.
+/// One queue: producers enqueue, workers claim jobs and extend, ack or nack them. Cheap to clone
+/// (every [`Job`] holds one).
 #[derive(Clone, Debug)]
 pub struct Queue {
     client: Client,
-    keys: QueueKeys,
+    keys: Arc<QueueKeys>,
     config: QueueConfig,
 }
 
@@ -87,12 +107,19 @@ fn check_id(job_id: &str) -> Result<(), Error> {
     Ok(())
 }
 
-fn lease_ms(what: &str, d: Duration) -> Result<i64, Error> {
-    millis(
-        what,
-        d,
-        u64::try_from(MAX_LEASE.as_millis()).unwrap_or(u64::MAX),
-    )
+/// `n` (1..=[`MAX_BATCH`]) as a script argument, or a typed error naming `what`.
+fn batch(what: &str, n: usize) -> Result<Arg<'static>, Error> {
+    if n == 0 || n > MAX_BATCH {
+        return Err(Error::BadArgument(format!(
+            "{what} must be 1..={MAX_BATCH}, got {n}"
+        )));
+    }
+    Ok(Arg::Int(n as i64))
+}
+
+/// A delivery count from a reply, saturating (the scripts cap it at a million).
+fn deliveries(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Queue {
@@ -107,7 +134,7 @@ impl Queue {
         let key = |part: &str| keyspace.key("queue", SCHEMA, name, &[part]);
         Ok(Queue {
             client,
-            keys: QueueKeys {
+            keys: Arc::new(QueueKeys {
                 due: key("due")?,
                 inflight: key("inflight")?,
                 dead: key("dead")?,
@@ -115,9 +142,23 @@ impl Queue {
                 meta: key("meta")?,
                 payload: key("payload")?,
                 errors: key("errors")?,
-            },
+            }),
             config,
         })
+    }
+
+    /// The queue's keys.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::queue::{Queue, QueueConfig};
+    /// let ks = redis_atomic::Keyspace::new("app")?;
+    /// let queue = Queue::new(client, &ks, "emails", QueueConfig::default())?;
+    /// assert_eq!(queue.keys().due, "app:queue:v1:{emails}:due");
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self) -> &QueueKeys {
+        &self.keys
     }
 
     /// The settings.
@@ -147,222 +188,80 @@ impl Queue {
         }
         let (delay, at) = run_at.args()?;
         let k = &self.keys;
-        let value = self
+        let args = [job_id.into(), payload.into(), Arg::Int(delay), Arg::Int(at)];
+        let reply = self
             .client
-            .invoke(
-                &QUEUE_ENQUEUE,
-                [&k.due, &k.meta, &k.payload],
-                [job_id.into(), payload.into(), Arg::Int(delay), Arg::Int(at)],
-            )
+            .call(&QUEUE_ENQUEUE, [&k.due, &k.meta, &k.payload], args)
             .await?;
-        let r = Reply::parse(QUEUE_ENQUEUE.name, value)?;
-        match r.status.as_str() {
-            "enqueued" => Ok(Enqueue::Enqueued {
-                due_in: Duration::from_millis(r.uint(0)?),
-            }),
-            "exists" => {
-                let status = JobStatus::parse(r.bytes(0)?).ok_or_else(|| r.unexpected())?;
-                Ok(Enqueue::Exists { status })
-            }
-            _ => Err(r.unexpected()),
-        }
+        Ok(match reply {
+            QueueEnqueueReply::Enqueued { due_in } => Enqueue::Enqueued { due_in },
+            QueueEnqueueReply::Exists { status } => Enqueue::Exists {
+                status: status.into(),
+            },
+        })
     }
 
-    /// Leases up to `max_jobs` (1..=1000) due jobs to `worker` for `visibility` (after first
-    /// returning up to `max_jobs` expired leases). Not retried after an unknown outcome: the
-    /// jobs it may have leased come back after `visibility`.
+    /// Leases up to `max_jobs` (1..=1000) due jobs to `worker` (at most [`MAX_WORKER_LEN`]
+    /// bytes) for `visibility` (after first returning up to `max_jobs` expired leases). Not
+    /// retried after an unknown outcome: the jobs it may have leased come back after
+    /// `visibility`.
     pub async fn claim(
         &self,
-        worker: &str,
+        worker: &OwnerToken,
         visibility: Duration,
         max_jobs: usize,
     ) -> Result<Claim, Error> {
-        if worker.is_empty() || worker.len() > MAX_WORKER_LEN {
+        let name = worker.as_str();
+        if name.len() > MAX_WORKER_LEN {
             return Err(Error::BadArgument(format!(
                 "worker must be 1..={MAX_WORKER_LEN} bytes, got {}",
-                worker.len()
+                name.len()
             )));
         }
-        if max_jobs == 0 || max_jobs > MAX_BATCH {
-            return Err(Error::BadArgument(format!(
-                "max_jobs must be 1..={MAX_BATCH}, got {max_jobs}"
-            )));
-        }
-        let vis = lease_ms("visibility timeout", visibility)?;
+        let max_jobs = batch("max_jobs", max_jobs)?;
+        let vis = millis("visibility timeout", visibility, MAX_LEASE)?;
         let k = &self.keys;
+        let keys: [&str; 6] = [&k.due, &k.inflight, &k.dead, &k.meta, &k.payload, &k.errors];
+        let args = [name.into(), Arg::Int(vis), max_jobs, self.max_deliveries()];
         let sent = Instant::now();
-        let value = self
-            .client
-            .invoke(
-                &QUEUE_CLAIM,
-                [&k.due, &k.inflight, &k.dead, &k.meta, &k.payload, &k.errors],
-                [
-                    worker.into(),
-                    Arg::Int(vis),
-                    Arg::Int(max_jobs as i64),
-                    self.max_deliveries(),
-                ],
-            )
-            .await?;
-        let r = Reply::parse(QUEUE_CLAIM.name, value)?;
-        match r.status.as_str() {
-            "claimed" => jobs(&r, sent + visibility).map(Claim::Claimed),
-            "empty" => Ok(Claim::Empty {
-                next_due: r.uint(0).ok().map(Duration::from_millis),
-            }),
-            _ => Err(r.unexpected()),
+        match self.client.call(&QUEUE_CLAIM, keys, args).await? {
+            QueueClaimReply::Claimed { now_ms, jobs, .. } => Ok(Claim::Claimed(
+                jobs.into_iter()
+                    .map(|item| self.leased(item, worker, now_ms, sent, visibility))
+                    .collect(),
+            )),
+            QueueClaimReply::Empty { retry_after } => Ok(Claim::Empty { retry_after }),
         }
     }
 
-    /// Sets the lease of `job_id` held with `fence` to end `extend` from the server's now
-    /// (absolute, never added).
-    pub async fn heartbeat(
+    /// The handle of one job a claim sent at `sent` leased to `worker` at server time `now_ms`.
+    fn leased(
         &self,
-        job_id: &str,
-        fence: Fence,
-        extend: Duration,
-    ) -> Result<Heartbeat, Error> {
-        check_id(job_id)?;
-        let ext = lease_ms("extension", extend)?;
-        let fence = fence.to_string();
-        let k = &self.keys;
-        let value = self
-            .client
-            .invoke(
-                &QUEUE_HEARTBEAT,
-                [&k.inflight, &k.meta],
-                [job_id.into(), fence.as_str().into(), Arg::Int(ext)],
-            )
-            .await?;
-        let r = Reply::parse(QUEUE_HEARTBEAT.name, value)?;
-        match r.status.as_str() {
-            "extended" => Ok(Heartbeat::Extended {
-                lease: Duration::from_millis(r.uint(0)?),
-            }),
-            "lost" => Ok(Heartbeat::Lost),
-            _ => Err(r.unexpected()),
-        }
-    }
-
-    /// Completes `job_id` if `fence` is its current lease.
-    pub async fn ack(&self, job_id: &str, fence: Fence) -> Result<Ack, Error> {
-        check_id(job_id)?;
-        let fence = fence.to_string();
-        let k = &self.keys;
-        let value = self
-            .client
-            .invoke(
-                &QUEUE_ACK,
-                [&k.inflight, &k.meta, &k.payload, &k.errors, &k.done],
-                [
-                    job_id.into(),
-                    fence.as_str().into(),
-                    Arg::Int(whole_ms(self.config.dedup_window)),
-                ],
-            )
-            .await?;
-        let r = Reply::parse(QUEUE_ACK.name, value)?;
-        match r.status.as_str() {
-            "acked" => Ok(Ack::Acked),
-            "lost" => Ok(Ack::Lost),
-            _ => Err(r.unexpected()),
-        }
-    }
-
-    /// Gives `job_id` back if `fence` is its current lease: due again after `retry_after`, or
-    /// dead-lettered with `error` once delivered `max_deliveries` times. `error` is cut to
-    /// [`MAX_ERROR_LEN`] bytes.
-    pub async fn nack(
-        &self,
-        job_id: &str,
-        fence: Fence,
-        retry_after: Duration,
-        error: &str,
-    ) -> Result<Nack, Error> {
-        check_id(job_id)?;
-        if retry_after > MAX_DELAY {
-            return Err(Error::BadArgument(
-                "retry_after must be at most a year".into(),
-            ));
-        }
-        let mut cut = error.len().min(MAX_ERROR_LEN);
-        while !error.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let fence = fence.to_string();
-        let k = &self.keys;
-        let value = self
-            .client
-            .invoke(
-                &QUEUE_NACK,
-                [&k.inflight, &k.due, &k.dead, &k.meta, &k.errors],
-                [
-                    job_id.into(),
-                    fence.as_str().into(),
-                    Arg::Int(whole_ms(retry_after)),
-                    self.max_deliveries(),
-                    error[..cut].into(),
-                ],
-            )
-            .await?;
-        let r = Reply::parse(QUEUE_NACK.name, value)?;
-        match r.status.as_str() {
-            "retrying" => Ok(Nack::Retrying {
-                after: Duration::from_millis(r.uint(0)?),
-            }),
-            "dead" => Ok(Nack::Dead),
-            "lost" => Ok(Nack::Lost),
-            _ => Err(r.unexpected()),
+        item: QueueClaimJobsItem,
+        worker: &OwnerToken,
+        now_ms: u64,
+        sent: Instant,
+        visibility: Duration,
+    ) -> Job {
+        Job {
+            queue: self.clone(),
+            id: item.id,
+            payload: item.payload,
+            deliveries: deliveries(item.deliveries),
+            claimed_at_ms: now_ms,
+            held: Held::new(worker.clone(), item.fence, sent, visibility),
         }
     }
 
     /// Returns at most `limit` (1..=1000) expired leases to the queue (or the dead letters).
     /// Claims do this too; call it from a janitor when workers may all be gone.
     pub async fn reap(&self, limit: usize) -> Result<Reaped, Error> {
-        if limit == 0 || limit > MAX_BATCH {
-            return Err(Error::BadArgument(format!(
-                "limit must be 1..={MAX_BATCH}, got {limit}"
-            )));
-        }
+        let limit = batch("limit", limit)?;
         let k = &self.keys;
-        let value = self
-            .client
-            .invoke(
-                &QUEUE_REAP,
-                [&k.inflight, &k.due, &k.dead, &k.meta, &k.errors],
-                [Arg::Int(limit as i64), self.max_deliveries()],
-            )
-            .await?;
-        let r = Reply::parse(QUEUE_REAP.name, value)?;
-        if r.status != "reaped" {
-            return Err(r.unexpected());
-        }
-        Ok(Reaped {
-            requeued: r.uint(0)?,
-            dead: r.uint(1)?,
+        let keys: [&str; 5] = [&k.inflight, &k.due, &k.dead, &k.meta, &k.errors];
+        let args = [limit, self.max_deliveries()];
+        Ok(match self.client.call(&QUEUE_REAP, keys, args).await? {
+            QueueReapReply::Reaped { requeued, dead } => Reaped { requeued, dead },
         })
     }
-}
-
-/// The jobs of a `claimed` reply: `now_ms, count, [id, fence, deliveries, payload] * count`.
-fn jobs(r: &Reply, expires_by: Instant) -> Result<Vec<Job>, Error> {
-    let claimed_at_ms = r.uint(0)?;
-    let count = usize::try_from(r.uint(1)?).unwrap_or(0);
-    let mut jobs = Vec::with_capacity(count);
-    for n in 0..count {
-        let i = 2 + 4 * n;
-        let id = String::from_utf8(r.bytes(i)?.to_vec()).map_err(|_| Error::BadReply {
-            script: r.script,
-            detail: "job id not UTF-8".into(),
-        })?;
-        jobs.push(Job {
-            id,
-            fence: Fence(r.uint(i + 1)?),
-            deliveries: u32::try_from(r.uint(i + 2)?).unwrap_or(u32::MAX),
-            payload: r.bytes(i + 3)?.to_vec(),
-            claimed_at_ms,
-            expires_by,
-        });
-    }
-    Ok(jobs)
 }

@@ -1,9 +1,11 @@
-//! The queue's value types: settings, when a job runs, claimed jobs and every outcome.
+//! The queue's value types: settings, when a job runs, and every outcome. The leased job itself
+//! ([`super::Job`]) lives with the lease operations in `job.rs`.
 
-use crate::lease::Fence;
+use super::Job;
+use crate::script::registry::QueueEnqueueStatus;
 use crate::Error;
 use std::num::NonZeroU32;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Hard cap of a payload, in bytes (the scripts refuse larger ones too).
 pub const MAX_PAYLOAD: usize = 1 << 20;
@@ -15,7 +17,7 @@ pub const MAX_WORKER_LEN: usize = 128;
 pub const MAX_BATCH: usize = 1000;
 /// Longest last-error text kept for a job; longer texts are cut (at a character boundary).
 pub const MAX_ERROR_LEN: usize = 4096;
-/// Longest lease (visibility timeout or heartbeat extension): one day.
+/// Longest lease (visibility timeout or extension): one day.
 pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
 /// Longest delay, retry pause or dedup window: one year.
 pub const MAX_DELAY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -132,15 +134,14 @@ pub enum JobStatus {
     Acked,
 }
 
-impl JobStatus {
-    pub(crate) fn parse(word: &[u8]) -> Option<JobStatus> {
-        Some(match word {
-            b"queued" => JobStatus::Queued,
-            b"running" => JobStatus::Running,
-            b"dead" => JobStatus::Dead,
-            b"acked" => JobStatus::Acked,
-            _ => return None,
-        })
+impl From<QueueEnqueueStatus> for JobStatus {
+    fn from(status: QueueEnqueueStatus) -> Self {
+        match status {
+            QueueEnqueueStatus::Queued => JobStatus::Queued,
+            QueueEnqueueStatus::Running => JobStatus::Running,
+            QueueEnqueueStatus::Dead => JobStatus::Dead,
+            QueueEnqueueStatus::Acked => JobStatus::Acked,
+        }
     }
 }
 
@@ -161,50 +162,19 @@ pub enum Enqueue {
     },
 }
 
-/// A leased job. Ack, nack or heartbeat it with its id and [`Job::fence`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Job {
-    /// The job id.
-    pub id: String,
-    /// The payload, byte for byte as enqueued.
-    pub payload: Vec<u8>,
-    /// This lease's fence: larger than every earlier lease of this job. Pass it to the writes the
-    /// job makes, so a store can refuse a superseded worker.
-    pub fence: Fence,
-    /// Deliveries of this job so far, this one included (1 on the first claim).
-    pub deliveries: u32,
-    /// The server's clock (ms since the epoch) when the lease began.
-    pub claimed_at_ms: u64,
-    /// By the local clock, the lease surely lasts until this instant (request sent + visibility).
-    pub expires_by: Instant,
-}
-
 /// Result of `claim`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Claim {
     /// One or more jobs, in due order, now leased to the caller.
     Claimed(Vec<Job>),
     /// Nothing is due.
     Empty {
-        /// When the next job becomes due or the next lease expires (server time, from now);
-        /// `None` when the queue has no queued and no running job.
-        next_due: Option<Duration>,
+        /// When the next job becomes due or the next lease expires (server time, from now):
+        /// claim again then (an enqueue may make a job due sooner); `None` when the queue has no
+        /// queued and no running job.
+        retry_after: Option<Duration>,
     },
-}
-
-/// Result of a heartbeat.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Heartbeat {
-    /// The lease now ends `lease` from the server's now.
-    Extended {
-        /// The new remaining lease.
-        lease: Duration,
-    },
-    /// This fence is no longer the job's lease (taken by another claim, reaped, acked or nacked).
-    Lost,
 }
 
 /// Result of an ack.

@@ -1,0 +1,180 @@
+//! A leased job ([`Job`], the handle a claim returns) and the lease operations on a job: extend,
+//! ack and nack. Each is one script call, made by the by-parts methods on [`Queue`] (for callers
+//! that only have the job's id and fence: another process, an HTTP client); the handle's methods
+//! delegate to them.
+
+use super::types::{whole_ms, Ack, Nack, MAX_DELAY, MAX_ERROR_LEN, MAX_LEASE};
+use super::{check_id, Queue};
+use crate::client::Arg;
+use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken};
+use crate::script::registry::{
+    QueueAckReply, QueueHeartbeatReply, QueueNackReply, QUEUE_ACK, QUEUE_HEARTBEAT, QUEUE_NACK,
+};
+use crate::Error;
+use std::time::{Duration, Instant};
+
+/// A leased job: its id, payload and lease. Pass [`Job::fence`] to every write the job makes,
+/// then [`ack`](Job::ack) or [`nack`](Job::nack) it; [`extend`](Job::extend) a long job's lease.
+/// Dropping it does nothing: the lease runs out and the job is claimed again.
+#[derive(Clone, Debug)]
+#[must_use = "a leased job should be acked or nacked"]
+pub struct Job {
+    pub(super) queue: Queue,
+    pub(super) id: String,
+    pub(super) payload: Vec<u8>,
+    pub(super) deliveries: u32,
+    pub(super) claimed_at_ms: u64,
+    pub(super) held: Held,
+}
+
+impl Job {
+    /// The job id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The payload, byte for byte as enqueued.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+
+    /// The payload, taken out of the handle (the lease is then only reachable by parts).
+    pub fn into_payload(self) -> Vec<u8> {
+        self.payload
+    }
+
+    /// This lease's fence: larger than every earlier lease of this job. Pass it to the writes the
+    /// job makes, so a store can refuse a superseded worker.
+    pub fn fence(&self) -> Fence {
+        self.held.fence
+    }
+
+    /// The worker the job is leased to (the `worker` of the claim).
+    pub fn token(&self) -> &OwnerToken {
+        &self.held.token
+    }
+
+    /// Deliveries of this job so far, this one included (1 on the first claim).
+    pub fn deliveries(&self) -> u32 {
+        self.deliveries
+    }
+
+    /// The server's clock (ms since the epoch) when the lease began.
+    pub fn claimed_at_ms(&self) -> u64 {
+        self.claimed_at_ms
+    }
+
+    /// Until when, by the local clock, the lease surely lasts: the time the claim (or the last
+    /// extension) was sent plus its visibility (or ttl). Stop or extend before this.
+    pub fn expires_by(&self) -> Instant {
+        self.held.expires_by()
+    }
+
+    /// Sets the lease to end `ttl` from the server's now (absolute, never added).
+    pub async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
+        let sent = Instant::now();
+        let outcome = self.queue.extend(&self.id, self.held.fence, ttl).await?;
+        self.held.extended(&outcome, sent, ttl);
+        Ok(outcome)
+    }
+
+    /// Completes the job if this is still its current lease.
+    pub async fn ack(&self) -> Result<Ack, Error> {
+        self.queue.ack(&self.id, self.held.fence).await
+    }
+
+    /// Gives the job back if this is still its current lease: see [`Queue::nack`].
+    pub async fn nack(&self, retry_after: Duration, error: &str) -> Result<Nack, Error> {
+        let fence = self.held.fence;
+        self.queue.nack(&self.id, fence, retry_after, error).await
+    }
+}
+
+impl Lease for Job {
+    fn fence(&self) -> Fence {
+        Job::fence(self)
+    }
+
+    fn token(&self) -> &OwnerToken {
+        Job::token(self)
+    }
+
+    fn expires_by(&self) -> Instant {
+        Job::expires_by(self)
+    }
+
+    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
+        Job::extend(self, ttl).await
+    }
+}
+
+impl Queue {
+    /// Sets the lease of `job_id` held with `fence` to end `ttl` (at most [`MAX_LEASE`]) from the
+    /// server's now (absolute, never added).
+    pub async fn extend(&self, job_id: &str, fence: Fence, ttl: Duration) -> Result<Extend, Error> {
+        check_id(job_id)?;
+        let ttl_ms = millis("ttl", ttl, MAX_LEASE)?;
+        let fence_arg = fence.to_string();
+        let k = &self.keys;
+        let args = [job_id.into(), fence_arg.as_str().into(), Arg::Int(ttl_ms)];
+        let reply = self
+            .client
+            .call(&QUEUE_HEARTBEAT, [&k.inflight, &k.meta], args)
+            .await?;
+        Ok(match reply {
+            QueueHeartbeatReply::Extended { lease } => Extend::Extended { fence, ttl: lease },
+            QueueHeartbeatReply::Lost => Extend::Lost,
+        })
+    }
+
+    /// Completes `job_id` if `fence` is its current lease.
+    pub async fn ack(&self, job_id: &str, fence: Fence) -> Result<Ack, Error> {
+        check_id(job_id)?;
+        let fence = fence.to_string();
+        let k = &self.keys;
+        let keys: [&str; 5] = [&k.inflight, &k.meta, &k.payload, &k.errors, &k.done];
+        let keep = Arg::Int(whole_ms(self.config.dedup_window));
+        let args = [job_id.into(), fence.as_str().into(), keep];
+        Ok(match self.client.call(&QUEUE_ACK, keys, args).await? {
+            QueueAckReply::Acked => Ack::Acked,
+            QueueAckReply::Lost => Ack::Lost,
+        })
+    }
+
+    /// Gives `job_id` back if `fence` is its current lease: due again after `retry_after`, or
+    /// dead-lettered with `error` once delivered `max_deliveries` times. `error` is cut to
+    /// [`MAX_ERROR_LEN`] bytes.
+    pub async fn nack(
+        &self,
+        job_id: &str,
+        fence: Fence,
+        retry_after: Duration,
+        error: &str,
+    ) -> Result<Nack, Error> {
+        check_id(job_id)?;
+        if retry_after > MAX_DELAY {
+            return Err(Error::BadArgument(
+                "retry_after must be at most a year".into(),
+            ));
+        }
+        let mut cut = error.len().min(MAX_ERROR_LEN);
+        while !error.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let fence = fence.to_string();
+        let k = &self.keys;
+        let keys: [&str; 5] = [&k.inflight, &k.due, &k.dead, &k.meta, &k.errors];
+        let args = [
+            job_id.into(),
+            fence.as_str().into(),
+            Arg::Int(whole_ms(retry_after)),
+            self.max_deliveries(),
+            error[..cut].into(),
+        ];
+        Ok(match self.client.call(&QUEUE_NACK, keys, args).await? {
+            QueueNackReply::Retrying { retry_after } => Nack::Retrying { after: retry_after },
+            QueueNackReply::Dead => Nack::Dead,
+            QueueNackReply::Lost => Nack::Lost,
+        })
+    }
+}
