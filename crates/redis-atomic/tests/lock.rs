@@ -359,14 +359,13 @@ async fn bad_input(env: Env) {
     ));
 
     // The script validates too (for callers that bypass the Rust binding).
-    let lock_key = env.keyspace.key("lock", 1, "raw", &[]).unwrap();
-    let fence_key = env.keyspace.key("lock", 1, "raw", &["fence"]).unwrap();
+    let raw = locks.keys("raw").unwrap();
     for bad_ttl in ["-5", "0", "1.5", "abc", "604800001"] {
         let r = env
             .client
-            .invoke(
+            .call(
                 &redis_atomic::script::registry::LOCK_ACQUIRE,
-                [&lock_key, &fence_key],
+                [&raw.lock, &raw.fence],
                 ["tok".into(), bad_ttl.into()],
             )
             .await;
@@ -377,7 +376,7 @@ async fn bad_input(env: Env) {
     }
 
     // Wrong type at the lock key: typed error, the hash untouched.
-    let hash_key = env.keyspace.key("lock", 1, "h", &[]).unwrap();
+    let hash_key = locks.keys("h").unwrap().lock;
     env.raw(redis::cmd("HSET").arg(&hash_key).arg("f").arg("v"))
         .await;
     assert!(matches!(
@@ -388,7 +387,7 @@ async fn bad_input(env: Env) {
     assert_eq!(redis::from_redis_value::<String>(v).unwrap(), "v");
 
     // A fence key that does not hold an integer: typed error, lock not taken, value kept.
-    let fence_key = env.keyspace.key("lock", 1, "f", &["fence"]).unwrap();
+    let fence_key = locks.keys("f").unwrap().fence;
     env.raw(redis::cmd("SET").arg(&fence_key).arg("not-a-number"))
         .await;
     assert!(matches!(
@@ -400,12 +399,12 @@ async fn bad_input(env: Env) {
         redis::from_redis_value::<String>(v).unwrap(),
         "not-a-number"
     );
-    let lock_f = env.keyspace.key("lock", 1, "f", &[]).unwrap();
+    let lock_f = locks.keys("f").unwrap().lock;
     let exists = env.raw(redis::cmd("EXISTS").arg(&lock_f)).await;
     assert_eq!(redis::from_redis_value::<i64>(exists).unwrap(), 0);
 
     // Someone else's plain string at the lock key counts as held, never overwritten.
-    let foreign = env.keyspace.key("lock", 1, "foreign", &[]).unwrap();
+    let foreign = locks.keys("foreign").unwrap().lock;
     env.raw(redis::cmd("SET").arg(&foreign).arg("someone-else"))
         .await;
     assert!(matches!(
@@ -438,7 +437,7 @@ async fn fences_survive_loss_of_fence_key() {
         assert!(g.fence() > last);
         last = g.fence();
         g.release().await.unwrap();
-        let fence_key = env.keyspace.key("lock", 1, "r", &["fence"]).unwrap();
+        let fence_key = locks.keys("r").unwrap().fence;
         env.raw(redis::cmd("DEL").arg(fence_key)).await; // what a lagging replica would not have
     }
 }

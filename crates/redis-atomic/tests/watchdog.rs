@@ -190,7 +190,7 @@ async fn takeover_is_reported_not_held() {
             .await
             .watchdog()
             .unwrap();
-        let key = env.keyspace.key("lock", 1, "r", &[]).unwrap();
+        let key = locks.keys("r").unwrap().lock;
         env.raw(redis::cmd("DEL").arg(&key)).await;
         let b = acquire(&locks, "r", Duration::from_secs(10)).await;
         let why = tokio::time::timeout(Duration::from_secs(10), held.lost())

@@ -182,7 +182,7 @@ pub(crate) fn interfere(client: &redis_atomic::Client, case: &str, key: &str) {
 async fn seed_000_quota_update_with_watch() {
     for mode in TOPOLOGIES {
         let env = Arc::new(env(mode, "cas-quota", ClientConfig::default()).await);
-        let key = env.keyspace.key("quota", 1, "user-7", &["minute"]).unwrap();
+        let key = env.keyspace.key("cas", 1, "user-7", &["minute"]).unwrap();
         let granted = Arc::new(AtomicU64::new(0));
         let tasks: Vec<_> = (0..16)
             .map(|_| {
