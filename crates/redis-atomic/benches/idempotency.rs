@@ -62,7 +62,7 @@ async fn run(server: &RedisServer, raw: bool, conns: usize, secs: f64) -> (f64, 
                 let key = format!("{run_id}-{t}-{i}");
                 let fp = Fingerprint::of(&[key.as_bytes()]);
                 if raw {
-                    let rkey = store.record_key("bench", key.as_bytes()).unwrap();
+                    let rkey = store.keys("bench", key.as_bytes()).unwrap().record;
                     let fp_hex = "0123456789abcdef0123456789abcdef";
                     let begun: redis::Value = redis::cmd("EVALSHA")
                         .arg(IDEM_BEGIN.sha1)
@@ -169,8 +169,9 @@ async fn main() {
         .await
         .unwrap();
     let key = store
-        .record_key("tenant-1", b"a-typical-uuid-4b1c-9f0e-7a2d")
-        .unwrap();
+        .keys("tenant-1", b"a-typical-uuid-4b1c-9f0e-7a2d")
+        .unwrap()
+        .record;
     let bytes: i64 = redis::from_redis_value(
         client
             .command(redis::cmd("MEMORY").arg("USAGE").arg(&key))

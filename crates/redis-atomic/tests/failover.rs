@@ -117,7 +117,7 @@ async fn plain_incr_tokens_repeat_after_failover() {
 }
 
 /// An idempotency record can be lost on failover: the duplicate then gets `Claimed` and runs
-/// again. Its generation is larger than the lost claim's, so a downstream fenced by generation
+/// again. Its fence is larger than the lost claim's, so a downstream fenced by it
 /// can still tell the two executions apart and reject the older.
 #[tokio::test]
 async fn idempotency_record_can_be_lost_and_the_request_runs_again() {
@@ -133,14 +133,14 @@ async fn idempotency_record_can_be_lost_and_the_request_runs_again() {
         .complete(&Response::new(201, b"done".to_vec()))
         .await
         .unwrap();
-    let lost_generation = claim.generation();
+    let lost_fence = claim.fence();
     let keyspace = pair.keyspace.clone();
     let (client, _server) = pair.fail_over().await;
     let store = Idempotency::new(client, keyspace, config).unwrap();
     let Begin::Claimed(again) = store.begin("t", b"k", fp).await.unwrap() else {
         panic!("the record survived the failover: the test did not lose the write")
     };
-    assert!(again.generation() > lost_generation);
+    assert!(again.fence() > lost_fence);
 }
 
 /// With `replicas(1, ..)` an acknowledged acquisition is on the replica too: the same failover

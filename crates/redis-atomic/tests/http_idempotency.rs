@@ -20,7 +20,8 @@ use std::time::Duration;
 /// Executions of the handler: the side effect the layer must not repeat.
 type Count = Arc<AtomicU64>;
 
-/// Echoes the body; `slow` sleeps first; `fail` answers 500; executions are counted.
+/// Echoes the body; `slow` sleeps first, `long` longer; `fail` answers 500; executions are
+/// counted.
 async fn handler(
     State(count): State<Count>,
     body: Bytes,
@@ -28,6 +29,9 @@ async fn handler(
     count.fetch_add(1, Ordering::SeqCst);
     if body.starts_with(b"slow") {
         tokio::time::sleep(Duration::from_millis(600)).await;
+    }
+    if body.starts_with(b"long") {
+        tokio::time::sleep(Duration::from_millis(2500)).await;
     }
     let status = if body.starts_with(b"fail") {
         StatusCode::INTERNAL_SERVER_ERROR
@@ -38,12 +42,11 @@ async fn handler(
 }
 
 async fn serve(env: &Env, limit: usize) -> (SocketAddr, Count) {
-    let store = Idempotency::new(
-        env.client.clone(),
-        env.keyspace.clone(),
-        IdemConfig::default(),
-    )
-    .unwrap();
+    serve_with(env, limit, IdemConfig::default()).await
+}
+
+async fn serve_with(env: &Env, limit: usize, idem: IdemConfig) -> (SocketAddr, Count) {
+    let store = Idempotency::new(env.client.clone(), env.keyspace.clone(), idem).unwrap();
     let config = IdempotencyLayerConfig::default()
         .max_body_bytes(limit)
         .scope(|parts| {
@@ -132,6 +135,22 @@ async fn in_flight_is_409_with_retry_after() {
             .unwrap()
             >= 1
     );
+    assert_eq!(first.await.unwrap().status(), 201);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+}
+
+/// A handler that runs past the claim's lease keeps its claim: the layer extends it every
+/// lease/3, so a duplicate after the first lease would have ended still gets 409 (not a
+/// takeover that runs the handler again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_handler_keeps_its_claim() {
+    let env = env(Mode::StandaloneEval, "http-extend", ClientConfig::default()).await;
+    let idem = IdemConfig::default().lease(Duration::from_secs(1));
+    let (addr, count) = serve_with(&env, 1 << 20, idem).await;
+    let first = tokio::spawn(post_op(addr, Some("long-1"), "long"));
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    let dup = post_op(addr, Some("long-1"), "long").await;
+    assert_eq!(dup.status(), 409, "the claim was not extended");
     assert_eq!(first.await.unwrap().status(), 201);
     assert_eq!(count.load(Ordering::SeqCst), 1);
 }

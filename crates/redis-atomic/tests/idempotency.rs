@@ -8,7 +8,8 @@ use common::{env, standalone, Env, Mode, MODES};
 use redis_atomic::idempotency::{
     Begin, Claim, Failure, Fingerprint, IdemConfig, Idempotency, Outcome, Response, Stored,
 };
-use redis_atomic::{ClientConfig, Error, RetryPolicy};
+use redis_atomic::lease::{Extend, Lease, OwnerToken};
+use redis_atomic::{ClientConfig, Error, Fence, RetryPolicy};
 use redis_atomic_testkit::ServerOptions;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,10 @@ fn store(env: &Env, lease: Duration) -> Idempotency {
 
 fn fp(s: &str) -> Fingerprint {
     Fingerprint::of(&[s.as_bytes()])
+}
+
+fn tok(s: &str) -> OwnerToken {
+    OwnerToken::new(s).unwrap()
 }
 
 fn claimed(b: Begin) -> Claim {
@@ -107,33 +112,33 @@ async fn run_once(store: &Idempotency, env: &Env, effects: &str, key: &str) -> R
     panic!("never finished");
 }
 
-/// An expired claim is taken over with a larger generation; the stale executor's complete and
-/// heartbeat are refused, and the replay is the new executor's response.
+/// An expired claim is taken over with a larger fence; the stale executor's complete and extend
+/// are refused, and the replay is the new executor's response.
 #[tokio::test]
 async fn takeover_after_lease_expiry() {
     for mode in MODES {
         let env = env(mode, "idem-takeover", ClientConfig::default()).await;
         // A long lease (so "in progress" cannot be a slow machine's accident), then shortened
-        // to 1 ms by the executor's own heartbeat (leases are absolute on the server's clock).
+        // to 1 ms by the executor's own extend (leases are absolute on the server's clock).
         let store = store(&env, Duration::from_secs(30));
-        let old = claimed(store.begin("t", b"k", fp("r")).await.unwrap());
+        let mut old = claimed(store.begin("t", b"k", fp("r")).await.unwrap());
         assert!(matches!(
             store.begin("t", b"k", fp("r")).await.unwrap(),
             Begin::InProgress { .. }
         ));
         assert_eq!(
-            old.heartbeat(Duration::from_millis(1)).await.unwrap(),
-            Outcome::Stored
+            old.extend(Duration::from_millis(1)).await.unwrap(),
+            Extend::Extended {
+                fence: old.fence(),
+                ttl: Duration::from_millis(1)
+            }
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
         let new = claimed(store.begin("t", b"k", fp("r")).await.unwrap());
-        assert!(
-            new.is_takeover() && new.generation() > old.generation(),
-            "{mode:?}"
-        );
+        assert!(new.is_takeover() && new.fence() > old.fence(), "{mode:?}");
         assert_eq!(
-            old.heartbeat(Duration::from_secs(1)).await.unwrap(),
-            Outcome::Lost
+            old.extend(Duration::from_secs(1)).await.unwrap(),
+            Extend::Lost
         );
         assert_eq!(
             old.complete(&Response::new(200, "stale")).await.unwrap(),
@@ -195,7 +200,7 @@ async fn state_machine() {
             Outcome::Stored
         );
         let second = claimed(store.begin("t", b"b", fp("x")).await.unwrap());
-        assert!(second.generation() > first.generation());
+        assert!(second.fence() > first.fence());
         assert_eq!(first.complete(&resp).await.unwrap(), Outcome::Lost);
         let failure = Response::new(402, "declined");
         assert_eq!(
@@ -208,7 +213,7 @@ async fn state_machine() {
     }
 }
 
-/// `begin` with the same token returns the same claim (generation) — the retry after a lost reply.
+/// `begin` with the same token returns the same claim (fence) — the retry after a lost reply.
 #[tokio::test]
 async fn begin_same_token_is_idempotent() {
     for mode in MODES {
@@ -216,20 +221,20 @@ async fn begin_same_token_is_idempotent() {
         let store = store(&env, Duration::from_secs(30));
         let a = claimed(
             store
-                .begin_with_token("t", b"k", fp("r"), "tok-1")
+                .begin_with_token("t", b"k", fp("r"), &tok("tok-1"))
                 .await
                 .unwrap(),
         );
         let b = claimed(
             store
-                .begin_with_token("t", b"k", fp("r"), "tok-1")
+                .begin_with_token("t", b"k", fp("r"), &tok("tok-1"))
                 .await
                 .unwrap(),
         );
-        assert_eq!(a.generation(), b.generation());
+        assert_eq!((a.fence(), a.token()), (b.fence(), b.token()));
         assert!(matches!(
             store
-                .begin_with_token("t", b"k", fp("r"), "tok-2")
+                .begin_with_token("t", b"k", fp("r"), &tok("tok-2"))
                 .await
                 .unwrap(),
             Begin::InProgress { .. }
@@ -249,7 +254,9 @@ async fn lost_replies_then_retry_execute_once() {
     env.client.load_all().await.unwrap(); // every script cached: a stalled call cannot NOSCRIPT
     let server = env.server.as_ref().unwrap();
     server.pause();
-    let lost = store.begin_with_token("t", b"k", fp("r"), "tok").await;
+    let lost = store
+        .begin_with_token("t", b"k", fp("r"), &tok("tok"))
+        .await;
     server.resume();
     assert!(
         matches!(lost, Err(Error::OutcomeUnknown { .. })),
@@ -262,21 +269,21 @@ async fn lost_replies_then_retry_execute_once() {
     );
     let claim = claimed(
         store
-            .begin_with_token("t", b"k", fp("r"), "tok")
+            .begin_with_token("t", b"k", fp("r"), &tok("tok"))
             .await
             .unwrap(),
     );
-    // The lost begin's claim, not a new one: no takeover, and the same generation again.
+    // The lost begin's claim, not a new one: no takeover, and the same fence again.
     assert!(!claim.is_takeover(), "the retry took over instead");
     let again = claimed(
         store
-            .begin_with_token("t", b"k", fp("r"), "tok")
+            .begin_with_token("t", b"k", fp("r"), &tok("tok"))
             .await
             .unwrap(),
     );
     assert_eq!(
-        again.generation(),
-        claim.generation(),
+        again.fence(),
+        claim.fence(),
         "the retry must get the lost begin's claim back"
     );
     let resp = Response::new(200, "done");
@@ -310,7 +317,7 @@ async fn lost_replies_then_retry_execute_once() {
 async fn wait_for(store: &Idempotency, pred: impl Fn(&Begin) -> bool) -> bool {
     for _ in 0..200 {
         let b = store
-            .begin_with_token("t", b"k", fp("r"), "observer")
+            .begin_with_token("t", b"k", fp("r"), &tok("observer"))
             .await
             .unwrap();
         assert!(
@@ -377,10 +384,20 @@ async fn bad_input() {
         store.begin("t", &[b'x'; 513], fp("r")).await,
         Err(Error::BadArgument(_))
     ));
-    assert!(matches!(
-        store.begin_with_token("t", b"k", fp("r"), "").await,
-        Err(Error::BadArgument(_))
-    ));
+    // Bad tokens cannot be built; the script refuses an empty one all the same.
+    for bad in ["", "a\nb"] {
+        assert!(matches!(OwnerToken::new(bad), Err(Error::BadArgument(_))));
+    }
+    let record = store.keys("t", b"k").unwrap().record;
+    let raw = env
+        .client
+        .call(
+            &redis_atomic::script::registry::IDEM_BEGIN,
+            [&record],
+            ["".into(), "00ff".into(), 1000.into(), 1000.into()],
+        )
+        .await;
+    assert!(matches!(raw, Err(Error::BadArgument(_))), "{raw:?}");
     let zero = IdemConfig::default().lease(Duration::ZERO);
     assert!(matches!(
         Idempotency::new(env.client.clone(), env.keyspace.clone(), zero),
@@ -395,13 +412,13 @@ async fn bad_input() {
         Begin::Claimed(_)
     ));
     // Wrong type and foreign data at the record key.
-    let key = store.record_key("t", b"wrong").unwrap();
+    let key = store.keys("t", b"wrong").unwrap().record;
     env.raw(redis::cmd("LPUSH").arg(&key).arg("x")).await;
     assert!(matches!(
         store.begin("t", b"wrong", fp("r")).await,
         Err(Error::WrongType(_))
     ));
-    let key2 = store.record_key("t", b"foreign").unwrap();
+    let key2 = store.keys("t", b"foreign").unwrap().record;
     env.raw(redis::cmd("SET").arg(&key2).arg("not a record"))
         .await;
     assert!(matches!(
@@ -443,11 +460,77 @@ async fn completed_record_memory() {
         .await
         .unwrap();
     let key = store
-        .record_key("tenant-1", b"a-typical-uuid-4b1c-9f0e-7a2d")
-        .unwrap();
+        .keys("tenant-1", b"a-typical-uuid-4b1c-9f0e-7a2d")
+        .unwrap()
+        .record;
     let bytes: i64 =
         redis::from_redis_value(env.raw(redis::cmd("MEMORY").arg("USAGE").arg(&key)).await)
             .unwrap();
     println!("MEMORY USAGE of a completed record with a 512-byte body: {bytes}");
     assert!(bytes <= 848, "{bytes} bytes");
+}
+
+/// Extends any lease through the `Lease` trait; returns what the trait reads back.
+async fn extend_via_trait(lease: &mut impl Lease, ttl: Duration) -> (Extend, Fence, OwnerToken) {
+    let outcome = lease.extend(ttl).await.unwrap();
+    (outcome, lease.fence(), lease.token().clone())
+}
+
+/// A `Claim` is a `Lease`, and the by-parts methods act on the same claim: extend through the
+/// trait and by parts, complete by parts (repeatable, and the same as the handle's), then the
+/// trait's extend answers `Lost`; a wrong fence or token changes nothing.
+#[tokio::test]
+async fn claim_works_through_the_lease_trait_and_by_parts() {
+    let env = env(Mode::StandaloneEval, "idem-lease", ClientConfig::default()).await;
+    let store = store(&env, Duration::from_secs(5));
+    let mut claim = claimed(store.begin("t", b"k", fp("r")).await.unwrap());
+    let (fence, token) = (claim.fence(), claim.token().clone());
+    let before = Lease::expires_by(&claim);
+    let ttl = Duration::from_secs(60);
+    let (outcome, f, t) = extend_via_trait(&mut claim, ttl).await;
+    assert_eq!(outcome, Extend::Extended { fence, ttl });
+    assert_eq!((f, &t), (fence, &token));
+    let extended = Lease::expires_by(&claim);
+    assert!(extended >= before + Duration::from_secs(55));
+    assert_eq!(
+        store.extend("t", b"k", &token, fence, ttl).await.unwrap(),
+        Extend::Extended { fence, ttl }
+    );
+    let stale = Fence(fence.0 - 1);
+    assert_eq!(
+        store.extend("t", b"k", &token, stale, ttl).await.unwrap(),
+        Extend::Lost
+    );
+    let other = OwnerToken::random();
+    let resp = Response::new(200, "by parts");
+    assert_eq!(
+        store
+            .complete("t", b"k", &other, fence, &resp)
+            .await
+            .unwrap(),
+        Outcome::Lost
+    );
+    assert_eq!(
+        store
+            .fail("t", b"k", &token, stale, &Failure::Retryable)
+            .await
+            .unwrap(),
+        Outcome::Lost
+    );
+    for _ in 0..2 {
+        assert_eq!(
+            store
+                .complete("t", b"k", &token, fence, &resp)
+                .await
+                .unwrap(),
+            Outcome::Stored
+        );
+    }
+    assert_eq!(claim.complete(&resp).await.unwrap(), Outcome::Stored);
+    let (outcome, ..) = extend_via_trait(&mut claim, ttl).await;
+    assert_eq!(outcome, Extend::Lost);
+    assert_eq!(Lease::expires_by(&claim), extended);
+    assert!(
+        matches!(store.begin("t", b"k", fp("r")).await.unwrap(), Begin::Replay(Stored::Completed(r)) if r == resp)
+    );
 }

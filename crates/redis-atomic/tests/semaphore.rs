@@ -6,9 +6,9 @@
 mod common;
 
 use common::{env, sem, take, Env, Mode, MODES};
-use redis_atomic::lease::OwnerToken;
-use redis_atomic::semaphore::{Acquire, Refresh, Release, Semaphore, RECLAIM_PER_ACQUIRE};
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::lease::{Extend, Lease, OwnerToken, Release};
+use redis_atomic::semaphore::{Acquire, Semaphore, RECLAIM_PER_ACQUIRE};
+use redis_atomic::{ClientConfig, Error, Fence};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -61,8 +61,8 @@ async fn never_more_than_capacity_with_dying_holders() {
                         let holder = OwnerToken::random();
                         let (permit, sent) = loop {
                             let sent = Instant::now();
-                            match sem.acquire(&holder, lease).await.unwrap() {
-                                Acquire::Acquired { permit, .. } => break (permit, sent),
+                            match sem.acquire_with_token(&holder, lease).await.unwrap() {
+                                Acquire::Acquired(permit) => break (permit, sent),
                                 Acquire::Full { retry_after } => {
                                     *fulls.lock().unwrap() += 1;
                                     assert!(retry_after <= lease);
@@ -87,15 +87,15 @@ async fn never_more_than_capacity_with_dying_holders() {
                         }
                         // The holder stops using the permit when it sends the release. A holder
                         // slower than its lease (a loaded test machine) held it only until the
-                        // lease ended; its release then says NotHeld, which must not come back
+                        // lease ended; its release then says Lost, which must not come back
                         // before the lease could have ended.
                         let lease_end = sent + lease - drift;
                         let invoked = Instant::now();
-                        let released = sem.release(&permit).await.unwrap();
+                        let fence = permit.fence();
+                        let released = permit.release().await.unwrap();
                         assert!(
-                            matches!(released, Release::Released { .. })
-                                || Instant::now() >= lease_end,
-                            "NotHeld while the lease was surely live"
+                            released == Release::Released { fence } || Instant::now() >= lease_end,
+                            "{released:?} while the lease was surely live"
                         );
                         let end = invoked.min(lease_end);
                         if start < end {
@@ -126,15 +126,17 @@ async fn never_more_than_capacity_with_dying_holders() {
 }
 
 /// Fences strictly increase; the same holder retrying gets its own fence back; release and
-/// refresh need the live permit's holder and fence; Full says when the first lease ends.
+/// extend (through the permit or by parts) need the live permit's token and fence; Full says
+/// when the first lease ends.
 #[tokio::test]
-async fn fences_retries_release_refresh() {
+async fn fences_retries_release_extend() {
     for env in all_modes("sem-basic").await {
         let mode = env.mode;
         let sem = sem(&env, "s", 2);
         let (a, b) = (OwnerToken::random(), OwnerToken::random());
         let pa = take(&sem, &a, Duration::from_secs(30)).await;
-        let pb = take(&sem, &b, Duration::from_secs(5)).await;
+        let mut pb = take(&sem, &b, Duration::from_secs(5)).await;
+        assert_eq!((pa.token(), pb.token()), (&a, &b));
         assert!(pb.fence() > pa.fence(), "{mode:?}");
         let again = take(&sem, &a, Duration::from_secs(30)).await;
         assert_eq!(
@@ -142,45 +144,56 @@ async fn fences_retries_release_refresh() {
             pa.fence(),
             "{mode:?}: retry issued a new fence"
         );
-        match sem
-            .acquire(&OwnerToken::random(), Duration::from_secs(1))
-            .await
-            .unwrap()
-        {
+        match sem.acquire(Duration::from_secs(1)).await.unwrap() {
             Acquire::Full { retry_after } => assert!(retry_after <= Duration::from_secs(5)),
             other => panic!("{mode:?}: third permit out of two: {other:?}"),
         }
         let state = sem.inspect().await.unwrap();
         assert_eq!((state.live, state.last_fence), (2, pb.fence()));
-        let mut pb2 = pb.clone();
-        assert!(matches!(
-            sem.refresh(&mut pb2, Duration::from_secs(60))
-                .await
-                .unwrap(),
-            Refresh::Refreshed { .. }
-        ));
+        let before = pb.expires_by();
         assert_eq!(
-            sem.release(&pa).await.unwrap(),
-            Release::Released { fence: pa.fence() }
+            pb.extend(Duration::from_secs(60)).await.unwrap(),
+            Extend::Extended {
+                fence: pb.fence(),
+                ttl: Duration::from_secs(60)
+            }
+        );
+        assert!(
+            pb.expires_by() > before,
+            "{mode:?}: local deadline not moved"
         );
         assert_eq!(
-            sem.release(&pa).await.unwrap(),
-            Release::NotHeld,
+            sem.extend(&b, pb.fence(), Duration::from_secs(60))
+                .await
+                .unwrap(),
+            Extend::Extended {
+                fence: pb.fence(),
+                ttl: Duration::from_secs(60)
+            },
+            "{mode:?}: extend by parts"
+        );
+        let fa = pa.fence();
+        assert_eq!(pa.release().await.unwrap(), Release::Released { fence: fa });
+        assert_eq!(
+            sem.release(&a, fa).await.unwrap(),
+            Release::Lost,
             "{mode:?}: double release"
         );
-        let mut gone = pa.clone();
         assert_eq!(
-            sem.refresh(&mut gone, Duration::from_secs(1))
-                .await
-                .unwrap(),
-            Refresh::NotHeld
+            sem.extend(&a, fa, Duration::from_secs(1)).await.unwrap(),
+            Extend::Lost
         );
         assert_eq!(sem.inspect().await.unwrap().live, 1);
+        assert_eq!(
+            sem.release(&b, pb.fence()).await.unwrap(),
+            Release::Released { fence: pb.fence() },
+            "{mode:?}: release by parts"
+        );
     }
 }
 
 /// A holder whose permit expired and who acquired again under the same token holds a new fence;
-/// its old permit can neither release nor refresh the new one.
+/// its old permit can neither release nor extend the new one.
 #[tokio::test]
 async fn stale_incarnation_cannot_touch_new_permit() {
     for env in all_modes("sem-stale").await {
@@ -192,25 +205,18 @@ async fn stale_incarnation_cannot_touch_new_permit() {
         let new = take(&sem, &holder, Duration::from_secs(30)).await;
         assert!(new.fence() > old.fence(), "{mode:?}");
         assert_eq!(
-            sem.release(&old).await.unwrap(),
-            Release::NotHeld,
+            old.extend(Duration::from_secs(60)).await.unwrap(),
+            Extend::Lost,
             "{mode:?}"
         );
-        assert_eq!(
-            sem.refresh(&mut old, Duration::from_secs(60))
-                .await
-                .unwrap(),
-            Refresh::NotHeld
-        );
+        assert_eq!(old.release().await.unwrap(), Release::Lost, "{mode:?}");
         assert_eq!(
             sem.inspect().await.unwrap().live,
             1,
             "{mode:?}: new permit lost"
         );
-        assert_eq!(
-            sem.release(&new).await.unwrap(),
-            Release::Released { fence: new.fence() }
-        );
+        let fence = new.fence();
+        assert_eq!(new.release().await.unwrap(), Release::Released { fence });
     }
 }
 
@@ -227,22 +233,19 @@ async fn reclaim_is_bounded_and_expired_never_count() {
     let setup = sem(&env, "big", n as u32 + 1);
     let _long = take(&setup, &OwnerToken::random(), Duration::from_secs(30)).await;
     // Taken with long leases (a slow machine must not let the first expire while the last are
-    // taken), then all shortened to 1 ms by refresh: n expired permits, deterministically.
+    // taken), then all shortened to 1 ms by extend: n expired permits, deterministically.
     let mut short = Vec::new();
     for _ in 0..n {
         short.push(take(&setup, &OwnerToken::random(), Duration::from_secs(30)).await);
     }
     for permit in &mut short {
         assert!(matches!(
-            setup
-                .refresh(permit, Duration::from_millis(1))
-                .await
-                .unwrap(),
-            Refresh::Refreshed { .. }
+            permit.extend(Duration::from_millis(1)).await.unwrap(),
+            Extend::Extended { .. }
         ));
     }
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let key = env.keyspace.key("sem", 1, "big", &[]).unwrap();
+    let key = setup.keys().permits.clone();
     assert_eq!(card(&env, &key).await, n + 1);
     // The same semaphore used with capacity 3: one live permit, n expired ones.
     let small = sem(&env, "big", 3);
@@ -255,10 +258,7 @@ async fn reclaim_is_bounded_and_expired_never_count() {
     let _ = take(&small, &OwnerToken::random(), Duration::from_secs(30)).await;
     assert_eq!(card(&env, &key).await, 3, "leftovers not reclaimed");
     assert!(matches!(
-        small
-            .acquire(&OwnerToken::random(), Duration::from_secs(1))
-            .await
-            .unwrap(),
+        small.acquire(Duration::from_secs(1)).await.unwrap(),
         Acquire::Full { .. }
     ));
     assert_eq!(small.inspect().await.unwrap().live, 3);
@@ -284,16 +284,25 @@ async fn bad_input_is_typed() {
         let sem = sem(&env, "s", 1);
         let h = OwnerToken::random();
         assert!(matches!(
-            sem.acquire(&h, Duration::ZERO).await,
+            sem.acquire(Duration::ZERO).await,
             Err(Error::BadArgument(_))
         ));
         assert!(matches!(
-            sem.acquire(&h, Duration::from_secs(8 * 86400)).await,
+            sem.acquire_with_token(&h, Duration::from_secs(8 * 86400))
+                .await,
             Err(Error::BadArgument(_))
         ));
-        let keys = ["permits", "holders", "fence"]
-            .map(|p| env.keyspace.key("sem", 1, "raw", &[p]).unwrap());
-        let permits = env.keyspace.key("sem", 1, "raw", &[]).unwrap();
+        let mut p = take(&sem, &h, Duration::from_secs(30)).await;
+        assert!(matches!(
+            p.extend(Duration::ZERO).await,
+            Err(Error::BadArgument(_))
+        ));
+        assert!(matches!(
+            sem.extend(&h, p.fence(), Duration::from_secs(8 * 86400))
+                .await,
+            Err(Error::BadArgument(_))
+        ));
+        let k = common::sem(&env, "raw", 1).keys().clone();
         for (holder, cap, lease) in [
             ("", "1", "10"),
             ("h", "0", "10"),
@@ -301,9 +310,9 @@ async fn bad_input_is_typed() {
             ("h", "x", "1"),
         ] {
             let r = c
-                .invoke(
+                .call(
                     &redis_atomic::script::registry::SEM_ACQUIRE,
-                    [&permits, &keys[1], &keys[2]],
+                    [&k.permits, &k.holders, &k.fence],
                     [holder.into(), cap.into(), lease.into()],
                 )
                 .await;
@@ -313,4 +322,36 @@ async fn bad_input_is_typed() {
             );
         }
     }
+}
+
+/// Extends any lease through the `Lease` trait; returns what the trait reads back.
+async fn extend_via_trait(lease: &mut impl Lease, ttl: Duration) -> (Extend, Fence, OwnerToken) {
+    let outcome = lease.extend(ttl).await.unwrap();
+    (outcome, lease.fence(), lease.token().clone())
+}
+
+/// A `Permit` is a `Lease`: extended through the trait it keeps its fence and token and moves
+/// its local deadline; once released by parts, the trait's extend answers `Lost` and the
+/// deadline stays.
+#[tokio::test]
+async fn permit_works_through_the_lease_trait() {
+    let env = env(Mode::StandaloneEval, "sem-lease", ClientConfig::default()).await;
+    let sem = sem(&env, "s", 1);
+    let token = OwnerToken::random();
+    let mut permit = take(&sem, &token, Duration::from_secs(5)).await;
+    let fence = permit.fence();
+    let before = Lease::expires_by(&permit);
+    let ttl = Duration::from_secs(60);
+    let (outcome, f, t) = extend_via_trait(&mut permit, ttl).await;
+    assert_eq!(outcome, Extend::Extended { fence, ttl });
+    assert_eq!((f, &t), (fence, &token));
+    let extended = Lease::expires_by(&permit);
+    assert!(extended >= before + Duration::from_secs(55));
+    assert_eq!(
+        sem.release(&token, fence).await.unwrap(),
+        Release::Released { fence }
+    );
+    let (outcome, ..) = extend_via_trait(&mut permit, ttl).await;
+    assert_eq!(outcome, Extend::Lost);
+    assert_eq!(Lease::expires_by(&permit), extended);
 }

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{env, sem, take, Mode};
-use redis_atomic::lease::OwnerToken;
-use redis_atomic::semaphore::{Acquire, Release, Semaphore};
+use redis_atomic::lease::{OwnerToken, Release};
+use redis_atomic::semaphore::{Acquire, Semaphore};
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use std::time::Duration;
 
@@ -29,7 +29,9 @@ async fn lost_reply_then_retry_yields_one_permit() {
         let holder = OwnerToken::random();
         let server = env.server.as_ref().unwrap();
         server.pause();
-        let r = lossy.acquire(&holder, Duration::from_secs(30)).await;
+        let r = lossy
+            .acquire_with_token(&holder, Duration::from_secs(30))
+            .await;
         server.resume();
         assert!(
             matches!(r, Err(Error::OutcomeUnknown { .. })),
@@ -48,9 +50,7 @@ async fn lost_reply_then_retry_yields_one_permit() {
         let p = take(&sem, &holder, Duration::from_secs(30)).await;
         assert_eq!(p.fence(), fence, "{mode:?}: retry issued a second permit");
         assert!(matches!(
-            sem.acquire(&OwnerToken::random(), Duration::from_secs(1))
-                .await
-                .unwrap(),
+            sem.acquire(Duration::from_secs(1)).await.unwrap(),
             Acquire::Full { .. }
         ));
     }
@@ -67,16 +67,15 @@ async fn script_cache_loss_is_recovered() {
         let sem = sem(&env, "s", 1);
         let holder = OwnerToken::random();
         let permit = take(&sem, &holder, Duration::from_secs(30)).await;
+        let fence = permit.fence();
         let flush = match mode.delivery() {
             redis_atomic::Delivery::Functions => redis::cmd("FUNCTION").arg("FLUSH").clone(),
             _ => redis::cmd("SCRIPT").arg("FLUSH").clone(),
         };
         env.raw(&flush).await;
-        assert!(
-            matches!(
-                sem.release(&permit).await.unwrap(),
-                Release::Released { .. }
-            ),
+        assert_eq!(
+            permit.release().await.unwrap(),
+            Release::Released { fence },
             "{mode:?}"
         );
         env.raw(&flush).await;
@@ -84,11 +83,7 @@ async fn script_cache_loss_is_recovered() {
             redis_atomic::fenced::FencedWrites::new(env.client.clone(), env.keyspace.clone());
         let key = fenced.key("r", "v").unwrap();
         let out = fenced
-            .fenced_write(
-                "r",
-                permit.fence(),
-                &[redis_atomic::write::Write::set(&key, "1")],
-            )
+            .fenced_write("r", fence, &[redis_atomic::write::Write::set(&key, "1")])
             .await
             .unwrap();
         assert!(
@@ -120,17 +115,12 @@ async fn restart_keeps_acknowledged_permits() {
     let permit = take(&sem, &holder, Duration::from_secs(60)).await;
     let server = env.server.as_mut().unwrap();
     server.kill();
-    let down = lossy
-        .acquire(&OwnerToken::random(), Duration::from_secs(1))
-        .await;
+    let down = lossy.acquire(Duration::from_secs(1)).await;
     common::assert_down(&down);
     server.restart().unwrap();
     let patient = Semaphore::new(common::recovering(&env.client), &env.keyspace, "s", 1).unwrap();
     assert!(matches!(
-        patient
-            .acquire(&OwnerToken::random(), Duration::from_secs(1))
-            .await
-            .unwrap(),
+        patient.acquire(Duration::from_secs(1)).await.unwrap(),
         Acquire::Full { .. }
     ));
     let again = take(&patient, &holder, Duration::from_secs(60)).await;

@@ -74,7 +74,7 @@ impl Workload for IdemBench {
     ) -> BoxFuture<'a, anyhow::Result<()>> {
         Box::pin(async move {
             let key = request("raw", task, i);
-            let record = self.store.record_key("bench", key.as_bytes())?;
+            let record = self.store.keys("bench", key.as_bytes())?.record;
             let token = format!("raw-token-{task}");
             let ttl = TTL.as_millis() as u64;
             let mut cmd = redis::cmd("EVALSHA");
@@ -110,7 +110,7 @@ impl Workload for IdemBench {
                 anyhow::bail!("begin on a fresh key did not claim it");
             };
             claim.complete(&self.body).await?;
-            Ok(vec![self.store.record_key("tenant-1", key)?])
+            Ok(vec![self.store.keys("tenant-1", key)?.record])
         })
     }
 

@@ -6,9 +6,10 @@
 use super::{expect_status, BenchCtx, Workload};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
-use redis_atomic::lease::OwnerToken;
-use redis_atomic::script::registry::{SEM_ACQUIRE, SEM_RELEASE};
-use redis_atomic::semaphore::{Acquire, Permit, Release, Semaphore};
+use redis_atomic::lease::{OwnerToken, Release};
+use redis_atomic::script::registry::{SemAcquireReply, SEM_ACQUIRE, SEM_RELEASE};
+use redis_atomic::script::{FromReply, Reply};
+use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -46,14 +47,10 @@ impl SemBench {
         )?)
     }
 
-    /// The keys the library builds for semaphore `name` (permits, holders, fence).
+    /// The keys of semaphore `name` (permits, holders, fence), as the library names them.
     fn keys(&self, name: &str) -> anyhow::Result<[String; 3]> {
-        let ks = &self.ctx.keyspace;
-        Ok([
-            ks.key("sem", 1, name, &[])?,
-            ks.key("sem", 1, name, &["holders"])?,
-            ks.key("sem", 1, name, &["fence"])?,
-        ])
+        let keys = self.semaphore(name)?.keys().clone();
+        Ok([keys.permits, keys.holders, keys.fence])
     }
 }
 
@@ -67,15 +64,15 @@ impl Workload for SemBench {
             let sem = self.semaphore(&format!("lib-{task}"))?;
             let slot = &self.permits[task];
             if i % 2 == 0 {
-                let got = sem.acquire(&self.token, LEASE).await?;
-                let Acquire::Acquired { permit, .. } = got else {
+                let got = sem.acquire_with_token(&self.token, LEASE).await?;
+                let Acquire::Acquired(permit) = got else {
                     anyhow::bail!("acquire: {got:?}");
                 };
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(permit);
             } else {
                 let permit = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
                 let permit = permit.ok_or_else(|| anyhow::anyhow!("no open permit"))?;
-                let got = sem.release(&permit).await?;
+                let got = permit.release().await?;
                 anyhow::ensure!(matches!(got, Release::Released { .. }), "release: {got:?}");
             }
             Ok(())
@@ -99,16 +96,12 @@ impl Workload for SemBench {
                     .arg(CAPACITY)
                     .arg(LEASE.as_millis() as u64);
                 let reply: redis::Value = cmd.query_async(conn).await?;
-                let issued = match &reply {
-                    redis::Value::Array(items) => match items.get(1) {
-                        Some(redis::Value::Int(n)) => n.to_string(),
-                        Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into(),
-                        _ => String::new(),
-                    },
-                    _ => String::new(),
+                let reply = SemAcquireReply::from_reply(Reply::parse(SEM_ACQUIRE.name, reply)?)?;
+                let SemAcquireReply::Acquired { fence: issued, .. } = reply else {
+                    anyhow::bail!("raw EVALSHA: expected acquired, got {reply:?}");
                 };
-                *fence.lock().unwrap_or_else(|p| p.into_inner()) = issued;
-                expect_status(reply, "acquired")
+                *fence.lock().unwrap_or_else(|p| p.into_inner()) = issued.to_string();
+                Ok(())
             } else {
                 let issued = fence.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 cmd.arg(SEM_RELEASE.sha1).arg(2).arg(&permits).arg(&holders);
@@ -121,8 +114,8 @@ impl Workload for SemBench {
     fn record(&self) -> BoxFuture<'_, anyhow::Result<Vec<String>>> {
         Box::pin(async move {
             let name = "pool-4b1c-9f0e-7a2d";
-            let got = self.semaphore(name)?.acquire(&self.token, LEASE).await?;
-            anyhow::ensure!(matches!(got, Acquire::Acquired { .. }), "acquire: {got:?}");
+            let got = self.semaphore(name)?.acquire(LEASE).await?;
+            anyhow::ensure!(matches!(got, Acquire::Acquired(_)), "acquire: {got:?}");
             Ok(self.keys(name)?.to_vec())
         })
     }

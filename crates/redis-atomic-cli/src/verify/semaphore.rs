@@ -101,7 +101,7 @@ async fn worker(
         }
         ctx.progress.inc(1);
         if let (Some(permit), false) = (permit, dies) {
-            if let Err(e) = sem.release(&permit).await {
+            if let Err(e) = permit.release().await {
                 ctx.absorb(e)?;
             }
         }
@@ -117,8 +117,8 @@ async fn acquire(
     holder: &OwnerToken,
 ) -> anyhow::Result<Option<Permit>> {
     for _ in 0..3 {
-        match sem.acquire(holder, LEASE).await {
-            Ok(Acquire::Acquired { permit, .. }) => return Ok(Some(permit)),
+        match sem.acquire_with_token(holder, LEASE).await {
+            Ok(Acquire::Acquired(permit)) => return Ok(Some(permit)),
             Ok(Acquire::Full { retry_after }) => {
                 tokio::time::sleep(retry_after.min(Duration::from_millis(2))).await;
                 return Ok(None);

@@ -7,8 +7,8 @@
 //! * the same key with a different request (method, path, query, body) → 422;
 //! * the same key already processed → the stored response, with `Idempotent-Replayed: true`;
 //! * otherwise the request runs once; its response is stored (by default except 5xx, which frees
-//!   the key so a retry runs again: [`IdempotencyLayerConfig::cache`]), while a heartbeat keeps
-//!   the claim alive for slow handlers.
+//!   the key so a retry runs again: [`IdempotencyLayerConfig::cache`]), while the claim is
+//!   extended every lease/3 to keep it alive for slow handlers.
 //!
 //! If Redis cannot be reached the request is refused with 503 and never runs: running it without
 //! the claim could run it twice. Error bodies are `application/problem+json`.
@@ -18,6 +18,7 @@ use crate::idempotency::{
     Begin, Body as StoredBody, Claim, Failure, Fingerprint, Idempotency, Outcome,
     Response as StoredResponse, Stored,
 };
+use crate::lease::Extend;
 use axum::body::Body;
 use futures::future::BoxFuture;
 use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
@@ -239,8 +240,13 @@ where
     }
 }
 
-/// Runs the handler under a heartbeat, then stores the outcome.
-async fn execute<S>(mut inner: S, state: &State, claim: Claim, req: Request<Body>) -> Response<Body>
+/// Runs the handler while extending the claim every lease/3, then stores the outcome.
+async fn execute<S>(
+    mut inner: S,
+    state: &State,
+    mut claim: Claim,
+    req: Request<Body>,
+) -> Response<Body>
 where
     S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
     S::Future: Send,
@@ -255,7 +261,7 @@ where
             tokio::select! {
                 r = &mut work => break r,
                 _ = beat.tick() => {
-                    if let Ok(Outcome::Lost) = claim.heartbeat(lease).await {
+                    if let Ok(Extend::Lost) = claim.extend(lease).await {
                         tracing::warn!("idempotency claim lost while the handler ran");
                     }
                 }

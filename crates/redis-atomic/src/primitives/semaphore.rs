@@ -4,33 +4,42 @@
 //! exist, even when holders die without releasing; every acquisition gets a fence strictly
 //! greater than every fence issued before it for that semaphore.
 //!
-//! **Keys** (one `{name}` hash tag): `<ns>:sem:v1:{name}` is a sorted set holder → lease end
-//! (server ms); `<ns>:sem:v1:{name}:holders` a hash holder → fence; `<ns>:sem:v1:{name}:fence`
-//! the last fence issued (kept a week beyond the lease, like the lock's).
+//! **Keys** ([`SemaphoreKeys`], one `{name}` hash tag, so one slot): `<ns>:sem:v1:{name}` is a
+//! sorted set holder token → lease end (server µs); `<ns>:sem:v1:{name}:holders` a hash holder
+//! token → fence; `<ns>:sem:v1:{name}:fence` the last fence issued (kept a week beyond the lease,
+//! like the lock's).
 //!
-//! **Mechanism.** Lua scripts (`sem_acquire`, `sem_release`, `sem_refresh`, `sem_inspect`): counting
-//! live permits and adding one must not interleave. Acquire first reclaims up to
+//! **Mechanism.** Lua scripts (`sem_acquire`, `sem_release`, `sem_refresh`, `sem_inspect`):
+//! counting live permits and adding one must not interleave. Acquire first reclaims up to
 //! [`RECLAIM_PER_ACQUIRE`] expired permits (bounded work per call), then counts only leases that
 //! end after the server's now, so expired permits left over never block and never count.
 //!
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `acquire` →
+//! [`Permit`] (`fence()`, `token()`, `expires_by()`, `extend(ttl)`, `release()`) or
+//! [`Acquire::Full`] with a `retry_after`. [`Semaphore::release`] and [`Semaphore::extend`] do the
+//! same by parts (token and fence) for callers without a handle.
+//!
 //! **Retry.** All scripts are `retry: safe`. A holder that acquires again while it holds a
 //! permit gets the same fence back and a fresh lease, so after [`Error::OutcomeUnknown`] retry
-//! with the same [`OwnerToken`]. Release and refresh act only for the holder *and* fence of a
-//! live permit, so a holder whose permit expired and was re-acquired under the same token cannot
-//! release or extend the newer one with the old permit.
+//! with the same [`OwnerToken`] ([`Semaphore::acquire_with_token`]). Release and extend act only
+//! for the token *and* fence of a live permit, so a holder whose permit expired and was
+//! re-acquired under the same token cannot release or extend the newer one with the old permit;
+//! a retried release finds the permit gone and answers [`Release::Lost`].
 //!
 //! **Not guaranteed.** A holder paused past its lease (GC, SIGSTOP) may still be working while
 //! its permit has been given to someone else: capacity holds on the server, not in the paused
-//! process. Check [`Permit::expires_by`] or refresh before long steps, and fence downstream
+//! process. Check [`Permit::expires_by`] or extend before long steps, and fence downstream
 //! writes. Capacity is passed on every call: callers that disagree about it each enforce their
 //! own number. Asynchronous replication can lose permits in a failover (more than `capacity`
 //! holders until the lost leases would have ended).
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lease::{Fence, OwnerToken};
-use crate::reply::{millis, Reply};
-use crate::script::registry::{SEM_ACQUIRE, SEM_INSPECT, SEM_REFRESH, SEM_RELEASE};
+use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken, Release};
+use crate::script::registry::{
+    SemAcquireReply, SemInspectReply, SemRefreshReply, SemReleaseReply, SEM_ACQUIRE, SEM_INSPECT,
+    SEM_REFRESH, SEM_RELEASE,
+};
 use crate::Error;
 use std::time::{Duration, Instant};
 
@@ -42,76 +51,30 @@ pub const MAX_LEASE: Duration = Duration::from_secs(7 * 24 * 3600);
 pub const RECLAIM_PER_ACQUIRE: usize = 64;
 const SCHEMA: u32 = 1;
 
-/// A held permit: its holder and fence. Release or refresh it through its [`Semaphore`].
+/// The keys of one semaphore (all under its `{name}` hash tag).
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[must_use = "a permit should be released when the work is done"]
-pub struct Permit {
-    holder: OwnerToken,
-    fence: Fence,
-    sent: Instant,
-    lease: Duration,
-}
-
-impl Permit {
-    /// The fence of this permit.
-    pub fn fence(&self) -> Fence {
-        self.fence
-    }
-
-    /// The holder token.
-    pub fn holder(&self) -> &OwnerToken {
-        &self.holder
-    }
-
-    /// Until when, by the local clock, the lease surely lasts (request sent + lease).
-    pub fn expires_by(&self) -> Instant {
-        self.sent + self.lease
-    }
+#[non_exhaustive]
+pub struct SemaphoreKeys {
+    /// `<ns>:sem:v1:{name}`: sorted set, holder token → lease end (server µs).
+    pub permits: String,
+    /// `<ns>:sem:v1:{name}:holders`: hash, holder token → fence of its permit.
+    pub holders: String,
+    /// `<ns>:sem:v1:{name}:fence`: the last fence issued.
+    pub fence: String,
 }
 
 /// Result of an acquisition attempt.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Acquire {
     /// A permit is held.
-    Acquired {
-        /// The permit.
-        permit: Permit,
-        /// Its fence (also [`Permit::fence`]).
-        fence: Fence,
-    },
+    Acquired(Permit),
     /// All permits are taken; the earliest lease ends in `retry_after` (a release may free one
     /// sooner).
     Full {
         /// Time until the earliest live lease ends.
         retry_after: Duration,
     },
-}
-
-/// Result of a release.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Release {
-    /// The live permit was given back.
-    Released {
-        /// Its fence.
-        fence: Fence,
-    },
-    /// The permit was not live (expired, reclaimed, or already released).
-    NotHeld,
-}
-
-/// Result of a refresh.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Refresh {
-    /// The lease now ends `lease` from the server's now.
-    Refreshed {
-        /// The (unchanged) fence.
-        fence: Fence,
-    },
-    /// The permit is not live any more.
-    NotHeld,
 }
 
 /// A semaphore's state, read without changing it.
@@ -130,9 +93,7 @@ pub struct SemState {
 #[derive(Clone, Debug)]
 pub struct Semaphore {
     client: Client,
-    permits: String,
-    holders: String,
-    fence: String,
+    keys: SemaphoreKeys,
     capacity: u32,
 }
 
@@ -149,13 +110,29 @@ impl Semaphore {
                 "capacity must be in 1..={MAX_CAPACITY}, got {capacity}"
             )));
         }
-        Ok(Semaphore {
-            client,
+        let keys = SemaphoreKeys {
             permits: keyspace.key("sem", SCHEMA, name, &[])?,
             holders: keyspace.key("sem", SCHEMA, name, &["holders"])?,
             fence: keyspace.key("sem", SCHEMA, name, &["fence"])?,
+        };
+        Ok(Semaphore {
+            client,
+            keys,
             capacity,
         })
+    }
+
+    /// The keys of this semaphore.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::{semaphore::Semaphore, Keyspace};
+    /// let sem = Semaphore::new(client, &Keyspace::new("app")?, "exports", 5)?;
+    /// assert_eq!(sem.keys().holders, "app:sem:v1:{exports}:holders");
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self) -> &SemaphoreKeys {
+        &self.keys
     }
 
     /// The capacity.
@@ -163,108 +140,158 @@ impl Semaphore {
         self.capacity
     }
 
-    /// Tries once to take a permit for `holder` for `lease`. Retrying with the same holder after
-    /// an unknown outcome is safe: while it holds a permit, the same fence comes back.
-    pub async fn acquire(&self, holder: &OwnerToken, lease: Duration) -> Result<Acquire, Error> {
-        let lease_ms = millis("lease", lease, MAX_LEASE.as_millis() as u64)?;
-        let sent = Instant::now();
-        let value = self
-            .client
-            .invoke(
-                &SEM_ACQUIRE,
-                [&self.permits, &self.holders, &self.fence],
-                [
-                    holder.as_str().into(),
-                    Arg::Int(i64::from(self.capacity)),
-                    Arg::Int(lease_ms),
-                ],
-            )
-            .await?;
-        let reply = Reply::parse(SEM_ACQUIRE.name, value)?;
-        match reply.status.as_str() {
-            "acquired" => {
-                let fence = Fence(reply.uint(0)?);
-                let permit = Permit {
-                    holder: holder.clone(),
-                    fence,
-                    sent,
-                    lease,
-                };
-                Ok(Acquire::Acquired { permit, fence })
-            }
-            "full" => Ok(Acquire::Full {
-                retry_after: Duration::from_millis(reply.uint(0)?),
-            }),
-            _ => Err(reply.unexpected()),
-        }
+    /// Tries once to take a permit for `lease` with a fresh random owner token.
+    pub async fn acquire(&self, lease: Duration) -> Result<Acquire, Error> {
+        self.acquire_with_token(&OwnerToken::random(), lease).await
     }
 
-    /// Gives `permit` back, if it is still live.
-    pub async fn release(&self, permit: &Permit) -> Result<Release, Error> {
-        let fence = permit.fence.0.to_string();
-        let value = self
+    /// Tries once with the caller's `token`. Retrying with the same token after an unknown
+    /// outcome is safe: while it holds a permit, the same fence comes back (with a fresh lease).
+    pub async fn acquire_with_token(
+        &self,
+        token: &OwnerToken,
+        lease: Duration,
+    ) -> Result<Acquire, Error> {
+        let lease_ms = millis("lease", lease, MAX_LEASE)?;
+        let k = &self.keys;
+        let sent = Instant::now();
+        let args = [
+            token.as_str().into(),
+            Arg::Int(i64::from(self.capacity)),
+            Arg::Int(lease_ms),
+        ];
+        let reply = self
             .client
-            .invoke(
-                &SEM_RELEASE,
-                [&self.permits, &self.holders],
-                [permit.holder.as_str().into(), fence.as_str().into()],
-            )
+            .call(&SEM_ACQUIRE, [&k.permits, &k.holders, &k.fence], args)
             .await?;
-        let reply = Reply::parse(SEM_RELEASE.name, value)?;
-        match reply.status.as_str() {
-            "released" => Ok(Release::Released {
-                fence: Fence(reply.uint(0)?),
+        Ok(match reply {
+            SemAcquireReply::Acquired { fence, .. } => Acquire::Acquired(Permit {
+                sem: self.clone(),
+                held: Held::new(token.clone(), fence, sent, lease),
             }),
-            "not_held" => Ok(Release::NotHeld),
-            _ => Err(reply.unexpected()),
-        }
+            SemAcquireReply::Full { retry_after } => Acquire::Full { retry_after },
+        })
     }
 
-    /// Sets `permit`'s lease to end `lease` from the server's now (absolute, never added).
-    pub async fn refresh(&self, permit: &mut Permit, lease: Duration) -> Result<Refresh, Error> {
-        let lease_ms = millis("lease", lease, MAX_LEASE.as_millis() as u64)?;
-        let fence = permit.fence.0.to_string();
-        let sent = Instant::now();
-        let value = self
+    /// Gives back the permit `token` holds with `fence`, if it is still live.
+    pub async fn release(&self, token: &OwnerToken, fence: Fence) -> Result<Release, Error> {
+        let fence = fence.0.to_string();
+        let k = &self.keys;
+        let args = [token.as_str().into(), fence.as_str().into()];
+        let reply = self
             .client
-            .invoke(
-                &SEM_REFRESH,
-                [&self.permits, &self.holders],
-                [
-                    permit.holder.as_str().into(),
-                    fence.as_str().into(),
-                    Arg::Int(lease_ms),
-                ],
-            )
+            .call(&SEM_RELEASE, [&k.permits, &k.holders], args)
             .await?;
-        let reply = Reply::parse(SEM_REFRESH.name, value)?;
-        match reply.status.as_str() {
-            "refreshed" => {
-                permit.sent = sent;
-                permit.lease = lease;
-                Ok(Refresh::Refreshed {
-                    fence: Fence(reply.uint(0)?),
-                })
-            }
-            "not_held" => Ok(Refresh::NotHeld),
-            _ => Err(reply.unexpected()),
-        }
+        Ok(match reply {
+            SemReleaseReply::Released { fence } => Release::Released { fence },
+            SemReleaseReply::NotHeld => Release::Lost,
+        })
+    }
+
+    /// Sets the lease of the permit `token` holds with `fence` to end `lease` from the server's
+    /// now (absolute, never added).
+    pub async fn extend(
+        &self,
+        token: &OwnerToken,
+        fence: Fence,
+        lease: Duration,
+    ) -> Result<Extend, Error> {
+        let lease_ms = millis("lease", lease, MAX_LEASE)?;
+        let fence = fence.0.to_string();
+        let k = &self.keys;
+        let args = [
+            token.as_str().into(),
+            fence.as_str().into(),
+            Arg::Int(lease_ms),
+        ];
+        let reply = self
+            .client
+            .call(&SEM_REFRESH, [&k.permits, &k.holders], args)
+            .await?;
+        Ok(match reply {
+            SemRefreshReply::Refreshed { fence, lease } => Extend::Extended { fence, ttl: lease },
+            SemRefreshReply::NotHeld => Extend::Lost,
+        })
     }
 
     /// Counts live permits (read-only script: `EVALSHA_RO` / `FCALL_RO`).
     pub async fn inspect(&self) -> Result<SemState, Error> {
-        let value = self
+        let k = &self.keys;
+        let reply = self
             .client
-            .invoke(&SEM_INSPECT, [&self.permits, &self.fence], [])
+            .call(&SEM_INSPECT, [&k.permits, &k.fence], [])
             .await?;
-        let reply = Reply::parse(SEM_INSPECT.name, value)?;
-        if reply.status != "permits" {
-            return Err(reply.unexpected());
-        }
-        Ok(SemState {
-            live: u32::try_from(reply.uint(0)?).unwrap_or(u32::MAX),
-            next_expiry: Duration::from_millis(reply.uint(1)?),
-            last_fence: Fence(reply.uint(2)?),
+        Ok(match reply {
+            SemInspectReply::Permits {
+                live,
+                next_expiry,
+                last_fence,
+            } => SemState {
+                live: u32::try_from(live).unwrap_or(u32::MAX),
+                next_expiry,
+                last_fence,
+            },
         })
+    }
+}
+
+/// A held permit. Release it with [`Permit::release`]; dropping it does nothing (it never blocks
+/// and never spawns): the lease then simply runs out.
+#[derive(Debug)]
+#[must_use = "a permit should be released when the work is done"]
+pub struct Permit {
+    sem: Semaphore,
+    held: Held,
+}
+
+impl Permit {
+    /// The fence of this permit: pass it to every write the permit protects.
+    pub fn fence(&self) -> Fence {
+        self.held.fence
+    }
+
+    /// The owner token (reuse it to retry after an unknown outcome).
+    pub fn token(&self) -> &OwnerToken {
+        &self.held.token
+    }
+
+    /// Until when, by the local clock, the lease surely lasts: the time the acquiring (or last
+    /// extending) request was sent plus its lease.
+    pub fn expires_by(&self) -> Instant {
+        self.held.expires_by()
+    }
+
+    /// Sets the lease to end `ttl` from the server's now.
+    pub async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
+        let sent = Instant::now();
+        let outcome = self
+            .sem
+            .extend(&self.held.token, self.held.fence, ttl)
+            .await?;
+        self.held.extended(&outcome, sent, ttl);
+        Ok(outcome)
+    }
+
+    /// Gives the permit back if it is still live.
+    pub async fn release(self) -> Result<Release, Error> {
+        self.sem.release(&self.held.token, self.held.fence).await
+    }
+}
+
+impl Lease for Permit {
+    fn fence(&self) -> Fence {
+        Permit::fence(self)
+    }
+
+    fn token(&self) -> &OwnerToken {
+        Permit::token(self)
+    }
+
+    fn expires_by(&self) -> Instant {
+        Permit::expires_by(self)
+    }
+
+    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
+        Permit::extend(self, ttl).await
     }
 }

@@ -50,8 +50,8 @@ pub fn sem(env: &Env, name: &str, capacity: u32) -> Semaphore {
 
 /// A permit that must be free: acquired or the test fails.
 pub async fn take(sem: &Semaphore, holder: &OwnerToken, lease: Duration) -> Permit {
-    match sem.acquire(holder, lease).await.unwrap() {
-        Acquire::Acquired { permit, .. } => permit,
+    match sem.acquire_with_token(holder, lease).await.unwrap() {
+        Acquire::Acquired(permit) => permit,
         other => panic!("free permit not acquired: {other:?}"),
     }
 }

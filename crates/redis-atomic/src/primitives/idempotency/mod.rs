@@ -3,56 +3,71 @@
 //! **Invariant.** At most one live claim per idempotency key; a claim's result, once stored, is
 //! what every later duplicate gets, and no superseded executor can overwrite or extend it.
 //!
-//! **Keys.** One Redis string per idempotency key: `<ns>:idem:v1:{<digest>}`, where the digest is
-//! SHA-256 of (scope, key), so user-supplied bytes never reach key names, every record is in one
-//! slot by construction, and tenants cannot collide. The string packs state, generation, owner
-//! token, request fingerprint, lease end (server ms) and the stored response: one string stays
-//! compact where a hash with a large field would leave listpack encoding.
+//! **Keys** ([`IdemKeys`]). One Redis string per idempotency key: `<ns>:idem:v1:{<digest>}`,
+//! where the digest is SHA-256 of (scope, key), so user-supplied bytes never reach key names,
+//! every record is in one slot by construction, and tenants cannot collide. The string packs
+//! state, fence (the claim's generation), owner token, request fingerprint, lease end (server ms)
+//! and the stored response: one string stays compact where a hash with a large field would leave
+//! listpack encoding.
 //!
 //! **Mechanism.** Lua scripts (`idem_begin`, `idem_heartbeat`, `idem_complete`): the decision
 //! between claim, wait, replay and mismatch reads the record and writes it in one step, on the
 //! server's clock. Seed 001's layout (a lock key plus a result key, completed by an unconditional
 //! write) lets a stale executor overwrite a newer result; the AWS Powertools store decides on the
-//! client and has run requests twice. Here the claim carries a token and a generation, and every
+//! client and has run requests twice. Here the claim carries a token and a fence, and every
 //! write checks both.
 //!
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `begin` →
+//! [`Begin::Claimed`] with a [`Claim`] (`fence()`, `token()`, `expires_by()`, `extend(ttl)`,
+//! `complete()`, `fail()`) or [`Begin::InProgress`] with a `retry_after`.
+//! [`Idempotency::extend`], [`Idempotency::complete`] and [`Idempotency::fail`] do the same by
+//! parts (scope, key, token, fence) for callers without a handle.
+//!
 //! **Takeover.** A claim whose lease ran out (server time) is taken over by the next `begin` with
-//! the same fingerprint: its generation increases, and the old executor's later `complete`,
-//! `fail` or `heartbeat` answers [`Outcome::Lost`].
+//! the same fingerprint: its fence increases, and the old executor's later `complete`, `fail`
+//! ([`Outcome::Lost`]) or `extend` ([`Extend::Lost`]) changes nothing.
 //!
 //! **Retry.** All scripts are `retry: safe`. `begin` with the same caller token while its claim is
-//! live returns the same generation; `complete`/`fail` repeated with the same token and
-//! generation answer [`Outcome::Stored`] again. So after [`Error::OutcomeUnknown`], repeat the
-//! same call.
+//! live returns the same fence; `complete`/`fail` repeated with the same token and fence answer
+//! [`Outcome::Stored`] again. So after [`Error::OutcomeUnknown`], repeat the same call (`begin`
+//! through [`Idempotency::begin_with_token`] with the token of the lost call).
 //!
 //! **Not guaranteed.** Idempotency covers what the executor does between `begin` and `complete`
 //! only as well as that work is itself fenced or idempotent: if an executor is paused past its
 //! lease and the claim is taken over, both may perform the side effect (the stale one learns it
-//! lost only at `complete`). Pass [`Claim::generation`] to the downstream store as a fence, or
-//! keep leases long and heartbeat. After a failover, a record acknowledged by the old primary but
-//! not replicated is gone: a duplicate then runs again.
+//! lost only at `complete`). Pass [`Claim::fence`] to the downstream store, or keep leases long
+//! and extend them. After a failover, a record acknowledged by the old primary but not replicated
+//! is gone: a duplicate then runs again.
 
+mod claim;
+mod record;
 mod response;
 
+pub use claim::Claim;
+use record::End;
 pub use response::{Body, Response};
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::reply::{millis, Reply};
-use crate::script::registry::{IDEM_BEGIN, IDEM_COMPLETE, IDEM_HEARTBEAT};
+use crate::lease::{millis, Extend, Fence, Held, OwnerToken};
+use crate::script::registry::{IdemBeginOutcome, IdemBeginReply, IDEM_BEGIN};
 use crate::Error;
 use sha2::{Digest, Sha256};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const SCHEMA: u32 = 1;
 /// Longest idempotency key or scope accepted, in bytes.
 pub const MAX_KEY_LEN: usize = 512;
+/// Longest claim lease accepted: 1 day.
+pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
+/// Longest result TTL accepted: 30 days.
+pub const MAX_RESULT_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Settings of an [`Idempotency`] store.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct IdemConfig {
-    /// How long a claim lives without a heartbeat before another request may take it over.
+    /// How long a claim lives without an extension before another request may take it over.
     pub lease: Duration,
     /// How long a stored result (and an unfinished claim's record) is kept: 24 h by default.
     pub result_ttl: Duration,
@@ -122,6 +137,15 @@ impl Fingerprint {
     }
 }
 
+/// The keys of one idempotency record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IdemKeys {
+    /// `<ns>:idem:v1:{<digest>}`, digest = SHA-256 of (scope, key) in hex: one string packing
+    /// state, fence, owner token, fingerprint, lease end (server ms) and the stored response.
+    pub record: String,
+}
+
 /// What `begin` decided.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -159,14 +183,14 @@ pub enum Failure {
     Final(Response),
 }
 
-/// What a write by a claim's executor achieved.
+/// What ending a claim (`complete` or `fail`) achieved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
-    /// Stored (or lease extended).
+    /// Stored (or, for [`Failure::Retryable`], the key freed).
     Stored,
-    /// This claim was superseded (taken over after its lease ran out, or released): nothing
-    /// written.
+    /// This claim was superseded (taken over after its lease ran out, or already ended another
+    /// way): nothing written.
     Lost,
 }
 
@@ -174,18 +198,18 @@ pub enum Outcome {
 #[derive(Clone, Debug)]
 pub struct Idempotency {
     client: Client,
-    keys: Keyspace,
+    keyspace: Keyspace,
     config: IdemConfig,
 }
 
 impl Idempotency {
     /// A store under `keyspace`.
     pub fn new(client: Client, keyspace: Keyspace, config: IdemConfig) -> Result<Self, Error> {
-        millis("lease", config.lease, 86_400_000)?;
-        millis("result_ttl", config.result_ttl, 2_592_000_000)?;
+        millis("lease", config.lease, MAX_LEASE)?;
+        millis("result_ttl", config.result_ttl, MAX_RESULT_TTL)?;
         Ok(Idempotency {
             client,
-            keys: keyspace,
+            keyspace,
             config,
         })
     }
@@ -195,8 +219,16 @@ impl Idempotency {
         &self.config
     }
 
-    /// The Redis key of (`scope`, `key`).
-    pub fn record_key(&self, scope: &str, key: &[u8]) -> Result<String, Error> {
+    /// The keys of (`scope`, `key`): each 1..=[`MAX_KEY_LEN`] bytes.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::idempotency::{IdemConfig, Idempotency};
+    /// let store = Idempotency::new(client, redis_atomic::Keyspace::new("app")?, IdemConfig::default())?;
+    /// assert!(store.keys("tenant-1", b"key-from-client")?.record.starts_with("app:idem:v1:{"));
+    /// # Ok(()) }
+    /// ```
+    pub fn keys(&self, scope: &str, key: &[u8]) -> Result<IdemKeys, Error> {
         for (what, v) in [("scope", scope.as_bytes()), ("idempotency key", key)] {
             if v.is_empty() || v.len() > MAX_KEY_LEN {
                 return Err(Error::BadArgument(format!(
@@ -206,159 +238,102 @@ impl Idempotency {
             }
         }
         let digest = Fingerprint::of(&[scope.as_bytes(), key]).hex();
-        self.keys.key("idem", SCHEMA, &digest, &[])
+        Ok(IdemKeys {
+            record: self.keyspace.key("idem", SCHEMA, &digest, &[])?,
+        })
     }
 
-    /// Claims (`scope`, `key`) for a request with `fingerprint`, with a fresh owner token.
+    /// Claims (`scope`, `key`) for a request with `fp`, with a fresh random owner token.
     pub async fn begin(&self, scope: &str, key: &[u8], fp: Fingerprint) -> Result<Begin, Error> {
-        let token = format!("{:032x}", rand::random::<u128>());
-        self.begin_with_token(scope, key, fp, &token).await
+        self.begin_with_token(scope, key, fp, &OwnerToken::random())
+            .await
     }
 
     /// Like [`Idempotency::begin`] with the caller's token: repeating it after an unknown outcome
-    /// returns the same claim.
+    /// returns the same claim (same fence, lease reset).
     pub async fn begin_with_token(
         &self,
         scope: &str,
         key: &[u8],
         fp: Fingerprint,
-        token: &str,
+        token: &OwnerToken,
     ) -> Result<Begin, Error> {
-        if token.is_empty() || token.len() > 256 || token.contains('\n') {
-            return Err(Error::BadArgument(
-                "token must be 1..=256 bytes without newlines".into(),
-            ));
-        }
-        let record = self.record_key(scope, key)?;
-        let lease = millis("lease", self.config.lease, 86_400_000)?;
-        let ttl = millis("result_ttl", self.config.result_ttl, 2_592_000_000)?;
+        let keys = self.keys(scope, key)?;
+        let lease = self.config.lease;
+        let lease_ms = millis("lease", lease, MAX_LEASE)?;
+        let ttl_ms = millis("result_ttl", self.config.result_ttl, MAX_RESULT_TTL)?;
         let fp_hex = fp.hex();
         let args = [
-            token.into(),
+            token.as_str().into(),
             fp_hex.as_str().into(),
-            Arg::Int(lease),
-            Arg::Int(ttl),
+            Arg::Int(lease_ms),
+            Arg::Int(ttl_ms),
         ];
-        let value = self.client.invoke(&IDEM_BEGIN, [&record], args).await?;
-        let reply = Reply::parse(IDEM_BEGIN.name, value)?;
-        match reply.status.as_str() {
-            "claimed" => Ok(Begin::Claimed(Claim {
-                store: self.clone(),
-                record,
-                token: token.to_string(),
-                generation: reply.uint(0)?,
-                takeover: reply.int(2)? == 1,
-            })),
-            "in_progress" => Ok(Begin::InProgress {
-                retry_after: Duration::from_millis(reply.uint(0)?),
-            }),
-            "replay" => {
-                let response = Response::decode(reply.bytes(1)?)?;
-                match reply.bytes(0)? {
-                    b"failed" => Ok(Begin::Replay(Stored::Failed(response))),
-                    _ => Ok(Begin::Replay(Stored::Completed(response))),
-                }
+        let sent = Instant::now();
+        let reply = self.client.call(&IDEM_BEGIN, [&keys.record], args).await?;
+        Ok(match reply {
+            IdemBeginReply::Claimed {
+                generation,
+                takeover,
+                ..
+            } => Begin::Claimed(Claim::new(
+                self.clone(),
+                keys,
+                Held::new(token.clone(), generation, sent, lease),
+                takeover,
+            )),
+            IdemBeginReply::InProgress { retry_after } => Begin::InProgress { retry_after },
+            IdemBeginReply::Replay { outcome, payload } => {
+                let response = Response::decode(&payload)?;
+                Begin::Replay(match outcome {
+                    IdemBeginOutcome::Completed => Stored::Completed(response),
+                    IdemBeginOutcome::Failed => Stored::Failed(response),
+                })
             }
-            "mismatch" => Ok(Begin::Mismatch),
-            _ => Err(reply.unexpected()),
-        }
-    }
-}
-
-/// A live claim: the caller executes the request, then stores the result.
-#[derive(Debug)]
-#[must_use = "a claim should end with complete() or fail()"]
-pub struct Claim {
-    store: Idempotency,
-    record: String,
-    token: String,
-    generation: u64,
-    takeover: bool,
-}
-
-impl Claim {
-    /// Strictly increasing per key: use it as a fence for the side effect's own store.
-    pub fn generation(&self) -> u64 {
-        self.generation
+            IdemBeginReply::Mismatch => Begin::Mismatch,
+        })
     }
 
-    /// Whether this claim took over an earlier executor's expired lease.
-    pub fn is_takeover(&self) -> bool {
-        self.takeover
+    /// Sets the lease of the claim `token` holds on (`scope`, `key`) with `fence` to end `lease`
+    /// from the server's now (absolute, never added).
+    pub async fn extend(
+        &self,
+        scope: &str,
+        key: &[u8],
+        token: &OwnerToken,
+        fence: Fence,
+        lease: Duration,
+    ) -> Result<Extend, Error> {
+        let keys = self.keys(scope, key)?;
+        self.extend_record(&keys, token, fence, lease).await
     }
 
-    /// The owner token (reuse it with `begin_with_token` after an unknown outcome).
-    pub fn token(&self) -> &str {
-        &self.token
+    /// Stores `response` for replay as the result of the claim `token` holds on (`scope`, `key`)
+    /// with `fence`. Repeating it is safe.
+    pub async fn complete(
+        &self,
+        scope: &str,
+        key: &[u8],
+        token: &OwnerToken,
+        fence: Fence,
+        response: &Response,
+    ) -> Result<Outcome, Error> {
+        let keys = self.keys(scope, key)?;
+        self.finish(&keys, token, fence, End::Completed(response))
+            .await
     }
 
-    /// Extends the lease to `lease` from the server's now.
-    pub async fn heartbeat(&self, lease: Duration) -> Result<Outcome, Error> {
-        let lease = millis("lease", lease, 86_400_000)?;
-        let generation = self.generation.to_string();
-        let args = [
-            self.token.as_str().into(),
-            generation.as_str().into(),
-            Arg::Int(lease),
-        ];
-        let value = self
-            .store
-            .client
-            .invoke(&IDEM_HEARTBEAT, [&self.record], args)
-            .await?;
-        let reply = Reply::parse(IDEM_HEARTBEAT.name, value)?;
-        match reply.status.as_str() {
-            "extended" => Ok(Outcome::Stored),
-            "lost" => Ok(Outcome::Lost),
-            _ => Err(reply.unexpected()),
-        }
-    }
-
-    /// Stores `response` for replay. Repeating it (same claim) is safe.
-    pub async fn complete(&self, response: &Response) -> Result<Outcome, Error> {
-        self.finish("completed", Some(response)).await
-    }
-
-    /// Ends the claim with a failure: [`Failure::Retryable`] frees the key, [`Failure::Final`]
-    /// stores the response for replay.
-    pub async fn fail(&self, failure: &Failure) -> Result<Outcome, Error> {
-        match failure {
-            Failure::Retryable => self.finish("retry", None).await,
-            Failure::Final(response) => self.finish("failed", Some(response)).await,
-        }
-    }
-
-    async fn finish(&self, outcome: &str, response: Option<&Response>) -> Result<Outcome, Error> {
-        let payload = match response {
-            Some(r) => r.encode()?,
-            None => Vec::new(),
-        };
-        let limit = self.store.config.max_response_bytes;
-        if payload.len() > limit {
-            return Err(Error::BadArgument(format!(
-                "response is {} bytes encoded, over the {limit}-byte limit: store a Body::Reference",
-                payload.len()
-            )));
-        }
-        let ttl = millis("result_ttl", self.store.config.result_ttl, 2_592_000_000)?;
-        let generation = self.generation.to_string();
-        let args = [
-            self.token.as_str().into(),
-            generation.as_str().into(),
-            outcome.into(),
-            payload.as_slice().into(),
-            Arg::Int(ttl),
-        ];
-        let value = self
-            .store
-            .client
-            .invoke(&IDEM_COMPLETE, [&self.record], args)
-            .await?;
-        let reply = Reply::parse(IDEM_COMPLETE.name, value)?;
-        match reply.status.as_str() {
-            "stored" => Ok(Outcome::Stored),
-            "lost" => Ok(Outcome::Lost),
-            _ => Err(reply.unexpected()),
-        }
+    /// Ends the claim `token` holds on (`scope`, `key`) with `fence` with a failure:
+    /// [`Failure::Retryable`] frees the key, [`Failure::Final`] stores the response for replay.
+    pub async fn fail(
+        &self,
+        scope: &str,
+        key: &[u8],
+        token: &OwnerToken,
+        fence: Fence,
+        failure: &Failure,
+    ) -> Result<Outcome, Error> {
+        let keys = self.keys(scope, key)?;
+        self.finish(&keys, token, fence, End::Failed(failure)).await
     }
 }

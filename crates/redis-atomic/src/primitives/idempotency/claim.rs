@@ -1,0 +1,104 @@
+//! The handle of a live claim: the lease shape ([`Lease`]) plus the two ways a claim ends.
+//!
+//! Every method delegates to the store's record-level implementation that the by-parts methods
+//! ([`Idempotency::extend`], [`Idempotency::complete`], [`Idempotency::fail`]) use too; the
+//! handle only remembers the record's keys, so it does not hash (scope, key) again.
+
+use super::{End, Failure, IdemKeys, Idempotency, Outcome, Response};
+use crate::lease::{Extend, Fence, Held, Lease, OwnerToken};
+use crate::Error;
+use std::time::{Duration, Instant};
+
+/// A live claim: the caller executes the request, then stores the result with
+/// [`Claim::complete`] or [`Claim::fail`]. Dropping it does nothing: the lease runs out and the
+/// next duplicate takes the key over.
+#[derive(Debug)]
+#[must_use = "a claim should end with complete() or fail()"]
+pub struct Claim {
+    store: Idempotency,
+    keys: IdemKeys,
+    held: Held,
+    takeover: bool,
+}
+
+impl Claim {
+    pub(super) fn new(store: Idempotency, keys: IdemKeys, held: Held, takeover: bool) -> Claim {
+        Claim {
+            store,
+            keys,
+            held,
+            takeover,
+        }
+    }
+
+    /// The claim's fence (its generation): strictly increasing per key, floored at the server's
+    /// µs clock. Pass it to the side effect's own store and reject smaller ones there.
+    pub fn fence(&self) -> Fence {
+        self.held.fence
+    }
+
+    /// The owner token (reuse it with [`Idempotency::begin_with_token`] after an unknown
+    /// outcome).
+    pub fn token(&self) -> &OwnerToken {
+        &self.held.token
+    }
+
+    /// Whether this claim took over an earlier executor's expired lease.
+    pub fn is_takeover(&self) -> bool {
+        self.takeover
+    }
+
+    /// Until when, by the local clock, the lease surely lasts: the time the claiming (or last
+    /// extending) request was sent plus its lease.
+    pub fn expires_by(&self) -> Instant {
+        self.held.expires_by()
+    }
+
+    /// Sets the lease to end `lease` from the server's now; [`Extend::Lost`] once the claim was
+    /// taken over or ended.
+    pub async fn extend(&mut self, lease: Duration) -> Result<Extend, Error> {
+        let sent = Instant::now();
+        let outcome = self
+            .store
+            .extend_record(&self.keys, &self.held.token, self.held.fence, lease)
+            .await?;
+        self.held.extended(&outcome, sent, lease);
+        Ok(outcome)
+    }
+
+    /// Stores `response` for replay. Repeating it (same claim) is safe.
+    pub async fn complete(&self, response: &Response) -> Result<Outcome, Error> {
+        self.end(End::Completed(response)).await
+    }
+
+    /// Ends the claim with a failure: [`Failure::Retryable`] frees the key, [`Failure::Final`]
+    /// stores the response for replay.
+    pub async fn fail(&self, failure: &Failure) -> Result<Outcome, Error> {
+        self.end(End::Failed(failure)).await
+    }
+
+    async fn end(&self, end: End<'_>) -> Result<Outcome, Error> {
+        let held = &self.held;
+        self.store
+            .finish(&self.keys, &held.token, held.fence, end)
+            .await
+    }
+}
+
+impl Lease for Claim {
+    fn fence(&self) -> Fence {
+        Claim::fence(self)
+    }
+
+    fn token(&self) -> &OwnerToken {
+        Claim::token(self)
+    }
+
+    fn expires_by(&self) -> Instant {
+        Claim::expires_by(self)
+    }
+
+    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
+        Claim::extend(self, ttl).await
+    }
+}
