@@ -121,26 +121,6 @@ impl Client {
         .await
     }
 
-    /// TRANSITION ONLY: the raw reply of a typed script (bindings move to [`Client::call`]).
-    pub async fn invoke<const K: usize, const A: usize, R>(
-        &self,
-        script: &'static Script<K, A, R>,
-        keys: [&str; K],
-        args: [Arg<'_>; A],
-    ) -> Result<Value, Error> {
-        self.invoke_def(&script.def, &keys, &args).await
-    }
-
-    /// TRANSITION ONLY: the raw reply of a variadic script.
-    pub async fn invoke_dyn<R>(
-        &self,
-        script: &'static DynScript<R>,
-        keys: &[&str],
-        args: &[Arg<'_>],
-    ) -> Result<Value, Error> {
-        self.invoke_def(&script.def, keys, args).await
-    }
-
     async fn call_def<R: FromReply>(
         &self,
         def: &'static ScriptDef,

@@ -14,6 +14,3 @@ pub mod queue;
 pub mod quota;
 pub mod ratelimit;
 pub mod semaphore;
-
-/// TRANSITION ONLY: the index-based decoder of bindings not yet on generated replies.
-pub(crate) mod legacy_reply;
