@@ -190,7 +190,9 @@ impl Error {
         Error::Client(err.to_string())
     }
 
-    /// Classifies a server error reply by its code.
+    /// Classifies a server error reply by its code. The message is read in one case only: our
+    /// own scripts' refusal of an argument, `ERR redis-atomic: ...` (the scripts' documented
+    /// protocol, see docs/scripts.md), which is [`Error::BadArgument`].
     pub fn from_code(code: String, message: String) -> Error {
         if TRANSIENT.contains(&code.as_str()) || REFUSED.contains(&code.as_str()) {
             return Error::Rejected { code, message };
