@@ -13,16 +13,16 @@
 //! If Redis cannot be reached the request is refused with 503 and never runs: running it without
 //! the claim could run it twice. Error bodies are `application/problem+json`.
 
-use super::problem;
-use crate::idempotency::{
-    Begin, Body as StoredBody, Claim, Failure, Fingerprint, Idempotency, Outcome,
-    Response as StoredResponse, Stored,
-};
-use crate::lease::Extend;
+use crate::problem;
 use axum::body::Body;
 use futures::future::BoxFuture;
 use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
+use redis_atomic::idempotency::{
+    Begin, Body as StoredBody, Claim, Failure, Fingerprint, Idempotency, Outcome,
+    Response as StoredResponse, Stored,
+};
+use redis_atomic::lease::Extend;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -220,6 +220,17 @@ where
             StatusCode::UNPROCESSABLE_ENTITY,
             "Idempotency-Key was already used with a different request",
         ),
+        // `Begin` is non-exhaustive: an outcome this layer does not know is never run blindly.
+        Ok(other) => {
+            tracing::error!(
+                ?other,
+                "idempotency outcome unknown to this layer; request refused"
+            );
+            problem::response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "unexpected idempotency state",
+            )
+        }
         Err(e) => {
             tracing::warn!(error = %e, "idempotency store unavailable; request refused");
             problem::response(

@@ -15,12 +15,12 @@
 //!   [`Unavailable::FailClosed`] answers `503` with `Retry-After: 1`. Never `429`: the client was
 //!   not over its quota, the limiter was down.
 
-use super::problem;
-use crate::ratelimit::{Decision, Limit, RateLimiter, Verdict};
-use crate::Error;
+use crate::problem;
 use axum::body::Body;
 use futures::future::BoxFuture;
 use http::{header, HeaderName, HeaderValue, Request, Response, StatusCode};
+use redis_atomic::ratelimit::{Decision, Limit, RateLimiter, Verdict};
+use redis_atomic::Error;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
