@@ -10,6 +10,10 @@
 //! limits in Rust should not compile axum, tower and hyper. Depend on this crate where a layer
 //! goes in front of handlers; `redis-atomic serve` and `redis-atomic proxy` build on it too.
 //!
+//! Both layers are one skeleton ([`layer`]): the tower plumbing (readiness, handing the ready
+//! inner service to the request, boxing the future) is written once, and each layer is a
+//! [`layer::Handler`] that turns (inner service, request) into the response.
+//!
 //! ```no_run
 //! # async fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
 //! use axum::{routing::post, Router};
@@ -24,6 +28,7 @@
 //! ```
 
 pub mod idempotency;
+pub mod layer;
 mod problem;
 pub mod ratelimit;
 
