@@ -66,8 +66,6 @@
 
 pub mod client;
 pub mod error;
-#[cfg(feature = "http")]
-pub mod http;
 pub mod keys;
 pub mod lease;
 pub mod model;

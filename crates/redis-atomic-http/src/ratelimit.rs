@@ -15,15 +15,13 @@
 //!   [`Unavailable::FailClosed`] answers `503` with `Retry-After: 1`. Never `429`: the client was
 //!   not over its quota, the limiter was down.
 
-use super::problem;
-use crate::ratelimit::{Decision, Limit, RateLimiter, Verdict};
-use crate::Error;
+use crate::layer::{run, Handler, Inner, Layer, Service};
+use crate::problem;
 use axum::body::Body;
-use futures::future::BoxFuture;
 use http::{header, HeaderName, HeaderValue, Request, Response, StatusCode};
-use std::convert::Infallible;
+use redis_atomic::ratelimit::{Decision, Limit, RateLimiter, Verdict};
+use redis_atomic::Error;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// `RateLimit-Policy`.
@@ -115,152 +113,98 @@ impl RateLimitLayerConfig {
     }
 }
 
-struct State {
+/// What the rate-limit layer decides per request: the limiter, the settings and the
+/// `RateLimit-Policy` header (computed once: the policy does not change).
+pub struct RateLimitHandler {
     limiter: RateLimiter,
     config: RateLimitLayerConfig,
     policy_header: HeaderValue,
 }
 
 /// The layer.
-#[derive(Clone)]
-pub struct RateLimitLayer {
-    state: Arc<State>,
-}
+pub type RateLimitLayer = Layer<RateLimitHandler>;
+
+/// The service the layer wraps around yours.
+pub type RateLimitService<S> = Service<S, RateLimitHandler>;
 
 impl RateLimitLayer {
     /// A layer over `limiter`.
     pub fn new(limiter: RateLimiter, config: RateLimitLayerConfig) -> Self {
         let policy_header = policy_header(limiter.policy().limits());
-        RateLimitLayer {
-            state: Arc::new(State {
-                limiter,
-                config,
-                policy_header,
-            }),
-        }
+        Layer::from_handler(RateLimitHandler {
+            limiter,
+            config,
+            policy_header,
+        })
     }
 }
 
-impl<S> tower::Layer<S> for RateLimitLayer {
-    type Service = RateLimitService<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        RateLimitService {
-            inner,
-            state: self.state.clone(),
+impl Handler for RateLimitHandler {
+    async fn handle<S: Inner>(self: Arc<Self>, inner: S, req: Request<Body>) -> Response<Body> {
+        let config = &self.config;
+        let (parts, body) = req.into_parts();
+        let Some(key) = (config.key)(&parts) else {
+            return problem::response(config.missing_key, "no rate-limit key in the request");
+        };
+        let cost = (config.cost)(&parts);
+        let decided = tokio::time::timeout(
+            config.timeout,
+            self.limiter.consume_detailed(&key, cost, None),
+        )
+        .await;
+        let verdict = match decided {
+            Ok(Ok(v)) => v,
+            Ok(Err(Error::CostExceedsBurst { .. } | Error::BadArgument(_))) => {
+                return problem::response(
+                    StatusCode::BAD_REQUEST,
+                    "the request costs more than the rate limit admits at once",
+                );
+            }
+            Ok(Err(e)) => {
+                return unavailable(
+                    inner,
+                    &self,
+                    Request::from_parts(parts, body),
+                    &e.to_string(),
+                )
+                .await
+            }
+            Err(_) => {
+                return unavailable(
+                    inner,
+                    &self,
+                    Request::from_parts(parts, body),
+                    "decision timed out",
+                )
+                .await
+            }
+        };
+        let mut response = match verdict.decision {
+            Decision::Limited { retry_after, .. } => too_many(retry_after),
+            _ => run(inner, Request::from_parts(parts, body)).await,
+        };
+        let headers = response.headers_mut();
+        headers.insert(RATELIMIT_POLICY, self.policy_header.clone());
+        if let Some(v) = ratelimit_header(self.limiter.policy().limits(), &verdict) {
+            headers.insert(RATELIMIT, v);
         }
+        response
     }
 }
 
-/// The service the layer wraps around yours.
-#[derive(Clone)]
-pub struct RateLimitService<S> {
+async fn unavailable<S: Inner>(
     inner: S,
-    state: Arc<State>,
-}
-
-impl<S> tower::Service<Request<Body>> for RateLimitService<S>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
-        // The ready service handles this request; a fresh clone takes its place (tower's pattern).
-        let clone = self.inner.clone();
-        let inner = std::mem::replace(&mut self.inner, clone);
-        let state = self.state.clone();
-        Box::pin(async move { Ok(handle(inner, state, req).await) })
-    }
-}
-
-async fn handle<S>(mut inner: S, state: Arc<State>, req: Request<Body>) -> Response<Body>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
-    S::Future: Send,
-{
-    let config = &state.config;
-    let (parts, body) = req.into_parts();
-    let Some(key) = (config.key)(&parts) else {
-        return problem::response(config.missing_key, "no rate-limit key in the request");
-    };
-    let cost = (config.cost)(&parts);
-    let decided = tokio::time::timeout(
-        config.timeout,
-        state.limiter.consume_detailed(&key, cost, None),
-    )
-    .await;
-    let verdict = match decided {
-        Ok(Ok(v)) => v,
-        Ok(Err(Error::CostExceedsBurst { .. } | Error::BadArgument(_))) => {
-            return problem::response(
-                StatusCode::BAD_REQUEST,
-                "the request costs more than the rate limit admits at once",
-            );
-        }
-        Ok(Err(e)) => {
-            return unavailable(
-                inner,
-                &state,
-                Request::from_parts(parts, body),
-                &e.to_string(),
-            )
-            .await
-        }
-        Err(_) => {
-            return unavailable(
-                inner,
-                &state,
-                Request::from_parts(parts, body),
-                "decision timed out",
-            )
-            .await
-        }
-    };
-    let mut response = match verdict.decision {
-        Decision::Limited { retry_after, .. } => too_many(retry_after),
-        _ => match inner.call(Request::from_parts(parts, body)).await {
-            Ok(r) => r,
-            Err(never) => match never {},
-        },
-    };
-    let headers = response.headers_mut();
-    headers.insert(RATELIMIT_POLICY, state.policy_header.clone());
-    if let Some(v) = ratelimit_header(state.limiter.policy().limits(), &verdict) {
-        headers.insert(RATELIMIT, v);
-    }
-    response
-}
-
-async fn unavailable<S>(
-    mut inner: S,
-    state: &State,
+    state: &RateLimitHandler,
     req: Request<Body>,
     why: &str,
-) -> Response<Body>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
-    S::Future: Send,
-{
+) -> Response<Body> {
     match state.config.unavailable {
         Unavailable::FailOpen => {
             tracing::warn!(
                 reason = why,
                 "rate limiter unavailable; request served unlimited (fail open)"
             );
-            match inner.call(req).await {
-                Ok(r) => r,
-                Err(never) => match never {},
-            }
+            run(inner, req).await
         }
         _ => {
             tracing::warn!(

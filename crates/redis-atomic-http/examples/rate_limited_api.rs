@@ -13,9 +13,9 @@
 use axum::routing::get;
 use axum::{Json, Router};
 use clap::Parser;
-use redis_atomic::http::{RateLimitLayer, RateLimitLayerConfig, Unavailable};
 use redis_atomic::ratelimit::{Algorithm, Limit, RateLimiter};
 use redis_atomic::{Client, ClientConfig, Keyspace};
+use redis_atomic_http::{RateLimitLayer, RateLimitLayerConfig, Unavailable};
 use serde_json::json;
 use std::time::Duration;
 

@@ -13,19 +13,17 @@
 //! If Redis cannot be reached the request is refused with 503 and never runs: running it without
 //! the claim could run it twice. Error bodies are `application/problem+json`.
 
-use super::problem;
-use crate::idempotency::{
+use crate::layer::{run, Handler, Inner, Layer, Service};
+use crate::problem;
+use axum::body::Body;
+use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use redis_atomic::idempotency::{
     Begin, Body as StoredBody, Claim, Failure, Fingerprint, Idempotency, Outcome,
     Response as StoredResponse, Stored,
 };
-use crate::lease::Extend;
-use axum::body::Body;
-use futures::future::BoxFuture;
-use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
-use std::convert::Infallible;
+use redis_atomic::lease::Extend;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// The request header carrying the key.
@@ -107,153 +105,108 @@ impl IdempotencyLayerConfig {
     }
 }
 
-struct State {
+/// What the idempotency layer decides per request: the store and the settings.
+pub struct IdempotencyHandler {
     store: Idempotency,
     config: IdempotencyLayerConfig,
 }
 
 /// The layer. Results are kept for the store's `result_ttl` (24 h by default).
-#[derive(Clone)]
-pub struct IdempotencyLayer {
-    state: Arc<State>,
-}
+pub type IdempotencyLayer = Layer<IdempotencyHandler>;
+
+/// The service the layer wraps around yours.
+pub type IdempotencyService<S> = Service<S, IdempotencyHandler>;
 
 impl IdempotencyLayer {
     /// A layer over `store`.
     pub fn new(store: Idempotency, config: IdempotencyLayerConfig) -> Self {
-        IdempotencyLayer {
-            state: Arc::new(State { store, config }),
+        Layer::from_handler(IdempotencyHandler { store, config })
+    }
+}
+
+impl Handler for IdempotencyHandler {
+    async fn handle<S: Inner>(self: Arc<Self>, inner: S, req: Request<Body>) -> Response<Body> {
+        let config = &self.config;
+        if !config.methods.contains(req.method()) {
+            return run(inner, req).await;
         }
-    }
-}
-
-impl<S> tower::Layer<S> for IdempotencyLayer {
-    type Service = IdempotencyService<S>;
-    fn layer(&self, inner: S) -> Self::Service {
-        IdempotencyService {
-            inner,
-            state: self.state.clone(),
-        }
-    }
-}
-
-/// The service the layer wraps around yours.
-#[derive(Clone)]
-pub struct IdempotencyService<S> {
-    inner: S,
-    state: Arc<State>,
-}
-
-impl<S> tower::Service<Request<Body>> for IdempotencyService<S>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<Body>) -> Self::Future {
-        // The ready service handles this request; a fresh clone takes its place (tower's pattern).
-        let clone = self.inner.clone();
-        let inner = std::mem::replace(&mut self.inner, clone);
-        let state = self.state.clone();
-        Box::pin(async move { Ok(handle(inner, state, req).await) })
-    }
-}
-
-async fn handle<S>(mut inner: S, state: Arc<State>, req: Request<Body>) -> Response<Body>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
-    S::Future: Send,
-{
-    let config = &state.config;
-    if !config.methods.contains(req.method()) {
-        return call(&mut inner, req).await;
-    }
-    let key = match req.headers().get(IDEMPOTENCY_KEY) {
-        None if config.required => {
-            return problem::response(
-                StatusCode::BAD_REQUEST,
-                "Idempotency-Key header is required for this request",
-            )
-        }
-        None => return call(&mut inner, req).await,
-        Some(v) => match valid_key(v, config.max_key_len) {
-            Some(k) => k,
-            None => {
+        let key = match req.headers().get(IDEMPOTENCY_KEY) {
+            None if config.required => {
                 return problem::response(
                     StatusCode::BAD_REQUEST,
-                    "Idempotency-Key must be 1..=255 visible ASCII characters",
+                    "Idempotency-Key header is required for this request",
                 )
             }
-        },
-    };
-    let (parts, body) = req.into_parts();
-    let bytes = match http_body_util::Limited::new(body, config.max_body_bytes)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => {
-            return problem::response(StatusCode::PAYLOAD_TOO_LARGE, "request body over the limit")
+            None => return run(inner, req).await,
+            Some(v) => match valid_key(v, config.max_key_len) {
+                Some(k) => k,
+                None => {
+                    return problem::response(
+                        StatusCode::BAD_REQUEST,
+                        "Idempotency-Key must be 1..=255 visible ASCII characters",
+                    )
+                }
+            },
+        };
+        let (parts, body) = req.into_parts();
+        let bytes = match http_body_util::Limited::new(body, config.max_body_bytes)
+            .collect()
+            .await
+        {
+            Ok(collected) => collected.to_bytes(),
+            Err(_) => {
+                return problem::response(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "request body over the limit",
+                )
+            }
+        };
+        let target = parts.uri.path_and_query().map_or("", |p| p.as_str());
+        let fp = Fingerprint::of(&[parts.method.as_str().as_bytes(), target.as_bytes(), &bytes]);
+        let scope = (config.scope)(&parts);
+        match self.store.begin(&scope, key.as_bytes(), fp).await {
+            Ok(Begin::Claimed(claim)) => {
+                let req = Request::from_parts(parts, Body::from(bytes));
+                execute(inner, &self, claim, req).await
+            }
+            Ok(Begin::InProgress { retry_after }) => in_progress(retry_after),
+            Ok(Begin::Replay(Stored::Completed(r) | Stored::Failed(r))) => replay(r),
+            Ok(Begin::Mismatch) => problem::response(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Idempotency-Key was already used with a different request",
+            ),
+            // `Begin` is non-exhaustive: an outcome this layer does not know is never run blindly.
+            Ok(other) => {
+                tracing::error!(
+                    ?other,
+                    "idempotency outcome unknown to this layer; request refused"
+                );
+                problem::response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "unexpected idempotency state",
+                )
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "idempotency store unavailable; request refused");
+                problem::response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "idempotency store unavailable; retry later",
+                )
+            }
         }
-    };
-    let target = parts.uri.path_and_query().map_or("", |p| p.as_str());
-    let fp = Fingerprint::of(&[parts.method.as_str().as_bytes(), target.as_bytes(), &bytes]);
-    let scope = (config.scope)(&parts);
-    match state.store.begin(&scope, key.as_bytes(), fp).await {
-        Ok(Begin::Claimed(claim)) => {
-            let req = Request::from_parts(parts, Body::from(bytes));
-            execute(inner, &state, claim, req).await
-        }
-        Ok(Begin::InProgress { retry_after }) => in_progress(retry_after),
-        Ok(Begin::Replay(Stored::Completed(r) | Stored::Failed(r))) => replay(r),
-        Ok(Begin::Mismatch) => problem::response(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Idempotency-Key was already used with a different request",
-        ),
-        Err(e) => {
-            tracing::warn!(error = %e, "idempotency store unavailable; request refused");
-            problem::response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "idempotency store unavailable; retry later",
-            )
-        }
-    }
-}
-
-async fn call<S>(inner: &mut S, req: Request<Body>) -> Response<Body>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
-{
-    match inner.call(req).await {
-        Ok(r) => r,
-        Err(never) => match never {},
     }
 }
 
 /// Runs the handler while extending the claim every lease/3, then stores the outcome.
-async fn execute<S>(
-    mut inner: S,
-    state: &State,
+async fn execute<S: Inner>(
+    inner: S,
+    state: &IdempotencyHandler,
     mut claim: Claim,
     req: Request<Body>,
-) -> Response<Body>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Send,
-    S::Future: Send,
-{
+) -> Response<Body> {
     let lease = state.store.config().lease;
     let response = {
-        let work = call(&mut inner, req);
+        let work = run(inner, req);
         tokio::pin!(work);
         let mut beat = tokio::time::interval(lease / 3);
         beat.tick().await;

@@ -16,9 +16,9 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Parser;
-use redis_atomic::http::{IdempotencyLayer, IdempotencyLayerConfig};
 use redis_atomic::idempotency::{IdemConfig, Idempotency};
 use redis_atomic::{Client, ClientConfig, Keyspace};
+use redis_atomic_http::{IdempotencyLayer, IdempotencyLayerConfig};
 use serde::Deserialize;
 use serde_json::json;
 
