@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
-"""Print the test executables of one crate from `cargo test --no-run --message-format=json`.
+"""Print the test executables of some crates from `cargo test --no-run --message-format=json`.
 
 Used by `make test` for the server matrix: the second pass runs the binaries the first pass
 built instead of `cargo test -p <crate>`, which would rebuild every dependency whose features
 differ when one package is built alone (about 1m45s on 2 cores).
 
-usage: cargo test --workspace --no-run --message-format=json | tools/test-binaries.py CRATE_DIR
+usage: cargo test --workspace --no-run --message-format=json | tools/test-binaries.py CRATE_DIR...
 """
 import json
 import os
 import sys
 
-if len(sys.argv) != 2:
+if len(sys.argv) < 2:
     sys.exit(__doc__)
-crate_dir = os.path.realpath(sys.argv[1]) + os.sep
+crate_dirs = [os.path.realpath(d) + os.sep for d in sys.argv[1:]]
 found = []
 for line in sys.stdin:
     try:
@@ -25,10 +25,11 @@ for line in sys.stdin:
     if not msg.get("profile", {}).get("test"):
         continue
     target = msg.get("target", {})
-    if not os.path.realpath(target.get("src_path", "")).startswith(crate_dir):
+    src = os.path.realpath(target.get("src_path", ""))
+    if not any(src.startswith(d) for d in crate_dirs):
         continue
     if found.count(msg["executable"]) == 0:
         found.append(msg["executable"])
 if not found:
-    sys.exit(f"no test executables found under {crate_dir}")
+    sys.exit(f"no test executables found under {' '.join(crate_dirs)}")
 print("\n".join(found))
