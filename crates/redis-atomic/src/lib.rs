@@ -83,3 +83,8 @@ pub use error::Error;
 pub use keys::{slot, Keyspace};
 pub use lease::{Fence, OwnerToken};
 pub use script::{Delivery, RetryClass};
+
+/// The README's Rust snippets, compiled by `cargo test --doc` so they follow the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
