@@ -50,6 +50,7 @@ test: ensure-redis valkey
 scripts-lock:
 	UPDATE_SCRIPTS_LOCK=1 $(CARGO) test -q -p redis-atomic --test scripts scripts_lock_is_current
 
-# Every primitive, library vs raw EVALSHA in interleaved rounds, on an embedded server.
+# The one benchmark harness: every entry (`redis-atomic bench --help`), library vs raw EVALSHA in
+# interleaved rounds, on an embedded server.
 bench: ensure-redis build
 	./target/release/redis-atomic bench

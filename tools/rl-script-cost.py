@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CLASSIC = ROOT / "crates/redis-atomic/benches/classic"
+CLASSIC = ROOT / "crates/redis-atomic-cli/src/bench/classic"
 
 # name -> (source, key prefix, args). Ours: one key, cost limit period_us burst test_now ("").
 CASES = {

@@ -1,105 +1,77 @@
 //! The fenced write's benchmark: each task owns one resource and writes one value to it with a
-//! fence that grows by one per call, so every write is applied on both paths. A record is a
+//! fence that grows by one per call, so every write is applied on both paths. The raw path sends
+//! the write spec `set 1 <value>` the library encodes for one `Write::set`. A record is a
 //! resource after one write: its fence record and its data key.
 
-use super::{expect_status, BenchCtx, Workload};
-use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
+use super::workload::{evalsha_dyn, ms, BenchCtx, Conn, Decided, Path, Record, Workload};
 use redis_atomic::fenced::{Fenced, FencedWrites};
-use redis_atomic::lease::Fence;
-use redis_atomic::script::registry::FENCED_WRITE;
+use redis_atomic::script::registry::{FencedWriteReply, FENCED_WRITE};
 use redis_atomic::write::Write;
+use redis_atomic::{Arg, Fence};
+use std::time::Duration;
 
 const VALUE: &[u8] = b"balance=1042";
-/// The library's default retention of a fence record: 7 days.
-const RETENTION_MS: u64 = 7 * 24 * 3600 * 1000;
+/// How long a fence record is kept after its last write (the library's default, set explicitly
+/// so both paths send the same).
+const RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 struct FencedBench {
-    ctx: BenchCtx,
     fenced: FencedWrites,
 }
 
-pub(super) fn setup(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
-    Box::pin(async move {
-        let bench = FencedBench {
-            fenced: FencedWrites::new(ctx.client.clone(), ctx.keyspace.clone()),
-            ctx,
-        };
-        Ok(Box::new(bench) as Box<dyn Workload>)
-    })
+pub(super) fn setup(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let fenced = FencedWrites::new(ctx.client, ctx.keyspace).with_retention(RETENTION)?;
+    Ok(Box::new(FencedBench { fenced }))
 }
 
 impl FencedBench {
     /// The fence record and the data key of `resource`.
     fn keys(&self, resource: &str) -> anyhow::Result<[String; 2]> {
-        Ok([
-            self.fenced.keys(resource)?.fence,
-            self.fenced.key(resource, "account")?,
-        ])
+        let fence = self.fenced.keys(resource)?.fence;
+        Ok([fence, self.fenced.key(resource, "account")?])
+    }
+
+    /// One write of `VALUE` to `resource`'s data key under `fence`, through the library.
+    async fn write(&self, resource: &str, fence: Fence) -> anyhow::Result<Vec<String>> {
+        let keys = self.keys(resource)?;
+        let writes = [Write::set(keys[1].clone(), VALUE)];
+        let got = self.fenced.fenced_write(resource, fence, &writes).await?;
+        expect!(got, Fenced::Applied { .. });
+        Ok(keys.to_vec())
     }
 }
 
+fn resource(path: Path, task: usize) -> String {
+    format!("{}-{task}", path.name())
+}
+
 impl Workload for FencedBench {
-    fn cycle(&self) -> u64 {
-        1
-    }
-
-    fn library(&self, task: usize, i: u64) -> BoxFuture<'_, anyhow::Result<()>> {
+    fn library(&self, task: usize, i: u64) -> Decided<'_> {
         Box::pin(async move {
-            let resource = format!("lib-{task}");
-            let [_, data] = self.keys(&resource)?;
-            let got = self
-                .fenced
-                .fenced_write(&resource, Fence(i + 1), &[Write::set(data, VALUE)])
+            self.write(&resource(Path::Library, task), Fence(i + 1))
                 .await?;
-            anyhow::ensure!(matches!(got, Fenced::Applied { .. }), "write: {got:?}");
             Ok(())
         })
     }
 
-    fn raw<'a>(
-        &'a self,
-        conn: &'a mut MultiplexedConnection,
-        task: usize,
-        i: u64,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
+    fn raw<'a>(&'a self, conn: &'a mut Conn, task: usize, i: u64) -> Decided<'a> {
         Box::pin(async move {
-            let [record, data] = self.keys(&format!("raw-{task}"))?;
-            let mut cmd = redis::cmd("EVALSHA");
-            cmd.arg(FENCED_WRITE.sha1).arg(2).arg(&record).arg(&data);
-            cmd.arg(i + 1)
-                .arg(RETENTION_MS)
-                .arg("set")
-                .arg(1)
-                .arg(VALUE);
-            expect_status(cmd.query_async(conn).await?, "applied")
-        })
-    }
-
-    fn record(&self) -> BoxFuture<'_, anyhow::Result<Vec<String>>> {
-        Box::pin(async move {
-            let resource = "account-4b1c-9f0e-7a2d";
-            let keys = self.keys(resource)?;
-            let got = self
-                .fenced
-                .fenced_write(resource, Fence(1), &[Write::set(keys[1].clone(), VALUE)])
-                .await?;
-            anyhow::ensure!(matches!(got, Fenced::Applied { .. }), "write: {got:?}");
-            Ok(keys.to_vec())
-        })
-    }
-
-    fn cleanup(&self, tasks: usize) -> BoxFuture<'_, anyhow::Result<()>> {
-        Box::pin(async move {
-            let mut del = redis::cmd("UNLINK");
-            for task in 0..tasks {
-                for path in ["lib", "raw"] {
-                    del.arg(&self.keys(&format!("{path}-{task}"))?[..]);
-                }
-            }
-            del.arg(&self.keys("account-4b1c-9f0e-7a2d")?[..]);
-            self.ctx.client.command(&del).await?;
+            let [record, data] = self.keys(&resource(Path::Raw, task))?;
+            let fence = Arg::Int(i64::try_from(i + 1)?);
+            let args = [
+                fence,
+                ms(RETENTION),
+                "set".into(),
+                Arg::Int(1),
+                VALUE.into(),
+            ];
+            let got = evalsha_dyn(conn, &FENCED_WRITE, &[&record, &data], &args).await?;
+            expect!(got, FencedWriteReply::Applied { .. });
             Ok(())
         })
+    }
+
+    fn record(&self) -> Record<'_> {
+        Box::pin(self.write("account-4b1c-9f0e-7a2d", Fence(1)))
     }
 }

@@ -1,114 +1,119 @@
-//! The lock's benchmark: each task owns one resource and alternates acquire and release, so
-//! every decision succeeds (the library path errors if one does not) and the two paths do the
-//! same work. A record is a held lock: its lock key and its fence key.
+//! The lock's benchmarks. `lock`: each task owns one resource and alternates acquire and release,
+//! so every decision succeeds and the two paths do the same work. `lock-extend`: each task holds
+//! its lock (taken before each phase, unmeasured, with the run's token, so the same lock is the
+//! task's own again in every round) and extends it. A record is a held lock: its lock and fence
+//! keys.
 
-use super::{expect_status, BenchCtx, Workload};
-use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
-use redis_atomic::lease::{OwnerToken, Release};
-use redis_atomic::lock::{Acquire, Locks};
-use redis_atomic::script::registry::{LOCK_ACQUIRE, LOCK_RELEASE};
+use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, Record, Workload};
+use redis_atomic::lease::{Extend, Release};
+use redis_atomic::lock::{Acquire, LockKeys, Locks};
+use redis_atomic::script::registry::{
+    LockAcquireReply, LockExtendReply, LockReleaseReply, LOCK_ACQUIRE, LOCK_EXTEND, LOCK_RELEASE,
+};
 use std::time::Duration;
 
+/// Lease of an acquire | release cycle.
 const TTL: Duration = Duration::from_secs(30);
+/// Lease of the extended locks: outlives any run.
+const HELD: Duration = Duration::from_secs(600);
 
 struct LockBench {
-    locks: Locks,
     ctx: BenchCtx,
-    token: OwnerToken,
+    locks: Locks,
+    extend: bool,
 }
 
-pub(super) fn setup(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
-    Box::pin(async move {
-        let bench = LockBench {
-            locks: Locks::new(ctx.client.clone(), ctx.keyspace.clone()),
-            ctx,
-            token: OwnerToken::random(),
-        };
-        Ok(Box::new(bench) as Box<dyn Workload>)
-    })
+/// `lock`: acquire | release.
+pub(super) fn cycle(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    Ok(LockBench::boxed(ctx, false))
+}
+
+/// `lock-extend`: extend a held lock.
+pub(super) fn extend(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    Ok(LockBench::boxed(ctx, true))
+}
+
+fn resource(path: Path, task: usize) -> String {
+    format!("{}-{task}", path.name())
 }
 
 impl LockBench {
-    fn resource(&self, phase: &str, task: usize) -> String {
-        format!("{phase}-{task}")
+    fn boxed(ctx: BenchCtx, extend: bool) -> Box<dyn Workload> {
+        let locks = Locks::new(ctx.client.clone(), ctx.keyspace.clone());
+        Box::new(LockBench { ctx, locks, extend })
     }
 
-    fn keys(&self, resource: &str) -> anyhow::Result<[String; 2]> {
-        let ks = &self.ctx.keyspace;
-        Ok([
-            ks.key("lock", 1, resource, &[])?,
-            ks.key("lock", 1, resource, &["fence"])?,
-        ])
+    fn keys(&self, path: Path, task: usize) -> anyhow::Result<LockKeys> {
+        Ok(self.locks.keys(&resource(path, task))?)
     }
 }
 
 impl Workload for LockBench {
     fn cycle(&self) -> u64 {
-        2
+        if self.extend {
+            1
+        } else {
+            2
+        }
     }
 
-    fn library(&self, task: usize, i: u64) -> BoxFuture<'_, anyhow::Result<()>> {
+    fn prepare(&self, path: Path, _decisions: u64) -> Decided<'_> {
         Box::pin(async move {
-            let resource = self.resource("lib", task);
-            if i % 2 == 0 {
-                let got = self
-                    .locks
-                    .acquire_with_token(&resource, &self.token, TTL)
-                    .await?;
-                anyhow::ensure!(matches!(got, Acquire::Acquired(_)), "acquire: {got:?}");
-            } else {
-                let got = self.locks.release(&resource, &self.token).await?;
-                anyhow::ensure!(matches!(got, Release::Released { .. }), "release: {got:?}");
+            if !self.extend {
+                return Ok(());
+            }
+            for task in 0..self.ctx.tasks {
+                let (r, token) = (resource(path, task), &self.ctx.token);
+                let got = self.locks.acquire_with_token(&r, token, HELD).await?;
+                expect!(got, Acquire::Acquired(_));
             }
             Ok(())
         })
     }
 
-    fn raw<'a>(
-        &'a self,
-        conn: &'a mut MultiplexedConnection,
-        task: usize,
-        i: u64,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
+    fn library(&self, task: usize, i: u64) -> Decided<'_> {
         Box::pin(async move {
-            let [lock, fence] = self.keys(&self.resource("raw", task))?;
-            let mut cmd = redis::cmd("EVALSHA");
-            let want = if i % 2 == 0 {
-                cmd.arg(LOCK_ACQUIRE.sha1).arg(2).arg(&lock).arg(&fence);
-                cmd.arg(self.token.as_str()).arg(TTL.as_millis() as u64);
-                "acquired"
+            let (r, token) = (resource(Path::Library, task), &self.ctx.token);
+            if self.extend {
+                let got = self.locks.extend(&r, token, HELD).await?;
+                expect!(got, Extend::Extended { .. });
+            } else if i % 2 == 0 {
+                let got = self.locks.acquire_with_token(&r, token, TTL).await?;
+                expect!(got, Acquire::Acquired(_));
             } else {
-                cmd.arg(LOCK_RELEASE.sha1)
-                    .arg(1)
-                    .arg(&lock)
-                    .arg(self.token.as_str());
-                "released"
-            };
-            expect_status(cmd.query_async(conn).await?, want)
+                let got = self.locks.release(&r, token).await?;
+                expect!(got, Release::Released { .. });
+            }
+            Ok(())
         })
     }
 
-    fn record(&self) -> BoxFuture<'_, anyhow::Result<Vec<String>>> {
+    fn raw<'a>(&'a self, conn: &'a mut Conn, task: usize, i: u64) -> Decided<'a> {
+        Box::pin(async move {
+            let k = self.keys(Path::Raw, task)?;
+            let token = self.ctx.token.as_str().into();
+            if self.extend {
+                let got = evalsha(conn, &LOCK_EXTEND, [&k.lock], [token, ms(HELD)]).await?;
+                expect!(got, LockExtendReply::Extended { .. });
+            } else if i % 2 == 0 {
+                let keys = [k.lock.as_str(), &k.fence];
+                let got = evalsha(conn, &LOCK_ACQUIRE, keys, [token, ms(TTL)]).await?;
+                expect!(got, LockAcquireReply::Acquired { .. });
+            } else {
+                let got = evalsha(conn, &LOCK_RELEASE, [&k.lock], [token]).await?;
+                expect!(got, LockReleaseReply::Released { .. });
+            }
+            Ok(())
+        })
+    }
+
+    fn record(&self) -> Record<'_> {
         Box::pin(async move {
             let resource = "order-4b1c-9f0e-7a2d";
             let got = self.locks.acquire(resource, TTL).await?;
-            anyhow::ensure!(matches!(got, Acquire::Acquired(_)), "acquire: {got:?}");
-            Ok(self.keys(resource)?.to_vec())
-        })
-    }
-
-    fn cleanup(&self, tasks: usize) -> BoxFuture<'_, anyhow::Result<()>> {
-        Box::pin(async move {
-            let mut del = redis::cmd("UNLINK");
-            for phase in ["lib", "raw"] {
-                for task in 0..tasks {
-                    del.arg(&self.keys(&self.resource(phase, task))?[..]);
-                }
-            }
-            del.arg(&self.keys("order-4b1c-9f0e-7a2d")?[..]);
-            self.ctx.client.command(&del).await?;
-            Ok(())
+            expect!(got, Acquire::Acquired(_));
+            let k = self.locks.keys(resource)?;
+            Ok(vec![k.lock, k.fence])
         })
     }
 }

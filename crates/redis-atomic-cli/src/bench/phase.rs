@@ -1,31 +1,32 @@
-//! One phase of a benchmark: every task drives one path (raw or library) for a fixed time.
+//! One phase of a benchmark: every task drives one path (raw, library or reference) for a fixed
+//! time.
 //!
 //! Why rounds: on a small shared machine throughput drifts over seconds (other processes, CPU
 //! frequency, the server's allocator), so "all raw, then all library" puts that drift into the
-//! ratio. [`rounds`] alternates the paths in ABBA order (raw, library, library, raw, ...) with
-//! short phases, so drift hits both paths alike, and keeps each round's ratio to show the spread.
-//! A short unmeasured warm-up of each path comes first: the first phase of a run is otherwise
-//! slower (fresh connections, a cold server allocator) and would count against whichever path
-//! runs first.
+//! ratio. [`rounds`] alternates the paths in ABBA order (raw, library, library, raw, ...; with a
+//! reference, raw, library, reference, reference, library, raw, ...) with short phases and fresh
+//! connections every round, so drift hits every path alike, and keeps each round's ratio to show
+//! the spread. A short unmeasured warm-up of each path comes first: the first phase of a run is
+//! otherwise slower (fresh connections, a cold server allocator) and would count against
+//! whichever path runs first.
+//!
+//! Before each phase, unmeasured, the workload may prepare (fill a backlog for about 1.5× the
+//! decisions the path made per second in its last phase): see [`super::Workload::prepare`].
 
-use super::{stats::CommandStats, Bench, BenchArgs, BenchCtx, Workload};
+use super::stats::ServerStats;
+use super::workload::{BenchCtx, Conflicts, Conn, Decided, Path, Stop, Workload};
+use super::{Bench, BenchArgs};
 use indicatif::{ProgressBar, ProgressStyle};
-use redis::aio::MultiplexedConnection;
 use redis_atomic::{Client, ClientConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Longest warm-up per path, seconds (at most one round's phase).
 const WARM_UP: f64 = 0.25;
-
-/// Which way a decision is made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Path {
-    /// Raw `EVALSHA` of the same scripts.
-    Raw,
-    /// Through the library.
-    Library,
-}
+/// Decisions per second assumed before a path has run (sizes the warm-up's preparation).
+const FIRST_GUESS_RATE: f64 = 10_000.0;
+/// Preparation headroom over the last phase's rate.
+const HEADROOM: f64 = 1.5;
 
 /// What one phase measured.
 #[derive(Clone, Debug, Default)]
@@ -34,10 +35,14 @@ pub struct Phase {
     pub latencies: Vec<u32>,
     /// Wall time of the phase.
     pub secs: f64,
-    /// Client-sent commands and their server µs (commandstats).
+    /// Client-sent commands (commandstats).
     pub calls: u64,
     /// Server µs of those commands.
     pub usec: u64,
+    /// CPU seconds the server process used.
+    pub cpu_secs: f64,
+    /// Conflicts of the phase's decisions.
+    pub conflicts: Conflicts,
 }
 
 impl Phase {
@@ -47,16 +52,27 @@ impl Phase {
     }
 }
 
-/// Everything the phases of one primitive need.
+/// Each path's phases, one per round, in round order (`reference` empty without one).
+#[derive(Debug, Default)]
+pub struct Phases {
+    /// Raw `EVALSHA`.
+    pub raw: Vec<Phase>,
+    /// The library.
+    pub library: Vec<Phase>,
+    /// The reference script.
+    pub reference: Vec<Phase>,
+}
+
+/// Everything the phases of one entry need.
 pub struct Driver<'a> {
-    /// The primitive.
+    /// The entry.
     pub bench: &'a Bench,
     /// The context its workloads are built from (its client is replaced per round).
     pub ctx: BenchCtx,
     /// Server URL.
     pub url: &'a str,
     /// Connection for `INFO`.
-    pub admin: &'a mut MultiplexedConnection,
+    pub admin: &'a mut Conn,
     /// Command-line arguments.
     pub args: &'a BenchArgs,
 }
@@ -64,11 +80,11 @@ pub struct Driver<'a> {
 /// One round's connections: a library client and its workload, and the raw connections.
 struct Fresh {
     workload: Arc<dyn Workload>,
-    raws: Vec<MultiplexedConnection>,
+    raws: Vec<Conn>,
 }
 
 impl Driver<'_> {
-    /// New connections for both paths and a workload on them (each task's cycles are complete
+    /// New connections for every path and a workload on them (each task's cycles are complete
     /// between phases, so a new workload continues where the last one stopped).
     async fn fresh(&self) -> anyhow::Result<Fresh> {
         let config = ClientConfig::default().pool_size(self.args.connections);
@@ -77,7 +93,7 @@ impl Driver<'_> {
             client,
             ..self.ctx.clone()
         };
-        let workload = Arc::from((self.bench.setup)(ctx).await?);
+        let workload = Arc::from((self.bench.setup)(ctx)?);
         let raw_client = redis::Client::open(self.url)?;
         let mut raws = Vec::new();
         for _ in 0..self.args.connections {
@@ -87,94 +103,139 @@ impl Driver<'_> {
     }
 }
 
-/// Runs `args.rounds` rounds in ABBA order, each path `seconds / rounds` per round; returns the
-/// raw and library phases, one per round, in round order.
-pub async fn rounds(d: &mut Driver<'_>) -> anyhow::Result<(Vec<Phase>, Vec<Phase>)> {
-    let (mut raw, mut lib) = (Vec::new(), Vec::new());
+impl Fresh {
+    fn paths(&self) -> Vec<Path> {
+        let mut paths = vec![Path::Raw, Path::Library];
+        paths.extend(self.workload.reference_script().map(|_| Path::Reference));
+        paths
+    }
+}
+
+/// Each path's next call index per task, and its last phase's rate.
+struct Progress {
+    next: [Vec<u64>; 3],
+    rate: [Option<f64>; 3],
+}
+
+/// Runs `args.rounds` rounds in ABBA order, each path `seconds / rounds` per round.
+pub async fn rounds(d: &mut Driver<'_>) -> anyhow::Result<Phases> {
+    let mut phases = Phases::default();
+    let tasks = d.ctx.tasks;
     // Each task's next call index per path: cycles continue across rounds (fresh keys stay fresh).
-    let mut next = [
-        vec![0u64; d.args.concurrency],
-        vec![0u64; d.args.concurrency],
-    ];
+    let mut progress = Progress {
+        next: [vec![0; tasks], vec![0; tasks], vec![0; tasks]],
+        rate: [None; 3],
+    };
     let each = d.args.seconds / d.args.rounds as f64;
     let fresh = d.fresh().await?;
-    for (slot, path) in [Path::Raw, Path::Library].into_iter().enumerate() {
+    let paths = fresh.paths();
+    for &path in &paths {
         let secs = WARM_UP.min(each);
-        run_phase(d, &fresh, path, "warm-up", secs, &mut next[slot]).await?;
+        run_phase(d, &fresh, path, "warm-up", secs, &mut progress).await?;
     }
     for round in 0..d.args.rounds {
         let fresh = d.fresh().await?;
-        let order = if round % 2 == 0 {
-            [Path::Raw, Path::Library]
-        } else {
-            [Path::Library, Path::Raw]
-        };
+        let mut order = paths.clone();
+        if round % 2 == 1 {
+            order.reverse();
+        }
         for path in order {
-            let slot = usize::from(path == Path::Library);
             let label = format!("{}/{}", round + 1, d.args.rounds);
-            let phase = run_phase(d, &fresh, path, &label, each, &mut next[slot]).await?;
+            let phase = run_phase(d, &fresh, path, &label, each, &mut progress).await?;
             match path {
-                Path::Raw => raw.push(phase),
-                Path::Library => lib.push(phase),
+                Path::Raw => phases.raw.push(phase),
+                Path::Library => phases.library.push(phase),
+                Path::Reference => phases.reference.push(phase),
             }
         }
     }
-    Ok((raw, lib))
+    Ok(phases)
 }
 
-/// Drives the workload from every task along `path` for `secs` (then to the end of each task's
-/// cycle). `next` holds each task's next call index and is advanced.
+/// Prepares, then drives the workload from every task along `path` for `secs` (then to where
+/// each task may stop); advances each task's call index and the path's rate.
 async fn run_phase(
     d: &mut Driver<'_>,
     fresh: &Fresh,
     path: Path,
     round: &str,
     secs: f64,
-    next: &mut [u64],
+    progress: &mut Progress,
 ) -> anyhow::Result<Phase> {
-    let way = if path == Path::Raw { "raw" } else { "library" };
-    let progress = progress_bar(&format!("{} {way} {round}", d.bench.name), d.args.json);
-    let before = CommandStats::fetch(d.admin).await?;
+    let expected = progress.rate[path.index()].unwrap_or(FIRST_GUESS_RATE) * secs * HEADROOM;
+    fresh.workload.prepare(path, expected.ceil() as u64).await?;
+    let bar = progress_bar(
+        &format!("{} {} {round}", d.bench.name, path.name()),
+        d.args.json,
+    );
+    let before = ServerStats::fetch(d.admin).await?;
+    let conflicts = fresh.workload.conflicts();
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(secs);
-    let cycle = fresh.workload.cycle().max(1);
     let mut tasks = Vec::new();
-    for (t, &first) in next.iter().enumerate() {
-        let (workload, progress) = (fresh.workload.clone(), progress.clone());
-        let mut conn = (path == Path::Raw).then(|| fresh.raws[t % fresh.raws.len()].clone());
+    for (t, &first) in progress.next[path.index()].iter().enumerate() {
+        let (workload, bar) = (fresh.workload.clone(), bar.clone());
+        let mut conn = fresh.raws[t % fresh.raws.len()].clone();
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut i = first;
-            // Finish the last cycle so the next phase starts from a clean state.
-            while Instant::now() < deadline || i % cycle != 0 {
-                let sent = Instant::now();
-                match conn.as_mut() {
-                    Some(conn) => workload.raw(conn, t, i).await?,
-                    None => workload.library(t, i).await?,
+            loop {
+                match workload.stop(t, i) {
+                    Stop::Now => break,
+                    Stop::AtDeadline if Instant::now() >= deadline => break,
+                    Stop::AtDeadline | Stop::No => {}
                 }
+                let sent = Instant::now();
+                decide(workload.as_ref(), path, &mut conn, t, i).await?;
                 latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
-                progress.inc(1);
+                bar.inc(1);
                 i += 1;
             }
             anyhow::Ok((latencies, i))
         }));
     }
     let mut latencies = Vec::new();
-    for (task, slot) in tasks.into_iter().zip(next.iter_mut()) {
+    for (task, slot) in tasks
+        .into_iter()
+        .zip(progress.next[path.index()].iter_mut())
+    {
         let (l, i) = task.await??;
         latencies.extend(l);
         *slot = i;
     }
     let secs = started.elapsed().as_secs_f64();
-    let after = CommandStats::fetch(d.admin).await?;
-    progress.finish_and_clear();
-    let (calls, usec) = before.top_level_since(&after);
-    Ok(Phase {
+    let after = ServerStats::fetch(d.admin).await?;
+    bar.finish_and_clear();
+    let direct = match path {
+        Path::Library => fresh.workload.sent_directly(),
+        Path::Raw | Path::Reference => &[],
+    };
+    let server = before.since(&after, direct);
+    let phase = Phase {
         latencies,
         secs,
-        calls,
-        usec,
-    })
+        calls: server.calls,
+        usec: server.usec,
+        cpu_secs: server.cpu_secs,
+        conflicts: fresh.workload.conflicts().since(conflicts),
+    };
+    progress.rate[path.index()] = Some(phase.rate());
+    Ok(phase)
+}
+
+/// One decision along `path`.
+fn decide<'a>(
+    workload: &'a dyn Workload,
+    path: Path,
+    conn: &'a mut Conn,
+    task: usize,
+    i: u64,
+) -> Decided<'a> {
+    match path {
+        Path::Raw => workload.raw(conn, task, i),
+        Path::Library => workload.library(task, i),
+        Path::Reference => workload.reference(conn, task, i),
+    }
 }
 
 fn progress_bar(label: &str, hidden: bool) -> ProgressBar {
@@ -184,7 +245,7 @@ fn progress_bar(label: &str, hidden: bool) -> ProgressBar {
     let bar = ProgressBar::new_spinner();
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     if let Ok(style) =
-        ProgressStyle::with_template("{spinner} {prefix:>24} {pos} decisions {elapsed}")
+        ProgressStyle::with_template("{spinner} {prefix:>30} {pos} decisions {elapsed}")
     {
         bar.set_style(style);
     }

@@ -1,111 +1,219 @@
-//! The rate limiter's benchmarks: each task consumes 1 unit for its own identity (one rate-limited
-//! user per task, no request id), on a limit high enough that nothing is ever refused, so every
-//! decision is an admission that writes the limit's state on both paths (a refusal only reads).
-//! Three entries: GCRA (the bucket algorithms' script shape), a fixed window (the cheapest) and
-//! the sliding log (the costliest: a sorted set trimmed on every decision).
-//! A record is one identity's limit state; it expires on its own (the scripts set TTLs).
+//! The rate limiter's benchmarks: each task consumes 1 unit for its own identity (one
+//! rate-limited user per task, no request id), on limits high enough that nothing is ever
+//! refused, so every decision is an admission that writes the limit's state on both paths (a
+//! refusal only reads). One entry per algorithm (its own script, one key, five arguments) and
+//! one for a policy of two limits (`rl_policy`). GCRA and the sliding log add a reference path:
+//! the classic script each replaces ([`super::classic`]) on the same number of tasks and
+//! connections, one key per identity of the same layout. A record is one identity's limit
+//! state after 100 admissions (a sliding log then holds 100 entries).
 
-use super::{expect_status, BenchCtx, Workload};
-use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
-use redis_atomic::ratelimit::{Limit, RateLimiter};
-use redis_atomic::script::registry::{RL_FIXED_WINDOW, RL_GCRA, RL_SLIDING_LOG};
-use redis_atomic::script::ScriptDef;
+use super::classic::{self, Classic};
+use super::workload::{evalsha, evalsha_dyn, BenchCtx, Conn, Decided, Path, Record, Workload};
+use redis_atomic::ratelimit::{Algorithm, Limit, Policy, RateLimiter};
+use redis_atomic::script::registry::{
+    RlFixedWindowReply, RlGcraReply, RlPolicyReply, RlSlidingLogReply, RlSlidingWindowReply,
+    RlTokenBucketReply, RL_FIXED_WINDOW, RL_GCRA, RL_POLICY, RL_SLIDING_LOG, RL_SLIDING_WINDOW,
+    RL_TOKEN_BUCKET,
+};
+use redis_atomic::script::{FromReply, Script};
+use redis_atomic::Arg;
 use std::time::Duration;
 
-struct RateBench {
+const SECOND: Duration = Duration::from_secs(1);
+/// Admissions in a record.
+const RECORD_UNITS: usize = 100;
+
+/// A rate-limit reply that says whether the request was admitted.
+trait Admits: FromReply + std::fmt::Debug + Send + Sync + 'static {
+    fn admitted(&self) -> bool;
+}
+
+macro_rules! admits {
+    ($($reply:ident),*) => {$(
+        impl Admits for $reply {
+            fn admitted(&self) -> bool {
+                matches!(self, $reply::Allowed { .. })
+            }
+        }
+    )*};
+}
+
+admits!(
+    RlFixedWindowReply,
+    RlGcraReply,
+    RlPolicyReply,
+    RlSlidingLogReply,
+    RlSlidingWindowReply,
+    RlTokenBucketReply
+);
+
+/// A classic script and its arguments (equivalent to the entry's limit).
+type Reference = (&'static Classic, &'static [&'static str]);
+
+struct RateBench<R: 'static> {
     limiter: RateLimiter,
+    /// The limit's own script; `None` for a policy (`rl_policy`).
+    script: Option<&'static Script<1, 5, R>>,
+    /// The arguments the library sends (see `RateLimiter::run`).
+    args: Vec<String>,
+    reference: Option<Reference>,
+}
+
+/// GCRA, 10^6 per second (burst 10^6), against the classic float GCRA with the same rate.
+pub(super) fn gcra(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let limit = Limit::new(Algorithm::Gcra, 1_000_000, SECOND)?;
+    let reference: Reference = (&classic::GCRA, &["1000000", "1", "1000000"]);
+    single(ctx, limit, &RL_GCRA, Some(reference))
+}
+
+/// A fixed window of 10^9 per minute.
+pub(super) fn fixed_window(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let limit = Limit::new(Algorithm::FixedWindow, 1_000_000_000, 60 * SECOND)?;
+    single(ctx, limit, &RL_FIXED_WINDOW, None)
+}
+
+/// A sliding log of 10 000 per 100 ms (its largest limit), against seed 000's log with the
+/// same window and limit. Under 2 000 per second per task here, so each decision trims, counts
+/// and adds.
+pub(super) fn sliding_log(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let limit = Limit::new(Algorithm::SlidingLog, 10_000, SECOND / 10)?;
+    let reference: Reference = (&classic::SLIDING_LOG, &["100", "10000"]);
+    single(ctx, limit, &RL_SLIDING_LOG, Some(reference))
+}
+
+/// A sliding window of 10^6 per second (limit × period stays within its 2^52 bound).
+pub(super) fn sliding_window(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let limit = Limit::new(Algorithm::SlidingWindow, 1_000_000, SECOND)?;
+    single(ctx, limit, &RL_SLIDING_WINDOW, None)
+}
+
+/// A token bucket of 10^6 per second.
+pub(super) fn token_bucket(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let limit = Limit::new(Algorithm::TokenBucket, 1_000_000, SECOND)?;
+    single(ctx, limit, &RL_TOKEN_BUCKET, None)
+}
+
+/// Two limits, GCRA 10^6 per second and a fixed window of 10^9 per day, through `rl_policy`.
+pub(super) fn policy(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let policy = Policy::new(vec![
+        Limit::gcra(1_000_000, SECOND)?,
+        Limit::fixed_window(1_000_000_000, 86_400 * SECOND)?,
+    ])?;
+    let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace, policy);
+    // rl_policy: cost, request id (none), request ttl µs, test clock (none), then per limit
+    // algorithm, limit, period_us, burst.
+    let ttl_us = limiter.request_ttl().as_micros().to_string();
+    let mut args = vec!["1".to_string(), String::new(), ttl_us, String::new()];
+    for l in limiter.policy().limits() {
+        let code = l.algorithm().code().to_string();
+        args.extend([code, l.limit().to_string(), l.period_us().to_string()]);
+        args.push(l.burst().to_string());
+    }
+    Ok(Box::new(RateBench::<RlPolicyReply> {
+        limiter,
+        script: None,
+        args,
+        reference: None,
+    }))
+}
+
+fn single<R: Admits>(
+    ctx: BenchCtx,
     limit: Limit,
-    script: &'static ScriptDef,
+    script: &'static Script<1, 5, R>,
+    reference: Option<Reference>,
+) -> anyhow::Result<Box<dyn Workload>> {
+    // The limit's own script: cost, limit, period_us, burst, test clock (none).
+    let args = vec![
+        "1".to_string(),
+        limit.limit().to_string(),
+        limit.period_us().to_string(),
+        limit.burst().to_string(),
+        String::new(),
+    ];
+    let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace, limit);
+    Ok(Box::new(RateBench {
+        limiter,
+        script: Some(script),
+        args,
+        reference,
+    }))
 }
 
-/// GCRA, 10^6 per second (burst 10^6): never refused at the rates a task reaches.
-pub(super) fn setup_gcra(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
-    Box::pin(async move {
-        let limit = Limit::gcra(1_000_000, Duration::from_secs(1))?;
-        Ok(RateBench::boxed(ctx, limit, &RL_GCRA.def))
-    })
+fn identity(path: Path, task: usize) -> String {
+    format!("user-{}-{task}", path.name())
 }
 
-/// A fixed window of 10^9 per minute: never refused.
-pub(super) fn setup_fixed_window(
-    ctx: BenchCtx,
-) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
-    Box::pin(async move {
-        let limit = Limit::fixed_window(1_000_000_000, Duration::from_secs(60))?;
-        Ok(RateBench::boxed(ctx, limit, &RL_FIXED_WINDOW.def))
-    })
-}
-
-/// A sliding log of 10 000 per 100 ms (its largest limit): never refused at the rates a task
-/// reaches (under 2 000 per second each here), so each decision trims, counts and adds.
-pub(super) fn setup_sliding_log(
-    ctx: BenchCtx,
-) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
-    Box::pin(async move {
-        let limit = Limit::sliding_log(10_000, Duration::from_millis(100))?;
-        Ok(RateBench::boxed(ctx, limit, &RL_SLIDING_LOG.def))
-    })
-}
-
-impl RateBench {
-    fn boxed(ctx: BenchCtx, limit: Limit, script: &'static ScriptDef) -> Box<dyn Workload> {
-        let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace.clone(), limit.clone());
-        Box::new(RateBench {
-            limiter,
-            limit,
-            script,
-        })
+impl<R: Admits> RateBench<R> {
+    /// What the library sends for `identity`, as one raw `EVALSHA`: whether it admitted.
+    async fn raw_consume(&self, conn: &mut Conn, identity: &str) -> anyhow::Result<bool> {
+        let args: Vec<Arg<'_>> = self.args.iter().map(Arg::from).collect();
+        if let Some(script) = self.script {
+            let state = &self.limiter.keys(identity, None)?.limits[0];
+            let args: [Arg<'_>; 5] = args.try_into().map_err(|_| anyhow::anyhow!("5 args"))?;
+            return Ok(evalsha(conn, script, [state], args).await?.admitted());
+        }
+        // Without a request id rl_policy never touches KEYS[1]: any request key of the slot.
+        let k = self.limiter.keys(identity, Some("-"))?;
+        let first = k.request.ok_or_else(|| anyhow::anyhow!("no request key"))?;
+        let mut keys = vec![first.as_str()];
+        keys.extend(k.limits.iter().map(String::as_str));
+        Ok(evalsha_dyn(conn, &RL_POLICY, &keys, &args)
+            .await?
+            .admitted())
     }
 }
 
-impl Workload for RateBench {
-    fn cycle(&self) -> u64 {
-        1
-    }
-
-    fn library(&self, task: usize, _i: u64) -> BoxFuture<'_, anyhow::Result<()>> {
+impl<R: Admits> Workload for RateBench<R> {
+    fn library(&self, task: usize, _i: u64) -> Decided<'_> {
         Box::pin(async move {
-            let got = self.limiter.consume(&format!("user-lib-{task}"), 1).await?;
+            let got = self
+                .limiter
+                .consume(&identity(Path::Library, task), 1)
+                .await?;
             anyhow::ensure!(got.is_allowed(), "consume: {got:?}");
             Ok(())
         })
     }
 
-    fn raw<'a>(
-        &'a self,
-        conn: &'a mut MultiplexedConnection,
-        task: usize,
-        _i: u64,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
+    fn raw<'a>(&'a self, conn: &'a mut Conn, task: usize, _i: u64) -> Decided<'a> {
         Box::pin(async move {
-            let state = self
-                .limiter
-                .keys(&format!("user-raw-{task}"), None)?
-                .limits
-                .remove(0);
-            let l = &self.limit;
-            let mut cmd = redis::cmd("EVALSHA");
-            cmd.arg(self.script.sha1).arg(1).arg(&state);
-            cmd.arg(1)
-                .arg(l.limit())
-                .arg(l.period_us())
-                .arg(l.burst())
-                .arg("");
-            expect_status(cmd.query_async(conn).await?, "allowed")
+            let admitted = self.raw_consume(conn, &identity(Path::Raw, task)).await?;
+            anyhow::ensure!(admitted, "raw consume refused");
+            Ok(())
         })
     }
 
-    fn record(&self) -> BoxFuture<'_, anyhow::Result<Vec<String>>> {
+    fn reference_script(&self) -> Option<&'static Classic> {
+        self.reference.map(|(classic, _)| classic)
+    }
+
+    fn reference<'a>(&'a self, conn: &'a mut Conn, task: usize, _i: u64) -> Decided<'a> {
+        Box::pin(async move {
+            let (classic, args) = self
+                .reference
+                .ok_or_else(|| anyhow::anyhow!("no reference script"))?;
+            // One key per identity, of the limiter's own layout (the classic keeps its state
+            // there in its own format).
+            let state = &self
+                .limiter
+                .keys(&identity(Path::Reference, task), None)?
+                .limits[0];
+            let args: Vec<Arg<'_>> = args.iter().map(|a| Arg::from(*a)).collect();
+            let admitted = classic.eval(conn, &[state], &args).await?;
+            anyhow::ensure!(admitted == 1, "{}: refused", classic.name);
+            Ok(())
+        })
+    }
+
+    fn record(&self) -> Record<'_> {
         Box::pin(async move {
             let identity = "api-key-4b1c-9f0e-7a2d";
-            let got = self.limiter.consume(identity, 1).await?;
-            anyhow::ensure!(got.is_allowed(), "consume: {got:?}");
+            for _ in 0..RECORD_UNITS {
+                let got = self.limiter.consume(identity, 1).await?;
+                anyhow::ensure!(got.is_allowed(), "consume: {got:?}");
+            }
             Ok(self.limiter.keys(identity, None)?.limits)
         })
-    }
-
-    fn cleanup(&self, _tasks: usize) -> BoxFuture<'_, anyhow::Result<()>> {
-        Box::pin(async { Ok(()) })
     }
 }

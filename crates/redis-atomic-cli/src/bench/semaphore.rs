@@ -1,16 +1,14 @@
 //! The semaphore's benchmark: each task owns one semaphore (capacity 4, so it is never full)
-//! and alternates acquire and release with its own holder token, so every decision succeeds on
-//! both paths. The raw path releases with the fence its acquire returned. A record is a
-//! semaphore with one live permit: its permits, holders and fence keys.
+//! and alternates acquire and release with the run's token, so every decision succeeds on both
+//! paths. The library releases through the permit it got; the raw path with the fence its
+//! acquire returned. A record is a semaphore with one live permit: its permits, holders and
+//! fence keys.
 
-use super::{expect_status, BenchCtx, Workload};
-use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
-use redis_atomic::lease::{OwnerToken, Release};
-use redis_atomic::script::registry::{SemAcquireReply, SEM_ACQUIRE, SEM_RELEASE};
-use redis_atomic::script::{FromReply, Reply};
+use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, PerTask, Record, Workload};
+use redis_atomic::lease::Release;
+use redis_atomic::script::registry::{SemAcquireReply, SemReleaseReply, SEM_ACQUIRE, SEM_RELEASE};
 use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
-use std::sync::Mutex;
+use redis_atomic::{Arg, Fence};
 use std::time::Duration;
 
 const CAPACITY: u32 = 4;
@@ -18,40 +16,37 @@ const LEASE: Duration = Duration::from_secs(30);
 
 struct SemBench {
     ctx: BenchCtx,
-    token: OwnerToken,
+    /// Each task's semaphore, per path.
+    lib: Vec<Semaphore>,
+    raw: Vec<Semaphore>,
     /// Each library task's permit between its acquire and its release.
-    permits: Vec<Mutex<Option<Permit>>>,
+    permits: PerTask<Option<Permit>>,
     /// Each raw task's fence from its last acquire.
-    fences: Vec<Mutex<String>>,
+    fences: PerTask<Option<Fence>>,
 }
 
-pub(super) fn setup(ctx: BenchCtx) -> BoxFuture<'static, anyhow::Result<Box<dyn Workload>>> {
-    Box::pin(async move {
-        let bench = SemBench {
-            token: OwnerToken::random(),
-            permits: (0..ctx.tasks).map(|_| Mutex::new(None)).collect(),
-            fences: (0..ctx.tasks).map(|_| Mutex::new(String::new())).collect(),
-            ctx,
-        };
-        Ok(Box::new(bench) as Box<dyn Workload>)
-    })
+pub(super) fn setup(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
+    let per_task = |path: Path| -> anyhow::Result<Vec<Semaphore>> {
+        (0..ctx.tasks)
+            .map(|task| semaphore(&ctx, &format!("{}-{task}", path.name())))
+            .collect()
+    };
+    Ok(Box::new(SemBench {
+        lib: per_task(Path::Library)?,
+        raw: per_task(Path::Raw)?,
+        permits: PerTask::new(ctx.tasks),
+        fences: PerTask::new(ctx.tasks),
+        ctx,
+    }))
 }
 
-impl SemBench {
-    fn semaphore(&self, name: &str) -> anyhow::Result<Semaphore> {
-        Ok(Semaphore::new(
-            self.ctx.client.clone(),
-            &self.ctx.keyspace,
-            name,
-            CAPACITY,
-        )?)
-    }
-
-    /// The keys of semaphore `name` (permits, holders, fence), as the library names them.
-    fn keys(&self, name: &str) -> anyhow::Result<[String; 3]> {
-        let keys = self.semaphore(name)?.keys().clone();
-        Ok([keys.permits, keys.holders, keys.fence])
-    }
+fn semaphore(ctx: &BenchCtx, name: &str) -> anyhow::Result<Semaphore> {
+    Ok(Semaphore::new(
+        ctx.client.clone(),
+        &ctx.keyspace,
+        name,
+        CAPACITY,
+    )?)
 }
 
 impl Workload for SemBench {
@@ -59,78 +54,48 @@ impl Workload for SemBench {
         2
     }
 
-    fn library(&self, task: usize, i: u64) -> BoxFuture<'_, anyhow::Result<()>> {
+    fn library(&self, task: usize, i: u64) -> Decided<'_> {
         Box::pin(async move {
-            let sem = self.semaphore(&format!("lib-{task}"))?;
-            let slot = &self.permits[task];
             if i % 2 == 0 {
-                let got = sem.acquire_with_token(&self.token, LEASE).await?;
-                let Acquire::Acquired(permit) = got else {
-                    anyhow::bail!("acquire: {got:?}");
-                };
-                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(permit);
+                let got = self.lib[task]
+                    .acquire_with_token(&self.ctx.token, LEASE)
+                    .await?;
+                self.permits
+                    .put(task, expect!(got, Acquire::Acquired(p) => p));
             } else {
-                let permit = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-                let permit = permit.ok_or_else(|| anyhow::anyhow!("no open permit"))?;
-                let got = permit.release().await?;
-                anyhow::ensure!(matches!(got, Release::Released { .. }), "release: {got:?}");
+                let permit = self.permits.take(task)?;
+                expect!(permit.release().await?, Release::Released { .. });
             }
             Ok(())
         })
     }
 
-    fn raw<'a>(
-        &'a self,
-        conn: &'a mut MultiplexedConnection,
-        task: usize,
-        i: u64,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
+    fn raw<'a>(&'a self, conn: &'a mut Conn, task: usize, i: u64) -> Decided<'a> {
         Box::pin(async move {
-            let [permits, holders, fence_key] = self.keys(&format!("raw-{task}"))?;
-            let fence = &self.fences[task];
-            let mut cmd = redis::cmd("EVALSHA");
+            let k = self.raw[task].keys();
+            let token = self.ctx.token.as_str().into();
             if i % 2 == 0 {
-                cmd.arg(SEM_ACQUIRE.sha1).arg(3);
-                cmd.arg(&permits).arg(&holders).arg(&fence_key);
-                cmd.arg(self.token.as_str())
-                    .arg(CAPACITY)
-                    .arg(LEASE.as_millis() as u64);
-                let reply: redis::Value = cmd.query_async(conn).await?;
-                let reply = SemAcquireReply::from_reply(Reply::parse(SEM_ACQUIRE.name, reply)?)?;
-                let SemAcquireReply::Acquired { fence: issued, .. } = reply else {
-                    anyhow::bail!("raw EVALSHA: expected acquired, got {reply:?}");
-                };
-                *fence.lock().unwrap_or_else(|p| p.into_inner()) = issued.to_string();
-                Ok(())
+                let keys = [k.permits.as_str(), &k.holders, &k.fence];
+                let args = [token, Arg::Int(i64::from(CAPACITY)), ms(LEASE)];
+                let got = evalsha(conn, &SEM_ACQUIRE, keys, args).await?;
+                let fence = expect!(got, SemAcquireReply::Acquired { fence, .. } => fence);
+                self.fences.put(task, fence);
             } else {
-                let issued = fence.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                cmd.arg(SEM_RELEASE.sha1).arg(2).arg(&permits).arg(&holders);
-                cmd.arg(self.token.as_str()).arg(issued);
-                expect_status(cmd.query_async(conn).await?, "released")
+                let fence = Arg::Int(i64::try_from(self.fences.take(task)?.0)?);
+                let keys = [k.permits.as_str(), &k.holders];
+                let got = evalsha(conn, &SEM_RELEASE, keys, [token, fence]).await?;
+                expect!(got, SemReleaseReply::Released { .. });
             }
-        })
-    }
-
-    fn record(&self) -> BoxFuture<'_, anyhow::Result<Vec<String>>> {
-        Box::pin(async move {
-            let name = "pool-4b1c-9f0e-7a2d";
-            let got = self.semaphore(name)?.acquire(LEASE).await?;
-            anyhow::ensure!(matches!(got, Acquire::Acquired(_)), "acquire: {got:?}");
-            Ok(self.keys(name)?.to_vec())
-        })
-    }
-
-    fn cleanup(&self, tasks: usize) -> BoxFuture<'_, anyhow::Result<()>> {
-        Box::pin(async move {
-            let mut del = redis::cmd("UNLINK");
-            for task in 0..tasks {
-                for path in ["lib", "raw"] {
-                    del.arg(&self.keys(&format!("{path}-{task}"))?[..]);
-                }
-            }
-            del.arg(&self.keys("pool-4b1c-9f0e-7a2d")?[..]);
-            self.ctx.client.command(&del).await?;
             Ok(())
+        })
+    }
+
+    fn record(&self) -> Record<'_> {
+        Box::pin(async move {
+            let sem = semaphore(&self.ctx, "pool-4b1c-9f0e-7a2d")?;
+            expect!(sem.acquire(LEASE).await?, Acquire::Acquired(_));
+            let k = sem.keys();
+            Ok(vec![k.permits.clone(), k.holders.clone(), k.fence.clone()])
         })
     }
 }
