@@ -14,6 +14,11 @@ fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
+/// What a failing run said, for the assertion message.
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// `scripts list --json` lists every script with its header facts.
 #[test]
 fn scripts_list_json() {
@@ -196,7 +201,7 @@ fn verify_under_faults_detects_a_broken_primitive() {
         "1",
         "--json",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     for row in checks(&doc) {
         assert!(row["violations"].as_u64().unwrap() > 0, "{row}");
@@ -207,7 +212,7 @@ fn verify_under_faults_detects_a_broken_primitive() {
 #[test]
 fn verify_detects_a_broken_lock() {
     let o = cli(&["verify", "--seconds", "1", "--sabotage"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("VIOLATIONS FOUND"));
     let queue_line = stdout(&o)
         .lines()

@@ -25,7 +25,7 @@ mod server;
 
 pub use cluster::{ClusterOptions, RedisCluster};
 pub use error::TestkitError;
-pub use history::{History, LeaseSpan, Op, OpResult, Verdict};
+pub use history::{FencedWrite, History, LeaseSpan, Op, OpResult, Verdict};
 pub use proxy::{Fault, FaultProxy, ProxyStats};
 pub use server::{free_port, server_binary, RedisServer, ServerOptions};
 

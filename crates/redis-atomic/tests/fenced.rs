@@ -10,8 +10,10 @@ use redis_atomic::lease::Fence;
 use redis_atomic::lock::{Acquire, LockGuard, Locks};
 use redis_atomic::write::Write;
 use redis_atomic::{ClientConfig, Error};
+use redis_atomic_testkit::{history, FencedWrite};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 async fn all_modes(test: &str) -> Vec<Env> {
@@ -92,7 +94,8 @@ async fn zombie_rejected_after_newer_holder_wrote() {
 
 /// 16 workers take the lock with short leases; every fourth one pauses past its lease before
 /// writing. No write is applied with a fence below one already acknowledged before it was sent,
-/// the final state is the largest applied fence, and zombies were indeed refused.
+/// the final state is the largest applied fence (the testkit's fenced-register checker), and
+/// zombies were indeed refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_holders_never_go_back() {
     let envs = all_modes("fenced-race").await;
@@ -101,17 +104,13 @@ async fn racing_holders_never_go_back() {
         let data = FencedWrites::new(env.client.clone(), env.keyspace.clone())
             .key("r", "v")
             .unwrap();
-        let acked = Arc::new(AtomicU64::new(0));
-        let (violations, stale) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let clock = Instant::now();
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        let stale = Arc::new(AtomicU64::new(0));
         let tasks: Vec<_> = (0..16u64)
             .map(|t| {
                 let (locks, fenced) = parts(env);
-                let (data, acked, violations, stale) = (
-                    data.clone(),
-                    acked.clone(),
-                    violations.clone(),
-                    stale.clone(),
-                );
+                let (data, writes, stale) = (data.clone(), writes.clone(), stale.clone());
                 tokio::spawn(async move {
                     for i in 0..6u64 {
                         let guard = acquire(&locks, "r", Duration::from_millis(40)).await;
@@ -119,22 +118,25 @@ async fn racing_holders_never_go_back() {
                             tokio::time::sleep(Duration::from_millis(60)).await;
                             // zombie
                         }
-                        let floor = acked.load(Ordering::SeqCst);
                         let fence = guard.fence();
                         let w = [Write::set(&data, fence.0.to_string())];
-                        match fenced.fenced_write("r", fence, &w).await.unwrap() {
-                            Fenced::Applied { .. } => {
-                                if fence.0 < floor {
-                                    violations.fetch_add(1, Ordering::SeqCst);
-                                }
-                                acked.fetch_max(fence.0, Ordering::SeqCst);
-                            }
+                        let invoked = clock.elapsed();
+                        let applied = match fenced.fenced_write("r", fence, &w).await.unwrap() {
+                            Fenced::Applied { .. } => true,
                             Fenced::Stale { highest } => {
                                 assert!(highest > fence);
                                 stale.fetch_add(1, Ordering::SeqCst);
+                                false
                             }
                             other => panic!("{other:?}"),
-                        }
+                        };
+                        writes.lock().unwrap().push(FencedWrite {
+                            resource: "r".into(),
+                            fence: fence.0,
+                            invoked,
+                            completed: clock.elapsed(),
+                            applied: Some(applied),
+                        });
                         let _ = guard.release().await.unwrap();
                     }
                 })
@@ -143,18 +145,15 @@ async fn racing_holders_never_go_back() {
         for t in tasks {
             t.await.unwrap();
         }
-        assert_eq!(
-            violations.load(Ordering::SeqCst),
-            0,
-            "{mode:?}: state went back"
-        );
         assert!(
             stale.load(Ordering::SeqCst) > 0,
             "{mode:?}: no zombie was refused"
         );
         let stored: u64 =
             redis::from_redis_value(env.raw(redis::cmd("GET").arg(&data)).await).unwrap();
-        assert_eq!(stored, acked.load(Ordering::SeqCst), "{mode:?}");
+        let finals = HashMap::from([("r".to_string(), stored)]);
+        let verdict = history::check_fenced_writes(&writes.lock().unwrap(), &finals);
+        assert!(verdict.ok(), "{mode:?}: {:?}", verdict.violations);
     });
     futures::future::join_all(runs).await;
 }

@@ -9,6 +9,7 @@ use common::{env, sem, take, Env, Mode, MODES};
 use redis_atomic::lease::{Extend, Lease, OwnerToken, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore, RECLAIM_PER_ACQUIRE};
 use redis_atomic::{ClientConfig, Error, Fence};
+use redis_atomic_testkit::{history, LeaseSpan};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,37 +21,26 @@ async fn all_modes(test: &str) -> Vec<Env> {
     envs
 }
 
-/// Most intervals open at once. Each interval is a sub-interval of the server-side lease (it
-/// starts after the acquire reply and ends before the release is sent, or at send + lease for a
-/// holder that died), so an overlap above capacity here is one on the server too.
-fn max_overlap(intervals: &[(Instant, Instant)]) -> usize {
-    let mut events: Vec<(Instant, i32)> = intervals
-        .iter()
-        .flat_map(|&(s, e)| [(s, 1), (e, -1)])
-        .collect();
-    events.sort(); // at equal instants the end (-1) sorts first
-    let (mut open, mut max) = (0i32, 0i32);
-    for (_, d) in events {
-        open += d;
-        max = max.max(open);
-    }
-    max as usize
-}
-
 /// 64 tasks race for 5 permits; about one holder in sixteen dies without releasing. Never more
-/// than 5 holders at once, every mode; dead holders' permits come back once their lease ends.
+/// than 5 holders at once and fences unique and increasing (the testkit's lease checker), every
+/// mode; dead holders' permits come back once their lease ends.
+///
+/// Each holding is recorded as a sub-interval of the server-side lease (it starts after the
+/// acquire reply and ends before the release is sent, or at send + lease for a holder that died),
+/// so an overlap above capacity here is one on the server too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn never_more_than_capacity_with_dying_holders() {
     const CAPACITY: usize = 5;
     let envs = all_modes("sem-race").await;
     let runs = envs.iter().map(|env| async move {
         let mode = env.mode;
-        let intervals = Arc::new(Mutex::new(Vec::new()));
+        let clock = Instant::now();
+        let spans = Arc::new(Mutex::new(Vec::new()));
         let (deaths, fulls) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
         let tasks: Vec<_> = (0..64)
             .map(|t| {
                 let sem = sem(env, "pool", CAPACITY as u32);
-                let (intervals, deaths, fulls) = (intervals.clone(), deaths.clone(), fulls.clone());
+                let (spans, deaths, fulls) = (spans.clone(), deaths.clone(), fulls.clone());
                 tokio::spawn(async move {
                     let lease = Duration::from_millis(150);
                     // The lease surely lasts until send + lease (scores are server µs); 1 ms
@@ -60,7 +50,7 @@ async fn never_more_than_capacity_with_dying_holders() {
                     for i in 0..8 {
                         let holder = OwnerToken::random();
                         let (permit, sent) = loop {
-                            let sent = Instant::now();
+                            let sent = clock.elapsed();
                             match sem.acquire_with_token(&holder, lease).await.unwrap() {
                                 Acquire::Acquired(permit) => break (permit, sent),
                                 Acquire::Full { retry_after } => {
@@ -73,16 +63,18 @@ async fn never_more_than_capacity_with_dying_holders() {
                                 other => panic!("{other:?}"),
                             }
                         };
-                        let start = Instant::now();
+                        let mut span = LeaseSpan {
+                            resource: "pool".into(),
+                            fence: permit.fence().0,
+                            acquire_invoked: sent,
+                            acquire_completed: clock.elapsed(),
+                            release_invoked: None,
+                            lease: lease - drift,
+                        };
                         tokio::time::sleep(Duration::from_millis(1 + (t + i) as u64 % 3)).await;
                         if (t * 7 + i * 3) % 16 == 0 {
                             *deaths.lock().unwrap() += 1; // dies: never releases
-                            if start < sent + lease - drift {
-                                intervals
-                                    .lock()
-                                    .unwrap()
-                                    .push((start, sent + lease - drift));
-                            }
+                            spans.lock().unwrap().push(span);
                             continue;
                         }
                         // The holder stops using the permit when it sends the release. A holder
@@ -90,17 +82,14 @@ async fn never_more_than_capacity_with_dying_holders() {
                         // lease ended; its release then says Lost, which must not come back
                         // before the lease could have ended.
                         let lease_end = sent + lease - drift;
-                        let invoked = Instant::now();
+                        span.release_invoked = Some(clock.elapsed());
                         let fence = permit.fence();
                         let released = permit.release().await.unwrap();
                         assert!(
-                            released == Release::Released { fence } || Instant::now() >= lease_end,
+                            released == Release::Released { fence } || clock.elapsed() >= lease_end,
                             "{released:?} while the lease was surely live"
                         );
-                        let end = invoked.min(lease_end);
-                        if start < end {
-                            intervals.lock().unwrap().push((start, end));
-                        }
+                        spans.lock().unwrap().push(span);
                     }
                 })
             })
@@ -108,16 +97,16 @@ async fn never_more_than_capacity_with_dying_holders() {
         for t in tasks {
             t.await.unwrap();
         }
-        let intervals = intervals.lock().unwrap();
-        let max = max_overlap(&intervals);
-        assert!(max <= CAPACITY, "{mode:?}: {max} holders at once");
+        let spans = spans.lock().unwrap();
+        let verdict = history::check_leases(&spans, CAPACITY);
+        assert!(verdict.ok(), "{mode:?}: {:?}", verdict.violations);
         assert!(
             *deaths.lock().unwrap() > 0 && *fulls.lock().unwrap() > 0,
             "{mode:?}: not contended"
         );
         eprintln!(
-            "{mode:?}: {} permits, {} deaths, {} full, max {max} at once",
-            intervals.len(),
+            "{mode:?}: {} permits, {} deaths, {} full",
+            spans.len(),
             deaths.lock().unwrap(),
             fulls.lock().unwrap()
         );

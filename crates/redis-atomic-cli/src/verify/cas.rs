@@ -4,97 +4,56 @@
 //! (two attempts decided on the same value), more is a phantom write. `Conflict` outcomes (every
 //! attempt raced) are operations that wrote nothing.
 //!
-//! Violations: the increments lost or invented. Under faults a lost `EXEC` reply is an unknown
-//! outcome: that increment may or may not have applied. When a fault may lose acknowledged writes (primary kill),
-//! only "never more than commits + unknowns" is checked: a lost write is the documented
-//! failover loss, a phantom one would still be a bug.
+//! Judged by the testkit's `check_counter` (every commit a +1 delta). Under faults a lost `EXEC`
+//! reply is an unknown outcome: that increment may or may not have applied. When a fault may lose
+//! acknowledged writes (primary kill), only "never more than commits + unknowns" is checked
+//! (`check_counter_lossy`): a lost write is the documented failover loss, a phantom one would
+//! still be a bug.
 
-use super::{CheckCtx, CheckReport};
-use futures::future::BoxFuture;
+use super::{CheckCtx, Findings};
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
 use redis_atomic::write::Write;
 use redis_atomic::{Error, RetryPolicy};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const INVARIANT: &str = "final counter = committed increments (no lost update)";
+pub(super) const INVARIANT: &str = "final counter = committed increments (no lost update)";
 
-#[derive(Default)]
-struct Tally {
-    operations: AtomicU64,
-    committed: AtomicU64,
-    unknown: AtomicU64,
+pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
+    // CAS works on the caller's own keys: this one is the check's.
+    let key = ctx.keyspace.key("verify", 1, "cas", &["counter"])?;
+    // Bounded, as in production; roomy enough that a hot key rarely runs out of attempts.
+    let policy = RetryPolicy::contention()
+        .max_attempts(64)
+        .deadline(Duration::from_secs(2));
+    let cas = Cas::new(ctx.client.clone()).with_policy(policy);
+    let deltas = ctx
+        .run_workers(|_, ctx| worker(ctx, cas.clone(), key.clone()))
+        .await?
+        .concat();
+    let value = ctx.final_get(&key).await?.unwrap_or(0);
+    Ok(Findings::new(deltas.len() as u64).with(ctx.check_counter(0, value, &deltas)))
 }
 
-pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>> {
-    Box::pin(async move {
-        let key = ctx.keyspace.key("cas", 1, "verify", &["counter"])?;
-        // Bounded, as in production; roomy enough that a hot key rarely runs out of attempts.
-        let policy = RetryPolicy::contention()
-            .max_attempts(64)
-            .deadline(Duration::from_secs(2));
-        let cas = Cas::new(ctx.client.clone()).with_policy(policy);
-        let tally = Arc::new(Tally::default());
-        let deadline = Instant::now() + ctx.duration;
-        let mut tasks = Vec::new();
-        for _ in 0..ctx.concurrency {
-            let (ctx, cas, tally, key) = (ctx.clone(), cas.clone(), tally.clone(), key.clone());
-            tasks.push(tokio::spawn(async move {
-                worker(ctx, cas, tally, key, deadline).await
-            }));
-        }
-        for task in tasks {
-            task.await??;
-        }
-        let value: Option<i64> =
-            redis::from_redis_value(ctx.final_command(redis::cmd("GET").arg(&key)).await?)?;
-        let value = value.unwrap_or(0);
-        let committed = tally.committed.load(Ordering::SeqCst) as i64;
-        let unknown = tally.unknown.load(Ordering::SeqCst) as i64;
-        // Each commit may have been lost only when the fault loses acknowledged writes; each
-        // unknown may or may not have applied. Violations: increments lost or invented.
-        let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes());
-        let low = if lossy { 0 } else { committed };
-        let high = committed + unknown;
-        let violations = (low - value).max(0) + (value - high).max(0);
-        let violations = violations as u64;
-        let operations = tally.operations.load(Ordering::SeqCst);
-        Ok(CheckReport::new("cas", INVARIANT, operations, violations))
-    })
-}
-
-async fn worker(
-    ctx: CheckCtx,
-    cas: Cas,
-    tally: Arc<Tally>,
-    key: String,
-    deadline: Instant,
-) -> anyhow::Result<()> {
-    while Instant::now() < deadline {
+/// Increments until the deadline; returns every attempt as a +1 delta with its outcome
+/// (`Some(true)` committed, `Some(false)` conflicted or surely not sent, None unknown).
+async fn worker(ctx: CheckCtx, cas: Cas, key: String) -> anyhow::Result<Vec<(i64, Option<bool>)>> {
+    let mut deltas = Vec::new();
+    while ctx.running() {
         let outcome = if ctx.sabotage {
             naive(&ctx, &key).await
         } else {
             increment(&cas, &key).await
         };
-        match outcome {
-            Ok(CasOutcome::Committed(_)) => {
-                tally.committed.fetch_add(1, Ordering::SeqCst);
-            }
-            Ok(_) => {}
-            Err(e) => {
-                if !e.nothing_ran() {
-                    tally.unknown.fetch_add(1, Ordering::SeqCst);
-                }
-                ctx.absorb(e)?;
-                // Under faults: give the server a moment instead of spinning on errors.
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+        let failed = outcome.is_err();
+        let committed = outcome.map(|o| matches!(o, CasOutcome::Committed(_)));
+        deltas.push((1, ctx.outcome(committed)?));
+        if failed {
+            // Under faults: give the server a moment instead of spinning on errors.
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        tally.operations.fetch_add(1, Ordering::SeqCst);
         ctx.progress.inc(1);
     }
-    Ok(())
+    Ok(deltas)
 }
 
 /// One increment through the library.

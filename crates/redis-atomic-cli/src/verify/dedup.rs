@@ -7,66 +7,51 @@
 //! advice: the same token gets the same answer); if it stays unknown, that id may have no "first"
 //! answer. When a fault may lose acknowledged writes (primary kill), a recorded sighting can
 //! vanish and a later caller be told "first" again — the documented at-least-once case — so
-//! only dropped events count there.
+//! only dropped events count there. Judged by the testkit's `check_accepted_once` (one "first"
+//! per id, none lost), or `check_none_lost` under a primary kill.
 
-use super::{CheckCtx, CheckReport};
-use futures::future::BoxFuture;
+use super::ctx::locked;
+use super::{CheckCtx, Findings};
 use redis_atomic::dedup::Dedup;
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::Error;
+use redis_atomic_testkit::history;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const INVARIANT: &str = "exactly one caller sees each event first";
+pub(super) const INVARIANT: &str = "exactly one caller sees each event first";
 
-/// Per event id: callers told "first", and callers left without an answer.
-#[derive(Clone, Copy, Default)]
-struct Answers {
-    first: u32,
-    unresolved: u32,
-}
+/// Per event id, every caller's answer: Some(true) told "first", Some(false) told "seen" (or
+/// surely not sent), None left without an answer.
+type Answers = Arc<Mutex<HashMap<String, Vec<Option<bool>>>>>;
 
-type Ledger = Arc<Mutex<HashMap<u64, Answers>>>;
-
-pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>> {
-    Box::pin(async move {
-        let dedup = Dedup::new(ctx.client.clone(), ctx.keyspace.clone());
-        // Ids must outlive the run (and a grace for the final stragglers).
-        let ttl = ctx.duration * 4 + Duration::from_secs(60);
-        let ledger = Ledger::default();
-        let deadline = Instant::now() + ctx.duration;
-        let mut tasks = Vec::new();
-        for _ in 0..ctx.concurrency {
-            let (ctx, dedup, ledger) = (ctx.clone(), dedup.clone(), ledger.clone());
-            tasks.push(tokio::spawn(async move {
-                worker(ctx, dedup, ledger, ttl, deadline).await
-            }));
-        }
-        let mut operations = 0;
-        for task in tasks {
-            operations += task.await??;
-        }
-        let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes());
-        let ledger = ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let violations = ledger
-            .values()
-            .filter(|a| (a.first > 1 && !lossy) || (a.first == 0 && a.unresolved == 0))
-            .count() as u64;
-        Ok(CheckReport::new("dedup", INVARIANT, operations, violations))
-    })
+pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
+    let dedup = Dedup::new(ctx.client.clone(), ctx.keyspace.clone());
+    // Ids must outlive the run (and a grace for the final stragglers).
+    let ttl = ctx.duration * 4 + Duration::from_secs(60);
+    let answers = Answers::default();
+    let calls = ctx
+        .run_workers(|_, ctx| worker(ctx, dedup.clone(), answers.clone(), ttl))
+        .await?;
+    let answers = locked(&answers);
+    let verdict = if ctx.lossy() {
+        history::check_none_lost(&answers)
+    } else {
+        history::check_accepted_once(&answers)
+    };
+    Ok(Findings::new(calls.iter().sum()).with(verdict))
 }
 
 /// Asks for `e0`, `e1`, … until the deadline; returns the calls made.
 async fn worker(
     ctx: CheckCtx,
     dedup: Dedup,
-    ledger: Ledger,
+    answers: Answers,
     ttl: Duration,
-    deadline: Instant,
 ) -> anyhow::Result<u64> {
     let mut id = 0u64;
-    while Instant::now() < deadline {
+    while ctx.running() {
         let event = format!("e{id}");
         let answer = if ctx.sabotage {
             naive(&ctx, &dedup, &event, ttl).await.map(Some)
@@ -75,24 +60,11 @@ async fn worker(
         };
         let answer = match answer {
             Ok(answer) => answer,
-            // Surely not sent: this caller recorded nothing (and excuses nothing).
-            Err(e) if e.nothing_ran() => {
-                ctx.absorb(e)?; // a clean run fails here
-                Some(false)
-            }
-            Err(e) => {
-                ctx.absorb(e)?; // a clean run fails here; under faults: no answer
-                None
-            }
+            // A clean run fails here; under faults: Some(false) when surely not sent (this
+            // caller recorded nothing and excuses nothing), else no answer.
+            Err(e) => ctx.outcome(Err(e))?,
         };
-        let mut all = ledger.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = all.entry(id).or_default();
-        match answer {
-            Some(true) => entry.first += 1,
-            Some(false) => {}
-            None => entry.unresolved += 1,
-        }
-        drop(all);
+        locked(&answers).entry(event).or_default().push(answer);
         ctx.progress.inc(1);
         id += 1;
     }

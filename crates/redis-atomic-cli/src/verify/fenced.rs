@@ -1,118 +1,74 @@
 //! The fenced-write check: tasks take a lock with a short lease and write their fence to the
 //! resource's key through `fenced_write`; every fourth holder pauses past its lease first (a
 //! zombie). Four resources (four hash tags, so a failover or stall of one node does not stop the
-//! whole check), each judged on its own.
+//! whole check), each judged on its own by the testkit's fenced-register checker.
 //! Violations: a write applied with a fence below one whose write was acknowledged before it was
 //! sent (the server applied that one first, so the state went back), and a final value that is
 //! neither the largest acknowledged fence nor a larger one whose write had an unknown outcome.
 //!
-//! Under faults, errors are outcomes: an unknown one may have applied (its fence is remembered as
-//! a possible final value), a refused one did not. Under a primary kill the fence record itself
-//! may be lost with the primary (asynchronous replication), so the state may legitimately go back
-//! once: there only the final value is checked (it is a fence some write carried). A sabotaged
-//! run (plain `SET`, no fence check) is judged by the strict rule everywhere.
+//! Under faults, errors are outcomes: an unknown one may have applied (its fence may be the
+//! final value), a refused one did not. Under a primary kill the fence record itself may be lost
+//! with the primary (asynchronous replication), so the state may legitimately go back once: there
+//! only the final value is checked (it is a fence some write that may have applied carried). A
+//! sabotaged run (plain `SET`, no fence check) is judged by the strict rule everywhere.
 
-use super::{CheckCtx, CheckReport};
-use futures::future::BoxFuture;
+use super::ctx::locked;
+use super::{lock, CheckCtx, Findings};
 use redis_atomic::fenced::{Fenced, FencedWrites};
-use redis_atomic::lease::OwnerToken;
-use redis_atomic::lock::{Acquire, LockGuard, Locks};
+use redis_atomic::lock::{LockGuard, Locks};
 use redis_atomic::write::Write;
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use redis_atomic_testkit::{history, FencedWrite};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const INVARIANT: &str = "no write with an older fence after a newer one";
+pub(super) const INVARIANT: &str = "no write with an older fence after a newer one";
 const LEASE: Duration = Duration::from_millis(30);
 const RESOURCES: usize = 4;
 
-/// What one resource's history needs.
-#[derive(Default)]
-struct Resource {
-    /// Largest fence whose write was acknowledged as applied.
-    acked: AtomicU64,
-    /// Fences whose write had an unknown outcome (may be the final value).
-    unknown: Mutex<HashSet<u64>>,
-    went_back: AtomicU64,
-}
-
-#[derive(Default)]
-struct Shared {
-    resources: [Resource; RESOURCES],
-    writes: AtomicU64,
-}
+type Writes = Arc<Mutex<Vec<FencedWrite>>>;
 
 fn resource(i: usize) -> String {
     format!("verify-{i}")
 }
 
-pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>> {
-    Box::pin(async move {
-        let fenced = FencedWrites::new(ctx.client.clone(), ctx.keyspace.clone());
-        let shared = Arc::new(Shared::default());
-        let deadline = Instant::now() + ctx.duration;
-        let mut tasks = Vec::new();
-        for t in 0..ctx.concurrency {
-            let (ctx, fenced, shared) = (ctx.clone(), fenced.clone(), shared.clone());
-            tasks.push(tokio::spawn(async move {
-                worker(t, ctx, fenced, shared, deadline).await
-            }));
-        }
-        for task in tasks {
-            task.await??;
-        }
-        let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes()) && !ctx.sabotage;
-        let mut violations = 0;
-        for (i, r) in shared.resources.iter().enumerate() {
-            let data = fenced.key(&resource(i), "value")?;
-            let stored: Option<u64> =
-                redis::from_redis_value(ctx.final_command(redis::cmd("GET").arg(&data)).await?)?;
-            violations += judge(r, stored, lossy);
-        }
-        Ok(CheckReport::new(
-            "fenced-write",
-            INVARIANT,
-            shared.writes.load(Ordering::SeqCst),
-            violations,
-        ))
-    })
+/// The resource's data key, written with the writer's fence as its value.
+fn data_key(fenced: &FencedWrites, resource: &str) -> anyhow::Result<String> {
+    Ok(fenced.key(resource, "value")?)
 }
 
-/// Violations of one resource: writes that went back, and a wrong final value.
-fn judge(r: &Resource, stored: Option<u64>, lossy: bool) -> u64 {
-    let acked = r.acked.load(Ordering::SeqCst);
-    let unknown = r.unknown.lock().unwrap_or_else(|p| p.into_inner());
-    let final_ok = match stored {
-        None => acked == 0,
-        Some(v) if lossy => v == acked || unknown.contains(&v) || v <= acked,
-        Some(v) => v == acked || (v > acked && unknown.contains(&v)),
-    };
-    let mut violations = u64::from(!final_ok);
-    if !lossy {
-        violations += r.went_back.load(Ordering::SeqCst);
+pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
+    let fenced = FencedWrites::new(ctx.client.clone(), ctx.keyspace.clone());
+    let writes = Writes::default();
+    ctx.run_workers(|t, ctx| worker(t, ctx, fenced.clone(), writes.clone()))
+        .await?;
+    let mut finals = HashMap::new();
+    for name in (0..RESOURCES).map(resource) {
+        if let Some(v) = ctx.final_get(&data_key(&fenced, &name)?).await? {
+            finals.insert(name, v);
+        }
     }
-    violations
+    let writes = locked(&writes);
+    let verdict = if ctx.lossy() && !ctx.sabotage {
+        history::check_fenced_writes_lossy(&writes, &finals)
+    } else {
+        history::check_fenced_writes(&writes, &finals)
+    };
+    Ok(Findings::new(writes.len() as u64).with(verdict))
 }
 
 async fn worker(
     t: usize,
     ctx: CheckCtx,
     fenced: FencedWrites,
-    shared: Arc<Shared>,
-    deadline: Instant,
+    writes: Writes,
 ) -> anyhow::Result<()> {
     let locks = Locks::new(ctx.client.clone(), ctx.keyspace.clone());
-    let (name, r) = (resource(t % RESOURCES), &shared.resources[t % RESOURCES]);
-    let data = fenced.key(&name, "value")?;
+    let name = resource(t % RESOURCES);
+    let data = data_key(&fenced, &name)?;
     let mut n = 0usize;
-    // Past the deadline only until the first write lands (a fault such as a failover can block
-    // every request for the whole run): bounded, the injector has healed the server by then.
-    let grace = deadline + ctx.duration * 4;
-    while Instant::now() < deadline
-        || (shared.writes.load(Ordering::SeqCst) == 0 && Instant::now() < grace)
-    {
-        let Some(guard) = acquire(&ctx, &locks, &name).await? else {
+    while ctx.running_until_first(locked(&writes).is_empty()) {
+        let Some(guard) = lock::acquire(&ctx, &locks, &name, LEASE).await? else {
             tokio::time::sleep(Duration::from_millis(1)).await;
             continue;
         };
@@ -120,49 +76,21 @@ async fn worker(
         if (t + n) % 4 == 0 {
             tokio::time::sleep(LEASE * 2).await; // a zombie: paused past its lease
         }
-        let floor = r.acked.load(Ordering::SeqCst);
-        let fence = guard.fence().0;
-        match write(&ctx, &fenced, &data, &guard).await? {
-            Some(true) => {
-                if fence < floor {
-                    r.went_back.fetch_add(1, Ordering::SeqCst);
-                }
-                r.acked.fetch_max(fence, Ordering::SeqCst);
-            }
-            Some(false) => {}
-            None => {
-                let mut unknown = r.unknown.lock().unwrap_or_else(|p| p.into_inner());
-                unknown.insert(fence);
-            }
-        }
-        shared.writes.fetch_add(1, Ordering::SeqCst);
+        let invoked = ctx.clock();
+        let applied = write(&ctx, &fenced, &data, &guard).await?;
+        locked(&writes).push(FencedWrite {
+            resource: name.clone(),
+            fence: guard.fence().0,
+            invoked,
+            completed: ctx.clock(),
+            applied,
+        });
         ctx.progress.inc(1);
         if let Err(e) = guard.release().await {
             ctx.absorb(e)?;
         }
     }
     Ok(())
-}
-
-/// The lock, retrying an unknown outcome with the same owner token (bounded).
-async fn acquire(
-    ctx: &CheckCtx,
-    locks: &Locks,
-    resource: &str,
-) -> anyhow::Result<Option<LockGuard>> {
-    let token = OwnerToken::random();
-    for _ in 0..3 {
-        match locks.acquire_with_token(resource, &token, LEASE).await {
-            Ok(Acquire::Acquired(g)) => return Ok(Some(g)),
-            Ok(_) => return Ok(None),
-            Err(e) if e.is_outcome_unknown() => ctx.absorb(e)?,
-            Err(e) => {
-                ctx.absorb(e)?;
-                return Ok(None);
-            }
-        }
-    }
-    Ok(None)
 }
 
 /// The fenced write (a plain `SET` when sabotaged): Some(true) applied, Some(false) refused or
@@ -184,15 +112,5 @@ async fn write(
             .await
             .map(|out| matches!(out, Fenced::Applied { .. }))
     };
-    match result {
-        Ok(applied) => Ok(Some(applied)),
-        Err(e) if e.nothing_ran() => {
-            ctx.absorb(e)?;
-            Ok(Some(false))
-        }
-        Err(e) => {
-            ctx.absorb(e)?;
-            Ok(None)
-        }
-    }
+    ctx.outcome(result)
 }

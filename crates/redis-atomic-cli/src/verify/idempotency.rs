@@ -7,94 +7,80 @@
 //! resolution of the unknowns explains (more than clean + unclean, or fewer than clean); a
 //! duplicate that ends with a response other than the key's; a fingerprint mismatch on identical
 //! requests. In a clean run there are no unclean executions, so every key's effect count must be
-//! exactly 1.
+//! exactly 1. The executions are judged by the testkit's `check_executed_once`.
 
-use super::{CheckCtx, CheckReport};
-use futures::future::BoxFuture;
+use super::ctx::locked;
+use super::{CheckCtx, Findings};
 use redis_atomic::idempotency::{
     Begin, Claim, Failure, Fingerprint, IdemConfig, Idempotency, Outcome, Response, Stored,
 };
+use redis_atomic_testkit::{history, Verdict};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const INVARIANT: &str = "each key's side effect happens exactly once";
+pub(super) const INVARIANT: &str = "each key's side effect happens exactly once";
+const SCOPE: &str = "verify";
 const KEYS_PER_ROUND: u64 = 50;
 
 #[derive(Default)]
 struct Shared {
     ops: AtomicU64,
-    /// Wrong replies and mismatches.
-    bad: AtomicU64,
-    /// Per key: (clean executions, unclean executions).
-    runs: Mutex<HashMap<String, (u64, u64)>>,
+    /// Wrong replies and mismatches, described.
+    bad: Mutex<Vec<String>>,
+    /// Per key, every execution: Some(true) clean, None unclean.
+    runs: Mutex<HashMap<String, Vec<Option<bool>>>>,
 }
 
 impl Shared {
     fn ran(&self, key: &str, clean: bool) {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = runs.entry(key.to_string()).or_default();
-        if clean {
-            entry.0 += 1;
-        } else {
-            entry.1 += 1;
-        }
+        let mut runs = locked(&self.runs);
+        runs.entry(key.to_string())
+            .or_default()
+            .push(clean.then_some(true));
+    }
+
+    fn bad(&self, what: String) {
+        locked(&self.bad).push(what);
     }
 }
 
-pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>> {
-    Box::pin(async move {
-        let lease = if ctx.fault.is_some() { 2 } else { 30 };
-        let config = IdemConfig::default().lease(Duration::from_secs(lease));
-        let store = Idempotency::new(ctx.client.clone(), ctx.keyspace.clone(), config)?;
-        let effects = ctx.keyspace.key("verify", 1, "idem", &["effects"])?;
-        let shared = Arc::new(Shared::default());
-        let deadline = Instant::now() + ctx.duration;
-        let mut round = 0u64;
-        while Instant::now() < deadline {
-            let mut tasks = Vec::new();
-            for _ in 0..ctx.concurrency.max(2) {
-                let (ctx, store) = (ctx.clone(), store.clone());
-                let (effects, shared) = (effects.clone(), shared.clone());
-                tasks.push(tokio::spawn(async move {
-                    for k in 0..KEYS_PER_ROUND {
-                        let key = format!("r{round}-k{k}");
-                        send(&ctx, &store, &effects, &key, &shared).await?;
-                        ctx.progress.inc(1);
-                    }
-                    anyhow::Ok(())
-                }));
-            }
-            for t in tasks {
-                t.await??;
-            }
-            round += 1;
-        }
-        let counts: HashMap<String, u64> = redis::from_redis_value(
-            ctx.final_command(redis::cmd("HGETALL").arg(&effects))
-                .await?,
-        )?;
-        let runs = shared.runs.lock().unwrap_or_else(|p| p.into_inner());
-        let mut violations = shared.bad.load(Ordering::SeqCst);
-        for r in 0..round {
-            for k in 0..KEYS_PER_ROUND {
-                let key = format!("r{r}-k{k}");
-                let n = counts.get(&key).copied().unwrap_or(0);
-                let (clean, unclean) = runs.get(&key).copied().unwrap_or_default();
-                if clean > 1 || n < clean || n > clean + unclean {
-                    tracing::warn!(key, n, clean, unclean, "idempotency violation");
-                    violations += 1;
+pub(super) async fn run(mut ctx: CheckCtx) -> anyhow::Result<Findings> {
+    ctx.concurrency = ctx.concurrency.max(2); // duplicates need two senders at least
+    let lease = if ctx.fault.is_some() { 2 } else { 30 };
+    let config = IdemConfig::default().lease(Duration::from_secs(lease));
+    let store = Idempotency::new(ctx.client.clone(), ctx.keyspace.clone(), config)?;
+    // Where the side effects are counted: the check's own key, not the store's.
+    let effects = ctx.keyspace.key("verify", 1, "idem", &["effects"])?;
+    let shared = Arc::new(Shared::default());
+    let mut round = 0u64;
+    // Rounds: every worker sends the same keys at the same time, so each key has duplicates.
+    while ctx.running() {
+        ctx.run_workers(|_, ctx| {
+            let (store, effects, shared) = (store.clone(), effects.clone(), shared.clone());
+            async move {
+                for k in 0..KEYS_PER_ROUND {
+                    let key = format!("r{round}-k{k}");
+                    send(&ctx, &store, &effects, &key, &shared).await?;
+                    ctx.progress.inc(1);
                 }
+                anyhow::Ok(())
             }
-        }
-        Ok(CheckReport::new(
-            "idempotency",
-            INVARIANT,
-            shared.ops.load(Ordering::SeqCst),
-            violations,
-        ))
-    })
+        })
+        .await?;
+        round += 1;
+    }
+    let counts: HashMap<String, u64> = redis::from_redis_value(
+        ctx.final_command(redis::cmd("HGETALL").arg(&effects))
+            .await?,
+    )?;
+    let operations = shared.ops.load(Ordering::SeqCst);
+    let bad = locked(&shared.bad).clone();
+    let runs = history::check_executed_once(&counts, &locked(&shared.runs));
+    Ok(Findings::new(operations)
+        .with(runs)
+        .with(Verdict::observed(operations, bad)))
 }
 
 /// One client request, as an HTTP client would behave: retried while in progress or failing,
@@ -110,12 +96,12 @@ async fn send(
     let give_up = Instant::now() + Duration::from_secs(20);
     while Instant::now() < give_up {
         shared.ops.fetch_add(1, Ordering::Relaxed);
-        let response = match store.begin("verify", key.as_bytes(), fp).await {
+        let response = match store.begin(SCOPE, key.as_bytes(), fp).await {
             Ok(Begin::Claimed(claim)) => execute(ctx, effects, key, claim, shared).await?,
             Ok(Begin::Replay(Stored::Completed(r) | Stored::Failed(r))) => Some(r),
             Ok(Begin::InProgress { .. }) => None,
             Ok(Begin::Mismatch) => {
-                shared.bad.fetch_add(1, Ordering::SeqCst);
+                shared.bad(format!("{key}: identical requests reported as a mismatch"));
                 return Ok(());
             }
             Ok(_) => anyhow::bail!("unknown begin outcome"),
@@ -123,7 +109,7 @@ async fn send(
         };
         if let Some(r) = response {
             if r.body_bytes() != Some(key.as_bytes()) {
-                shared.bad.fetch_add(1, Ordering::SeqCst);
+                shared.bad(format!("{key}: ended with another request's response"));
             }
             return Ok(());
         }
@@ -156,10 +142,8 @@ async fn execute(
         }
         Ok(_) => {}
         Err(e) => {
-            let ran = !e.nothing_ran();
-            ctx.absorb(e)?;
-            if ran {
-                shared.ran(key, false);
+            if ctx.outcome(Err(e))?.is_none() {
+                shared.ran(key, false); // may have run: unclean
             }
             let _ = claim.fail(&Failure::Retryable).await;
             return Ok(None);

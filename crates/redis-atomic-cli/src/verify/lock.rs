@@ -11,19 +11,19 @@
 //! retried with the same owner token; a critical section whose write has an unknown outcome is
 //! abandoned *without* releasing, so the lease (1 s, well above the 300 ms stalls) runs out before
 //! anyone else can enter and the late write cannot land in someone else's section. Under a
-//! primary kill, acknowledged writes may be lost (async replication): only fences are checked.
+//! primary kill, acknowledged writes may be lost (async replication): only fences are checked,
+//! and of the counter only that no increment was invented.
 
-use super::{CheckCtx, CheckReport};
-use futures::future::BoxFuture;
+use super::ctx::locked;
+use super::{CheckCtx, Findings};
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockGuard, Locks};
-use redis_atomic_testkit::{history, LeaseSpan};
-use std::sync::atomic::{AtomicU64, Ordering};
+use redis_atomic_testkit::{history, LeaseSpan, Verdict};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::Notify;
 
-const INVARIANT: &str = "one holder at a time; fences strictly increase";
+pub(super) const INVARIANT: &str = "one holder at a time; fences strictly increase";
 const RESOURCE: &str = "verify";
 
 #[derive(Default)]
@@ -35,56 +35,25 @@ struct Shared {
     /// (delta, outcome) of every counter write: Some(true) acknowledged, None unknown.
     writes: Mutex<Vec<(i64, Option<bool>)>>,
     /// Releases that found the lease gone in a clean run (cannot happen with a working lock).
-    lost_releases: AtomicU64,
+    lost_releases: Mutex<Vec<String>>,
 }
 
-pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>> {
-    Box::pin(async move {
-        let counter = ctx.keyspace.key("verify", 1, "lock", &["counter"])?;
-        let shared = Arc::new(Shared::default());
-        let clock = Instant::now();
-        let deadline = clock + ctx.duration;
-        let mut tasks = Vec::new();
-        for _ in 0..ctx.concurrency {
-            let (ctx, shared, counter) = (ctx.clone(), shared.clone(), counter.clone());
-            tasks.push(tokio::spawn(async move {
-                worker(ctx, shared, counter, clock, deadline).await
-            }));
-        }
-        for task in tasks {
-            task.await??;
-        }
-        let stored: Option<i64> =
-            redis::from_redis_value(ctx.final_command(redis::cmd("GET").arg(&counter)).await?)?;
-        Ok(verdict(&ctx, &shared, stored.unwrap_or(0)))
-    })
-}
-
-fn verdict(ctx: &CheckCtx, shared: &Shared, stored: i64) -> CheckReport {
-    let spans = shared.spans.lock().unwrap_or_else(|p| p.into_inner());
-    let writes = shared.writes.lock().unwrap_or_else(|p| p.into_inner());
+pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
+    let counter = ctx.keyspace.key("verify", 1, "lock", &["counter"])?;
+    let shared = Arc::new(Shared::default());
+    ctx.run_workers(|_, ctx| worker(ctx, shared.clone(), counter.clone()))
+        .await?;
+    let stored = ctx.final_get(&counter).await?.unwrap_or(0);
+    let spans = locked(&shared.spans);
     // When acknowledged writes may be lost (failover), exclusion is not guaranteed: only the
-    // fences are checked (unbounded capacity), and the counter not at all.
-    let capacity = if writes_may_be_lost(ctx) {
-        usize::MAX
-    } else {
-        1
-    };
-    let leases = history::check_leases(&spans, capacity);
-    let counter = history::check_counter(0, stored, &writes);
-    let mut violations = leases.violations.len() as u64;
-    if !writes_may_be_lost(ctx) {
-        violations += counter.violations.len() as u64;
-    }
-    violations += shared.lost_releases.load(Ordering::SeqCst);
-    for v in leases.violations.iter().chain(&counter.violations).take(5) {
-        tracing::warn!("lock: {v}");
-    }
-    CheckReport::new("lock", INVARIANT, spans.len() as u64, violations)
-}
-
-fn writes_may_be_lost(ctx: &CheckCtx) -> bool {
-    ctx.fault.is_some_and(|f| f.loses_acknowledged_writes())
+    // fences are checked (unbounded capacity).
+    let capacity = if ctx.lossy() { usize::MAX } else { 1 };
+    let counter = ctx.check_counter(0, stored, &locked(&shared.writes));
+    let lost = locked(&shared.lost_releases).clone();
+    Ok(Findings::new(spans.len() as u64)
+        .with(history::check_leases(&spans, capacity))
+        .with(counter)
+        .with(Verdict::observed(spans.len() as u64, lost)))
 }
 
 fn lease(ctx: &CheckCtx) -> Duration {
@@ -95,21 +64,15 @@ fn lease(ctx: &CheckCtx) -> Duration {
     }
 }
 
-async fn worker(
-    ctx: CheckCtx,
-    shared: Arc<Shared>,
-    counter: String,
-    clock: Instant,
-    deadline: Instant,
-) -> anyhow::Result<()> {
+async fn worker(ctx: CheckCtx, shared: Arc<Shared>, counter: String) -> anyhow::Result<()> {
     let locks = Locks::new(ctx.client.clone(), ctx.keyspace.clone());
-    while Instant::now() < deadline {
+    while ctx.running() {
         if ctx.sabotage {
-            sabotaged_section(&ctx, &shared, &counter, clock).await?;
+            sabotaged_section(&ctx, &shared, &counter).await?;
             continue;
         }
-        let invoked = clock.elapsed();
-        let Some(guard) = acquire(&ctx, &locks).await? else {
+        let invoked = ctx.clock();
+        let Some(guard) = acquire(&ctx, &locks, RESOURCE, lease(&ctx)).await? else {
             // Held (or unreachable): wait for a release, but not forever (expiry frees it too).
             let _ = tokio::time::timeout(Duration::from_millis(20), shared.nudge.notified()).await;
             continue;
@@ -118,42 +81,38 @@ async fn worker(
             resource: RESOURCE.into(),
             fence: guard.fence().0,
             acquire_invoked: invoked,
-            acquire_completed: clock.elapsed(),
+            acquire_completed: ctx.clock(),
             release_invoked: None,
             lease: lease(&ctx),
         };
         let clean = increment(&ctx, &shared, &counter).await?;
         ctx.progress.inc(1);
         if clean {
-            span.release_invoked = Some(clock.elapsed());
+            span.release_invoked = Some(ctx.clock());
             release(&ctx, &shared, guard).await?;
         }
-        shared
-            .spans
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(span);
+        locked(&shared.spans).push(span);
         shared.nudge.notify_one();
     }
     Ok(())
 }
 
-/// Acquires, retrying an unknown outcome with the same owner token (bounded): the documented way
-/// to end up the single holder. None when held by someone else or unreachable.
-async fn acquire(ctx: &CheckCtx, locks: &Locks) -> anyhow::Result<Option<LockGuard>> {
+/// Acquires `resource`, retrying an unknown outcome with the same owner token (bounded): the
+/// documented way to end up the single holder. None when held by someone else or unreachable.
+pub(super) async fn acquire(
+    ctx: &CheckCtx,
+    locks: &Locks,
+    resource: &str,
+    ttl: Duration,
+) -> anyhow::Result<Option<LockGuard>> {
     let token = OwnerToken::random();
-    for _ in 0..3 {
-        match locks.acquire_with_token(RESOURCE, &token, lease(ctx)).await {
-            Ok(Acquire::Acquired(g)) => return Ok(Some(g)),
-            Ok(_) => return Ok(None),
-            Err(e) if e.is_outcome_unknown() => ctx.absorb(e)?,
-            Err(e) => {
-                ctx.absorb(e)?;
-                return Ok(None);
-            }
-        }
-    }
-    Ok(None)
+    let acquired = ctx
+        .until_known(|| locks.acquire_with_token(resource, &token, ttl))
+        .await?;
+    Ok(match acquired {
+        Some(Acquire::Acquired(guard)) => Some(guard),
+        _ => None,
+    })
 }
 
 /// The deliberately non-atomic read-modify-write the lock must protect. Returns whether every
@@ -166,34 +125,18 @@ async fn increment(ctx: &CheckCtx, shared: &Shared, counter: &str) -> anyhow::Re
             return Ok(false);
         }
     };
-    let result = ctx
-        .client
-        .command(redis::cmd("SET").arg(counter).arg(current + 1))
-        .await;
-    let outcome = match result {
-        Ok(_) => Some(true),
-        Err(e) if e.nothing_ran() => {
-            ctx.absorb(e)?;
-            Some(false)
-        }
-        Err(e) => {
-            ctx.absorb(e)?;
-            None
-        }
-    };
-    shared
-        .writes
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push((1, outcome));
+    let set = redis::cmd("SET").arg(counter).arg(current + 1).clone();
+    let outcome = ctx.outcome(ctx.client.command(&set).await.map(|_| true))?;
+    locked(&shared.writes).push((1, outcome));
     Ok(outcome == Some(true))
 }
 
 async fn release(ctx: &CheckCtx, shared: &Shared, guard: LockGuard) -> anyhow::Result<()> {
+    let fence = guard.fence();
     match guard.release().await {
         // Under faults a retried release may find its own first attempt already ran.
         Ok(Release::Lost) if ctx.fault.is_none() => {
-            shared.lost_releases.fetch_add(1, Ordering::SeqCst);
+            locked(&shared.lost_releases).push(format!("release of fence {fence} found it lost"));
         }
         Ok(_) => {}
         Err(e) => ctx.absorb(e)?,
@@ -202,22 +145,16 @@ async fn release(ctx: &CheckCtx, shared: &Shared, guard: LockGuard) -> anyhow::R
 }
 
 /// The critical section without the lock: what the check must flag.
-async fn sabotaged_section(
-    ctx: &CheckCtx,
-    shared: &Shared,
-    counter: &str,
-    clock: Instant,
-) -> anyhow::Result<()> {
-    let invoked = clock.elapsed();
-    let fence = shared.spans.lock().map_or(0, |s| s.len() as u64);
+async fn sabotaged_section(ctx: &CheckCtx, shared: &Shared, counter: &str) -> anyhow::Result<()> {
+    let invoked = ctx.clock();
+    let fence = locked(&shared.spans).len() as u64;
     increment(ctx, shared, counter).await?;
-    let mut spans = shared.spans.lock().unwrap_or_else(|p| p.into_inner());
-    spans.push(LeaseSpan {
+    locked(&shared.spans).push(LeaseSpan {
         resource: RESOURCE.into(),
         fence,
         acquire_invoked: invoked,
         acquire_completed: invoked,
-        release_invoked: Some(clock.elapsed()),
+        release_invoked: Some(ctx.clock()),
         lease: lease(ctx),
     });
     ctx.progress.inc(1);

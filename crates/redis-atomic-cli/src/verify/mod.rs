@@ -1,8 +1,12 @@
 //! `redis-atomic verify`: prove every primitive's invariant against a real server.
 //!
-//! Each primitive contributes one check (a file in this folder and one line in [`CHECKS`]): many
-//! concurrent tasks drive the primitive for a few seconds while the check counts operations and
-//! violations of the invariant (side effects counted, not assumed). With no `--url`, an embedded
+//! Each primitive contributes one check (a file in this folder and one line in [`CHECKS`]), all of
+//! one shape: many concurrent tasks ([`CheckCtx::run_workers`]) drive the primitive for a few
+//! seconds while the check records what they saw (side effects counted, not assumed); the
+//! testkit's history checkers (`redis_atomic_testkit::history`, the same ones the library's tests
+//! use) then judge the record against the primitive's model, and the check returns their
+//! verdicts as [`Findings`]. A check's code is thus the workload and the record, nothing else:
+//! spawning, joining, error policy and the report live here once. With no `--url`, an embedded
 //! `redis-server` (or, with `--cluster`, a 3+3 cluster) is started from the testkit, so the whole
 //! proof runs on a fresh machine with one command.
 //!
@@ -24,7 +28,7 @@ mod report;
 mod semaphore;
 
 pub use ctx::CheckCtx;
-pub use report::{CheckReport, Report, ServerInfo};
+pub use report::{CheckReport, Findings, Report, ServerInfo};
 
 use anyhow::Context as _;
 use faults::{FaultKind, Faults};
@@ -73,21 +77,53 @@ impl VerifyArgs {
     }
 }
 
-/// A check: runs against `ctx`, reports operations and violations.
-pub type CheckFn = fn(CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>>;
+/// A check: drives its primitive under `ctx` and returns what it found.
+pub type CheckFn = fn(CheckCtx) -> BoxFuture<'static, anyhow::Result<Findings>>;
+
+/// One primitive's check: its name in the report, the invariant it proves, and how.
+pub struct Check {
+    /// Primitive name (a report row).
+    pub name: &'static str,
+    /// The invariant, in one sentence.
+    pub invariant: &'static str,
+    /// The check.
+    pub run: CheckFn,
+}
+
+const fn check(name: &'static str, invariant: &'static str, run: CheckFn) -> Check {
+    Check {
+        name,
+        invariant,
+        run,
+    }
+}
 
 /// Every primitive's check, in report order.
-pub const CHECKS: &[(&str, CheckFn)] = &[
-    ("lock", lock::run),
-    ("idempotency", idempotency::run),
-    ("queue", queue::run),
-    ("ratelimit", ratelimit::run),
-    ("quota", quota::run),
-    ("semaphore", semaphore::run),
-    ("fenced-write", fenced::run),
-    ("cas", cas::run),
-    ("dedup", dedup::run),
+pub const CHECKS: &[Check] = &[
+    check("lock", lock::INVARIANT, |c| Box::pin(lock::run(c))),
+    check("idempotency", idempotency::INVARIANT, |c| {
+        Box::pin(idempotency::run(c))
+    }),
+    check("queue", queue::INVARIANT, |c| Box::pin(queue::run(c))),
+    check("ratelimit", ratelimit::INVARIANT, |c| {
+        Box::pin(ratelimit::run(c))
+    }),
+    check("quota", quota::INVARIANT, |c| Box::pin(quota::run(c))),
+    check("semaphore", semaphore::INVARIANT, |c| {
+        Box::pin(semaphore::run(c))
+    }),
+    check("fenced-write", fenced::INVARIANT, |c| {
+        Box::pin(fenced::run(c))
+    }),
+    check("cas", cas::INVARIANT, |c| Box::pin(cas::run(c))),
+    check("dedup", dedup::INVARIANT, |c| Box::pin(dedup::run(c))),
 ];
+
+/// Client timeout of a clean run. No fault is injected there, so a slow reply means a loaded
+/// machine, not an outcome to judge: waiting for it keeps every check strict (any error still
+/// fails the run) without failing it for the machine's load. Runs under faults use a short
+/// timeout on purpose ([`faults::client_config`]).
+const CLEAN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Keeps embedded servers alive for the run.
 enum Target {
@@ -151,9 +187,9 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<(Report, bool)> {
     let server = ServerInfo::fetch(&client).await?;
     let run_id = format!("{:08x}", rand::random::<u32>());
     let mut checks = Vec::new();
-    for (name, check) in CHECKS {
-        let ctx = context(&args, client.clone(), &run_id, name, None)?;
-        checks.push(run_check(name, *check, ctx, None).await?);
+    for check in CHECKS {
+        let ctx = context(&args, client.clone(), &run_id, check.name, None)?;
+        checks.push(run_check(check, ctx, None).await?);
     }
     if args.faults {
         checks.extend(run_under_faults(&args, &run_id).await?);
@@ -183,13 +219,13 @@ async fn run_under_faults(args: &VerifyArgs, run_id: &str) -> anyhow::Result<Vec
             target = start().context("starting a fresh cluster")?;
         }
         let client = target.client().await?;
-        for (name, check) in CHECKS {
-            let mut ctx = context(args, client.clone(), run_id, name, Some(kind))?;
+        for check in CHECKS {
+            let mut ctx = context(args, client.clone(), run_id, check.name, Some(kind))?;
             let (settled, rx) = tokio::sync::watch::channel(false);
             ctx.settled = rx;
             let until = std::time::Instant::now() + ctx.duration;
             let (report, ()) = tokio::join!(
-                run_check(name, *check, ctx, Some(kind)),
+                run_check(check, ctx, Some(kind)),
                 target.inject(kind, until, settled)
             );
             reports.push(report?);
@@ -220,21 +256,22 @@ fn context(
 }
 
 async fn run_check(
-    name: &str,
-    check: CheckFn,
-    ctx: CheckCtx,
+    check: &Check,
+    mut ctx: CheckCtx,
     fault: Option<FaultKind>,
 ) -> anyhow::Result<CheckReport> {
     let (progress, unknown) = (ctx.progress.clone(), ctx.unknown.clone());
-    let report = check(ctx)
+    ctx.started = std::time::Instant::now();
+    let findings = (check.run)(ctx)
         .await
-        .with_context(|| format!("check `{name}` failed to run"))?;
+        .with_context(|| format!("check `{}` failed to run", check.name))?;
     progress.finish_and_clear();
+    let report = CheckReport::judged(check.name, check.invariant, &findings);
     Ok(report.under(fault, unknown.load(std::sync::atomic::Ordering::Relaxed)))
 }
 
 async fn connect(args: &VerifyArgs) -> anyhow::Result<(Client, Target)> {
-    let config = ClientConfig::default();
+    let config = ClientConfig::default().timeout(CLEAN_TIMEOUT);
     Ok(match (&args.url, args.cluster) {
         (Some(url), false) => (Client::connect(url, config).await?, Target::External),
         (Some(url), true) => (

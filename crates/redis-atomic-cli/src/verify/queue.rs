@@ -11,39 +11,44 @@
 //! Under faults: an enqueue with an unknown outcome is repeated (enqueue is idempotent per id); a
 //! claim with an unknown outcome is dropped (its jobs come back after the visibility timeout); an
 //! ack with an unknown outcome may stand for the job's one accepted ack. When a fault may lose
-//! acknowledged writes (primary kill), only what survives it is checked: fences never repeat.
+//! acknowledged writes (primary kill), only what survives it is checked: fences never repeat nor go
+//! back.
+//!
+//! Judged by the testkit: `check_acked_once` on every produced job's acks, `check_leases` on the
+//! claims (each a lease of one job, from its claim on the server's clock for the visibility
+//! timeout: capacity 1 per job, fences increasing).
 
-use super::{CheckCtx, CheckReport};
-use futures::future::BoxFuture;
+use super::ctx::locked;
+use super::{CheckCtx, Findings};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
+use redis_atomic_testkit::{history, LeaseSpan};
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const INVARIANT: &str = "each job acked once, never two live leases";
+pub(super) const INVARIANT: &str = "each job acked once, never two live leases";
 const VIS: Duration = Duration::from_millis(200);
-
-/// Per job: accepted acks, acks with an unknown outcome, and (fence, server ms) of each claim.
-type JobLog = (u64, u64, Vec<(u64, u64)>);
 
 #[derive(Default)]
 struct Shared {
-    jobs: Mutex<HashMap<String, JobLog>>,
+    /// Per job, its acks: Some(true) accepted, Some(false) refused (stale) or surely not sent,
+    /// None unknown.
+    acks: Mutex<HashMap<String, Vec<Option<bool>>>>,
+    /// Every claim of a job, on the server's clock: the lease runs from the claim for VIS.
+    claims: Mutex<Vec<LeaseSpan>>,
     ops: AtomicU64,
     stop: AtomicBool,
 }
 
 impl Shared {
-    fn log(&self, id: &str, f: impl FnOnce(&mut JobLog)) {
-        f(self
-            .jobs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+    fn ack(&self, id: &str, outcome: Option<bool>) {
+        locked(&self.acks)
             .entry(id.to_string())
-            .or_default());
+            .or_default()
+            .push(outcome);
     }
 
     fn op(&self, ctx: &CheckCtx) {
@@ -52,85 +57,49 @@ impl Shared {
     }
 }
 
-pub(super) fn run(ctx: CheckCtx) -> BoxFuture<'static, anyhow::Result<CheckReport>> {
-    Box::pin(async move {
-        let config =
-            QueueConfig::default().max_deliveries(NonZeroU32::new(1000).unwrap_or(NonZeroU32::MIN));
-        let queue = Queue::new(ctx.client.clone(), &ctx.keyspace, "verify", config)?;
-        let shared = Arc::new(Shared::default());
-        let mut workers = Vec::new();
-        for n in 0..ctx.concurrency {
-            let (ctx, queue, shared) = (ctx.clone(), queue.clone(), shared.clone());
-            let name = OwnerToken::new(format!("w{n}"))?;
-            workers.push(tokio::spawn(async move {
-                worker(ctx, queue, shared, name).await
-            }));
-        }
-        let produced = produce(&ctx, &queue, &shared).await?;
-        ctx.settled().await;
-        let drained = Instant::now() + Duration::from_secs(5) + VIS * 4;
-        while Instant::now() < drained {
-            match queue.stats().await {
-                Ok(s) if s.ready + s.scheduled + s.running == 0 => break,
-                Ok(_) | Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-            }
-        }
-        shared.stop.store(true, Ordering::SeqCst);
-        for w in workers {
-            w.await??;
-        }
-        let jobs = shared.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        let lossy = ctx.fault.is_some_and(|f| f.loses_acknowledged_writes());
-        let mut violations = 0;
-        for n in 0..produced {
-            let id = format!("j{n}");
-            let Some((acks, unknown, claims)) = jobs.get(&id) else {
-                if !lossy {
-                    tracing::warn!(job = id, "queue: enqueued, never claimed (lost)");
-                    violations += 1;
-                }
-                continue;
-            };
-            let bad = if lossy {
-                repeated_fences(claims)
-            } else {
-                u64::from(*acks > 1 || (*acks == 0 && *unknown == 0)) + overlaps(claims)
-            };
-            if bad > 0 {
-                tracing::warn!(job = id, acks, unknown, ?claims, "queue: violation");
-            }
-            violations += bad;
-        }
-        Ok(CheckReport::new(
-            "queue",
-            INVARIANT,
-            shared.ops.load(Ordering::SeqCst),
-            violations,
-        ))
-    })
+pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
+    let config =
+        QueueConfig::default().max_deliveries(NonZeroU32::new(1000).unwrap_or(NonZeroU32::MIN));
+    let queue = Queue::new(ctx.client.clone(), &ctx.keyspace, "verify", config)?;
+    let shared = Arc::new(Shared::default());
+    let workers = ctx.run_workers(|n, ctx| worker(n, ctx, queue.clone(), shared.clone()));
+    let (produced, _) = tokio::try_join!(produce_and_drain(&ctx, &queue, &shared), workers)?;
+    let findings = Findings::new(shared.ops.load(Ordering::SeqCst));
+    let claims = locked(&shared.claims);
+    // When a fault may lose acknowledged writes (primary kill), only what survives it is checked:
+    // fences never repeat nor go back.
+    if ctx.lossy() {
+        return Ok(findings.with(history::check_leases(&claims, usize::MAX)));
+    }
+    let mut acks = locked(&shared.acks).clone();
+    for n in 0..produced {
+        acks.entry(format!("j{n}")).or_default(); // never claimed: lost
+    }
+    Ok(findings
+        .with(history::check_acked_once(&acks))
+        .with(history::check_leases(&claims, 1)))
 }
 
-/// Pairs of consecutive leases (by fence) where the later began before the earlier's deadline.
-fn overlaps(claims: &[(u64, u64)]) -> u64 {
-    let mut sorted = claims.to_vec();
-    sorted.sort_unstable();
-    let vis = u64::try_from(VIS.as_millis()).unwrap_or(u64::MAX);
-    sorted.windows(2).filter(|w| w[1].1 < w[0].1 + vis).count() as u64
-}
-
-/// Two claims of one job with the same fence.
-fn repeated_fences(claims: &[(u64, u64)]) -> u64 {
-    let mut fences: Vec<u64> = claims.iter().map(|c| c.0).collect();
-    fences.sort_unstable();
-    fences.windows(2).filter(|w| w[0] == w[1]).count() as u64
+/// [`produce`], then waits (bounded) until every job has left the queue and stops the workers.
+async fn produce_and_drain(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> anyhow::Result<u64> {
+    let produced = produce(ctx, queue, shared).await?;
+    ctx.settled().await;
+    let drained = Instant::now() + Duration::from_secs(5) + VIS * 4;
+    while Instant::now() < drained {
+        match queue.stats().await {
+            Ok(s) if s.ready + s.scheduled + s.running == 0 => break,
+            Ok(_) | Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    shared.stop.store(true, Ordering::SeqCst);
+    Ok(produced)
 }
 
 /// Enqueues 20 jobs every 10 ms for the run's duration; returns how many. An enqueue that fails
 /// is repeated (idempotent per id, bounded) until it is acknowledged.
 async fn produce(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> anyhow::Result<u64> {
-    let deadline = Instant::now() + ctx.duration;
     let mut n = 0u64;
-    while Instant::now() < deadline {
+    while ctx.running() {
         for _ in 0..20 {
             let id = format!("j{n}");
             for attempt in 0.. {
@@ -149,12 +118,8 @@ async fn produce(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> anyhow::Resu
     Ok(n)
 }
 
-async fn worker(
-    ctx: CheckCtx,
-    queue: Queue,
-    shared: Arc<Shared>,
-    name: OwnerToken,
-) -> anyhow::Result<()> {
+async fn worker(n: usize, ctx: CheckCtx, queue: Queue, shared: Arc<Shared>) -> anyhow::Result<()> {
+    let name = OwnerToken::new(format!("w{n}"))?;
     while !shared.stop.load(Ordering::SeqCst) {
         if ctx.sabotage {
             sabotaged_claim(&ctx, &queue, &shared).await?;
@@ -173,23 +138,24 @@ async fn worker(
             tokio::time::sleep(Duration::from_millis(5)).await;
             continue;
         };
-        for j in &jobs {
-            shared.log(j.id(), |l| l.2.push((j.fence().0, j.claimed_at_ms())));
-        }
+        locked(&shared.claims).extend(jobs.iter().map(|j| {
+            let claimed = Duration::from_millis(j.claimed_at_ms());
+            LeaseSpan {
+                resource: j.id().to_string(),
+                fence: j.fence().0,
+                acquire_invoked: claimed,
+                acquire_completed: claimed,
+                release_invoked: None,
+                lease: VIS,
+            }
+        }));
         if rand::random_range(0..100) == 0 {
             tokio::time::sleep(VIS * 2).await; // a stall past the lease: these acks must lose
         }
         for j in jobs {
             shared.op(&ctx);
-            match j.ack().await {
-                Ok(Ack::Acked) => shared.log(j.id(), |l| l.0 += 1),
-                Ok(_) => {}
-                Err(e) if e.nothing_ran() => ctx.absorb(e)?,
-                Err(e) => {
-                    ctx.absorb(e)?;
-                    shared.log(j.id(), |l| l.1 += 1);
-                }
-            }
+            let acked = j.ack().await.map(|a| matches!(a, Ack::Acked));
+            shared.ack(j.id(), ctx.outcome(acked)?);
         }
     }
     Ok(())
@@ -222,7 +188,7 @@ async fn sabotaged_claim(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> anyh
             ctx.absorb(e)?;
         }
         shared.op(ctx);
-        shared.log(&id, |l| l.0 += 1);
+        shared.ack(&id, Some(true));
     }
     Ok(())
 }

@@ -2,8 +2,39 @@
 
 use super::faults::FaultKind;
 use redis_atomic::Client;
+use redis_atomic_testkit::Verdict;
 use serde::Serialize;
 use std::io::Write;
+
+/// What a check found: the operations it drove and the testkit's verdicts on their history.
+#[derive(Debug, Default)]
+pub struct Findings {
+    /// Operations performed.
+    pub operations: u64,
+    /// One verdict per model the history was checked against.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Findings {
+    /// Findings on `operations`, no verdict yet.
+    pub fn new(operations: u64) -> Findings {
+        Findings {
+            operations,
+            verdicts: Vec::new(),
+        }
+    }
+
+    /// With one more verdict.
+    pub fn with(mut self, verdict: Verdict) -> Findings {
+        self.verdicts.push(verdict);
+        self
+    }
+
+    /// Every violation, in verdict order.
+    fn violations(&self) -> impl Iterator<Item = &String> {
+        self.verdicts.iter().flat_map(|v| &v.violations)
+    }
+}
 
 /// One primitive's result.
 #[derive(Clone, Debug, Serialize)]
@@ -36,6 +67,15 @@ impl CheckReport {
             unknown: 0,
             ok: violations == 0,
         }
+    }
+
+    /// The report of the check `primitive` on `findings`; the first few violations are logged.
+    pub fn judged(primitive: &str, invariant: &str, findings: &Findings) -> Self {
+        for v in findings.violations().take(5) {
+            tracing::warn!("{primitive}: {v}");
+        }
+        let violations = findings.violations().count() as u64;
+        CheckReport::new(primitive, invariant, findings.operations, violations)
     }
 
     /// The same report, labelled with the fault it ran under and its unknown outcomes.
