@@ -7,8 +7,16 @@
 //! status word or field a binding does not handle is a compile error, not a runtime surprise.
 //!
 //! The generated code names its runtime by path (`crate` inside the library, `::redis_atomic`
-//! for a user's own scripts) and uses: `script::{Script, DynScript, ScriptDef, RetryClass,
-//! FromReply, Reply}`, `lease::Fence` and `Error`.
+//! for a user's own scripts) and uses: `script::{Script, DynScript, ScriptDef, LibraryDef,
+//! RetryClass, FromReply, Reply}`, `lease::Fence` and `Error`. Every script points at the
+//! `LIBRARY` static of its own registry, so a client that finds a Function missing loads the
+//! library the script belongs to: the built-in one or a user's.
+//!
+//! Library naming: the built-in library is `redis_atomic_v<N>` with functions `ra<N>_<script>`;
+//! a user library `NAME` is `NAME_v<N>` with functions `NAME<N>_<script>`. Function names are
+//! global on a server, so a name must not be a prefix trap: `NAME` may not end in a digit
+//! (`app1` v2 and `app` v12 would both name `app12_<script>`), and the built-in family names are
+//! reserved ([`Library::user`]).
 
 mod reply;
 
@@ -39,10 +47,54 @@ impl Library {
         }
     }
 
+    /// A user library `NAME_v<N>` with functions `NAME<N>_<script>`, or why `name` cannot be one.
+    ///
+    /// ```
+    /// use redis_atomic_scripts::codegen::Library;
+    /// let lib = Library::user("shop", 3).unwrap();
+    /// assert_eq!((lib.name.as_str(), lib.function_name("touch").as_str()), ("shop_v3", "shop3_touch"));
+    /// assert!(Library::user("redis_atomic", 1).is_err());
+    /// assert!(Library::user("app1", 2).is_err());
+    /// ```
+    pub fn user(name: &str, version: u32) -> Result<Library, String> {
+        check_library_name(name)?;
+        Ok(Library {
+            name: format!("{name}_v{version}"),
+            version,
+            function_prefix: format!("{name}{version}_"),
+        })
+    }
+
     /// The function name of `script` in this library.
     pub fn function_name(&self, script: &str) -> String {
         format!("{}{script}", self.function_prefix)
     }
+}
+
+/// Longest user library name accepted.
+pub const MAX_LIBRARY_NAME: usize = 64;
+
+/// Why `name` cannot name a user library: not `[a-z][a-z0-9_]*`, longer than
+/// [`MAX_LIBRARY_NAME`], ending in a digit, or reserved (`redis_atomic`, and `ra`, the built-in
+/// function prefix).
+pub fn check_library_name(name: &str) -> Result<(), String> {
+    if name.len() > MAX_LIBRARY_NAME || !crate::returns::is_name(name) {
+        return Err(format!(
+            "library name `{name}`: use [a-z][a-z0-9_]*, at most {MAX_LIBRARY_NAME} characters"
+        ));
+    }
+    if name.ends_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!(
+            "library name `{name}` ends with a digit: the version follows it in function names \
+             (`{name}<N>_<script>`), so it could collide with another name and version"
+        ));
+    }
+    if name == "redis_atomic" || name == "ra" {
+        return Err(format!(
+            "library name `{name}` is reserved for redis-atomic's built-in library"
+        ));
+    }
+    Ok(())
 }
 
 /// One Function library from the scripts' bodies (shebang flags carried over), as `FUNCTION
@@ -69,7 +121,7 @@ pub fn library_source(scripts: &[ScriptFile], lib: &Library) -> String {
 pub fn registry(scripts: &[ScriptFile], lib: &Library, runtime: &str) -> Result<String, String> {
     let mut code = format!(
         "#[allow(unused_imports)]\n\
-         use {runtime}::script::{{DynScript, FromReply, Reply, RetryClass, Script, ScriptDef}};\n\
+         use {runtime}::script::{{DynScript, FromReply, LibraryDef, Reply, RetryClass, Script, ScriptDef}};\n\
          #[allow(unused_imports)]\nuse {runtime}::Error;\n\
          #[allow(unused_imports)]\nuse {runtime}::lease::Fence;\n\
          #[allow(unused_imports)]\nuse ::std::time::Duration;\n\n"
@@ -90,7 +142,10 @@ pub fn registry(scripts: &[ScriptFile], lib: &Library, runtime: &str) -> Result<
          /// Name of the composed Function library.\npub const LIBRARY_NAME: &str = {name:?};\n\
          /// Source of the composed Function library, as `FUNCTION LOAD` takes it.\n\
          pub static LIBRARY_SOURCE: &str = {source:?};\n\
-         /// SHA1 of [`LIBRARY_SOURCE`].\npub const LIBRARY_SHA1: &str = {sha:?};",
+         /// SHA1 of [`LIBRARY_SOURCE`].\npub const LIBRARY_SHA1: &str = {sha:?};\n\
+         /// The composed Function library: what a client loads when one of these scripts' \
+         Functions is missing.\npub static LIBRARY: LibraryDef = LibraryDef {{ name: LIBRARY_NAME, \
+         version: LIBRARY_VERSION, source: LIBRARY_SOURCE, sha1: LIBRARY_SHA1 }};",
         all = all.join(", "),
         version = lib.version,
         name = lib.name,
@@ -117,14 +172,15 @@ fn script_static(s: &ScriptFile, lib: &Library) -> Result<String, String> {
          pub static {upper}: {ty} = {ctor}::new(ScriptDef {{\n    \
          name: {name:?},\n    version: {version},\n    summary: {summary:?},\n    \
          invariant: {inv:?},\n    keys: &{keys:?},\n    args: &{args:?},\n    \
-         returns: {ret:?},\n    retry: RetryClass::{retry},\n    flags: &{flags:?},\n    \
+         returns: {ret:?},\n    statuses: &{statuses:?},\n    retry: RetryClass::{retry},\n    flags: &{flags:?},\n    \
          sha1: {sha:?},\n    source: {source:?},\n    function: {function:?},\n    \
-         function_body: {body:?},\n}});\n\n",
+         function_body: {body:?},\n    library: &LIBRARY,\n}});\n\n",
         name = s.name,
         version = h.version,
         summary = h.summary,
         inv = h.invariant,
         ret = h.returns,
+        statuses = h.shapes.statuses(),
         upper = s.name.to_uppercase(),
         keys = h.keys,
         args = h.args,
