@@ -282,11 +282,17 @@ fn user_library_lifecycle_on_the_cluster() {
     assert_eq!(nodes(&deployed).len(), 6);
     let (code, deployed) = user(&["deploy"], "shop", v2.path(), &seed, true);
     assert_eq!(code, 0, "{deployed:#}");
-    assert!(versions(&deployed).iter().all(|(_, v)| *v == [1, 2]), "{deployed:#}");
+    assert!(
+        versions(&deployed).iter().all(|(_, v)| *v == [1, 2]),
+        "{deployed:#}"
+    );
     let ours = LIBRARY_NAME.to_string();
     for url in cluster.urls() {
         let libs = libraries(&url);
-        assert!(libs.contains(&ours) && libs.contains(&"shop_v1".into()), "{url}: {libs:?}");
+        assert!(
+            libs.contains(&ours) && libs.contains(&"shop_v1".into()),
+            "{url}: {libs:?}"
+        );
     }
 
     let lost = &cluster.primary_urls()[1];
@@ -298,19 +304,40 @@ fn user_library_lifecycle_on_the_cluster() {
         .filter(|n| n["state"] == "missing" && n["role"] == "primary")
         .map(|n| n["addr"].as_str().unwrap())
         .collect();
-    assert!(matches!(&missing[..], [addr] if lost.ends_with(addr)), "{status:#}");
+    assert!(
+        matches!(&missing[..], [addr] if lost.ends_with(addr)),
+        "{status:#}"
+    );
     let (code, fixed) = user(&["deploy"], "shop", v2.path(), &seed, true);
     assert_eq!(code, 0, "{fixed:#}");
     assert!(nodes(&fixed).iter().all(|n| n["state"] == "current"));
 
-    let (code, rolled) = user(&["rollback", "--version", "1"], "shop", v2.path(), &seed, true);
+    let (code, rolled) = user(
+        &["rollback", "--version", "1"],
+        "shop",
+        v2.path(),
+        &seed,
+        true,
+    );
     assert_eq!(code, 0, "{rolled:#}");
-    assert!(versions(&rolled).iter().all(|(_, v)| *v == [2]), "{rolled:#}");
+    assert!(
+        versions(&rolled).iter().all(|(_, v)| *v == [2]),
+        "{rolled:#}"
+    );
     for url in cluster.urls() {
         let libs = libraries(&url);
-        assert!(libs.contains(&ours) && !libs.contains(&"shop_v1".into()), "{url}: {libs:?}");
+        assert!(
+            libs.contains(&ours) && !libs.contains(&"shop_v1".into()),
+            "{url}: {libs:?}"
+        );
     }
-    let (code, unknown) = user(&["rollback", "--version", "999"], "shop", v2.path(), &seed, true);
+    let (code, unknown) = user(
+        &["rollback", "--version", "999"],
+        "shop",
+        v2.path(),
+        &seed,
+        true,
+    );
     assert_eq!(code, 1);
     assert!(
         unknown["problems"][0]
@@ -331,7 +358,10 @@ fn collisions_are_refused_naming_the_owner() {
     let (code, deployed) = user(&["deploy"], "crm", v1.path(), &url, false);
     assert_eq!(code, 0, "{deployed:#}");
     let (code, status) = user(&["status"], "crm", v1.path(), &url, false);
-    assert_eq!((code, nodes(&status)[0]["state"].as_str()), (0, Some("current")));
+    assert_eq!(
+        (code, nodes(&status)[0]["state"].as_str()),
+        (0, Some("current"))
+    );
 
     let squatter = "#!lua name=squatter\nredis.register_function('crm2_session_touch', function() return 1 end)\n";
     query(&url, &["FUNCTION", "LOAD", squatter]).unwrap();
@@ -347,7 +377,10 @@ fn collisions_are_refused_naming_the_owner() {
     assert!(!libraries(&url).contains(&"crm_v2".to_string()));
     let (code, plan) = user(&["diff"], "crm", v2.path(), &url, false);
     assert_eq!(code, 1);
-    assert!(nodes(&plan)[0]["action"].as_str().unwrap().starts_with("COLLISION"));
+    assert!(nodes(&plan)[0]["action"]
+        .as_str()
+        .unwrap()
+        .starts_with("COLLISION"));
 
     let builtin_squatter = format!(
         "#!lua name=builtin_squatter\nredis.register_function('ra{LIBRARY_VERSION}_lock_acquire', function() return 1 end)\n"
@@ -358,7 +391,10 @@ fn collisions_are_refused_naming_the_owner() {
     let expected = format!(
         "function ra{LIBRARY_VERSION}_lock_acquire already belongs to library builtin_squatter"
     );
-    assert!(refused["problems"][0].as_str().unwrap().contains(&expected), "{refused:#}");
+    assert!(
+        refused["problems"][0].as_str().unwrap().contains(&expected),
+        "{refused:#}"
+    );
     assert!(!libraries(&url).contains(&LIBRARY_NAME.to_string()));
 
     for (name, folder) in [("crm", Some(v1.path())), ("", None)] {
@@ -368,7 +404,10 @@ fn collisions_are_refused_naming_the_owner() {
         };
         assert_eq!(code, 1, "{unknown:#}");
         let problem = unknown["problems"][0].as_str().unwrap();
-        assert!(problem.contains("version 999 is not loaded on any primary"), "{unknown:#}");
+        assert!(
+            problem.contains("version 999 is not loaded on any primary"),
+            "{unknown:#}"
+        );
     }
 }
 
@@ -385,17 +424,37 @@ fn bad_folders_and_names_are_refused() {
         ("app1", "ends with a digit"),
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
-            .args(["functions", "deploy", "--url", &url, "--library", name, "--dir"])
+            .args([
+                "functions",
+                "deploy",
+                "--url",
+                &url,
+                "--library",
+                name,
+                "--dir",
+            ])
             .arg(dir.path())
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains(words) && stderr.lines().count() == 1, "{stderr}");
+        assert!(
+            stderr.contains(words) && stderr.lines().count() == 1,
+            "{stderr}"
+        );
     }
     let (code, _) = {
         let o = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
-            .args(["functions", "status", "--url", &url, "--library", "x", "--dir", "/nonexistent"])
+            .args([
+                "functions",
+                "status",
+                "--url",
+                &url,
+                "--library",
+                "x",
+                "--dir",
+                "/nonexistent",
+            ])
             .output()
             .unwrap();
         (o.status.code(), o.stderr)
@@ -408,7 +467,10 @@ fn bad_folders_and_names_are_refused() {
     let (code, refused) = user(&["deploy"], "stale", dir.path(), &url, false);
     assert_eq!(code, 1, "{refused:#}");
     assert!(
-        refused["problems"][0].as_str().unwrap().contains("session_touch: bytes changed"),
+        refused["problems"][0]
+            .as_str()
+            .unwrap()
+            .contains("session_touch: bytes changed"),
         "{refused:#}"
     );
     assert!(!libraries(&url).contains(&"stale_v1".to_string()));

@@ -11,7 +11,7 @@
 //!     panic!("{e}"); // the build fails with the file and line concerned
 //! }
 //! ```
-//! ```ignore
+//! ```text
 //! // src/lib.rs (dependency: redis-atomic)
 //! mod shop_scripts {
 //!     include!(concat!(env!("OUT_DIR"), "/shop_scripts.rs"));
@@ -125,7 +125,52 @@ pub fn generate(dir: &Path, out_file: &Path, opts: &Options) -> Result<(), Build
             return Err(BuildError::Lock(bumps));
         }
     }
-    let code = codegen::registry(&folder.scripts, &library, &opts.runtime)
-        .map_err(BuildError::Codegen)?;
+    let code =
+        codegen::registry(&folder.scripts, &library, &opts.runtime).map_err(BuildError::Codegen)?;
     std::fs::write(out_file, code).map_err(BuildError::Write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::folder::{LOCK_FILE, VERSION_FILE};
+
+    const SCRIPT: &str = "#!lua flags=no-writes\n--- summary: s\n--- invariant: i\n\
+        --- keys: k\n--- args: -\n--- returns: {'ok', n}\n--- retry: safe\n--- version: 1\n\
+        return {'ok', redis.call('EXISTS', KEYS[1])}\n";
+
+    fn folder(script: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("probe.lua"), script).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join(VERSION_FILE), "2").unwrap_or_else(|e| panic!("{e}"));
+        dir
+    }
+
+    /// A good folder generates bindings for the user's library; a header that disagrees with
+    /// its body, or a lock showing changed bytes at the same version, fails with the reason and
+    /// writes nothing.
+    #[test]
+    fn generates_or_explains() {
+        let dir = folder(SCRIPT);
+        let out = dir.path().join("out.rs");
+        generate(dir.path(), &out, &Options::user("app")).unwrap_or_else(|e| panic!("{e}"));
+        let code = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{e}"));
+        assert!(code.contains("Script<1, 0, ProbeReply>") && code.contains("\"app2_probe\""));
+
+        let lock = "script probe 1 0000000000000000000000000000000000000000\n";
+        std::fs::write(dir.path().join(LOCK_FILE), lock).unwrap_or_else(|e| panic!("{e}"));
+        let stale = dir.path().join("stale.rs");
+        let e = generate(dir.path(), &stale, &Options::user("app")).unwrap_err();
+        assert!(
+            matches!(e, BuildError::Lock(_)) && e.to_string().contains("bump"),
+            "{e}"
+        );
+        assert!(!stale.exists());
+
+        let bad = folder(&SCRIPT.replace("--- keys: k", "--- keys: -"));
+        let e = generate(bad.path(), &stale, &Options::user("app")).unwrap_err();
+        assert!(e.to_string().contains("probe.lua"), "{e}");
+        let e = generate(dir.path(), &stale, &Options::user("redis_atomic")).unwrap_err();
+        assert!(e.to_string().contains("reserved"), "{e}");
+    }
 }

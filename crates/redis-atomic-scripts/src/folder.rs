@@ -210,13 +210,7 @@ mod tests {
         ));
         let ok = folder(&[("one.lua", SCRIPT), (VERSION_FILE, "1")]);
         let f = Folder::load(ok.path()).unwrap_or_else(|e| panic!("{e}"));
-        assert!(matches!(
-            f.library("Bad"),
-            Err(FolderError::LibraryName(_))
-        ));
-        assert_eq!(
-            f.library("shop").map(|l| l.name),
-            Ok("shop_v1".to_string())
-        );
+        assert!(matches!(f.library("Bad"), Err(FolderError::LibraryName(_))));
+        assert_eq!(f.library("shop").map(|l| l.name), Ok("shop_v1".to_string()));
     }
 }

@@ -22,6 +22,6 @@ pub mod load;
 pub mod lockfile;
 pub mod returns;
 
-pub use header::{Header, HeaderError, RetryClass};
 pub use folder::{Folder, FolderError};
+pub use header::{Header, HeaderError, RetryClass};
 pub use load::{load_dir, LoadError, ScriptFile};

@@ -307,13 +307,19 @@ mod tests {
         ]);
         let got = parse_listing(Value::Array(vec![ours, other, Value::Nil]), &spec).unwrap();
         assert_eq!(got.versions.len(), 1);
-        assert_eq!((got.versions[0].version, got.versions[0].code.as_str()), (3, "code"));
+        assert_eq!(
+            (got.versions[0].version, got.versions[0].code.as_str()),
+            (3, "code")
+        );
         let owners: Vec<(&str, &str)> = got
             .functions
             .iter()
             .map(|o| (o.function.as_str(), o.library.as_str()))
             .collect();
-        assert_eq!(owners, [("ra3_x", spec.name_of(3).as_str()), ("ra9_y", "other_v1")]);
+        assert_eq!(
+            owners,
+            [("ra3_x", spec.name_of(3).as_str()), ("ra9_y", "other_v1")]
+        );
         assert!(parse_listing(Value::Nil, &spec).is_err());
     }
 

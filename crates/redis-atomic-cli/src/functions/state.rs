@@ -39,7 +39,9 @@ impl NodeState {
         let collisions = listing
             .functions
             .into_iter()
-            .filter(|o| o.library != spec.def.name && spec.functions.iter().any(|f| *f == o.function))
+            .filter(|o| {
+                o.library != spec.def.name && spec.functions.iter().any(|f| *f == o.function)
+            })
             .collect();
         let mut s = NodeState {
             node,

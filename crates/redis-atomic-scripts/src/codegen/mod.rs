@@ -192,3 +192,74 @@ fn script_static(s: &ScriptFile, lib: &Library) -> Result<String, String> {
         body = s.function_body(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse_source;
+    use std::path::Path;
+
+    fn script(name: &str, keys: &str, args: &str) -> ScriptFile {
+        let text = format!(
+            "#!lua\n--- summary: s\n--- invariant: i\n--- keys: {keys}\n--- args: {args}\n\
+             --- returns: {{'ok', n}} | {{'gone'}}\n--- retry: unsafe\n--- version: 4\n\
+             if ARGV[1] then return {{'gone'}} end\nredis.call('DEL', KEYS[1])\n\
+             return {{'ok', 1}}\n"
+        );
+        parse_source(Path::new("t.lua"), name, &text, &mut |_| Ok(None))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A user library's registry: typed statics with the header's counts (a `DynScript` for a
+    /// variadic list), functions named `NAME<N>_<script>`, every script pointing at the
+    /// registry's own `LIBRARY`, and the runtime named by path.
+    #[test]
+    fn user_registry_shape() {
+        let lib = Library::user("shop", 3).unwrap_or_else(|e| panic!("{e}"));
+        let scripts = [
+            script("cart_add", "cart", "item"),
+            script("cart_drop", "cart more...", "item"),
+        ];
+        let code = registry(&scripts, &lib, "::redis_atomic").unwrap_or_else(|e| panic!("{e}"));
+        for expected in [
+            "use ::redis_atomic::script::{",
+            "pub static CART_ADD: Script<1, 1, CartAddReply> = Script::new(ScriptDef {",
+            "pub static CART_DROP: DynScript<CartDropReply> = DynScript::new(ScriptDef {",
+            "function: \"shop3_cart_add\"",
+            "statuses: &[\"ok\", \"gone\"]",
+            "retry: RetryClass::Unsafe",
+            "library: &LIBRARY,",
+            "pub const LIBRARY_NAME: &str = \"shop_v3\";",
+            "pub static LIBRARY: LibraryDef = LibraryDef {",
+            "pub enum CartAddReply {",
+        ] {
+            assert!(code.contains(expected), "{expected} missing from:\n{code}");
+        }
+        assert_eq!(code.matches("library: &LIBRARY,").count(), 2);
+        let source = library_source(&scripts, &lib);
+        assert!(source.starts_with("#!lua name=shop_v3\n"), "{source}");
+        assert!(
+            source.contains("function_name='shop3_cart_drop'"),
+            "{source}"
+        );
+    }
+
+    /// Library names that could collide or impersonate are refused with the reason.
+    #[test]
+    fn library_names() {
+        for (name, why) in [
+            ("", "[a-z]"),
+            ("Shop", "[a-z]"),
+            ("shop-x", "[a-z]"),
+            ("app2", "digit"),
+            ("redis_atomic", "reserved"),
+            ("ra", "reserved"),
+        ] {
+            let e = Library::user(name, 1).unwrap_err();
+            assert!(e.contains(why), "{name}: {e}");
+        }
+        assert!(Library::user(&"a".repeat(MAX_LIBRARY_NAME + 1), 1).is_err());
+        assert!(Library::user(&"a".repeat(MAX_LIBRARY_NAME), 1).is_ok());
+        assert_eq!(Library::builtin(6).function_name("x"), "ra6_x");
+    }
+}

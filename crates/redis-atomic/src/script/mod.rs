@@ -19,8 +19,8 @@ pub mod reply;
 mod set;
 
 pub use redis_atomic_scripts::lockfile::LockProblem;
-pub use redis_atomic_scripts::RetryClass;
 pub use redis_atomic_scripts::FolderError;
+pub use redis_atomic_scripts::RetryClass;
 pub use reply::{FromReply, RawReply, Reply};
 pub use set::ScriptSet;
 

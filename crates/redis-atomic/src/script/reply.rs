@@ -32,7 +32,10 @@ pub struct RawReply {
 
 impl FromReply for RawReply {
     fn from_reply(mut reply: Reply) -> Result<Self, Error> {
-        if reply.declared.is_some_and(|words| !words.contains(&reply.status())) {
+        if reply
+            .declared
+            .is_some_and(|words| !words.contains(&reply.status()))
+        {
             return Err(reply.unexpected());
         }
         Ok(RawReply {
