@@ -6,7 +6,10 @@
 //! must load the *user's* library. This binary installs a global metrics recorder.
 #![allow(clippy::unwrap_used)]
 
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+#[path = "common/metrics.rs"]
+mod metrics;
+
+use metrics::{counter, snapshotter};
 use redis_atomic::script::{RawReply, ScriptSet};
 use redis_atomic::{Arg, Client, ClientConfig, Delivery, Error};
 use redis_atomic_testkit::{unique_prefix, RedisCluster, RedisServer};
@@ -24,34 +27,6 @@ const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/user-
 /// Flushing scripts or Functions of the shared servers would break the other test's reload
 /// between its load and its retry: the tests of this binary take turns.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn snapshotter() -> &'static Snapshotter {
-    static S: OnceLock<Snapshotter> = OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
-
-/// Sum of a counter over all label sets that include `with`.
-fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter(|(key, ..)| key.key().name() == name)
-        .filter(|(key, ..)| {
-            with.iter()
-                .all(|(k, v)| key.key().labels().any(|l| l.key() == *k && l.value() == *v))
-        })
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
-        .sum()
-}
 
 /// The folder loaded once at run time (a set's definitions live for the process).
 fn set() -> &'static ScriptSet {
