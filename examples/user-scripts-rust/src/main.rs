@@ -64,6 +64,10 @@ async fn run(client: &Client, namespace: &str) -> anyhow::Result<Seen> {
         println!("  zadd_unless_smaller({pairs:?}) -> {reply:?}");
         raised.push(reply);
     }
+    let scores = client
+        .command(redis::cmd("ZRANGE").arg(&board).arg(0).arg(-1).arg("WITHSCORES"))
+        .await?;
+    println!("  the board now: {scores:?}");
     Ok(Seen {
         touches,
         owner,
