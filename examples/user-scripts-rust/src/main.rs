@@ -65,7 +65,13 @@ async fn run(client: &Client, namespace: &str) -> anyhow::Result<Seen> {
         raised.push(reply);
     }
     let scores = client
-        .command(redis::cmd("ZRANGE").arg(&board).arg(0).arg(-1).arg("WITHSCORES"))
+        .command(
+            redis::cmd("ZRANGE")
+                .arg(&board)
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES"),
+        )
         .await?;
     println!("  the board now: {scores:?}");
     Ok(Seen {
