@@ -147,9 +147,13 @@ fn statuses(name: &str, returns: &str) -> anyhow::Result<Vec<serde_json::Value>>
 }
 
 fn list_table(rows: &[Row], lib: &LibraryRow, out: &mut dyn Write) -> anyhow::Result<()> {
+    let width = |min: usize, f: &dyn Fn(&Row) -> usize| rows.iter().map(f).fold(min, usize::max);
+    let name_w = width(16, &|r| r.name.len());
+    let keys_w = width(22, &|r| r.keys.join(" ").len());
+    let args_w = width(22, &|r| r.args.join(" ").len());
     writeln!(
         out,
-        "{:<16} {:>3}  {:<22} {:<22} {:<6} {:<10} sha1",
+        "{:<name_w$} {:>3}  {:<keys_w$} {:<args_w$} {:<6} {:<10} sha1",
         "name", "ver", "keys", "args", "retry", "flags"
     )?;
     for s in rows {
@@ -160,7 +164,7 @@ fn list_table(rows: &[Row], lib: &LibraryRow, out: &mut dyn Write) -> anyhow::Re
         };
         writeln!(
             out,
-            "{:<16} {:>3}  {:<22} {:<22} {:<6} {:<10} {}",
+            "{:<name_w$} {:>3}  {:<keys_w$} {:<args_w$} {:<6} {:<10} {}",
             s.name,
             s.version,
             s.keys.join(" "),

@@ -187,7 +187,7 @@ impl Report {
                     Status::Missing => "[ ]",
                     Status::Unknown => "[?]",
                 };
-                writeln!(out, "  {mark} {:<22} {}", e.title, e.detail)?;
+                writeln!(out, "  {mark} {:<24} {}", e.title, e.detail)?;
                 for f in &e.findings {
                     writeln!(out, "        {f}")?;
                 }
