@@ -26,7 +26,8 @@ pub const LOCK_FILE: &str = "scripts.lock";
 pub const MAX_LIBRARY_NAME: usize = 64;
 
 /// The comment at the top of a user's `scripts.lock`.
-const LOCK_COMMENT: &str = "redis-atomic scripts.lock: name version sha1 per script and for the Function library.\n\
+const LOCK_COMMENT: &str =
+    "redis-atomic scripts.lock: name version sha1 per script and for the Function library.\n\
      Written by `redis-atomic scripts lock DIR` after a `--- version:` (or library.version) bump;\n\
      checked by `redis-atomic scripts check DIR`.";
 
@@ -111,7 +112,10 @@ mod tests {
     #[test]
     fn default_names() {
         let name = |p: &str| default_library_name(Path::new(p));
-        assert_eq!(name("/no/such/User-Scripts").as_deref(), Some("user_scripts"));
+        assert_eq!(
+            name("/no/such/User-Scripts").as_deref(),
+            Some("user_scripts")
+        );
         assert_eq!(name("/x/billing.v2").as_deref(), Some("billing_v2"));
         assert_eq!(name("/x/---"), None);
         assert_eq!(name("/"), None);

@@ -33,7 +33,11 @@ pub struct CheckArgs {
 }
 
 /// Runs `scripts check`; 0 clean, 1 findings.
-pub(super) fn run(args: &CheckArgs, out: &mut dyn Write, _err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(super) fn run(
+    args: &CheckArgs,
+    out: &mut dyn Write,
+    _err: &mut dyn Write,
+) -> anyhow::Result<i32> {
     let report = check_folder(&args.dir, args.library.as_deref())?;
     if args.json {
         report.write_json(out)?;
@@ -59,7 +63,12 @@ fn check_folder(dir: &Path, library: Option<&str>) -> anyhow::Result<Report> {
     let lib = match user::library_version(dir) {
         Ok(version) => Some(user::user_library(&name, version)),
         Err(message) => {
-            folder.push(finding(&dir.join(user::VERSION_FILE), 0, "library-version", message));
+            folder.push(finding(
+                &dir.join(user::VERSION_FILE),
+                0,
+                "library-version",
+                message,
+            ));
             None
         }
     };
@@ -93,8 +102,13 @@ pub(super) fn finding(path: &Path, line: usize, rule: &str, message: impl Into<S
 }
 
 /// One script's checklist, and the loaded script when its header parses (for the lock check).
-fn check_script(path: &Path, includes: &Path) -> anyhow::Result<(ScriptReport, Option<ScriptFile>)> {
-    let stem = path.file_stem().map_or(String::new(), |s| s.to_string_lossy().into_owned());
+fn check_script(
+    path: &Path,
+    includes: &Path,
+) -> anyhow::Result<(ScriptReport, Option<ScriptFile>)> {
+    let stem = path
+        .file_stem()
+        .map_or(String::new(), |s| s.to_string_lossy().into_owned());
     let mut report = ScriptReport::new(&stem, &path.display().to_string());
     let raw = load::read_text(path).with_context(|| format!("{}: unreadable", path.display()))?;
     let parsed = load::script_name(path).and_then(|name| {
@@ -103,7 +117,10 @@ fn check_script(path: &Path, includes: &Path) -> anyhow::Result<(ScriptReport, O
     let (file, problems) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => {
-            report.add(Item::Header, finding(path, e.line, "header-invalid", e.message));
+            report.add(
+                Item::Header,
+                finding(path, e.line, "header-invalid", e.message),
+            );
             // The body can still be judged where it does not need the header.
             match lint::source::load(path, Some(includes)) {
                 Ok(src) => lint_into(&src, &mut report, false),
@@ -123,7 +140,10 @@ fn check_script(path: &Path, includes: &Path) -> anyhow::Result<(ScriptReport, O
         let item = Item::of_problem(problem, &statuses);
         flags_problem |= item == Item::Flags;
         let line = field_line(&raw, item.header_field(problem));
-        report.add(item, finding(path, line, "header-body-mismatch", problem.clone()));
+        report.add(
+            item,
+            finding(path, line, "header-body-mismatch", problem.clone()),
+        );
     }
     lint_into(&file.expanded, &mut report, flags_problem);
     judge_header(&mut report, &file.header);
@@ -135,7 +155,10 @@ fn check_script(path: &Path, includes: &Path) -> anyhow::Result<(ScriptReport, O
 fn lint_into(src: &include::Expanded, report: &mut ScriptReport, flags_problem: bool) {
     match lint::lint_expanded(src) {
         Ok(findings) => {
-            for f in findings.into_iter().filter(|f| !judged_by_build(f.rule, flags_problem)) {
+            for f in findings
+                .into_iter()
+                .filter(|f| !judged_by_build(f.rule, flags_problem))
+            {
                 let item = Item::of_rule(f.rule);
                 report.add(
                     item,
@@ -175,7 +198,13 @@ fn judge_body(report: &mut ScriptReport) {
 
 /// Marks the items judged from the header, with what it says about each.
 fn judge_header(report: &mut ScriptReport, h: &Header) {
-    let list = |names: &[String]| if names.is_empty() { "-".to_string() } else { names.join(" ") };
+    let list = |names: &[String]| {
+        if names.is_empty() {
+            "-".to_string()
+        } else {
+            names.join(" ")
+        }
+    };
     let retry = match h.retry.as_str() {
         "safe" => "safe: the client resends after a lost reply",
         _ => "unsafe: a lost reply is returned to the caller, never resent",
@@ -189,9 +218,15 @@ fn judge_header(report: &mut ScriptReport, h: &Header) {
     for (item, detail) in [
         (Item::Header, h.summary.clone()),
         (Item::Invariant, h.invariant.clone()),
-        (Item::Keys, format!("keys: {}; args: {}", list(&h.keys), list(&h.args))),
+        (
+            Item::Keys,
+            format!("keys: {}; args: {}", list(&h.keys), list(&h.args)),
+        ),
         (Item::Retry, retry.to_string()),
-        (Item::Contract, format!("version {}; returns {shapes}", h.version)),
+        (
+            Item::Contract,
+            format!("version {}; returns {shapes}", h.version),
+        ),
         (Item::Flags, flags),
     ] {
         report.judged(item, detail);

@@ -29,7 +29,9 @@ impl UserFolder {
             .iter()
             .map(|p| load::load_file(p, &includes))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| anyhow::anyhow!("{e} (`redis-atomic scripts check` lists every problem)"))?;
+            .map_err(|e| {
+                anyhow::anyhow!("{e} (`redis-atomic scripts check` lists every problem)")
+            })?;
         let name = library_name(dir, library)?;
         let version = user::library_version(dir).map_err(anyhow::Error::msg)?;
         Ok(UserFolder {
@@ -77,7 +79,11 @@ pub(crate) fn library_name(dir: &Path, library: Option<&str>) -> anyhow::Result<
             "--library `{name}`: use 1 to {} characters of [a-z0-9_]",
             user::MAX_LIBRARY_NAME
         ),
-        None => user::default_library_name(dir)
-            .with_context(|| format!("{}: no usable folder name: pass --library NAME", dir.display())),
+        None => user::default_library_name(dir).with_context(|| {
+            format!(
+                "{}: no usable folder name: pass --library NAME",
+                dir.display()
+            )
+        }),
     }
 }

@@ -30,7 +30,11 @@ pub struct LockArgs {
 }
 
 /// Runs `scripts lock`: 0 written or already current, 1 refused (bytes changed without a bump).
-pub(super) fn run(args: &LockArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<i32> {
+pub(super) fn run(
+    args: &LockArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<i32> {
     let folder = UserFolder::load(&args.dir, args.library.as_deref())?;
     let path = args.dir.join(user::LOCK_FILE);
     let old = read_lock(&path)?;
@@ -143,9 +147,16 @@ pub(super) fn check_lock(
         return Ok("missing");
     };
     let problems = problems(&path, files, lib, &lock);
-    let state = if problems.is_empty() { "current" } else { "stale" };
+    let state = if problems.is_empty() {
+        "current"
+    } else {
+        "stale"
+    };
     for (script, f) in problems {
-        match scripts.iter_mut().find(|s| Some(&s.name) == script.as_ref()) {
+        match scripts
+            .iter_mut()
+            .find(|s| Some(&s.name) == script.as_ref())
+        {
             Some(report) => report.add(Item::Contract, f),
             None => folder.push(f),
         }

@@ -146,7 +146,12 @@ pub(super) struct Report {
 impl Report {
     /// Number of findings.
     pub fn count(&self) -> usize {
-        self.folder.len() + self.scripts.iter().map(|s| s.findings().count()).sum::<usize>()
+        self.folder.len()
+            + self
+                .scripts
+                .iter()
+                .map(|s| s.findings().count())
+                .sum::<usize>()
     }
 
     /// Whether nothing was found and every item was judged.
@@ -170,7 +175,10 @@ impl Report {
     /// The report as text: a checklist per script, folder findings, the fixes, a summary.
     pub fn write_text(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         let lib = self.library.as_ref().map_or("no library".to_string(), |l| {
-            format!("library {} (functions {}<script>)", l.name, l.function_prefix)
+            format!(
+                "library {} (functions {}<script>)",
+                l.name, l.function_prefix
+            )
         });
         writeln!(
             out,
