@@ -8,11 +8,12 @@
 //! A script is a Lua file: a `#!lua` shebang, a `---` header ([`header`]) whose `returns:` line
 //! declares every reply shape ([`returns`]), then a body that may pull in shared fragments with
 //! `--@include name` ([`include`]). [`check`] holds the body to its header, [`load`] reads a
-//! folder of scripts, [`lockfile`] records their versions and SHA1s, and [`codegen`] turns
-//! headers into typed Rust.
+//! folder of scripts, [`folder`] names a user's folder as a versioned Function library,
+//! [`lockfile`] records versions and SHA1s, and [`codegen`] turns headers into typed Rust.
 
 pub mod check;
 pub mod codegen;
+pub mod folder;
 pub mod header;
 pub mod include;
 pub mod load;
