@@ -9,7 +9,7 @@ use redis_atomic_scripts::build::{generate, Options};
 use std::path::PathBuf;
 
 /// The scripts: the folder you keep beside your code.
-const SCRIPTS: &str = "../../crates/redis-atomic/tests/fixtures/user-lib";
+const SCRIPTS: &str = "../user-scripts";
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));

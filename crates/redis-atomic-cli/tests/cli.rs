@@ -254,6 +254,19 @@ fn scripts_acl() {
     }
 }
 
+/// Issue 15: `scripts acl --namespace 'a*'` printed the widened pattern `~a*:*`, which grants the
+/// keys of every namespace starting with `a`. A namespace with a glob character or whitespace is
+/// now a one-line usage error (exit 2) and nothing is printed.
+#[test]
+fn scripts_acl_refuses_glob_namespaces() {
+    for ns in ["a*", "a?", "a[bc]", "a\\b", "a b", ""] {
+        let o = cli(&["scripts", "acl", "--namespace", ns]);
+        assert_eq!(o.status.code(), Some(2), "{ns:?}");
+        assert!(o.stdout.is_empty(), "{ns:?}: {}", stdout(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{ns:?}: {}", stderr(&o));
+    }
+}
+
 /// In a terminal (progress bars drawn by their own thread) `verify` finishes: it once held the
 /// stderr lock for the whole run and hung on the first progress tick. Runs under `script(1)`,
 /// which gives the binary a pseudo-terminal; bounded at 120 s.

@@ -8,9 +8,10 @@
 //! A script is a Lua file: a `#!lua` shebang, a `---` header ([`header`]) whose `returns:` line
 //! declares every reply shape ([`returns`]), then a body that may pull in shared fragments with
 //! `--@include name` ([`include`]). [`check`] holds the body to its header, [`load`] reads
-//! scripts, [`folder`] a whole folder (scripts, `library.version`, `scripts.lock`), [`lockfile`]
-//! records their versions and SHA1s, [`codegen`] turns headers into typed Rust, and [`build`]
-//! does it from a user's `build.rs` for their own folder.
+//! scripts, [`folder`] names a user's folder as a versioned Function library and loads it as a
+//! unit (scripts, `library.version`, `scripts.lock`), [`lockfile`] records versions and SHA1s,
+//! [`codegen`] turns headers into typed Rust, and [`build`] does it from a user's `build.rs` for
+//! their own folder.
 
 pub mod build;
 pub mod check;

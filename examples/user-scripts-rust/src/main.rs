@@ -4,6 +4,7 @@
 //! cargo run -p user-scripts-example                               # embedded redis-server
 //! cargo run -p user-scripts-example -- --url redis://127.0.0.1:6379
 //! ```
+//! The scripts are `examples/user-scripts` (session touch, ZADD-unless-smaller, stock reserve).
 //! Each call goes through `redis_atomic::Client`, the path the built-in primitives take: the
 //! compiler checks key and argument counts against each header (`Script<2, 3, _>`), the reply
 //! arrives as an exhaustive enum, and the client retries only what the header's `retry:` allows.
@@ -21,7 +22,7 @@ mod scripts {
     include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 }
 
-use scripts::{SessionOwnerReply, SessionTouchReply, ZaddUnlessSmallerReply};
+use scripts::{SessionTouchReply, StockReserveReply, ZaddUnlessSmallerReply};
 
 #[derive(Parser, Debug)]
 struct Args {
@@ -34,50 +35,63 @@ struct Args {
 #[derive(Debug, PartialEq, Eq)]
 struct Seen {
     touches: Vec<SessionTouchReply>,
-    owner: SessionOwnerReply,
     raised: Vec<ZaddUnlessSmallerReply>,
+    reserved: Vec<StockReserveReply>,
 }
 
-/// Touches a session three times (twice by its user, once by another), asks who holds it, and
-/// raises scores twice; prints and returns every reply.
+/// Touches two sessions of one user and one of them as another user, raises scores twice, and
+/// reserves stock (a resend, a changed resend, too much, an unknown item); prints and returns
+/// every reply.
 async fn run(client: &Client, namespace: &str) -> anyhow::Result<Seen> {
-    let session = format!("{namespace}:session:{{u1}}:s1");
     let index = format!("{namespace}:user-sessions:{{u1}}");
     let mut touches = Vec::new();
-    for user in ["u1", "u1", "u2"] {
-        let args = ["s1".into(), user.into(), Arg::Int(60_000)];
+    for (session, user) in [("s1", "u1"), ("s2", "u1"), ("s1", "u2")] {
+        let key = format!("{namespace}:session:{{u1}}:{session}");
+        let args = [session.into(), user.into(), Arg::Int(3600)];
         let reply = client
-            .call(&scripts::SESSION_TOUCH, [&session, &index], args)
+            .call(&scripts::SESSION_TOUCH, [&key, &index], args)
             .await?;
-        println!("  session_touch(s1, {user}) -> {reply:?}");
+        println!("  session_touch({session}, {user}) -> {reply:?}");
         touches.push(reply);
     }
-    let owner = client.call(&scripts::SESSION_OWNER, [&session], []).await?;
-    println!("  session_owner(s1) -> {owner:?}");
     let board = format!("{namespace}:board:{{daily}}");
     let mut raised = Vec::new();
-    for pairs in [["alice", "5", "bob", "7"], ["alice", "3", "bob", "9"]] {
-        let args: Vec<Arg> = pairs.iter().map(|p| Arg::from(*p)).collect();
+    for batch in [
+        ["3600", "5", "alice", "7", "bob"],
+        ["3600", "3", "alice", "9", "bob"],
+    ] {
+        let args: Vec<Arg> = batch.iter().map(|p| Arg::from(*p)).collect();
         let reply = client
             .call_dyn(&scripts::ZADD_UNLESS_SMALLER, &[&board], &args)
             .await?;
-        println!("  zadd_unless_smaller({pairs:?}) -> {reply:?}");
+        println!("  zadd_unless_smaller({batch:?}) -> {reply:?}");
         raised.push(reply);
     }
-    let scores = client
-        .command(
-            redis::cmd("ZRANGE")
-                .arg(&board)
-                .arg(0)
-                .arg(-1)
-                .arg("WITHSCORES"),
-        )
+    let stock = format!("{namespace}:stock:{{sku-42}}");
+    client
+        .command(redis::cmd("SET").arg(&stock).arg(10))
         .await?;
-    println!("  the board now: {scores:?}");
+    let mut reserved = Vec::new();
+    for (item, request, qty) in [
+        ("sku-42", "r1", 3),
+        ("sku-42", "r1", 3),
+        ("sku-42", "r1", 4),
+        ("sku-42", "r2", 20),
+        ("sku-7", "r3", 1),
+    ] {
+        let stock = format!("{namespace}:stock:{{{item}}}");
+        let request_key = format!("{namespace}:reservation:{{{item}}}:{request}");
+        let args = [Arg::Int(qty), Arg::Int(600)];
+        let reply = client
+            .call(&scripts::STOCK_RESERVE, [&stock, &request_key], args)
+            .await?;
+        println!("  stock_reserve({item}, {request}, {qty}) -> {reply:?}");
+        reserved.push(reply);
+    }
     Ok(Seen {
         touches,
-        owner,
         raised,
+        reserved,
     })
 }
 
@@ -112,26 +126,34 @@ async fn main() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
-    /// Both deliveries see the same typed replies on an embedded server: created, refreshed,
-    /// refused for another user; the owner with its TTL; two then one score raised.
+    /// Both deliveries see the same typed replies on an embedded server: two sessions indexed,
+    /// another user refused naming the owner; two then one score raised; stock reserved once
+    /// per request id, never below zero.
     #[tokio::test]
     async fn runs_on_an_embedded_server() -> anyhow::Result<()> {
         let server = redis_atomic_testkit::RedisServer::start(Default::default())?;
-        let minute = Duration::from_secs(60);
         for seen in run_both(&server.url()).await? {
             assert_eq!(
                 seen.touches,
                 [
-                    SessionTouchReply::Created { ttl: minute },
-                    SessionTouchReply::Refreshed { ttl: minute },
-                    SessionTouchReply::OtherUser,
+                    SessionTouchReply::Touched { sessions: 1 },
+                    SessionTouchReply::Touched { sessions: 2 },
+                    SessionTouchReply::OtherUser { owner: "u1".into() },
                 ]
             );
-            assert!(matches!(&seen.owner, SessionOwnerReply::Owner { user, .. } if user == "u1"));
-            let changed = |changed| ZaddUnlessSmallerReply::Ok { changed };
+            let changed = |count| ZaddUnlessSmallerReply::Changed { count };
             assert_eq!(seen.raised, [changed(2), changed(1)]);
+            assert_eq!(
+                seen.reserved,
+                [
+                    StockReserveReply::Reserved { remaining: 7 },
+                    StockReserveReply::Replay { remaining: 7 },
+                    StockReserveReply::Mismatch { reserved: 3 },
+                    StockReserveReply::Insufficient { available: 7 },
+                    StockReserveReply::UnknownItem,
+                ]
+            );
         }
         Ok(())
     }

@@ -1,8 +1,9 @@
 //! `redis-atomic functions deploy|status|diff|rollback`: the Function library treated like a
 //! database migration (seed 000 §14): versioned by name (`redis_atomic_v<N>`), checksummed,
 //! deployed to every primary and verified on every replica, never replaced in place, removed
-//! only when asked. `--library NAME --dir DIR` does the same for a user's folder of scripts,
-//! library `NAME_v<N>` with functions `NAME<N>_<script>` ([`spec::LibrarySpec`]).
+//! only when asked. `--dir DIR [--library NAME]` does the same for a user's folder of scripts,
+//! library `NAME_v<N>` with functions `NAME<N>_<script>` ([`spec::LibrarySpec`]; NAME defaults
+//! to the folder's name, as in `scripts` and `test`).
 //!
 //! Why a command and not just the client's lazy `FUNCTION LOAD`: Redis does not copy libraries
 //! to a shard added later (redis/redis #11780), a replica promoted before replication finished
@@ -38,23 +39,26 @@ pub struct Target {
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Act on your own library NAME_v<N> (functions NAME<N>_<script>) built from --dir instead
-    /// of this binary's: NAME is [a-z][a-z0-9_]*, at most 64 characters, not ending in a digit,
-    /// not redis_atomic.
+    /// With --dir: the name of your library, NAME_v<N> with functions NAME<N>_<script>
+    /// (default: the folder's name, non-[a-z0-9_] turned into _). [a-z][a-z0-9_]*, at most 64
+    /// characters, not ending in a digit, not redis_atomic.
     #[arg(long, value_name = "NAME", requires = "dir")]
     pub library: Option<String>,
-    /// The folder of your scripts (*.lua, include/, library.version holding N, scripts.lock);
-    /// deploy refuses while scripts.lock is out of date.
-    #[arg(long, value_name = "DIR", requires = "library")]
+    /// Act on your own library, built from this folder (*.lua, include/, library.version
+    /// holding N, scripts.lock), instead of this binary's; deploy refuses while scripts.lock is
+    /// out of date.
+    #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }
 
 impl Target {
     fn spec(&self) -> Result<LibrarySpec, String> {
-        match (&self.library, &self.dir) {
-            (Some(name), Some(dir)) => LibrarySpec::user(name, dir).map_err(|e| e.to_string()),
-            _ => Ok(LibrarySpec::builtin()),
-        }
+        let Some(dir) = &self.dir else {
+            return Ok(LibrarySpec::builtin());
+        };
+        let name = crate::scripts::library_name(dir, self.library.as_deref())
+            .map_err(|e| e.to_string())?;
+        LibrarySpec::user(&name, dir).map_err(|e| e.to_string())
     }
 }
 

@@ -203,13 +203,31 @@ fn collisions_are_refused_naming_the_owner() {
     }
 }
 
-/// A folder that cannot be deployed is refused before anything is loaded: a bad or reserved
-/// library name and a missing folder are usage errors (exit 2, one line); a script changed
-/// without a version bump (scripts.lock disagrees) refuses the deploy (exit 1).
+/// Without --library the folder's name names the library; a folder that cannot be deployed is
+/// refused before anything is loaded: a bad or reserved library name and a missing folder are
+/// usage errors (exit 2, one line); a script changed without a version bump (scripts.lock
+/// disagrees) refuses the deploy (exit 1).
 #[test]
 fn bad_folders_and_names_are_refused() {
     let url = RedisServer::shared().url();
     let dir = user_folder(1);
+    let named = dir.path().join("my-lib");
+    std::fs::create_dir(&named).unwrap();
+    for f in ["session_touch.lua", "library.version"] {
+        std::fs::copy(dir.path().join(f), named.join(f)).unwrap();
+    }
+    std::fs::create_dir(named.join("include")).unwrap();
+    std::fs::copy(
+        dir.path().join("include/ttl_arg.lua"),
+        named.join("include/ttl_arg.lua"),
+    )
+    .unwrap();
+    let (code, status) = functions(&["status", "--dir", named.to_str().unwrap()], &url, false);
+    assert_eq!(
+        (code, status["library"]["name"].as_str()),
+        (1, Some("my_lib_v1")),
+        "{status:#}"
+    );
     let usage_error = |name: &str, dir: &Path| {
         let o = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
             .args([

@@ -13,10 +13,8 @@
 //! library the script belongs to: the built-in one or a user's.
 //!
 //! Library naming: the built-in library is `redis_atomic_v<N>` with functions `ra<N>_<script>`;
-//! a user library `NAME` is `NAME_v<N>` with functions `NAME<N>_<script>`. Function names are
-//! global on a server, so a name must not be a prefix trap: `NAME` may not end in a digit
-//! (`app1` v2 and `app` v12 would both name `app12_<script>`), and the built-in family names are
-//! reserved ([`Library::user`]).
+//! a user library `NAME` is `NAME_v<N>` with functions `NAME<N>_<script>`
+//! ([`crate::folder::user_library`], names checked by [`crate::folder::check_library_name`]).
 
 mod reply;
 
@@ -47,54 +45,10 @@ impl Library {
         }
     }
 
-    /// A user library `NAME_v<N>` with functions `NAME<N>_<script>`, or why `name` cannot be one.
-    ///
-    /// ```
-    /// use redis_atomic_scripts::codegen::Library;
-    /// let lib = Library::user("shop", 3).unwrap();
-    /// assert_eq!((lib.name.as_str(), lib.function_name("touch").as_str()), ("shop_v3", "shop3_touch"));
-    /// assert!(Library::user("redis_atomic", 1).is_err());
-    /// assert!(Library::user("app1", 2).is_err());
-    /// ```
-    pub fn user(name: &str, version: u32) -> Result<Library, String> {
-        check_library_name(name)?;
-        Ok(Library {
-            name: format!("{name}_v{version}"),
-            version,
-            function_prefix: format!("{name}{version}_"),
-        })
-    }
-
     /// The function name of `script` in this library.
     pub fn function_name(&self, script: &str) -> String {
         format!("{}{script}", self.function_prefix)
     }
-}
-
-/// Longest user library name accepted.
-pub const MAX_LIBRARY_NAME: usize = 64;
-
-/// Why `name` cannot name a user library: not `[a-z][a-z0-9_]*`, longer than
-/// [`MAX_LIBRARY_NAME`], ending in a digit, or reserved (`redis_atomic`, and `ra`, the built-in
-/// function prefix).
-pub fn check_library_name(name: &str) -> Result<(), String> {
-    if name.len() > MAX_LIBRARY_NAME || !crate::returns::is_name(name) {
-        return Err(format!(
-            "library name `{name}`: use [a-z][a-z0-9_]*, at most {MAX_LIBRARY_NAME} characters"
-        ));
-    }
-    if name.ends_with(|c: char| c.is_ascii_digit()) {
-        return Err(format!(
-            "library name `{name}` ends with a digit: the version follows it in function names \
-             (`{name}<N>_<script>`), so it could collide with another name and version"
-        ));
-    }
-    if name == "redis_atomic" || name == "ra" {
-        return Err(format!(
-            "library name `{name}` is reserved for redis-atomic's built-in library"
-        ));
-    }
-    Ok(())
 }
 
 /// One Function library from the scripts' bodies (shebang flags carried over), as `FUNCTION
@@ -215,7 +169,7 @@ mod tests {
     /// registry's own `LIBRARY`, and the runtime named by path.
     #[test]
     fn user_registry_shape() {
-        let lib = Library::user("shop", 3).unwrap_or_else(|e| panic!("{e}"));
+        let lib = crate::folder::user_library("shop", 3);
         let scripts = [
             script("cart_add", "cart", "item"),
             script("cart_drop", "cart more...", "item"),
@@ -244,22 +198,13 @@ mod tests {
         );
     }
 
-    /// Library names that could collide or impersonate are refused with the reason.
+    /// The built-in library keeps its own scheme.
     #[test]
-    fn library_names() {
-        for (name, why) in [
-            ("", "[a-z]"),
-            ("Shop", "[a-z]"),
-            ("shop-x", "[a-z]"),
-            ("app2", "digit"),
-            ("redis_atomic", "reserved"),
-            ("ra", "reserved"),
-        ] {
-            let e = Library::user(name, 1).unwrap_err();
-            assert!(e.contains(why), "{name}: {e}");
-        }
-        assert!(Library::user(&"a".repeat(MAX_LIBRARY_NAME + 1), 1).is_err());
-        assert!(Library::user(&"a".repeat(MAX_LIBRARY_NAME), 1).is_ok());
-        assert_eq!(Library::builtin(6).function_name("x"), "ra6_x");
+    fn builtin_names() {
+        let lib = Library::builtin(6);
+        assert_eq!(
+            (lib.name.as_str(), lib.function_name("x").as_str()),
+            ("redis_atomic_v6", "ra6_x")
+        );
     }
 }
