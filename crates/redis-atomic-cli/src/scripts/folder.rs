@@ -5,7 +5,7 @@
 use anyhow::{bail, Context as _};
 use redis_atomic_scripts::codegen::Library;
 use redis_atomic_scripts::folder as user;
-use redis_atomic_scripts::{load, ScriptFile};
+use redis_atomic_scripts::{load, Folder, FolderError, ScriptFile};
 use std::path::{Path, PathBuf};
 
 /// A loaded folder: every script (headers agreeing with bodies) and its library.
@@ -23,21 +23,18 @@ impl UserFolder {
     /// Loads `dir` strictly (the first script that fails to load is the error, as in `build.rs`);
     /// `library` overrides the folder-derived library name.
     pub fn load(dir: &Path, library: Option<&str>) -> anyhow::Result<UserFolder> {
-        let paths = script_paths(dir)?;
-        let includes = dir.join("include");
-        let scripts = paths
-            .iter()
-            .map(|p| load::load_file(p, &includes))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
+        script_paths(dir)?;
+        let folder = Folder::load(dir).map_err(|e| match e {
+            FolderError::Load(e) => {
                 anyhow::anyhow!("{e} (`redis-atomic scripts check` lists every problem)")
-            })?;
+            }
+            other => anyhow::Error::msg(other.to_string()),
+        })?;
         let name = library_name(dir, library)?;
-        let version = user::library_version(dir).map_err(anyhow::Error::msg)?;
         Ok(UserFolder {
-            dir: dir.to_path_buf(),
-            scripts,
-            library: user::user_library(&name, version),
+            library: user::user_library(&name, folder.version),
+            dir: folder.dir,
+            scripts: folder.scripts,
         })
     }
 
