@@ -51,8 +51,10 @@ pub enum Command {
     /// unbounded reads and loops, missing TTLs, float returns, globals, flags. Exit 0 clean,
     /// 1 findings, 2 usage or parse errors.
     Lint(lint::LintArgs),
-    /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` on every
-    /// node of a standalone deployment or a cluster.
+    /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` (or your
+    /// own `NAME_v<N>` with --dir DIR [--library NAME]) on every node of a standalone deployment
+    /// or a cluster. Exit 0 ok, 1 refused, incomplete or nodes that differ, 2 usage, unreadable
+    /// folder or connection errors.
     Functions {
         /// deploy, status, diff or rollback.
         #[command(subcommand)]

@@ -5,7 +5,7 @@
 use anyhow::{bail, Context as _};
 use redis_atomic_scripts::codegen::Library;
 use redis_atomic_scripts::folder as user;
-use redis_atomic_scripts::{load, ScriptFile};
+use redis_atomic_scripts::{load, Folder, FolderError, ScriptFile};
 use std::path::{Path, PathBuf};
 
 /// A loaded folder: every script (headers agreeing with bodies) and its library.
@@ -23,21 +23,18 @@ impl UserFolder {
     /// Loads `dir` strictly (the first script that fails to load is the error, as in `build.rs`);
     /// `library` overrides the folder-derived library name.
     pub fn load(dir: &Path, library: Option<&str>) -> anyhow::Result<UserFolder> {
-        let paths = script_paths(dir)?;
-        let includes = dir.join("include");
-        let scripts = paths
-            .iter()
-            .map(|p| load::load_file(p, &includes))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
+        script_paths(dir)?;
+        let folder = Folder::load(dir).map_err(|e| match e {
+            FolderError::Load(e) => {
                 anyhow::anyhow!("{e} (`redis-atomic scripts check` lists every problem)")
-            })?;
+            }
+            other => anyhow::Error::msg(other.to_string()),
+        })?;
         let name = library_name(dir, library)?;
-        let version = user::library_version(dir).map_err(anyhow::Error::msg)?;
         Ok(UserFolder {
-            dir: dir.to_path_buf(),
-            scripts,
-            library: user::user_library(&name, version),
+            library: user::user_library(&name, folder.version),
+            dir: folder.dir,
+            scripts: folder.scripts,
         })
     }
 
@@ -71,19 +68,24 @@ pub(crate) fn script_paths(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
-/// The library name: `library` when given (validated), else the folder's sanitised name.
+/// The library name: `library` when given, else the folder's sanitised name; either way checked
+/// by the one rule (`redis_atomic_scripts::folder::check_library_name`).
 pub(crate) fn library_name(dir: &Path, library: Option<&str>) -> anyhow::Result<String> {
-    match library {
-        Some(name) if user::is_library_name(name) => Ok(name.to_string()),
-        Some(name) => bail!(
-            "--library `{name}`: use 1 to {} characters of [a-z0-9_]",
-            user::MAX_LIBRARY_NAME
-        ),
+    let name = match library {
+        Some(name) => name.to_string(),
         None => user::default_library_name(dir).with_context(|| {
             format!(
                 "{}: no usable folder name: pass --library NAME",
                 dir.display()
             )
-        }),
+        })?,
+    };
+    match (user::check_library_name(&name), library) {
+        (Ok(()), _) => Ok(name),
+        (Err(why), Some(_)) => bail!("--library: {why}"),
+        (Err(why), None) => bail!(
+            "{}: the folder's name gives no usable library name ({why}): pass --library NAME",
+            dir.display()
+        ),
     }
 }

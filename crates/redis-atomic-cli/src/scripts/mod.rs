@@ -15,6 +15,7 @@ mod lock;
 mod report;
 
 pub use check::CheckArgs;
+pub(crate) use folder::library_name;
 pub use folder::UserFolder;
 pub use lock::LockArgs;
 
