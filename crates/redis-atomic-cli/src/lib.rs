@@ -46,7 +46,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Static analysis of Lua scripts and Function libraries: keys not from KEYS, KEYS/SCAN,
     /// unbounded reads and loops, missing TTLs, float returns, globals, flags. Exit 0 clean,
-    /// 1 findings, 2 usage or parse errors.
+    /// 1 findings, 2 usage, unreadable (not a regular file, over 1 MiB), unparsable or too
+    /// deeply nested input, or no file linted.
     Lint(lint::LintArgs),
     /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` on every
     /// node of a standalone deployment or a cluster.
