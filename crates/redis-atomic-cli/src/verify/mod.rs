@@ -162,7 +162,7 @@ pub fn run_blocking(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) 
             }
         }
         Err(e) => {
-            let _ = writeln!(err, "error: {e:#}");
+            let _ = writeln!(err, "error: {}", crate::errors::one_line(&e));
             2
         }
     }
