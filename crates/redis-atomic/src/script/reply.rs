@@ -210,7 +210,9 @@ impl Reply {
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+/// What kind of value `value` is, for error messages (never its content: a reply may be large
+/// or carry user data).
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Nil => "nil",
         Value::Int(_) => "an integer",
