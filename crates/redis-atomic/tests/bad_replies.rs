@@ -60,6 +60,19 @@ proptest! {
     }
 }
 
+proptest! {
+    /// The `redis` crate's conversions the primitives' own commands lean on (quota's `GET`, CAS
+    /// reads, `ZADD`'s count, verify's judgements) answer any value with a value or an error.
+    #[test]
+    fn conversions_answer_any_value(value in arb::reply()) {
+        let _ = redis::from_redis_value_ref::<Option<i64>>(&value);
+        let _ = redis::from_redis_value_ref::<u64>(&value);
+        let _ = redis::from_redis_value_ref::<Vec<String>>(&value);
+        let _ = redis::from_redis_value_ref::<std::collections::HashMap<String, u64>>(&value);
+        let _ = redis::from_redis_value_ref::<Option<Vec<u8>>>(&value);
+    }
+}
+
 /// A queue behind a fault proxy, with three due jobs.
 async fn queue_with_three_jobs(proxy: &FaultProxy, timeout: Duration) -> Queue {
     let config = ClientConfig::default()
