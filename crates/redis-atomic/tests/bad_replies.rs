@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use redis_atomic::lease::OwnerToken;
-use redis_atomic::queue::{Queue, QueueConfig, RunAt};
+use redis_atomic::queue::{Claim, Queue, QueueConfig, RunAt};
 use redis_atomic::script::registry::{decode_reply, ALL};
 use redis_atomic::script::Reply;
 use redis_atomic::{Client, ClientConfig, Error, Keyspace, RetryPolicy};
@@ -73,8 +73,15 @@ proptest! {
     }
 }
 
-/// A queue behind a fault proxy, with three due jobs.
-async fn queue_with_three_jobs(proxy: &FaultProxy, timeout: Duration) -> Queue {
+/// A claim of three due jobs (through a fault proxy, with `timeout`) whose reply has `find`
+/// replaced by `replace` on the wire, exactly once.
+async fn rewritten_claim(
+    find: &'static [u8],
+    replace: &'static [u8],
+    timeout: Duration,
+) -> Result<Claim, Error> {
+    let server = RedisServer::start(ServerOptions::default()).unwrap();
+    let proxy = FaultProxy::start(server.addr().unwrap()).unwrap();
     let config = ClientConfig::default()
         .timeout(timeout)
         .retry(RetryPolicy::new(1, Duration::from_secs(1)));
@@ -85,7 +92,13 @@ async fn queue_with_three_jobs(proxy: &FaultProxy, timeout: Duration) -> Queue {
     for id in ["a", "b", "c"] {
         queue.enqueue(id, b"payload", RunAt::Now).await.unwrap();
     }
-    queue
+    proxy.set(Fault::RewriteReplies { find, replace });
+    let r = queue
+        .claim(&OwnerToken::random(), Duration::from_secs(60), 10)
+        .await;
+    proxy.set(Fault::None);
+    assert_eq!(proxy.stats().replies_rewritten, 1);
+    r
 }
 
 /// Issue 15: a proxy rewriting `queue_claim`'s job count to 2^62 used to abort the process
@@ -93,44 +106,23 @@ async fn queue_with_three_jobs(proxy: &FaultProxy, timeout: Duration) -> Queue {
 /// against the jobs actually received: a typed `BadReply`.
 #[tokio::test]
 async fn claim_count_of_2_pow_62_is_a_bad_reply() {
-    let server = RedisServer::start(ServerOptions::default()).unwrap();
-    let proxy = FaultProxy::start(server.addr().unwrap()).unwrap();
-    let queue = queue_with_three_jobs(&proxy, Duration::from_secs(10)).await;
     // The claim reply is `claimed, now_ms, 3, (id, fence, deliveries = 1, payload) * 3`: the
     // only integer 3 in it is the count.
-    proxy.set(Fault::RewriteReplies {
-        find: b":3\r\n",
-        replace: b":4611686018427387904\r\n",
-    });
-    let r = queue
-        .claim(&OwnerToken::random(), Duration::from_secs(60), 10)
-        .await;
-    proxy.set(Fault::None);
-    assert_eq!(proxy.stats().replies_rewritten, 1);
+    let huge = b":4611686018427387904\r\n";
+    let r = rewritten_claim(b":3\r\n", huge, Duration::from_secs(10)).await;
     assert!(
         matches!(&r, Err(Error::BadReply { script: "queue_claim", detail }) if detail.contains("4611686018427387904")),
         "{r:?}"
     );
 }
 
-/// The same reply with its array header rewritten to 2^62 items: the `redis` crate's parser
-/// waits for items that never come; the call times out (outcome unknown, the claim did run)
-/// instead of allocating for them.
+/// The same reply with its array header (3 + 3 * 4 items) rewritten to 2^62 items: the `redis`
+/// crate's parser waits for items that never come; the call times out (outcome unknown, the
+/// claim did run) instead of allocating for them.
 #[tokio::test]
 async fn array_of_2_pow_62_items_times_out() {
-    let server = RedisServer::start(ServerOptions::default()).unwrap();
-    let proxy = FaultProxy::start(server.addr().unwrap()).unwrap();
-    let queue = queue_with_three_jobs(&proxy, Duration::from_millis(500)).await;
-    // 3 + 3 * 4 items.
-    proxy.set(Fault::RewriteReplies {
-        find: b"*15\r\n",
-        replace: b"*4611686018427387904\r\n",
-    });
-    let r = queue
-        .claim(&OwnerToken::random(), Duration::from_secs(60), 10)
-        .await;
-    proxy.set(Fault::None);
-    assert_eq!(proxy.stats().replies_rewritten, 1);
+    let huge = b"*4611686018427387904\r\n";
+    let r = rewritten_claim(b"*15\r\n", huge, Duration::from_millis(500)).await;
     assert!(
         matches!(
             r,

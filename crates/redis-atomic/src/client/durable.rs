@@ -76,14 +76,7 @@ impl Replicas {
                 acked: u32::try_from(n).unwrap_or(0),
                 wanted: self.count,
             }),
-            Some(other) => Err(Error::BadReply {
-                script: "WAIT",
-                detail: format!("answered {}", crate::script::reply::kind(&other)),
-            }),
-            None => Err(Error::BadReply {
-                script: "WAIT",
-                detail: "no reply".into(),
-            }),
+            other => Err(crate::script::reply::unexpected("WAIT", other.as_ref())),
         }
     }
 }

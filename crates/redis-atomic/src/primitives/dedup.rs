@@ -211,10 +211,7 @@ pub(crate) fn sighting(reply: &Value, token: &OwnerToken) -> Result<(bool, bool)
             let own = b == token.as_str().as_bytes();
             Ok((own, own))
         }
-        other => Err(Error::BadReply {
-            script: "SET NX GET",
-            detail: format!("answered {}", crate::script::reply::kind(other)),
-        }),
+        other => Err(crate::script::reply::unexpected("SET NX GET", Some(other))),
     }
 }
 

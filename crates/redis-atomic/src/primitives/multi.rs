@@ -202,14 +202,7 @@ pub(crate) fn transaction(mut replies: Vec<Value>) -> Result<Option<Vec<Value>>,
             e.code().to_string(),
             e.details().unwrap_or_default().to_string(),
         )),
-        Some(other) => Err(Error::BadReply {
-            script: "EXEC",
-            detail: format!("answered {}", crate::script::reply::kind(&other)),
-        }),
-        None => Err(Error::BadReply {
-            script: "EXEC",
-            detail: "no reply".into(),
-        }),
+        other => Err(crate::script::reply::unexpected("EXEC", other.as_ref())),
     }
 }
 
