@@ -5,6 +5,7 @@
 //! writers so tests can drive it.
 
 pub mod bench;
+pub mod errors;
 pub mod fixtures;
 pub mod functions;
 pub mod lint;
@@ -49,7 +50,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Static analysis of Lua scripts and Function libraries: keys not from KEYS, KEYS/SCAN,
     /// unbounded reads and loops, missing TTLs, float returns, globals, flags. Exit 0 clean,
-    /// 1 findings, 2 usage or parse errors.
+    /// 1 findings, 2 usage, unreadable (not a regular file, over 1 MiB), unparsable or too
+    /// deeply nested input, or no file linted.
     Lint(lint::LintArgs),
     /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` (or your
     /// own `NAME_v<N>` with --dir DIR [--library NAME]) on every node of a standalone deployment

@@ -14,8 +14,9 @@
 //! fills memory, promotes replicas, migrates slots and kills cluster primaries. [`history`]
 //! records what concurrent clients saw (ok / fail / unknown, with times) and checks it against
 //! the models the primitives claim, so a test under faults asserts the invariant instead of
-//! hoping for no errors.
+//! hoping for no errors. [`arb`] generates arbitrary server replies for decoder proptests.
 
+pub mod arb;
 mod cluster;
 mod error;
 pub mod faults;

@@ -20,8 +20,11 @@ use redis::RedisError;
 #[non_exhaustive]
 pub enum Error {
     /// The request never reached a server; nothing ran. Safe to retry.
+    ///
+    /// The message includes the `redis` error's; it is not also the `source()` (an error names
+    /// its cause in one place, or reports print it twice).
     #[error("not sent: {0}")]
-    NotSent(#[source] RedisError),
+    NotSent(RedisError),
     /// A server refused the request before running it; nothing ran.
     #[error("rejected by the server before running ({code}): {message}")]
     Rejected {
@@ -79,9 +82,10 @@ pub enum Error {
         /// The rest of the reply.
         message: String,
     },
-    /// Could not connect or configure a connection.
+    /// Could not connect or configure a connection (the message includes the cause's, which is
+    /// therefore not also the `source()`).
     #[error("connection: {0}")]
-    Connection(#[source] RedisError),
+    Connection(RedisError),
     /// The client failed on its own side (a reply it could not parse as the command's, a
     /// misconfigured connection); the server's view is unknown only if the error says so.
     #[error("client: {0}")]

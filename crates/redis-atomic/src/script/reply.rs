@@ -249,6 +249,18 @@ impl Reply {
     }
 }
 
+/// [`Error::BadReply`] for a command's reply (or its absence) that is none of the shapes its
+/// parser expects: says what kind of value came, never its content.
+pub(crate) fn unexpected(command: &'static str, value: Option<&Value>) -> Error {
+    let detail = match value {
+        Some(v) => format!("answered {}", kind(v)),
+        None => "no reply".into(),
+    };
+    bad(command, detail)
+}
+
+/// What kind of value `value` is, for error messages (never its content: a reply may be large
+/// or carry user data).
 fn kind(value: &Value) -> &'static str {
     match value {
         Value::Nil => "nil",
