@@ -53,7 +53,7 @@ proptest! {
         let def = ALL[i];
         let decoded = Reply::parse(def.name, value).and_then(|r| decode_reply(r).unwrap());
         match decoded {
-            Ok(status) => prop_assert!(words(i).iter().any(|w| w == status)),
+            Ok(status) => prop_assert!(words(i).contains(&status)),
             Err(Error::BadReply { script, .. }) => prop_assert_eq!(script, def.name),
             Err(other) => prop_assert!(false, "{}: {other:?}", def.name),
         }

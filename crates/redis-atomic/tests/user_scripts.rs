@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The bindings `build.rs` generated from the fixture folder.
+#[allow(dead_code)] // every script gets a binding and a decoder, whether the test calls it or not
 mod userlib {
     include!(concat!(env!("OUT_DIR"), "/user_lib.rs"));
 }

@@ -108,7 +108,7 @@ pub fn run(command: FunctionsCommand, out: &mut dyn Write, err: &mut dyn Write) 
     let states = match state::observe(&target.url, target.cluster, &spec) {
         Ok(s) => s,
         Err(e) => {
-            let _ = writeln!(err, "error: {e:#}");
+            let _ = writeln!(err, "error: {}", crate::errors::one_line(&e));
             return 2;
         }
     };

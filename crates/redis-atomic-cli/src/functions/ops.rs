@@ -59,18 +59,21 @@ pub fn deploy(mut states: Vec<NodeState>, spec: &LibrarySpec) -> Outcome {
         let after = s.again(spec, None);
         // A refused load is judged by what the node holds now, never by the error's text: the
         // same bytes (another deployer won the race) are fine; anything else is named.
-        let action =
-            match (loaded, after.state) {
-                (None, _) => "unchanged".to_string(),
-                (Some(Ok(())), _) => format!("loaded {name}"),
-                (Some(Err(_)), "current") => format!("{name} loaded by another deployer"),
-                (Some(Err(e)), _) => {
-                    problems.push(after.refusal(spec).unwrap_or_else(|| {
-                        format!("{}: FUNCTION LOAD failed: {e:#}", s.node.addr)
-                    }));
-                    "failed".to_string()
-                }
-            };
+        let action = match (loaded, after.state) {
+            (None, _) => "unchanged".to_string(),
+            (Some(Ok(())), _) => format!("loaded {name}"),
+            (Some(Err(_)), "current") => format!("{name} loaded by another deployer"),
+            (Some(Err(e)), _) => {
+                problems.push(after.refusal(spec).unwrap_or_else(|| {
+                    format!(
+                        "{}: FUNCTION LOAD failed: {}",
+                        s.node.addr,
+                        crate::errors::one_line(&e)
+                    )
+                }));
+                "failed".to_string()
+            }
+        };
         *s = NodeState {
             action: Some(action),
             ..after
@@ -184,7 +187,11 @@ pub fn rollback(
             match deleted {
                 Ok(()) => format!("deleted {name}"),
                 Err(e) => {
-                    problems.push(format!("{}: FUNCTION DELETE failed: {e:#}", s.node.addr));
+                    problems.push(format!(
+                        "{}: FUNCTION DELETE failed: {}",
+                        s.node.addr,
+                        crate::errors::one_line(&e)
+                    ));
                     "failed".into()
                 }
             }

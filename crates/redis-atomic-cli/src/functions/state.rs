@@ -34,7 +34,7 @@ impl NodeState {
         let listed = nodes::connect(&node.info).and_then(|mut c| nodes::listing(&mut c, spec));
         let (listing, error) = match listed {
             Ok(l) => (l, None),
-            Err(e) => (nodes::Listing::default(), Some(format!("{e:#}"))),
+            Err(e) => (nodes::Listing::default(), Some(crate::errors::one_line(&e))),
         };
         let collisions = listing
             .functions

@@ -117,7 +117,7 @@ fn decode_fn(scripts: &[ScriptFile]) -> String {
     for s in scripts {
         let _ = writeln!(
             arms,
-            "        {name:?} => {ty}::from_reply(reply).map(|r| FromReply::status(&r)),",
+            "        {name:?} => {ty}::from_reply(reply).map(|r| FromReply::status(&r).to_string()),",
             name = s.name,
             ty = reply_name(&s.name),
         );
@@ -126,7 +126,7 @@ fn decode_fn(scripts: &[ScriptFile]) -> String {
         "/// Decodes `reply` with the reply type of the script it was parsed for\n\
          /// ([`Reply::script`]): the status word of the typed value, or `None` when no script of\n\
          /// this registry has that name.\n\
-         pub fn decode_reply(reply: Reply) -> Option<Result<&'static str, Error>> {{\n    \
+         pub fn decode_reply(reply: Reply) -> Option<Result<String, Error>> {{\n    \
          Some(match reply.script() {{\n{arms}        _ => return None,\n    }})\n}}\n\n"
     )
 }
