@@ -5,6 +5,7 @@
 //! writers so tests can drive it.
 
 pub mod bench;
+pub mod doctor;
 pub mod functions;
 pub mod lint;
 mod scripts_cmd;
@@ -59,6 +60,13 @@ pub enum Command {
     /// (ratio), p50/p99 latency, server µs and round trips per decision, memory per record.
     /// Uses an embedded redis-server when no --url is given.
     Bench(bench::BenchArgs),
+    /// Audit a deployment against what the primitives assume: maxmemory-policy, persistence,
+    /// replication, busy-reply-threshold, version and capabilities, the Function library, cluster
+    /// slots, and whether the user may run what each primitive needs; every node of a cluster.
+    /// One row per check (ok / warn / fail) with the fix. Uses an embedded redis-server when no
+    /// --url is given. Exit 0 no check failed (warnings allowed), 1 a check failed, 2 usage or
+    /// connection errors.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// `scripts` verbs.
@@ -101,6 +109,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Lint(args) => lint::run(args, &mut out, &mut err),
         Command::Functions { command } => functions::run(command, &mut out, &mut err),
         Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
+        Command::Doctor(args) => doctor::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

@@ -13,7 +13,7 @@
 //! `status` and `diff`) nodes that differ from this binary; 2 usage or connection errors.
 
 mod diff;
-mod nodes;
+pub(crate) mod nodes;
 mod ops;
 
 use ops::{NodeState, Outcome};

@@ -66,6 +66,7 @@ fn primitive_name(prefix: &str) -> String {
         "idem" => "idempotency",
         "rl" => "ratelimit",
         "sem" => "semaphore",
+        "fenced" => "fenced-write",
         other => other,
     }
     .to_string()

@@ -78,7 +78,8 @@ pub struct Row {
 }
 
 impl Row {
-    pub(crate) fn new(check: &str, status: Status, found: String, fix: &str) -> Row {
+    /// A finding of `check` (nodes are added by whoever knows them).
+    pub fn new(check: &str, status: Status, found: String, fix: &str) -> Row {
         Row {
             check: check.to_string(),
             nodes: Vec::new(),

@@ -139,7 +139,7 @@ fn replication(n: &NodeFacts) -> Row {
             Some("up") => Row::new(
                 "replication",
                 Status::Ok,
-                format!("replica of {primary}, link up"),
+                "replica, link to its primary up".into(),
                 "",
             ),
             other => Row::new(
