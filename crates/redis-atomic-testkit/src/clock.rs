@@ -115,7 +115,9 @@ pub(crate) fn write_offset(
 impl RedisServer {
     /// Moves the server's wall clock (`TIME`, expiry, every timestamp a script computes) to the
     /// real time shifted by `offset` (not cumulative: `Duration::ZERO` undoes it). Needs
-    /// [`crate::ServerOptions::clock`]. Seen by the server's next clock read.
+    /// [`crate::ServerOptions::clock`]. Returns once the server's `TIME` shows the new offset
+    /// (within 5 s): a server caches its clock between event-loop iterations, and Valkey answers
+    /// the first command after a change with the time it read before.
     pub fn set_clock_offset(
         &self,
         offset: Duration,
@@ -124,6 +126,28 @@ impl RedisServer {
         let (_, file) = self.clock.as_ref().ok_or_else(|| {
             TestkitError::ClockShim("the server was not started with ServerOptions::clock".into())
         })?;
-        write_offset(file, offset, shift)
+        write_offset(file, offset, shift)?;
+        let micros = i128::try_from(offset.as_micros()).unwrap_or(i128::MAX);
+        let expected = match shift {
+            ClockShift::Ahead => micros,
+            ClockShift::Behind => -micros,
+        };
+        let mut conn = self
+            .client()
+            .get_connection_with_timeout(Duration::from_secs(2))?;
+        let shown = || -> Result<bool, TestkitError> {
+            let time: Vec<i128> = redis::cmd("TIME").query(&mut conn)?;
+            let server =
+                time.first().copied().unwrap_or(0) * 1_000_000 + time.get(1).copied().unwrap_or(0);
+            let real = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i128::try_from(d.as_micros()).unwrap_or(0));
+            Ok((server - real - expected).abs() < 500_000)
+        };
+        crate::faults::wait(
+            Duration::from_secs(5),
+            "the server's TIME shows the offset",
+            shown,
+        )
     }
 }
