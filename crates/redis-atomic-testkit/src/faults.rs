@@ -69,7 +69,13 @@ pub fn fill_memory(server: &RedisServer, headroom: u64) -> Result<(), TestkitErr
 
 /// `maxmemory 0`: no limit again.
 pub fn unlimit_memory(server: &RedisServer) -> Result<(), TestkitError> {
-    config_set(server, "maxmemory", "0")
+    set_maxmemory(server, 0)
+}
+
+/// `maxmemory` to `bytes` (the policy stays as it is; 1 makes every write of a `noeviction`
+/// server fail with `OOM` at once, 0 lifts the limit).
+pub fn set_maxmemory(server: &RedisServer, bytes: u64) -> Result<(), TestkitError> {
+    config_set(server, "maxmemory", &bytes.to_string())
 }
 
 fn config_set(server: &RedisServer, name: &str, value: &str) -> Result<(), TestkitError> {

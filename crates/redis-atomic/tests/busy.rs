@@ -5,35 +5,17 @@
 //! A metrics recorder is installed for the binary (retries are counted by reason).
 #![allow(clippy::unwrap_used)]
 
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+mod common;
+
+use common::metrics::{counter, snapshotter};
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
 use redis_atomic::{Client, ClientConfig, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{faults, unique_prefix, RedisServer, ServerOptions};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn snapshotter() -> &'static Snapshotter {
-    static S: std::sync::OnceLock<Snapshotter> = std::sync::OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
-
 fn busy_retries() -> u64 {
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter(|(key, ..)| key.key().name() == redis_atomic::observe::RETRIES_TOTAL)
-        .filter(|(key, ..)| key.key().labels().any(|l| l.value() == "busy"))
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
-        .sum()
+    counter(redis_atomic::observe::RETRIES_TOTAL, &[("reason", "busy")])
 }
 
 fn is_busy<T: std::fmt::Debug>(r: &Result<T, Error>) -> bool {
@@ -97,7 +79,7 @@ async fn foreign_busy_script_is_typed_bounded_and_never_doubles() {
 
     let foreign = server.clone();
     let script = tokio::task::spawn_blocking(move || {
-        faults::busy_script(&foreign, Duration::from_millis(700))
+        faults::busy_script(&foreign, Duration::from_millis(1500))
     });
     until_busy(&server).await;
     let refused = none.add("c", 1, bounds, None).await;

@@ -21,6 +21,8 @@ use std::time::Duration;
 
 const JUMP: Duration = Duration::from_secs(120);
 const LONG: Duration = Duration::from_secs(60);
+/// The limiters' period: a jump (120 s) moves past whole windows.
+const PERIOD: Duration = Duration::from_secs(30);
 
 async fn jumpy(test: &str) -> (RedisServer, Client, Keyspace) {
     let server = RedisServer::start(ServerOptions {
@@ -100,10 +102,11 @@ async fn limiters_admit_no_more_across_a_backward_jump() {
     let limiters: Vec<(Algorithm, RateLimiter)> = Algorithm::ALL
         .into_iter()
         .map(|a| {
-            let limit = Limit::new(a, 5, Duration::from_secs(10)).unwrap();
+            let limit = Limit::new(a, 5, PERIOD).unwrap();
             (a, RateLimiter::new(client.clone(), ks.clone(), limit))
         })
         .collect();
+    clear_of_window_edge(&client).await;
     for (a, l) in &limiters {
         for i in 0..5 {
             assert!(l.consume("k", 1).await.unwrap().is_allowed(), "{a:?} #{i}");
@@ -123,6 +126,18 @@ async fn limiters_admit_no_more_across_a_backward_jump() {
     server.set_clock_offset(JUMP, ClockShift::Ahead).unwrap();
     for (a, l) in &limiters {
         assert!(l.consume("k", 1).await.unwrap().is_allowed(), "{a:?}");
+    }
+}
+
+/// Windows are epoch-aligned: waits (at most 2 s) until the server's time is more than 2 s from
+/// the next multiple of [`PERIOD`], so the first phase's calls share one window.
+async fn clear_of_window_edge(client: &Client) {
+    let time: Vec<u64> =
+        redis::from_redis_value(client.command(&redis::cmd("TIME")).await.unwrap()).unwrap();
+    let into = Duration::from_secs(time[0] % PERIOD.as_secs()) + Duration::from_micros(time[1]);
+    let left = PERIOD - into;
+    if left < Duration::from_secs(2) {
+        tokio::time::sleep(left + Duration::from_millis(50)).await;
     }
 }
 

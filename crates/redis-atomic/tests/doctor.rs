@@ -4,33 +4,15 @@
 //! A metrics recorder is installed for the whole binary (the connect-time warning is counted).
 #![allow(clippy::unwrap_used)]
 
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+mod common;
+
+use common::metrics::{counter, snapshotter};
 use redis_atomic::doctor::{DoctorOptions, Report, Status};
 use redis_atomic::{Client, ClientConfig};
 use redis_atomic_testkit::{Fsync, RedisCluster, RedisServer, ServerOptions};
-use std::sync::OnceLock;
-
-fn snapshotter() -> &'static Snapshotter {
-    static S: OnceLock<Snapshotter> = OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
 
 fn server_warnings() -> u64 {
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter(|(key, ..)| key.key().name() == redis_atomic::observe::SERVER_WARNINGS_TOTAL)
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
-        .sum()
+    counter(redis_atomic::observe::SERVER_WARNINGS_TOTAL, &[])
 }
 
 /// The status of `check` (panics when absent or when its nodes disagree).

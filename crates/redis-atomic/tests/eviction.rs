@@ -18,7 +18,7 @@ use redis_atomic::ratelimit::{Algorithm, Limit, RateLimiter};
 use redis_atomic::semaphore::{self, Semaphore};
 use redis_atomic::write::Write;
 use redis_atomic::{Client, ClientConfig, Error, Keyspace};
-use redis_atomic_testkit::{unique_prefix, RedisServer, ServerOptions};
+use redis_atomic_testkit::{faults, unique_prefix, RedisServer, ServerOptions};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(600);
@@ -108,7 +108,7 @@ async fn evicting_policy_loses_every_primitives_state() {
     let (lock_fence, permit_fence) = acknowledge(&k, &a).await;
     let ours = our_keys(&client, &ks).await;
     assert!(ours > 8, "{ours}");
-    redis_atomic_testkit::faults::fill_memory(&server, 1 << 20).unwrap();
+    faults::fill_memory(&server, 1 << 20).unwrap();
     let mut config = redis::cmd("CONFIG");
     config.arg("SET").arg("maxmemory-policy").arg("allkeys-lru");
     client.command(&config).await.unwrap();
@@ -169,15 +169,7 @@ async fn noeviction_refuses_every_write_typed_and_keeps_everything() {
     let (lock_fence, _) = acknowledge(&k, &a).await;
     let cas = Cas::new(client.clone());
     let key = ks.key("t", 1, "tag", &["n"]).unwrap();
-    let set_max = |bytes: u64| {
-        let mut conn = server.client().get_connection().unwrap();
-        let _: () = redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxmemory")
-            .arg(bytes)
-            .query(&mut conn)
-            .unwrap();
-    };
+    let set_max = |bytes: u64| faults::set_maxmemory(&server, bytes).unwrap();
     set_max(1);
     assert!(oom(k.locks.acquire_with_token("other", &b, LONG).await));
     assert!(oom(k.locks.release("r", &a).await));
