@@ -106,8 +106,8 @@ pub(crate) async fn gather(conn: &mut Conn<'_>, opts: &DoctorOptions) -> AclFact
         verdicts.insert(name, verdict);
     }
     let mut unjudged: Vec<String> = verdicts
-        .iter()
-        .filter_map(|(_, v)| v.as_ref().err().cloned())
+        .values()
+        .filter_map(|v| v.as_ref().err().cloned())
         .collect();
     unjudged.sort();
     let primitives = needs
