@@ -27,6 +27,7 @@
 //! `docs/durability.md`.
 
 mod acl;
+mod checks;
 mod facts;
 mod memory;
 mod rules;
