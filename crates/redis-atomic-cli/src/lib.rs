@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod errors;
 pub mod fixtures;
+pub mod doctor;
 pub mod functions;
 pub mod lint;
 pub mod scripts;
@@ -71,6 +72,13 @@ pub enum Command {
     /// case. Exit 0 all pass, 1 any fail, 2 usage (bad fixture, unknown script, wrong counts,
     /// no fixtures) or connection errors.
     Test(fixtures::TestArgs),
+    /// Audit a deployment against what the primitives assume: maxmemory-policy, persistence,
+    /// replication, busy-reply-threshold, version and capabilities, the Function library, cluster
+    /// slots, and whether the user may run what each primitive needs; every node of a cluster.
+    /// One row per check (ok / warn / fail) with the fix. Uses an embedded redis-server when no
+    /// --url is given. Exit 0 no check failed (warnings allowed), 1 a check failed, 2 usage or
+    /// connection errors.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// `scripts` verbs.
@@ -133,6 +141,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Functions { command } => functions::run(command, &mut out, &mut err),
         Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
         Command::Test(args) => fixtures::run_blocking(args, &mut out, &mut err),
+        Command::Doctor(args) => doctor::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

@@ -171,7 +171,9 @@ fn verify_embedded_cluster_under_faults() {
 }
 
 /// `verify --faults` on the embedded server: every invariant holds through killed
-/// connections, lost replies, stalls, script-cache flushes and restarts.
+/// connections, lost replies, stalls, script-cache flushes, crashes (SIGKILL on `appendfsync
+/// always`: strict, nothing acknowledged may be lost) and a full memory (`noeviction`: refused
+/// writes, nothing lost).
 #[test]
 fn verify_under_faults() {
     let o = cli(&["verify", "--faults", "--seconds", "1", "--json"]);
@@ -185,7 +187,8 @@ fn verify_under_faults() {
             "lost-reply",
             "stall",
             "script-flush",
-            "restart",
+            "crash",
+            "oom",
         ],
     );
 }

@@ -32,6 +32,9 @@ pub enum TestkitError {
     /// The cluster did not converge.
     #[error("cluster did not become ready: {0}")]
     Cluster(String),
+    /// The clock shim ([`crate::ServerOptions::clock`]) could not be built.
+    #[error("clock shim: {0}")]
+    ClockShim(String),
     /// A Redis command failed during set-up (the message includes the cause's).
     #[error("redis: {0}")]
     Redis(redis::RedisError),

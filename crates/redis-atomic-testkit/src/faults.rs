@@ -1,5 +1,5 @@
 //! Faults a real deployment suffers, made on demand: stalls, killed connections, lost script
-//! caches, restarts, full memory, promotions, slot migrations and primary deaths.
+//! caches, restarts, full memory, busy scripts, promotions, slot migrations and primary deaths.
 //!
 //! Each helper does one thing to real processes with real commands and returns when the fault is
 //! in place (or, for the cluster ones, when the cluster has settled again), so a test can assert
@@ -69,11 +69,39 @@ pub fn fill_memory(server: &RedisServer, headroom: u64) -> Result<(), TestkitErr
 
 /// `maxmemory 0`: no limit again.
 pub fn unlimit_memory(server: &RedisServer) -> Result<(), TestkitError> {
-    config_set(server, "maxmemory", "0")
+    set_maxmemory(server, 0)
+}
+
+/// `maxmemory` to `bytes` (the policy stays as it is; 1 makes every write of a `noeviction`
+/// server fail with `OOM` at once, 0 lifts the limit).
+pub fn set_maxmemory(server: &RedisServer, bytes: u64) -> Result<(), TestkitError> {
+    config_set(server, "maxmemory", &bytes.to_string())
 }
 
 fn config_set(server: &RedisServer, name: &str, value: &str) -> Result<(), TestkitError> {
     run(server, redis::cmd("CONFIG").arg("SET").arg(name).arg(value))
+}
+
+/// A foreign script keeps the server busy for `duration`: `EVAL` of a Lua loop on `TIME`, on a
+/// connection of its own; returns when it ends. Meanwhile, once the script has run longer than
+/// `busy-reply-threshold`, the server answers every other client `BUSY` (until then their
+/// requests wait). Blocks the calling thread: run it on one of its own.
+pub fn busy_script(server: &RedisServer, duration: Duration) -> Result<(), TestkitError> {
+    const LOOP: &str = "local t = redis.call('TIME') \
+        local stop = t[1] * 1000000 + t[2] + tonumber(ARGV[1]) \
+        while true do \
+          local n = redis.call('TIME') \
+          if n[1] * 1000000 + n[2] >= stop then return 1 end \
+        end";
+    let mut conn = conn(server)?;
+    conn.set_read_timeout(Some(duration + Duration::from_secs(10)))?;
+    let micros = u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
+    let _: i64 = redis::cmd("EVAL")
+        .arg(LOOP)
+        .arg(0)
+        .arg(micros)
+        .query(&mut conn)?;
+    Ok(())
 }
 
 /// Makes `replica` replicate `primary` and waits (10 s) until its link is up and it has caught up.

@@ -11,12 +11,15 @@
 //! Faults: [`FaultProxy`] sits between a client and a server and adds latency, blackholes,
 //! resets, refuses, or forwards requests while dropping their replies (the request ran, the
 //! client cannot know). [`faults`] stalls, kills client connections, flushes script caches,
-//! fills memory, promotes replicas, migrates slots and kills cluster primaries. [`history`]
+//! fills memory, runs foreign busy scripts, promotes replicas, migrates slots and kills cluster
+//! primaries; [`RedisServer::crash_restart`] is a SIGKILL and a restart (what survives depends on
+//! [`ServerOptions::appendfsync`]); [`clock`] makes a running server's wall clock jump. [`history`]
 //! records what concurrent clients saw (ok / fail / unknown, with times) and checks it against
 //! the models the primitives claim, so a test under faults asserts the invariant instead of
 //! hoping for no errors. [`arb`] generates arbitrary server replies for decoder proptests.
 
 pub mod arb;
+pub mod clock;
 mod cluster;
 mod error;
 pub mod faults;
@@ -24,11 +27,12 @@ pub mod history;
 pub mod proxy;
 mod server;
 
+pub use clock::ClockShift;
 pub use cluster::{ClusterOptions, RedisCluster};
 pub use error::TestkitError;
 pub use history::{FencedWrite, History, LeaseSpan, Op, OpResult, Verdict};
 pub use proxy::{Fault, FaultProxy, ProxyStats};
-pub use server::{free_port, server_binary, RedisServer, ServerOptions};
+pub use server::{free_port, server_binary, Fsync, RedisServer, ServerOptions};
 
 /// A key prefix unique to one test run, instead of `FLUSHALL` (tests share servers and run in
 /// parallel): `t-<name>-<8 hex digits>`. Braces and colons in `test_name` become `-`.

@@ -23,7 +23,8 @@ pub struct ServerOptions {
     pub unix_socket: bool,
     /// `appendonly yes` (default no; `save ""` always).
     pub appendonly: bool,
-    /// `maxmemory` in bytes, with `maxmemory-policy noeviction`.
+    /// `maxmemory` in bytes, with `maxmemory-policy noeviction` unless
+    /// [`ServerOptions::maxmemory_policy`] says otherwise.
     pub maxmemory: Option<u64>,
     /// Extra `directive value` config lines.
     pub extra_config: Vec<String>,
@@ -31,6 +32,37 @@ pub struct ServerOptions {
     pub binary: Option<PathBuf>,
     /// `cluster-enabled yes` (used by [`crate::RedisCluster`]).
     pub cluster: bool,
+    /// `appendfsync` (the server's default, `everysec`, when None); takes effect with
+    /// [`ServerOptions::appendonly`].
+    pub appendfsync: Option<Fsync>,
+    /// `maxmemory-policy` (e.g. `allkeys-lru`) instead of `noeviction`.
+    pub maxmemory_policy: Option<String>,
+    /// Run under the clock shim, so [`RedisServer::set_clock_offset`] can move the server's wall
+    /// clock while it runs (see [`crate::clock`]).
+    pub clock: bool,
+}
+
+/// When the AOF is fsynced (`appendfsync`), which bounds what a crash loses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fsync {
+    /// Before every reply: a crash loses nothing acknowledged.
+    Always,
+    /// Once a second, in the background (Redis's default).
+    Everysec,
+    /// Left to the kernel.
+    No,
+}
+
+impl Fsync {
+    /// The config value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fsync::Always => "always",
+            Fsync::Everysec => "everysec",
+            Fsync::No => "no",
+        }
+    }
 }
 
 /// A running `redis-server`, killed and reaped on drop.
@@ -44,6 +76,8 @@ pub struct RedisServer {
     binary: PathBuf,
     /// Set by [`RedisServer::crash`]; cleared when the process is spawned again.
     crashed: std::sync::atomic::AtomicBool,
+    /// With [`ServerOptions::clock`]: the shim and the server's offset file.
+    pub(crate) clock: Option<(PathBuf, PathBuf)>,
 }
 
 /// `REDIS_ATOMIC_SERVER_BIN`, else `redis-server` on `PATH`.
@@ -140,6 +174,13 @@ impl RedisServer {
                 config_text(&opts, dir.path(), port, socket.as_deref()),
             )
             .map_err(io("write redis.conf"))?;
+            let clock = match opts.clock {
+                true => Some((
+                    crate::clock::shim()?,
+                    crate::clock::create_offset_file(dir.path())?,
+                )),
+                false => None,
+            };
             let mut server = RedisServer {
                 child: None,
                 port,
@@ -148,6 +189,7 @@ impl RedisServer {
                 config,
                 binary: binary.clone(),
                 crashed: Default::default(),
+                clock,
             };
             match server.spawn_and_wait() {
                 Ok(()) => return Ok(server),
@@ -171,6 +213,10 @@ impl RedisServer {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        if let Some((shim, offset)) = &self.clock {
+            cmd.env("LD_PRELOAD", shim)
+                .env(crate::clock::CLOCK_FILE_ENV, offset);
+        }
         // SAFETY: prctl is async-signal-safe and touches no memory of the parent; it makes the
         // kernel SIGKILL the server when the thread that spawned it exits, so no server outlives
         // its test binary even if a guard is never dropped (statics).
@@ -289,6 +335,14 @@ impl RedisServer {
         self.spawn_and_wait()
     }
 
+    /// A crash and a restart: SIGKILL (no shutdown, nothing flushed that the server had not
+    /// written already), then the server starts again on the same port from its data directory
+    /// and loads what it had persisted (with `appendfsync always`, every acknowledged write).
+    pub fn crash_restart(&mut self) -> Result<(), TestkitError> {
+        self.kill();
+        self.spawn_and_wait()
+    }
+
     /// SIGKILL and reap: the server is down until [`RedisServer::restart`].
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -386,7 +440,11 @@ fn config_text(
     }
     if let Some(bytes) = opts.maxmemory {
         lines.push(format!("maxmemory {bytes}"));
-        lines.push("maxmemory-policy noeviction".to_string());
+        let policy = opts.maxmemory_policy.as_deref().unwrap_or("noeviction");
+        lines.push(format!("maxmemory-policy {policy}"));
+    }
+    if let Some(fsync) = opts.appendfsync {
+        lines.push(format!("appendfsync {}", fsync.as_str()));
     }
     if opts.cluster {
         lines.push("cluster-enabled yes".to_string());

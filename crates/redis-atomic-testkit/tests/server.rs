@@ -154,3 +154,69 @@ async fn shared_cluster_is_formed() {
         .unwrap();
     assert!(info.contains("cluster_state:ok"));
 }
+
+/// The clock shim moves a running server's wall clock both ways (TIME and expiry), and back.
+#[test]
+fn clock_offset_moves_time_and_expiry() {
+    use redis_atomic_testkit::ClockShift;
+    let s = RedisServer::start(ServerOptions {
+        clock: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut c = s.client().get_connection().unwrap();
+    let time = |c: &mut redis::Connection| -> i64 {
+        let t: Vec<i64> = redis::cmd("TIME").query(c).unwrap();
+        t[0]
+    };
+    let real = || {
+        let now = std::time::SystemTime::now();
+        now.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+    };
+    assert!((time(&mut c) - real()).abs() <= 1);
+    s.set_clock_offset(Duration::from_secs(120), ClockShift::Behind)
+        .unwrap();
+    assert!((time(&mut c) - (real() - 120)).abs() <= 1);
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .arg("PX")
+        .arg(60_000)
+        .query(&mut c)
+        .unwrap();
+    s.set_clock_offset(Duration::from_secs(120), ClockShift::Ahead)
+        .unwrap();
+    assert!((time(&mut c) - (real() + 120)).abs() <= 1);
+    let gone: Option<String> = redis::cmd("GET").arg("k").query(&mut c).unwrap();
+    assert_eq!(
+        gone, None,
+        "a 60 s key set before a 4 min forward jump expired"
+    );
+    s.set_clock_offset(Duration::ZERO, ClockShift::Ahead)
+        .unwrap();
+    assert!((time(&mut c) - real()).abs() <= 1);
+}
+
+/// A crash (SIGKILL, no shutdown) with `appendfsync always` keeps every acknowledged write; the
+/// server comes back on the same port.
+#[test]
+fn crash_restart_with_fsync_always_keeps_writes() {
+    use redis_atomic_testkit::Fsync;
+    let mut s = RedisServer::start(ServerOptions {
+        appendonly: true,
+        appendfsync: Some(Fsync::Always),
+        ..Default::default()
+    })
+    .unwrap();
+    let mut c = s.client().get_connection().unwrap();
+    for i in 0..200 {
+        let _: () = redis::cmd("SET").arg(i).arg(i).query(&mut c).unwrap();
+    }
+    let pid = s.pid();
+    s.crash_restart().unwrap();
+    assert_ne!(s.pid(), pid);
+    assert!(!alive(pid));
+    let mut c = s.client().get_connection().unwrap();
+    let n: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(n, 200);
+}

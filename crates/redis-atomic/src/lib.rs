@@ -31,6 +31,8 @@
 //! * [`keys`]: key naming under one hash tag, [`slot`], same-slot checks. Every primitive exposes
 //!   its own keys as a typed set (`Locks::keys`, `Queue::keys`, ...).
 //! * [`error`]: one error type, classified by what a retry would do.
+//! * [`doctor`]: the deployment audit (`maxmemory-policy`, persistence, replication, ACL, ...),
+//!   [`Client::server_report`]; the client checks `maxmemory-policy` itself when it connects.
 //! * The primitives, each stating its invariant, keys, mechanism, retry behaviour and what it
 //!   does not guarantee:
 //!   * [`lock`]: leases with fencing tokens, and a watchdog that renews a lease and signals its
@@ -67,6 +69,7 @@
 //! ```
 
 pub mod client;
+pub mod doctor;
 pub mod error;
 pub mod keys;
 pub mod lease;

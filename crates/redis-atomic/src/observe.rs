@@ -13,6 +13,7 @@
 //! | `redis_atomic_outcome_unknown_total` | counter | `primitive, op, script, version` |
 //! | `redis_atomic_errors_total` | counter | `primitive, op, script, version, kind` |
 //! | `redis_atomic_noscript_reloads_total` | counter | `script, version` |
+//! | `redis_atomic_server_warnings_total` | counter | `check` |
 //!
 //! * `outcome`: the reply's status word (`acquired`, `held`, ...) or the error's
 //!   [`Error::label`] (`outcome_unknown`, `rejected`, ...);
@@ -23,6 +24,8 @@
 //! * `kind`: what a failed call ended with: for server errors and refusals the server's code in
 //!   lower case (`err`, `noperm`, `oom`, `busy`, ...), otherwise the error's label (`wrong_type`,
 //!   `bad_argument`, `bad_reply`, `outcome_unknown`, ...);
+//! * `check`: a server setting a connecting client found unsafe for the primitives
+//!   (`maxmemory-policy`: an evicting policy with a memory limit, see [`crate::doctor`]);
 //! * `script`, `version`: the script (`lock_acquire`, `2`), or for a command a primitive sends
 //!   itself, the command (`set_nx_get`) and `-`.
 //!
@@ -50,6 +53,9 @@ pub const OUTCOME_UNKNOWN_TOTAL: &str = "redis_atomic_outcome_unknown_total";
 pub const ERRORS_TOTAL: &str = "redis_atomic_errors_total";
 /// `redis_atomic_noscript_reloads_total`.
 pub const NOSCRIPT_RELOADS_TOTAL: &str = "redis_atomic_noscript_reloads_total";
+
+/// `redis_atomic_server_warnings_total`.
+pub const SERVER_WARNINGS_TOTAL: &str = "redis_atomic_server_warnings_total";
 
 /// What an operation is, for metrics, spans and events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,6 +192,11 @@ fn error_kind(err: &Error) -> String {
         Error::Server { code, .. } | Error::Rejected { code, .. } => code.to_ascii_lowercase(),
         other => other.label().to_string(),
     }
+}
+
+/// Records a server setting found unsafe when a client connected ([`crate::doctor`]).
+pub(crate) fn server_warning(check: &'static str) {
+    metrics::counter!(SERVER_WARNINGS_TOTAL, "check" => check).increment(1);
 }
 
 /// Records a `NOSCRIPT` (or missing Function) reload.

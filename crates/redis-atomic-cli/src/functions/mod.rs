@@ -16,7 +16,7 @@
 //! connection errors.
 
 mod diff;
-mod nodes;
+pub(crate) mod nodes;
 mod ops;
 mod spec;
 mod state;

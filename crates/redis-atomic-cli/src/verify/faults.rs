@@ -1,12 +1,16 @@
 //! `verify --faults`: the same checks, each run while one kind of fault is injected again and
 //! again, so every invariant is shown to hold through lost replies, dead connections, stalls,
-//! lost script caches, restarts and (with `--cluster`) slot migrations and failovers.
+//! lost script caches, crashes, a full memory and (with `--cluster`) slot migrations and
+//! failovers.
 //!
-//! Standalone: an embedded server with `appendonly yes` (restarts are graceful, SIGTERM, which
-//! flushes the AOF: a restart loses nothing acknowledged, so it tests recovery, not durability
-//! settings; a crash would need `appendfsync always`), and a
-//! [`FaultProxy`] in front of it through which the client talks. Cluster: an embedded 3+3
-//! cluster; the destructive primary kill runs last, on a cluster of its own.
+//! Standalone: an embedded server with `appendonly yes` and `appendfsync always`, and a
+//! [`FaultProxy`] in front of it through which the client talks. A crash is a SIGKILL (no
+//! shutdown, nothing flushed on the way out) and a restart from the AOF: with fsync always a
+//! crash loses nothing acknowledged, so the checks stay strict (with `everysec` it can lose the
+//! last second or two: docs/durability.md). A full memory is `maxmemory` set just above what the
+//! server uses, policy `noeviction`: writes are refused (`OOM`, nothing ran) and nothing
+//! acknowledged may disappear. Cluster: an embedded 3+3 cluster; the destructive primary kill
+//! runs last, on a cluster of its own.
 //!
 //! The client's timeout is short (200 ms) so a 300 ms stall or a dropped reply becomes an
 //! unknown outcome, the case the primitives must survive. The injector stops before a check's
@@ -14,7 +18,7 @@
 
 use redis_atomic::{Client, ClientConfig};
 use redis_atomic_testkit::{
-    faults, ClusterOptions, Fault, FaultProxy, RedisCluster, RedisServer, ServerOptions,
+    faults, ClusterOptions, Fault, FaultProxy, Fsync, RedisCluster, RedisServer, ServerOptions,
 };
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,8 +36,11 @@ pub enum FaultKind {
     Stalls,
     /// `SCRIPT FLUSH` and `FUNCTION FLUSH` (everywhere).
     ScriptFlush,
-    /// The server restarts (AOF, fsync always).
-    Restart,
+    /// The server is killed (SIGKILL) and restarted from its AOF (`appendfsync always`).
+    Crash,
+    /// `maxmemory` just above what the server uses, `noeviction`, for 150 ms: writes refused
+    /// with `OOM`.
+    MemoryFull,
     /// A slot holding keys moves to another primary under load (cluster).
     SlotMigration,
     /// `CLUSTER FAILOVER` of a primary to its replica (cluster).
@@ -49,7 +56,8 @@ impl FaultKind {
         FaultKind::LostReplies,
         FaultKind::Stalls,
         FaultKind::ScriptFlush,
-        FaultKind::Restart,
+        FaultKind::Crash,
+        FaultKind::MemoryFull,
     ];
     /// Kinds injected on a cluster, in report order (the primary kill last: it is destructive).
     pub const CLUSTER: &'static [FaultKind] = &[
@@ -68,7 +76,8 @@ impl FaultKind {
             FaultKind::LostReplies => "lost-reply",
             FaultKind::Stalls => "stall",
             FaultKind::ScriptFlush => "script-flush",
-            FaultKind::Restart => "restart",
+            FaultKind::Crash => "crash",
+            FaultKind::MemoryFull => "oom",
             FaultKind::SlotMigration => "slot-migrate",
             FaultKind::ManualFailover => "failover",
             FaultKind::PrimaryKill => "primary-kill",
@@ -104,6 +113,7 @@ impl Faults {
     pub(super) fn standalone() -> anyhow::Result<Faults> {
         let server = RedisServer::start(ServerOptions {
             appendonly: true,
+            appendfsync: Some(Fsync::Always),
             ..ServerOptions::default()
         })?;
         let addr = server
@@ -170,6 +180,7 @@ impl Faults {
                     if s.pid() == 0 {
                         let _ = s.restart();
                     }
+                    let _ = faults::unlimit_memory(&s);
                 })
                 .await;
             }
@@ -194,19 +205,32 @@ async fn standalone_once(
         proxy.set(Fault::None);
         return Ok(());
     }
+    if kind == FaultKind::MemoryFull {
+        let s = server.clone();
+        let full = move || faults::fill_memory(&locked(&s), 32 * 1024);
+        tokio::task::spawn_blocking(full).await??;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let s = server.clone();
+        let free = move || faults::unlimit_memory(&locked(&s));
+        return Ok(tokio::task::spawn_blocking(free).await??);
+    }
     let server = server.clone();
     tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
-        let mut s = server.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = locked(&server);
         match kind {
             FaultKind::ConnectionKills => drop(faults::kill_clients(&s)?),
             FaultKind::Stalls => faults::stall(&s, Duration::from_millis(300)),
             FaultKind::ScriptFlush => faults::flush_scripts(&s)?,
-            FaultKind::Restart => s.restart()?,
+            FaultKind::Crash => s.crash_restart()?,
             _ => anyhow::bail!("{} needs --cluster", kind.name()),
         }
         Ok(())
     })
     .await?
+}
+
+fn locked(server: &Mutex<RedisServer>) -> std::sync::MutexGuard<'_, RedisServer> {
+    server.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 async fn cluster_once(

@@ -75,7 +75,8 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub json: bool,
     /// Then run every check again under each kind of fault (lost replies, killed connections,
-    /// stalls, script-cache flushes, restarts; with --cluster slot migrations and failovers).
+    /// stalls, script-cache flushes, crashes, a full memory; with --cluster slot migrations and
+    /// failovers).
     /// Needs the embedded server: it stalls and restarts it.
     #[arg(long)]
     pub faults: bool,
@@ -165,6 +166,10 @@ pub fn run_blocking(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) 
             return 2;
         }
     };
+    if let Some(url) = &args.url {
+        // The doctor's failures first: a setting that breaks an invariant explains a violation.
+        crate::doctor::print_failures(&runtime, url, args.cluster, err);
+    }
     match runtime.block_on(run(args)) {
         Ok((report, json)) => {
             let printed = if json {

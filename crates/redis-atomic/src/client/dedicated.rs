@@ -107,24 +107,27 @@ impl Source {
                 code: "CLUSTERDOWN".into(),
                 message: format!("no node serves slot {slot}"),
             })?;
-        let addr = match template.addr() {
-            ConnectionAddr::TcpTls {
-                insecure,
-                tls_params,
-                ..
-            } => ConnectionAddr::TcpTls {
-                host: range.host.clone(),
-                port: range.port,
-                insecure: *insecure,
-                tls_params: tls_params.clone(),
-            },
-            _ => ConnectionAddr::Tcp(range.host.clone(), range.port),
-        };
         let node = format!("{}:{}", range.host, range.port);
-        let client =
-            redis::Client::open(template.clone().set_addr(addr)).map_err(Error::Connection)?;
-        Ok((node, client))
+        Ok((node, client_at(template, &range.host, range.port)?))
     }
+}
+
+/// A client for the node at `host:port` with `template`'s credentials, protocol and TLS.
+fn client_at(template: &ConnectionInfo, host: &str, port: u16) -> Result<redis::Client, Error> {
+    let addr = match template.addr() {
+        ConnectionAddr::TcpTls {
+            insecure,
+            tls_params,
+            ..
+        } => ConnectionAddr::TcpTls {
+            host: host.to_string(),
+            port,
+            insecure: *insecure,
+            tls_params: tls_params.clone(),
+        },
+        _ => ConnectionAddr::Tcp(host.to_string(), port),
+    };
+    redis::Client::open(template.clone().set_addr(addr)).map_err(Error::Connection)
 }
 
 /// `CLUSTER SLOTS` through the client's cluster connection.
@@ -171,6 +174,20 @@ pub(crate) fn parse_slots(reply: Value) -> Result<Vec<SlotRange>, Error> {
 }
 
 impl Client {
+    /// A client for one node of this client's cluster (`host:port` as the cluster names it), with
+    /// the seed's credentials and TLS settings; None for clients without a seed (built over a
+    /// caller's connection) or not on a cluster.
+    pub(crate) fn node_client(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Option<Result<redis::Client, Error>> {
+        match &self.dedicated.as_ref()?.kind {
+            Kind::Cluster { template, .. } => Some(client_at(template, host, port)),
+            Kind::Standalone(_) => None,
+        }
+    }
+
     /// A connection of its own for the node that serves `key`'s slot (any key on a standalone
     /// server), for `WATCH`/`MULTI`/`EXEC`. Only clients built by [`Client::connect`] or
     /// [`Client::connect_cluster`] can open one; others answer [`Error::BadArgument`].

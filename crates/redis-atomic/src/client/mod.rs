@@ -128,6 +128,8 @@ pub struct Client {
     config: Arc<ClientConfig>,
     /// Where [`Client::dedicated`] connections come from (none for caller-supplied connections).
     dedicated: Option<Arc<dedicated::Source>>,
+    /// What [`Client::connect`] / [`Client::connect_cluster`] found about `maxmemory-policy`.
+    memory: Arc<std::sync::OnceLock<crate::doctor::MemoryCheck>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -151,7 +153,10 @@ impl Client {
         let pool = Pool::connect(client, config.pool_size, conn_config)
             .await
             .map_err(Error::Connection)?;
-        Ok(Self::with_transport(Arc::new(pool), config).with_dedicated(source))
+        Ok(Self::with_transport(Arc::new(pool), config)
+            .with_dedicated(source)
+            .check_server()
+            .await)
     }
 
     /// Connects to a Redis Cluster through any of its nodes.
@@ -185,7 +190,9 @@ impl Client {
             }),
             config,
         )
-        .with_dedicated(source))
+        .with_dedicated(source)
+        .check_server()
+        .await)
     }
 
     /// Runs over the caller's own connection (`MultiplexedConnection`, `ConnectionManager`, ...),
@@ -224,7 +231,23 @@ impl Client {
             transport,
             config: Arc::new(config),
             dedicated: None,
+            memory: Arc::default(),
         }
+    }
+
+    /// Checks `maxmemory-policy` once (see [`crate::doctor`]): one `INFO memory`.
+    async fn check_server(self) -> Client {
+        let check = crate::doctor::memory_check(&self).await;
+        let _ = self.memory.set(check);
+        self
+    }
+
+    /// What this client found about `maxmemory-policy` when it connected (None for clients
+    /// built over a caller's connection): an evicting policy with a memory limit is
+    /// [`Status::Fail`](crate::doctor::Status) and was logged and counted
+    /// (`redis_atomic_server_warnings_total{check="maxmemory-policy"}`).
+    pub fn memory_check(&self) -> Option<&crate::doctor::MemoryCheck> {
+        self.memory.get()
     }
 
     fn with_dedicated(mut self, source: dedicated::Source) -> Client {
@@ -236,6 +259,7 @@ impl Client {
     pub fn with_config(&self, config: ClientConfig) -> Client {
         Client {
             dedicated: self.dedicated.clone(),
+            memory: self.memory.clone(),
             ..Self::with_transport(self.transport.clone(), config)
         }
     }

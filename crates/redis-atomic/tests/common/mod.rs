@@ -1,6 +1,8 @@
 //! Shared test fixtures: real servers from the testkit, one client per (topology, delivery) mode.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod metrics;
+
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};

@@ -1,0 +1,286 @@
+//! What one node says about itself: `INFO`, `CONFIG GET`, `CLUSTER INFO`, the Function library,
+//! native commands, and what the application's user may run. Gathered with a handful of
+//! commands; each one refused or failing leaves its fact unknown (with the reason) instead of
+//! failing the audit, since managed services forbid `CONFIG` and least-privilege users `ACL`.
+
+use super::acl::{self, AclFacts};
+use super::DoctorOptions;
+use crate::script::registry::{LIBRARY_NAME, LIBRARY_SHA1};
+use crate::{Client, Error};
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::{Cmd, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Deadline of one probe command on a node connection.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Settings read with `CONFIG GET` (one request).
+const CONFIG: &[&str] = &[
+    "maxmemory",
+    "maxmemory-policy",
+    "appendonly",
+    "appendfsync",
+    "save",
+    "min-replicas-to-write",
+    "min-replicas-max-lag",
+    "busy-reply-threshold",
+];
+
+/// Where probe commands go: the client's own path (standalone), or one node's connection.
+pub(crate) enum Conn<'a> {
+    Client(&'a Client),
+    Node(MultiplexedConnection),
+}
+
+impl Conn<'_> {
+    pub(crate) async fn run(&mut self, cmd: &Cmd) -> Result<Value, Error> {
+        let conn = match self {
+            Conn::Client(client) => return client.command(cmd).await,
+            Conn::Node(conn) => conn,
+        };
+        match tokio::time::timeout(TIMEOUT, conn.req_packed_command(cmd)).await {
+            Err(_) => Err(Error::OutcomeUnknown {
+                reason: format!("no reply within {TIMEOUT:?}"),
+                attempts: 1,
+                timed_out: true,
+            }),
+            Ok(Ok(Value::ServerError(e))) => Err(Error::from_code(
+                e.code().to_string(),
+                e.details().unwrap_or_default().to_string(),
+            )),
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(Error::from_redis(e)),
+        }
+    }
+}
+
+/// The Function library as found on a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Library {
+    /// This build's `redis_atomic_v<N>`, same code.
+    Current,
+    /// Not loaded.
+    Missing,
+    /// Loaded under this build's name with other code.
+    Differs,
+    /// `FUNCTION LIST` failed (refused, or no Functions).
+    Unknown(String),
+}
+
+/// Everything the rules judge about one node.
+#[derive(Clone, Debug)]
+pub struct NodeFacts {
+    pub(crate) addr: String,
+    /// `INFO` (default sections) as `field → value`, or why it failed.
+    pub(crate) info: Result<HashMap<String, String>, String>,
+    /// `CONFIG GET` of [`CONFIG`], or why it failed.
+    pub(crate) config: Result<HashMap<String, String>, String>,
+    /// `CLUSTER INFO`, on a cluster node.
+    pub(crate) cluster: Option<Result<HashMap<String, String>, String>>,
+    pub(crate) library: Library,
+    /// `DELIFEQ` exists (`None`: could not ask).
+    pub(crate) delifeq: Option<bool>,
+    /// `SET` takes `IFEQ`.
+    pub(crate) set_ifeq: Option<bool>,
+    pub(crate) acl: AclFacts,
+}
+
+impl NodeFacts {
+    /// The node (`host:port`, or `server` for a client's own connection).
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// An `INFO` field.
+    pub(crate) fn info(&self, field: &str) -> Option<&str> {
+        self.info.as_ref().ok()?.get(field).map(String::as_str)
+    }
+
+    /// A setting: from `CONFIG GET`, else (when `info_field` is given) from `INFO`.
+    pub(crate) fn setting(&self, name: &str, info_field: Option<&str>) -> Option<&str> {
+        let configured = self.config.as_ref().ok().and_then(|c| c.get(name));
+        configured
+            .map(String::as_str)
+            .or_else(|| info_field.and_then(|f| self.info(f)))
+    }
+
+    /// Whether the node is a replica.
+    pub(crate) fn is_replica(&self) -> bool {
+        self.info("role") == Some("slave")
+    }
+}
+
+pub(crate) async fn gather(mut conn: Conn<'_>, addr: &str, opts: &DoctorOptions) -> NodeFacts {
+    let info = text(&mut conn, &redis::cmd("INFO"))
+        .await
+        .map(|t| fields(&t));
+    let mut config = redis::cmd("CONFIG");
+    config.arg("GET").arg(CONFIG);
+    let config = conn.run(&config).await.map(pairs).map_err(short);
+    let cluster_enabled =
+        matches!(&info, Ok(i) if i.get("cluster_enabled").map(String::as_str) == Some("1"));
+    let cluster = match cluster_enabled {
+        true => Some(
+            text(&mut conn, redis::cmd("CLUSTER").arg("INFO"))
+                .await
+                .map(|t| fields(&t)),
+        ),
+        false => None,
+    };
+    let library = library(&mut conn).await;
+    let delifeq = conn
+        .run(redis::cmd("COMMAND").arg("INFO").arg("DELIFEQ"))
+        .await
+        .ok()
+        .map(|v| matches!(v, Value::Array(a) if a.iter().any(|e| !matches!(e, Value::Nil))));
+    let set_ifeq = conn
+        .run(redis::cmd("COMMAND").arg("DOCS").arg("SET"))
+        .await
+        .ok()
+        .map(|v| mentions(&v, "ifeq"));
+    let acl = acl::gather(&mut conn, opts).await;
+    NodeFacts {
+        addr: addr.to_string(),
+        info,
+        config,
+        cluster,
+        library,
+        delifeq,
+        set_ifeq,
+        acl,
+    }
+}
+
+/// An error as one short line for a row.
+pub(crate) fn short(err: Error) -> String {
+    match err {
+        Error::Server { code, message } | Error::Rejected { code, message } => {
+            format!("{code} {message}")
+        }
+        other => other.to_string(),
+    }
+}
+
+async fn text(conn: &mut Conn<'_>, cmd: &Cmd) -> Result<String, String> {
+    let value = conn.run(cmd).await.map_err(short)?;
+    redis::from_redis_value(value).map_err(|e| e.to_string())
+}
+
+/// `field:value` lines (INFO, CLUSTER INFO); sections and blank lines skipped.
+pub(crate) fn fields(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// A flat `[k, v, ...]` array (RESP2) or a map (RESP3) of strings.
+fn pairs(value: Value) -> HashMap<String, String> {
+    let items: Vec<(Value, Value)> = match value {
+        Value::Map(m) => m,
+        Value::Array(a) => {
+            let mut it = a.into_iter();
+            std::iter::from_fn(|| Some((it.next()?, it.next()?))).collect()
+        }
+        _ => Vec::new(),
+    };
+    items
+        .into_iter()
+        .filter_map(|(k, v)| {
+            Some((
+                redis::from_redis_value::<String>(k).ok()?,
+                redis::from_redis_value::<String>(v).ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// Whether any string in `value` equals `word` (case-insensitive).
+fn mentions(value: &Value, word: &str) -> bool {
+    match value {
+        Value::BulkString(b) => b.eq_ignore_ascii_case(word.as_bytes()),
+        Value::SimpleString(s) => s.eq_ignore_ascii_case(word),
+        Value::Array(items) | Value::Set(items) => items.iter().any(|v| mentions(v, word)),
+        Value::Map(m) => m
+            .iter()
+            .any(|(k, v)| mentions(k, word) || mentions(v, word)),
+        _ => false,
+    }
+}
+
+async fn library(conn: &mut Conn<'_>) -> Library {
+    let mut list = redis::cmd("FUNCTION");
+    list.arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg(LIBRARY_NAME)
+        .arg("WITHCODE");
+    let libs = match conn.run(&list).await {
+        Ok(Value::Array(libs)) => libs,
+        Ok(other) => return Library::Unknown(format!("unexpected reply {other:?}")),
+        Err(e) => return Library::Unknown(short(e)),
+    };
+    let mut found = Library::Missing;
+    for lib in libs {
+        let lib = pairs(lib); // string entries only (`functions` is an array)
+                              // LIBRARYNAME is a pattern: only the exact name counts.
+        if lib.get("library_name").map(String::as_str) != Some(LIBRARY_NAME) {
+            continue;
+        }
+        let code = lib.get("library_code").cloned().unwrap_or_default();
+        found = match sha1_smol::Sha1::from(&code).digest().to_string() == LIBRARY_SHA1 {
+            true => Library::Current,
+            false => Library::Differs,
+        };
+    }
+    found
+}
+
+/// `(host, port)` of every node in `CLUSTER NODES` text that is connected and not failed.
+pub(crate) fn cluster_node_addrs(text: &str) -> Vec<(String, u16)> {
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let flags = f.get(2)?;
+            if ["fail", "handshake", "noaddr"]
+                .iter()
+                .any(|bad| flags.split(',').any(|fl| fl == *bad))
+            {
+                return None;
+            }
+            let addr = f.get(1)?.split(['@', ',']).next()?;
+            let (host, port) = addr.rsplit_once(':')?;
+            Some((host.to_string(), port.parse().ok()?))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Failed and half-joined nodes are skipped; bus ports and hostnames are cut off.
+    #[test]
+    fn cluster_nodes_parse() {
+        let text = "a 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460\n\
+                    b 127.0.0.1:7001@17001,host master,fail - 0 0 2 connected\n\
+                    c :0@0 handshake - 0 0 0 connected\n\
+                    d 127.0.0.1:7003@17003 slave a 0 0 1 connected\n";
+        assert_eq!(
+            cluster_node_addrs(text),
+            vec![("127.0.0.1".into(), 7000), ("127.0.0.1".into(), 7003)]
+        );
+    }
+
+    /// Both map shapes read alike; non-string values are skipped, not a panic.
+    #[test]
+    fn pairs_of_both_protocols() {
+        let s = |x: &str| Value::BulkString(x.as_bytes().to_vec());
+        let flat = Value::Array(vec![s("a"), s("1"), s("b"), Value::Array(vec![]), s("c")]);
+        assert_eq!(pairs(flat).get("a").map(String::as_str), Some("1"));
+        let map = Value::Map(vec![(s("x"), s("y"))]);
+        assert_eq!(pairs(map).get("x").map(String::as_str), Some("y"));
+        assert!(mentions(&Value::Array(vec![s("IFEQ")]), "ifeq"));
+    }
+}
