@@ -5,9 +5,9 @@
 //! writers so tests can drive it.
 
 pub mod bench;
+pub mod doctor;
 pub mod errors;
 pub mod fixtures;
-pub mod doctor;
 pub mod functions;
 pub mod lint;
 pub mod scripts;
