@@ -32,6 +32,12 @@ pub enum TestkitError {
     /// The cluster did not converge.
     #[error("cluster did not become ready: {0}")]
     Cluster(String),
+    /// TLS material could not be generated.
+    #[error("TLS material: {0}")]
+    Tls(String),
+    /// Sentinels did not agree (on each other, the replica, a new primary) in time.
+    #[error("sentinel group: {0}")]
+    Sentinel(String),
     /// A Redis command failed during set-up.
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),

@@ -29,6 +29,9 @@ pub struct Target {
     /// The URL is a Redis Cluster node: act on every primary and replica of the cluster.
     #[arg(long)]
     pub cluster: bool,
+    /// TLS files for a rediss:// --url.
+    #[command(flatten)]
+    pub conn: crate::conn::ConnArgs,
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,

@@ -42,10 +42,14 @@ use std::time::Duration;
 /// Arguments of `verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// Server to verify against (redis://, rediss://, redis+unix://). Default: an embedded
-    /// redis-server started for the run. Keys are written under a fresh `verify-*` namespace.
+    /// Server to verify against (redis://, rediss://, redis+unix://, redis+sentinel://h:p,h:p/
+    /// service). Default: an embedded redis-server started for the run. Keys are written under a
+    /// fresh `verify-*` namespace.
     #[arg(long)]
     pub url: Option<String>,
+    /// TLS files for a rediss:// --url.
+    #[command(flatten)]
+    pub conn: crate::conn::ConnArgs,
     /// Use Redis Cluster (embedded: a 3-primary, 3-replica cluster).
     #[arg(long)]
     pub cluster: bool,
@@ -271,7 +275,10 @@ async fn run_check(
 }
 
 async fn connect(args: &VerifyArgs) -> anyhow::Result<(Client, Target)> {
-    let config = ClientConfig::default().timeout(CLEAN_TIMEOUT);
+    args.conn.require_url(args.url.as_deref())?;
+    let config = args
+        .conn
+        .client_config(ClientConfig::default().timeout(CLEAN_TIMEOUT));
     Ok(match (&args.url, args.cluster) {
         (Some(url), false) => (Client::connect(url, config).await?, Target::External),
         (Some(url), true) => (

@@ -9,8 +9,15 @@
 //! when its state is known clean: no `WATCH` or `MULTI` pending (an `EXEC`, `DISCARD` or `UNWATCH`
 //! came last) and no request timed out or broke. Anything else is closed, which is an implicit
 //! `UNWATCH`/`DISCARD` on the server.
+//!
+//! Where a dedicated connection goes is looked up per checkout: the standalone server or the
+//! primary Sentinel names (the pool's [`Resolver`]), or the node that serves the key's slot. A
+//! reply that says the lookup is stale (`MOVED`, `READONLY`, a broken connection) makes the next
+//! checkout look again; an `ASK` during a slot migration is followed on the spot (see
+//! [`super::ask`]).
 
-use super::Client;
+use super::sentinel::Resolver;
+use super::{ask, Client};
 use crate::keys::slot;
 use crate::Error;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
@@ -30,7 +37,7 @@ pub(crate) struct Source {
 }
 
 enum Kind {
-    Standalone(redis::Client),
+    Standalone(Arc<Resolver>),
     /// Node connections are built from this template (credentials, protocol, TLS) with the
     /// address that `CLUSTER SLOTS` gives for the slot.
     Cluster {
@@ -48,8 +55,8 @@ struct SlotRange {
 }
 
 impl Source {
-    pub(crate) fn standalone(client: redis::Client, config: AsyncConnectionConfig) -> Source {
-        Source::new(Kind::Standalone(client), config)
+    pub(crate) fn standalone(resolver: Arc<Resolver>, config: AsyncConnectionConfig) -> Source {
+        Source::new(Kind::Standalone(resolver), config)
     }
 
     pub(crate) fn cluster(template: ConnectionInfo, config: AsyncConnectionConfig) -> Source {
@@ -79,17 +86,40 @@ impl Source {
         }
     }
 
-    /// Forgets the slot map (after `MOVED`); the next checkout asks the cluster again.
-    fn forget_slots(&self) {
-        if let Kind::Cluster { slots, .. } = &self.kind {
-            *slots.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    /// What is known about where to go may be stale (after `MOVED`, `READONLY` or a broken
+    /// connection): the next checkout asks the cluster (or Sentinel) again.
+    fn stale(&self) {
+        match &self.kind {
+            Kind::Standalone(resolver) => resolver.invalidate(),
+            Kind::Cluster { slots, .. } => {
+                *slots.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            }
+        }
+    }
+
+    /// A connection to `node` (idle, or new from `client`).
+    async fn open(
+        &self,
+        node: &str,
+        client: &redis::Client,
+    ) -> Result<MultiplexedConnection, Error> {
+        match self.take_idle(node) {
+            Some(conn) => Ok(conn),
+            None => client
+                .get_multiplexed_async_connection_with_config(&self.config)
+                .await
+                .map_err(super::op::not_sent),
         }
     }
 
     async fn node_for(&self, client: &Client, slot: u16) -> Result<(String, redis::Client), Error> {
-        let (template, slots) = match &self.kind {
-            Kind::Standalone(c) => return Ok(("standalone".into(), c.clone())),
-            Kind::Cluster { template, slots } => (template, slots),
+        let slots = match &self.kind {
+            Kind::Standalone(resolver) => {
+                let client = resolver.client().await.map_err(super::op::not_sent)?;
+                let node = client.get_connection_info().addr().to_string();
+                return Ok((node, client));
+            }
+            Kind::Cluster { slots, .. } => slots,
         };
         let known = slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let map = match known {
@@ -107,23 +137,32 @@ impl Source {
                 code: "CLUSTERDOWN".into(),
                 message: format!("no node serves slot {slot}"),
             })?;
+        self.node_at(&range.host, range.port)
+    }
+
+    /// The cluster node at `host:port`, with the template's credentials and TLS.
+    fn node_at(&self, host: &str, port: u16) -> Result<(String, redis::Client), Error> {
+        let Kind::Cluster { template, .. } = &self.kind else {
+            return Err(Error::Client(
+                "a redirect on a standalone connection".into(),
+            ));
+        };
         let addr = match template.addr() {
             ConnectionAddr::TcpTls {
                 insecure,
                 tls_params,
                 ..
             } => ConnectionAddr::TcpTls {
-                host: range.host.clone(),
-                port: range.port,
+                host: host.to_string(),
+                port,
                 insecure: *insecure,
                 tls_params: tls_params.clone(),
             },
-            _ => ConnectionAddr::Tcp(range.host.clone(), range.port),
+            _ => ConnectionAddr::Tcp(host.to_string(), port),
         };
-        let node = format!("{}:{}", range.host, range.port);
         let client =
             redis::Client::open(template.clone().set_addr(addr)).map_err(Error::Connection)?;
-        Ok((node, client))
+        Ok((format!("{host}:{port}"), client))
     }
 }
 
@@ -177,19 +216,17 @@ impl Client {
             )
         })?;
         let (node, client) = source.node_for(self, slot(key.as_bytes())).await?;
-        let conn = match source.take_idle(&node) {
-            Some(conn) => conn,
-            None => client
-                .get_multiplexed_async_connection_with_config(&source.config)
-                .await
-                .map_err(Error::NotSent)?,
-        };
+        let conn = source
+            .open(&node, &client)
+            .await
+            .inspect_err(|_| source.stale())?;
         Ok(DedicatedConnection {
             conn: Some(conn),
             node,
             source,
             timeout: self.config.timeout,
             dirty: false,
+            asking: false,
         })
     }
 }
@@ -203,6 +240,9 @@ pub struct DedicatedConnection {
     timeout: Duration,
     /// A `WATCH` or `MULTI` may be pending on the server.
     dirty: bool,
+    /// Moved to a slot's importing node by `ASK`: every command outside `MULTI` goes after
+    /// `ASKING`.
+    asking: bool,
 }
 
 impl std::fmt::Debug for DedicatedConnection {
@@ -210,6 +250,7 @@ impl std::fmt::Debug for DedicatedConnection {
         f.debug_struct("DedicatedConnection")
             .field("node", &self.node)
             .field("dirty", &self.dirty)
+            .field("asking", &self.asking)
             .finish()
     }
 }
@@ -245,26 +286,51 @@ impl DedicatedConnection {
         pipe: &Pipeline,
         timeout: Duration,
     ) -> Result<Vec<Value>, Error> {
+        let clean = !self.dirty;
+        let values = self.send(pipe, timeout).await?;
+        match ask::redirect(pipe, &values) {
+            // Nothing ran here (every keyed command was refused) and nothing is pending: the
+            // pipeline goes to the importing node. Once a watch is set here, an ASK means a
+            // watched key moved: the caller's attempt fails and starts over.
+            Some(node) if clean && !self.asking => {
+                self.move_to(node).await?;
+                self.send(pipe, timeout).await
+            }
+            _ => Ok(values),
+        }
+    }
+
+    /// One round trip of `pipe` (after `ASKING`s when asking); tracks the connection's state.
+    async fn send(&mut self, pipe: &Pipeline, timeout: Duration) -> Result<Vec<Value>, Error> {
         let conn = self.conn.as_mut().ok_or_else(|| Error::OutcomeUnknown {
             reason: "dedicated connection closed after an earlier failure".into(),
             attempts: 1,
             timed_out: false,
         })?;
         let effect = pipe.cmd_iter().filter_map(state_effect).last();
-        let request = conn.req_packed_commands(pipe, 0, pipe.len());
+        let asking = self.asking.then(|| ask::asking(pipe));
+        let request = match &asking {
+            Some((sent, _)) => conn.req_packed_commands(sent, 0, sent.len()),
+            None => conn.req_packed_commands(pipe, 0, pipe.len()),
+        };
         let err = match tokio::time::timeout(timeout, request).await {
             Ok(Ok(values)) => {
-                if let Some(dirty) = effect {
-                    self.dirty = dirty;
-                }
-                for v in &values {
-                    if let Value::ServerError(e) = v {
-                        if e.code() == "MOVED" {
-                            self.source.forget_slots();
+                let values = match &asking {
+                    Some((_, ours)) => ask::strip(values, ours),
+                    None => Ok(values),
+                };
+                match values {
+                    Ok(values) => {
+                        if let Some(dirty) = effect {
+                            self.dirty = dirty;
                         }
+                        if values.iter().any(stale_reply) {
+                            self.source.stale();
+                        }
+                        return Ok(values);
                     }
+                    Err(e) => e,
                 }
-                return Ok(values);
             }
             Ok(Err(e)) => Error::from_redis(e),
             Err(_) => Error::OutcomeUnknown {
@@ -273,11 +339,25 @@ impl DedicatedConnection {
                 timed_out: true,
             },
         };
-        if matches!(&err, Error::Rejected { code, .. } if code == "MOVED") {
-            self.source.forget_slots();
+        if err.is_outcome_unknown()
+            || err.is_readonly()
+            || matches!(&err, Error::Rejected { code, .. } if code == "MOVED")
+        {
+            self.source.stale();
         }
         self.conn = None; // timed out, broken or out of sync: never reused
         Err(err)
+    }
+
+    /// Continues on the node an `ASK` named, in asking mode. The connection left behind is
+    /// closed (nothing is pending on it, but it was sent a `WATCH` or `MULTI` that failed).
+    async fn move_to(&mut self, (host, port): (String, u16)) -> Result<(), Error> {
+        let (node, client) = self.source.node_at(&host, port)?;
+        self.conn = None;
+        self.conn = Some(self.source.open(&node, &client).await?);
+        self.node = node;
+        self.asking = true;
+        Ok(())
     }
 
     /// The per-request timeout (the client's).
@@ -291,6 +371,11 @@ impl DedicatedConnection {
             e.details().unwrap_or_default().to_string(),
         )
     }
+}
+
+/// A reply that says the node is not where the key lives (any more): `MOVED`, `READONLY`.
+fn stale_reply(value: &Value) -> bool {
+    matches!(value, Value::ServerError(e) if e.code() == "MOVED" || e.code() == "READONLY")
 }
 
 /// Whether a command leaves connection state pending (`Some(true)`) or clears it (`Some(false)`).
