@@ -56,7 +56,9 @@ impl Default for SentinelOptions {
 #[non_exhaustive]
 pub enum Failover {
     /// `SENTINEL FAILOVER`: a replica is promoted, the old primary is turned into its replica
-    /// (alive, answering `READONLY` to writes). Returns once the old primary is a replica.
+    /// (alive, answering `READONLY` to writes). Sentinel itself converts the old primary only
+    /// some 8 s later (`+convert-to-slave`, after four publish periods); the helper does at once
+    /// what Sentinel would (`REPLICAOF` the new primary) and returns once it is a replica.
     Command,
     /// SIGKILL of the primary: Sentinels notice after `down-after-milliseconds`, agree, elect a
     /// leader and promote a replica. Writes the primary acknowledged but had not replicated are
@@ -213,6 +215,11 @@ impl SentinelGroup {
             Ok(role(&self.nodes[i])? == "master")
         })?;
         if how == Failover::Command {
+            let port = self.nodes[new].port().unwrap_or(0);
+            let _: () = query(
+                &self.nodes[old],
+                redis::cmd("REPLICAOF").arg("127.0.0.1").arg(port),
+            )?;
             wait(LIMIT, "the old primary became a replica", || {
                 Ok(role(&self.nodes[old])? == "slave")
             })?;
