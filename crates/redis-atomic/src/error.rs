@@ -133,11 +133,6 @@ impl Error {
         )
     }
 
-    /// Whether a node refused a write because it is a replica (`READONLY`): the primary moved.
-    pub fn is_readonly(&self) -> bool {
-        matches!(self, Error::Rejected { code, .. } if code == "READONLY")
-    }
-
     /// Whether the request may have run.
     pub fn is_outcome_unknown(&self) -> bool {
         matches!(self, Error::OutcomeUnknown { .. })

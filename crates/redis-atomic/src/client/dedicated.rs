@@ -12,9 +12,9 @@
 //!
 //! Where a dedicated connection goes is looked up per checkout: the standalone server or the
 //! primary Sentinel names (the pool's [`Resolver`]), or the node that serves the key's slot. A
-//! reply that says the lookup is stale (`MOVED`, `READONLY`, a broken connection) makes the next
-//! checkout look again; an `ASK` during a slot migration is followed on the spot (see
-//! [`super::ask`]).
+//! reply that says the lookup is stale (`MOVED`, `READONLY`, `NOREPLICAS`, a broken connection)
+//! makes the next checkout look again; an `ASK` during a slot migration is followed on the spot
+//! (see [`super::ask`]).
 
 use super::sentinel::Resolver;
 use super::{ask, Client};
@@ -41,7 +41,7 @@ enum Kind {
     /// Node connections are built from this template (credentials, protocol, TLS) with the
     /// address that `CLUSTER SLOTS` gives for the slot.
     Cluster {
-        template: ConnectionInfo,
+        template: Box<ConnectionInfo>,
         slots: Mutex<Option<Vec<SlotRange>>>,
     },
 }
@@ -61,6 +61,7 @@ impl Source {
 
     pub(crate) fn cluster(template: ConnectionInfo, config: AsyncConnectionConfig) -> Source {
         let slots = Mutex::new(None);
+        let template = Box::new(template);
         Source::new(Kind::Cluster { template, slots }, config)
     }
 
@@ -340,8 +341,7 @@ impl DedicatedConnection {
             },
         };
         if err.is_outcome_unknown()
-            || err.is_readonly()
-            || matches!(&err, Error::Rejected { code, .. } if code == "MOVED")
+            || matches!(&err, Error::Rejected { code, .. } if stale_code(code))
         {
             self.source.stale();
         }
@@ -373,9 +373,14 @@ impl DedicatedConnection {
     }
 }
 
-/// A reply that says the node is not where the key lives (any more): `MOVED`, `READONLY`.
+/// A reply that says the node is not where the key lives (any more): `MOVED`, or a refusal that
+/// says it may not be the primary ([`super::sentinel::stale_primary`]).
 fn stale_reply(value: &Value) -> bool {
-    matches!(value, Value::ServerError(e) if e.code() == "MOVED" || e.code() == "READONLY")
+    matches!(value, Value::ServerError(e) if stale_code(e.code()))
+}
+
+fn stale_code(code: &str) -> bool {
+    code == "MOVED" || super::sentinel::stale_primary(code)
 }
 
 /// Whether a command leaves connection state pending (`Some(true)`) or clears it (`Some(false)`).

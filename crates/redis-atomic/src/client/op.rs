@@ -2,7 +2,7 @@
 //! here, so each gets the same span, retry loop, metrics and event (see [`crate::observe`]).
 
 use super::retry::{self, Ran, Rules, Verdict};
-use super::{ask, tls, Client, RetryPolicy};
+use super::{ask, sentinel, tls, Client, RetryPolicy};
 use crate::observe::{self, Op};
 use crate::Error;
 use redis::{Cmd, Value};
@@ -133,8 +133,8 @@ impl Client {
 
     /// Turns a reply (or the time waited for none) into a value or a classified error, and
     /// discards the connection of a request whose outcome is unknown, or that reached a node
-    /// which is no primary any more (`READONLY`: through Sentinel, the next connection asks
-    /// where the primary is now).
+    /// which may be no primary any more (`READONLY`, `NOREPLICAS`: through Sentinel, the next
+    /// connection asks where the primary is now).
     pub(super) fn settle(
         &self,
         slot: usize,
@@ -153,7 +153,8 @@ impl Client {
                 timed_out: true,
             },
         };
-        if err.is_outcome_unknown() || err.is_readonly() {
+        let stale = matches!(&err, Error::Rejected { code, .. } if sentinel::stale_primary(code));
+        if err.is_outcome_unknown() || stale {
             self.transport.discard(slot);
         }
         Err(err)

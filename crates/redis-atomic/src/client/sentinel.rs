@@ -241,13 +241,21 @@ fn decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// Refusals that say the node may not be the primary to write to (any more): `READONLY` (it is a
+/// replica now) and `NOREPLICAS` (with `min-replicas-to-write`, what a primary that a failover
+/// left behind answers until Sentinel converts it, some 8 s later). Through Sentinel, the next
+/// connection asks again; to a fixed address, it reconnects.
+pub(crate) fn stale_primary(code: &str) -> bool {
+    matches!(code, "READONLY" | "NOREPLICAS")
+}
+
 /// Where a standalone deployment's primary is: a fixed address, or whatever Sentinel says.
 pub(crate) enum Resolver {
     /// One address, for good.
     Fixed(redis::Client),
     /// Asked of Sentinel; kept until [`Resolver::invalidate`].
     Sentinel {
-        sentinel: tokio::sync::Mutex<SentinelClient>,
+        sentinel: Box<tokio::sync::Mutex<SentinelClient>>,
         current: Mutex<Option<redis::Client>>,
         /// Bumped by each invalidation: connections made before it are replaced on next use.
         generation: AtomicU64,
@@ -260,7 +268,7 @@ impl Resolver {
         tls: Option<&TlsOptions>,
     ) -> Result<Resolver, Error> {
         Ok(Resolver::Sentinel {
-            sentinel: tokio::sync::Mutex::new(config.build(tls)?),
+            sentinel: Box::new(tokio::sync::Mutex::new(config.build(tls)?)),
             current: Mutex::new(None),
             generation: AtomicU64::new(0),
         })
@@ -335,6 +343,13 @@ mod tests {
         assert!(!format!("{c:?}").contains("p@ss"), "password in Debug");
         let c = SentinelConfig::parse("redis+sentinel://:secret@h/m").unwrap();
         assert_eq!(c.auth, Some((None, "secret".into())));
+    }
+
+    /// `READONLY` and `NOREPLICAS` send the client back to Sentinel; other refusals do not.
+    #[test]
+    fn stale_primary_codes() {
+        assert!(stale_primary("READONLY") && stale_primary("NOREPLICAS"));
+        assert!(!stale_primary("BUSY") && !stale_primary("MOVED"));
     }
 
     /// Malformed URLs are typed errors, never panics.
