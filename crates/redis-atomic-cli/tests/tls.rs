@@ -17,7 +17,7 @@ use redis_atomic::write::Write;
 use redis_atomic::{Client, ClientConfig, Error, Keyspace, TlsOptions};
 use redis_atomic_testkit::{
     for_the_process, unique_prefix, ClientAuth, ClusterOptions, RedisCluster, RedisServer,
-    ServerOptions, ServerTls, TlsMaterial,
+    SentinelGroup, SentinelOptions, ServerOptions, ServerTls, TlsMaterial,
 };
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -247,6 +247,26 @@ async fn primitives_over_a_tls_cluster() {
     for i in 0..4 {
         exercise(&client, &format!("tls-cluster-{i}")).await;
     }
+}
+
+/// Sentinel over TLS (`rediss+sentinel://`): the CA reaches both the Sentinels and the primary
+/// they name; without it the Sentinels cannot be asked.
+#[tokio::test]
+async fn primitives_through_sentinel_over_tls() {
+    let material = Arc::new(TlsMaterial::generate().unwrap());
+    let group = SentinelGroup::start(SentinelOptions {
+        tls: Some(ServerTls::new(material.clone(), ClientAuth::No)),
+        ..SentinelOptions::default()
+    })
+    .unwrap();
+    assert!(group.url().starts_with("rediss+sentinel://"));
+    let client = connect(&group.url(), trusting(&material)).await.unwrap();
+    exercise(&client, "tls-sentinel").await;
+    let r = Client::connect(&group.url(), ClientConfig::default()).await;
+    assert!(
+        matches!(&r, Err(Error::Tls(m)) if m.contains("certificate verify failed")),
+        "untrusted sentinels: {r:?}"
+    );
 }
 
 /// `verify --url rediss://... --tls-ca` proves every invariant over TLS; without the CA it exits
