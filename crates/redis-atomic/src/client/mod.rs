@@ -28,6 +28,7 @@ mod invoke;
 mod op;
 pub(crate) mod retry;
 mod sentinel;
+mod source;
 mod tls;
 mod transport;
 
@@ -154,7 +155,7 @@ pub struct Client {
     transport: Arc<dyn Transport>,
     config: Arc<ClientConfig>,
     /// Where [`Client::dedicated`] connections come from (none for caller-supplied connections).
-    dedicated: Option<Arc<dedicated::Source>>,
+    dedicated: Option<Arc<source::Source>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -200,7 +201,7 @@ impl Client {
         let conn_config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(config.timeout))
             .set_response_timeout(None);
-        let source = dedicated::Source::standalone(resolver.clone(), conn_config.clone());
+        let source = source::Source::standalone(resolver.clone(), conn_config.clone());
         let pool = Pool::connect(resolver, config.pool_size, conn_config)
             .await
             .map_err(|e| tls::connect_error(e, server, Error::Connection))?;
@@ -233,7 +234,7 @@ impl Client {
         let conn_config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(config.timeout))
             .set_response_timeout(None);
-        let source = dedicated::Source::cluster(template, conn_config);
+        let source = source::Source::cluster(template, conn_config);
         Ok(Self::with_transport(Arc::new(Cluster { conn }), config).with_dedicated(source))
     }
 
@@ -264,7 +265,7 @@ impl Client {
         }
     }
 
-    fn with_dedicated(mut self, source: dedicated::Source) -> Client {
+    fn with_dedicated(mut self, source: source::Source) -> Client {
         self.dedicated = Some(Arc::new(source));
         self
     }

@@ -77,6 +77,20 @@ pub(crate) trait Transport: Send + Sync {
     }
 }
 
+/// A lease on a clone of a shared connection (every clone is the same multiplexed connection).
+fn clone_of<C>(conn: &C) -> BoxFuture<'static, RedisResult<Lease>>
+where
+    C: ConnectionLike + Clone + Send + 'static,
+{
+    let conn = conn.clone();
+    Box::pin(async move {
+        Ok(Lease {
+            conn: Box::new(conn),
+            slot: 0,
+        })
+    })
+}
+
 /// The caller's own connection (multiplexed, connection manager): cloned per request.
 pub(crate) struct Shared<C> {
     pub(crate) conn: C,
@@ -87,13 +101,7 @@ where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     fn checkout(&self) -> BoxFuture<'_, RedisResult<Lease>> {
-        let conn = self.conn.clone();
-        Box::pin(async move {
-            Ok(Lease {
-                conn: Box::new(conn),
-                slot: 0,
-            })
-        })
+        clone_of(&self.conn)
     }
 
     fn discard(&self, _slot: usize) {}
@@ -111,13 +119,7 @@ pub(crate) struct Cluster {
 
 impl Transport for Cluster {
     fn checkout(&self) -> BoxFuture<'_, RedisResult<Lease>> {
-        let conn = self.conn.clone();
-        Box::pin(async move {
-            Ok(Lease {
-                conn: Box::new(conn),
-                slot: 0,
-            })
-        })
+        clone_of(&self.conn)
     }
 
     fn discard(&self, _slot: usize) {}
