@@ -37,6 +37,12 @@ test: ensure-redis valkey
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
+	@echo "--- examples/user-scripts: scripts check, then its fixtures through EVALSHA and FCALL"
+	@# The binary the pass above built (cargo run -p would rebuild dependencies with other features).
+	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
+		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+	$$(cat target/redis-atomic-bin) scripts check examples/user-scripts
+	$$(cat target/redis-atomic-bin) test examples/user-scripts
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
 	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies).
 	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \

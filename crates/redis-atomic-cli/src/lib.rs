@@ -6,13 +6,16 @@
 
 pub mod bench;
 pub mod conn;
+pub mod errors;
+pub mod fixtures;
 pub mod functions;
 pub mod lint;
-mod scripts_cmd;
+pub mod scripts;
 mod slot_cmd;
 pub mod verify;
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// redis-atomic: correct Redis-backed workflows. List, lint and verify scripts; prove invariants.
@@ -27,9 +30,10 @@ pub struct Cli {
 /// The verbs.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// The server-side scripts this build ships.
+    /// The server-side scripts this build ships, or a folder of your own: list, show, acl,
+    /// check, lock.
     Scripts {
-        /// list or show.
+        /// list, show, acl, check or lock.
         #[command(subcommand)]
         command: ScriptsCommand,
     },
@@ -47,10 +51,13 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Static analysis of Lua scripts and Function libraries: keys not from KEYS, KEYS/SCAN,
     /// unbounded reads and loops, missing TTLs, float returns, globals, flags. Exit 0 clean,
-    /// 1 findings, 2 usage or parse errors.
+    /// 1 findings, 2 usage, unreadable (not a regular file, over 1 MiB), unparsable or too
+    /// deeply nested input, or no file linted.
     Lint(lint::LintArgs),
-    /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` on every
-    /// node of a standalone deployment or a cluster.
+    /// Deploy, inspect, diff and roll back the Function library `redis_atomic_v<N>` (or your
+    /// own `NAME_v<N>` with --dir DIR [--library NAME]) on every node of a standalone deployment
+    /// or a cluster. Exit 0 ok, 1 refused, incomplete or nodes that differ, 2 usage, unreadable
+    /// folder or connection errors.
     Functions {
         /// deploy, status, diff or rollback.
         #[command(subcommand)]
@@ -60,13 +67,24 @@ pub enum Command {
     /// (ratio), p50/p99 latency, server µs and round trips per decision, memory per record.
     /// Uses an embedded redis-server when no --url is given.
     Bench(bench::BenchArgs),
+    /// Run the `*.test.toml` fixtures of a script folder through EVALSHA and FCALL against a
+    /// real server (an embedded redis-server when no --url is given), a clean database per
+    /// case. Exit 0 all pass, 1 any fail, 2 usage (bad fixture, unknown script, wrong counts,
+    /// no fixtures) or connection errors.
+    Test(fixtures::TestArgs),
 }
 
 /// `scripts` verbs.
 #[derive(Debug, Subcommand)]
 pub enum ScriptsCommand {
-    /// Name, version, keys, args, retry class, flags and SHA1 of every script.
+    /// Name, version, keys, args, retry class, flags and SHA1 of every script (the built-ins,
+    /// or the scripts of DIR).
     List {
+        /// A folder of your own scripts (default: the built-ins).
+        dir: Option<PathBuf>,
+        /// Library name for DIR (default: the folder's name, sanitised to [a-z0-9_]).
+        #[arg(long, requires = "dir")]
+        library: Option<String>,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -75,6 +93,12 @@ pub enum ScriptsCommand {
     Show {
         /// Script name, e.g. lock_acquire.
         name: String,
+        /// A folder of your own scripts (default: the built-ins).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Library name for --dir (default: the folder's name, sanitised to [a-z0-9_]).
+        #[arg(long, requires = "dir")]
+        library: Option<String>,
     },
     /// The least-privilege ACL rules for a runtime user of one namespace (ACL applies to the
     /// commands scripts call, so the list is derived from the scripts).
@@ -86,6 +110,13 @@ pub enum ScriptsCommand {
         #[arg(long, default_value = "app")]
         user: String,
     },
+    /// Check a folder of your own scripts: headers complete and agreeing with their bodies,
+    /// bodies lint clean, scripts.lock current; prints the production checklist per script.
+    /// Exit 0 clean, 1 findings, 2 usage or unreadable (or no scripts in DIR).
+    Check(scripts::CheckArgs),
+    /// Write or update DIR/scripts.lock (name, version, SHA1 per script and for the library).
+    /// Refuses (exit 1) when a script's bytes changed without a `--- version:` bump.
+    Lock(scripts::LockArgs),
 }
 
 /// Runs the CLI; returns the process exit code.
@@ -96,12 +127,13 @@ pub fn run(cli: Cli) -> ExitCode {
     let mut out = std::io::stdout();
     let mut err = std::io::stderr();
     let code = match cli.command {
-        Command::Scripts { command } => scripts_cmd::run(command, &mut out, &mut err),
+        Command::Scripts { command } => scripts::run(command, &mut out, &mut err),
         Command::Slot { keys, check_same } => slot_cmd::run(&keys, check_same, &mut out),
         Command::Verify(args) => verify::run_blocking(args, &mut out, &mut err),
         Command::Lint(args) => lint::run(args, &mut out, &mut err),
         Command::Functions { command } => functions::run(command, &mut out, &mut err),
         Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
+        Command::Test(args) => fixtures::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

@@ -236,6 +236,33 @@ fn verify_bad_input() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("error"));
 }
 
+/// Issue 15: errors print each cause once. Connecting to a closed port used to print
+/// `Connection refused (os error 111)` three times (our error's message, the `redis` error as
+/// its source, the I/O error as that one's).
+#[test]
+fn connection_errors_name_their_cause_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://127.0.0.1:{port}");
+    for args in [
+        vec!["verify", "--url", &url, "--seconds", "1"],
+        vec!["bench", "--url", &url],
+    ] {
+        let o = cli(&args);
+        let text = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {text}");
+        assert_eq!(text.lines().count(), 1, "{args:?}: {text}");
+        assert_eq!(
+            text.matches("Connection refused").count(),
+            1,
+            "{args:?}: {text}"
+        );
+    }
+}
+
 /// `scripts acl` prints a SETUSER line with the key pattern and the commands scripts call.
 #[test]
 fn scripts_acl() {
@@ -251,6 +278,19 @@ fn scripts_acl() {
             line.split_whitespace().any(|w| w == cmd),
             "{cmd} missing: {line}"
         );
+    }
+}
+
+/// Issue 15: `scripts acl --namespace 'a*'` printed the widened pattern `~a*:*`, which grants the
+/// keys of every namespace starting with `a`. A namespace with a glob character or whitespace is
+/// now a one-line usage error (exit 2) and nothing is printed.
+#[test]
+fn scripts_acl_refuses_glob_namespaces() {
+    for ns in ["a*", "a?", "a[bc]", "a\\b", "a b", ""] {
+        let o = cli(&["scripts", "acl", "--namespace", ns]);
+        assert_eq!(o.status.code(), Some(2), "{ns:?}");
+        assert!(o.stdout.is_empty(), "{ns:?}: {}", stdout(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{ns:?}: {}", stderr(&o));
     }
 }
 

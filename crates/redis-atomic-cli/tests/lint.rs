@@ -3,6 +3,7 @@
 //! scripts, which must lint clean.
 #![allow(clippy::unwrap_used)]
 
+use proptest::prelude::*;
 use redis_atomic_cli::lint::{self, rules::RULES};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -264,11 +265,120 @@ fn only_regular_bounded_files_are_read() {
     );
     let script = dir.path().join("s.lua");
     std::fs::write(&script, "#!lua\n--@include piped\nreturn 1\n").unwrap();
-    let o = cli(&["lint", script.to_str().unwrap()]);
+    for path in [script.to_str().unwrap(), "/dev/zero"] {
+        let o = cli(&["lint", path]);
+        assert_eq!(o.status.code(), Some(2), "{path}");
+        assert!(
+            text(&o.stderr).contains("not a regular file"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+}
+
+/// Sources nested deeper than Redis itself accepts (2 000 `(`, 20 000 nested `if`) or with an
+/// absurd operator chain are refused before parsing: exit 2 and one line naming the file and
+/// line, not a stack overflow.
+#[test]
+fn deep_nesting_is_refused_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "parens",
+            format!(
+                "#!lua\nreturn {}1{}\n",
+                "(".repeat(2_000),
+                ")".repeat(2_000)
+            ),
+            2,
+        ),
+        (
+            "ifs",
+            format!(
+                "#!lua\n{}return 1\n{}",
+                "if x then\n".repeat(20_000),
+                "end\n".repeat(20_000)
+            ),
+            202,
+        ),
+        (
+            "chain",
+            format!("#!lua\nreturn 1{}\n", "\n+ 1".repeat(60_000)),
+            lint::depth::MAX_LEVELS + 3,
+        ),
+    ];
+    for (name, source, line) in cases {
+        let path = dir.path().join(format!("{name}.lua"));
+        std::fs::write(&path, source).unwrap();
+        let o = cli(&["lint", path.to_str().unwrap()]);
+        let stderr = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {stderr}");
+        let first = stderr.lines().next().unwrap();
+        assert!(
+            first.starts_with(&format!("{}:{line}:1: ", path.display()))
+                && first.contains("levels"),
+            "{name}: {stderr}"
+        );
+    }
+}
+
+/// The deepest source the nesting check lets through (199 nested functions — the `(` of a
+/// 200th would be level 201 —, then a chain making up the rest of the levels) lints without
+/// overflowing, even when called from a thread with a small stack: the parse runs on a thread
+/// sized for it.
+#[test]
+fn deepest_accepted_source_lints() {
+    let depth = lint::depth::MAX_NESTING - 1;
+    let chain = lint::depth::MAX_LEVELS - depth;
+    let source = format!(
+        "#!lua flags=no-writes\nlocal f = {}{}x{}\nreturn 1\n",
+        "function() return ".repeat(depth),
+        "not ".repeat(chain),
+        " end".repeat(depth),
+    );
+    assert!(lint::depth::check(&source).is_ok());
+    let one_more = source.replacen("not ", "not not ", 1);
+    assert!(lint::depth::check(&one_more).is_err());
+    let findings = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || lint::lint_source("deep.lua", &source))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(findings.is_ok(), "{findings:?}");
+}
+
+/// Linting nothing (an empty folder, a folder without `*.lua`) is an error, not "clean".
+#[test]
+fn linting_nothing_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+    let o = cli(&["lint", dir.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o.stderr).contains("not a regular file"),
+        text(&o.stderr).contains("nothing linted"),
         "{}",
         text(&o.stderr)
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    /// Whatever a file holds, lint answers with findings or an error, never a panic: soups of
+    /// Lua's keywords and symbols reach the parser and the walk.
+    #[test]
+    fn lint_never_panics(
+        parts in proptest::collection::vec(
+            prop_oneof![
+                Just("local "), Just("function "), Just("end "), Just("if "), Just("then "),
+                Just("return "), Just("redis.call("), Just("KEYS["), Just("ARGV["), Just("]"),
+                Just(")"), Just("("), Just("{"), Just("}"), Just("'x'"), Just(", "), Just("= "),
+                Just("for i = 1, 2 do "), Just("while "), Just("do "), Just("not "), Just(".. "),
+                Just("1 "), Just("x "), Just("\n"), Just("--[[ "), Just("]] "), Just("#!lua\n"),
+            ],
+            0..40,
+        )
+    ) {
+        let _ = lint::lint_source("soup.lua", &parts.concat());
+    }
 }

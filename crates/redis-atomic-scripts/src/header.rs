@@ -114,6 +114,19 @@ impl Header {
         self.args.last().is_some_and(|a| a.ends_with("..."))
     }
 
+    /// Whether `keys` keys and `args` arguments fit the header: exactly the declared counts, or,
+    /// where the last declared name is variadic (`name...`), the fixed ones plus any number more.
+    pub fn accepts(&self, keys: usize, args: usize) -> bool {
+        fn fits(declared: &[String], variadic: bool, n: usize) -> bool {
+            if variadic {
+                n + 1 >= declared.len()
+            } else {
+                n == declared.len()
+            }
+        }
+        fits(&self.keys, self.variadic_keys(), keys) && fits(&self.args, self.variadic_args(), args)
+    }
+
     /// Whether the script declares `no-writes`.
     pub fn read_only(&self) -> bool {
         self.flags.iter().any(|f| f == "no-writes")

@@ -7,6 +7,10 @@
 //! expanded line back to the file and line it came from, so a lint finding or a header error
 //! inside a fragment points into the fragment.
 
+/// Largest expanded source, in bytes: a 1 MiB script of `--@include` lines naming a 1 MiB
+/// fragment would otherwise expand to tens of gigabytes.
+pub const MAX_EXPANDED_BYTES: usize = 4 << 20;
+
 /// Where an expanded line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Origin {
@@ -124,6 +128,11 @@ pub fn expand(
         if !fragment.text.ends_with('\n') {
             out.text.push('\n');
         }
+        if out.text.len() > MAX_EXPANDED_BYTES {
+            return Err(fail(format!(
+                "the source grows past {MAX_EXPANDED_BYTES} bytes with its includes"
+            )));
+        }
     }
     Ok(out)
 }
@@ -174,6 +183,22 @@ mod tests {
         assert_eq!(e.text, "a\nx = 1\ny = 2\nb\n");
         assert_eq!(e.locate(3), ("two.lua", 2));
         assert_eq!(e.locate(4), ("s.lua", 3));
+    }
+
+    /// Includes cannot grow a source without bound: past [`MAX_EXPANDED_BYTES`] the including
+    /// line is an error.
+    #[test]
+    fn expansion_is_bounded() {
+        let mut big = |_: &str| -> Result<Option<Fragment>, String> {
+            Ok(Some(Fragment {
+                name: "big.lua".into(),
+                text: "-- x\n".repeat(200_000),
+            }))
+        };
+        let text = "--@include big\n".repeat(10_000);
+        let e = expand("s.lua", &text, &mut big).unwrap_err();
+        assert_eq!(e.line, 5);
+        assert!(e.message.contains("grows past"), "{e}");
     }
 
     /// Unknown and nested includes are errors naming the including line.

@@ -121,20 +121,25 @@ pub fn load_dir(dir: &Path) -> Result<Vec<ScriptFile>, LoadError> {
 
 /// Loads one script whose fragments live in `includes`.
 pub fn load_file(path: &Path, includes: &Path) -> Result<ScriptFile, LoadError> {
-    let name = path
-        .file_stem()
+    let name = script_name(path)?;
+    let raw = read_text(path).map_err(|e| load_err(path, 0, e.to_string()))?;
+    parse_source(path, &name, &raw, &mut include::from_dir(includes))
+}
+
+/// The script name of `path`: its file name without `.lua`, which must be lower snake case
+/// (it becomes a Function name and a Rust identifier).
+pub fn script_name(path: &Path) -> Result<String, LoadError> {
+    path.file_stem()
         .and_then(|s| s.to_str())
         .filter(|n| crate::returns::is_name(n))
+        .map(str::to_string)
         .ok_or_else(|| {
             load_err(
                 path,
                 0,
                 "script file names are lower snake case, `<name>.lua`",
             )
-        })?
-        .to_string();
-    let raw = read_text(path).map_err(|e| load_err(path, 0, e.to_string()))?;
-    parse_source(path, &name, &raw, &mut include::from_dir(includes))
+        })
 }
 
 /// Parses and checks one script's text (includes resolved by `resolve`).
@@ -144,17 +149,7 @@ pub fn parse_source(
     raw: &str,
     resolve: &mut dyn FnMut(&str) -> Result<Option<include::Fragment>, String>,
 ) -> Result<ScriptFile, LoadError> {
-    if let Some(line) = raw.lines().position(|l| l.contains('\r')) {
-        return Err(load_err(
-            path,
-            line + 1,
-            "CR byte: scripts are LF-only (their SHA1 is byte-exact)",
-        ));
-    }
-    let header = header::parse(raw).map_err(|e| load_err(path, e.line, e.message))?;
-    let expanded = include::expand(&path.display().to_string(), raw, resolve)
-        .map_err(|e| load_err(path, e.line, e.message))?;
-    let problems = check_body(&header, header::body(&expanded.text));
+    let (file, problems) = parse_unchecked(path, name, raw, resolve)?;
     if let Some(first) = problems.first() {
         let more = match problems.len() {
             1 => String::new(),
@@ -166,12 +161,42 @@ pub fn parse_source(
             format!("header and body disagree: {first}{more}"),
         ));
     }
-    let sha1 = sha1_smol::Sha1::from(&expanded.text).digest().to_string();
-    Ok(ScriptFile {
+    Ok(file)
+}
+
+/// Parses one script's text like [`parse_source`] but returns the ways its header and body
+/// disagree ([`check_body`]) instead of refusing them, for tools that report every problem
+/// (`redis-atomic scripts check`). Still an error: CR bytes, a header that does not parse, an
+/// include that cannot be expanded.
+pub fn parse_unchecked(
+    path: &Path,
+    name: &str,
+    raw: &str,
+    resolve: &mut dyn FnMut(&str) -> Result<Option<include::Fragment>, String>,
+) -> Result<(ScriptFile, Vec<String>), LoadError> {
+    if let Some(line) = raw.lines().position(|l| l.contains('\r')) {
+        return Err(load_err(
+            path,
+            line + 1,
+            "CR byte: scripts are LF-only (their SHA1 is byte-exact)",
+        ));
+    }
+    let header = header::parse(raw).map_err(|e| load_err(path, e.line, e.message))?;
+    let expanded = include::expand(&path.display().to_string(), raw, resolve)
+        .map_err(|e| load_err(path, e.line, e.message))?;
+    let problems = check_body(&header, header::body(&expanded.text));
+    let sha1 = sha1_hex(&expanded.text);
+    let file = ScriptFile {
         name: name.to_string(),
         path: path.to_path_buf(),
         header,
         expanded,
         sha1,
-    })
+    };
+    Ok((file, problems))
+}
+
+/// Lower-case hex SHA1 of `text`, as `SCRIPT LOAD` and `FUNCTION LIST` report it.
+pub fn sha1_hex(text: &str) -> String {
+    sha1_smol::Sha1::from(text).digest().to_string()
 }

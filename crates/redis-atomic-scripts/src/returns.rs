@@ -21,6 +21,8 @@
 //! durations, `fence` a fencing token, `bytes` a binary-safe string, `str` UTF-8 text, `text` any
 //! bytes shown as text (invalid UTF-8 replaced), and a word list one of those status-like words.
 
+use std::collections::{HashMap, HashSet};
+
 /// Every shape a script may return.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Returns {
@@ -96,13 +98,8 @@ pub enum Type {
 impl Returns {
     /// Every status word, in header order, without repeats.
     pub fn statuses(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for s in &self.shapes {
-            if !out.contains(&s.status.as_str()) {
-                out.push(&s.status);
-            }
-        }
-        out
+        // `parse` refuses a status declared twice, so the shapes' words are already unique.
+        self.shapes.iter().map(|s| s.status.as_str()).collect()
     }
 }
 
@@ -115,10 +112,13 @@ pub fn is_name(s: &str) -> bool {
 
 /// Parses a `returns:` value.
 pub fn parse(text: &str) -> Result<Returns, String> {
+    // Sets, not scans of what came before: a header line may hold many thousand shapes, and
+    // the checks must stay linear in its length.
     let mut shapes: Vec<Shape> = Vec::new();
+    let mut seen = HashSet::new();
     for part in split_top(text, '|', '{', '}')? {
         let shape = parse_shape(part.trim())?;
-        if shapes.iter().any(|s| s.status == shape.status) {
+        if !seen.insert(shape.status.clone()) {
             return Err(format!("status `{}` declared twice", shape.status));
         }
         shapes.push(shape);
@@ -267,7 +267,7 @@ fn parse_type(text: &str) -> Result<Type, String> {
 /// Names unique within a shape, optional fields only at the end, a group last and its count an
 /// earlier unsigned field.
 fn check_items(status: &str, items: &[Item]) -> Result<(), String> {
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     let mut optional = false;
     for (i, item) in items.iter().enumerate() {
         let name = match item {
@@ -301,32 +301,28 @@ fn check_items(status: &str, items: &[Item]) -> Result<(), String> {
                 &g.name
             }
         };
-        if seen.contains(&name.as_str()) {
+        if !seen.insert(name) {
             return Err(format!("`{status}`: field name `{name}` used twice"));
         }
-        seen.push(name);
     }
     Ok(())
 }
 
 /// A group name used in several shapes must mean the same fields everywhere (it becomes one type).
 fn check_groups(shapes: &[Shape]) -> Result<(), String> {
-    let groups: Vec<&Group> = shapes
+    let mut first: HashMap<&str, &Vec<Field>> = HashMap::new();
+    let groups = shapes
         .iter()
         .flat_map(|s| &s.items)
         .filter_map(|i| match i {
             Item::Group(g) => Some(g),
             Item::Field(_) => None,
-        })
-        .collect();
-    for (i, a) in groups.iter().enumerate() {
-        if groups[..i]
-            .iter()
-            .any(|b| b.name == a.name && b.fields != a.fields)
-        {
+        });
+    for g in groups {
+        if *first.entry(&g.name).or_insert(&g.fields) != &g.fields {
             return Err(format!(
                 "group `{}` has different fields in two shapes",
-                a.name
+                g.name
             ));
         }
     }

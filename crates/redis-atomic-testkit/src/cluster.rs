@@ -226,21 +226,9 @@ impl RedisCluster {
     pub fn shared() -> &'static RedisCluster {
         static SHARED: OnceLock<RedisCluster> = OnceLock::new();
         SHARED.get_or_init(|| {
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::Builder::new()
-                .name("redis-atomic-testkit-cluster".into())
-                .spawn(move || {
-                    let _ = tx.send(RedisCluster::start(ClusterOptions::default()));
-                    loop {
-                        std::thread::park();
-                    }
-                })
-                .unwrap_or_else(|e| panic!("spawn cluster thread: {e}"));
-            match rx.recv() {
-                Ok(Ok(cluster)) => cluster,
-                Ok(Err(e)) => panic!("shared cluster: {e}"),
-                Err(e) => panic!("shared cluster thread died: {e}"),
-            }
+            crate::server::on_lasting_thread("redis-atomic-testkit-cluster", || {
+                RedisCluster::start(ClusterOptions::default())
+            })
         })
     }
 

@@ -12,14 +12,14 @@ pub enum TestkitError {
     /// `REDIS_ATOMIC_SERVER_BIN` points nowhere.
     #[error("REDIS_ATOMIC_SERVER_BIN={0:?} does not exist")]
     BinaryNotFound(PathBuf),
-    /// Spawning or file I/O failed.
-    #[error("{what}: {source}")]
+    /// Spawning or file I/O failed. (The message names the cause, so it is not also the
+    /// `source()`: a report would print it twice.)
+    #[error("{what}: {cause}")]
     Io {
         /// What was being done.
         what: String,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The server did not answer PING in time (or exited); the log tail says why.
     #[error("redis-server did not become ready: {reason}\n--- server log (tail) ---\n{log}")]
@@ -38,12 +38,18 @@ pub enum TestkitError {
     /// Sentinels did not agree (on each other, the replica, a new primary) in time.
     #[error("sentinel group: {0}")]
     Sentinel(String),
-    /// A Redis command failed during set-up.
+    /// A Redis command failed during set-up (the message includes the cause's).
     #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    Redis(redis::RedisError),
+}
+
+impl From<redis::RedisError> for TestkitError {
+    fn from(e: redis::RedisError) -> Self {
+        TestkitError::Redis(e)
+    }
 }
 
 pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> TestkitError {
     let what = what.into();
-    move |source| TestkitError::Io { what, source }
+    move |cause| TestkitError::Io { what, cause }
 }

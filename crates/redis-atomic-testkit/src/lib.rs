@@ -14,12 +14,13 @@
 //! fills memory, promotes replicas, migrates slots and kills cluster primaries. [`history`]
 //! records what concurrent clients saw (ok / fail / unknown, with times) and checks it against
 //! the models the primitives claim, so a test under faults asserts the invariant instead of
-//! hoping for no errors.
+//! hoping for no errors. [`arb`] generates arbitrary server replies for decoder proptests.
 //!
 //! TLS: [`TlsMaterial`] generates a throwaway CA and certificates; [`ServerOptions::tls`] and
 //! [`ClusterOptions::tls`] start servers and clusters that speak TLS only. Sentinel:
 //! [`SentinelGroup`] runs a primary, replicas and Sentinels, and fails them over on demand.
 
+pub mod arb;
 mod cluster;
 mod error;
 pub mod faults;

@@ -9,6 +9,9 @@
 //! test's runtime is blocked, and dropping the [`FaultProxy`] stops it and closes every
 //! connection. Faults apply to traffic from the moment [`FaultProxy::set`] returns.
 //!
+//! [`Fault::RewriteReplies`] injects an exact bad reply into a real server's answer (a count
+//! of 2^62, a wrong type), for decoders that must answer with a typed error, not abort.
+//!
 //! [`Fault::DropReplies`] is realistic about TCP: a byte stream cannot lose a reply and carry on,
 //! so a connection that lost a reply is *poisoned*: it is reset when the fault ends (the client
 //! sees its connection die), never resumed with replies out of step.
@@ -40,6 +43,15 @@ pub enum Fault {
     Reset,
     /// Stop listening: new connections are refused by the kernel (open ones keep working).
     Refuse,
+    /// Forward everything, but replace each occurrence of `find` in the reply bytes with
+    /// `replace`. Matched within one read (a small reply arrives in one): count the rewrites in
+    /// [`ProxyStats::replies_rewritten`] to know one happened.
+    RewriteReplies {
+        /// The bytes to find, e.g. `b":3\r\n"` (the integer 3).
+        find: &'static [u8],
+        /// What they become, e.g. `b":4611686018427387904\r\n"`.
+        replace: &'static [u8],
+    },
 }
 
 /// Counters of what the proxy did.
@@ -54,6 +66,8 @@ pub struct ProxyStats {
     pub replies_dropped: u64,
     /// Chunks of request bytes swallowed.
     pub requests_dropped: u64,
+    /// Occurrences rewritten by [`Fault::RewriteReplies`].
+    pub replies_rewritten: u64,
 }
 
 #[derive(Default)]
@@ -62,6 +76,7 @@ struct Counters {
     reset: AtomicU64,
     replies_dropped: AtomicU64,
     requests_dropped: AtomicU64,
+    replies_rewritten: AtomicU64,
 }
 
 /// A running proxy; stops (closing every connection) on drop.
@@ -146,6 +161,7 @@ impl FaultProxy {
             reset: c.reset.load(Ordering::Relaxed),
             replies_dropped: c.replies_dropped.load(Ordering::Relaxed),
             requests_dropped: c.requests_dropped.load(Ordering::Relaxed),
+            replies_rewritten: c.replies_rewritten.load(Ordering::Relaxed),
         }
     }
 }
@@ -290,7 +306,17 @@ impl Pump {
             if let Fault::Latency(d) = now {
                 tokio::time::sleep(d).await;
             }
-            if to.write_all(&buf[..n]).await.is_err() {
+            let chunk = match now {
+                Fault::RewriteReplies { find, replace } if self.dir == Direction::Reply => {
+                    let (bytes, count) = rewrite(&buf[..n], find, replace);
+                    self.counters
+                        .replies_rewritten
+                        .fetch_add(count, Ordering::Relaxed);
+                    std::borrow::Cow::Owned(bytes)
+                }
+                _ => std::borrow::Cow::Borrowed(&buf[..n]),
+            };
+            if to.write_all(&chunk).await.is_err() {
                 return;
             }
         }
@@ -298,5 +324,35 @@ impl Pump {
 
     fn swallows(&self, fault: Fault) -> bool {
         fault == Fault::Blackhole || (fault == Fault::DropReplies && self.dir == Direction::Reply)
+    }
+}
+
+/// `chunk` with each occurrence of `find` replaced, and how many there were.
+fn rewrite(chunk: &[u8], find: &[u8], replace: &[u8]) -> (Vec<u8>, u64) {
+    let mut out = Vec::with_capacity(chunk.len());
+    let (mut i, mut count) = (0, 0);
+    while i < chunk.len() {
+        if !find.is_empty() && chunk[i..].starts_with(find) {
+            out.extend_from_slice(replace);
+            i += find.len();
+            count += 1;
+        } else {
+            out.push(chunk[i]);
+            i += 1;
+        }
+    }
+    (out, count)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every occurrence is replaced and counted; an empty pattern replaces nothing.
+    #[test]
+    fn rewrite_replaces_each_occurrence() {
+        assert_eq!(
+            super::rewrite(b":3\r\n:3\r\n:13\r\n", b":3\r\n", b":9\r\n"),
+            (b":9\r\n:9\r\n:13\r\n".to_vec(), 2)
+        );
+        assert_eq!(super::rewrite(b"abc", b"", b"x"), (b"abc".to_vec(), 0));
     }
 }

@@ -90,7 +90,43 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Runs `start` on a thread that lives as long as the process and returns its result (panicking
+/// with the reason on failure): processes spawned there get `PR_SET_PDEATHSIG` from a thread
+/// that never ends, so a per-binary shared fixture lives until the test binary exits, whichever
+/// test thread first asked for it.
+pub(crate) fn on_lasting_thread<T: Send + 'static>(
+    name: &str,
+    start: impl FnOnce() -> Result<T, TestkitError> + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _ = tx.send(start());
+            loop {
+                std::thread::park();
+            }
+        })
+        .unwrap_or_else(|e| panic!("spawn {name} thread: {e}"));
+    match rx.recv() {
+        Ok(Ok(value)) => value,
+        Ok(Err(e)) => panic!("{name}: {e}"),
+        Err(e) => panic!("{name} thread died: {e}"),
+    }
+}
+
 impl RedisServer {
+    /// One default server per test binary, for tests that each use their own keys or names.
+    /// Panics with the reason when it cannot start.
+    pub fn shared() -> &'static RedisServer {
+        static SHARED: std::sync::OnceLock<RedisServer> = std::sync::OnceLock::new();
+        SHARED.get_or_init(|| {
+            on_lasting_thread("redis-atomic-testkit-server", || {
+                RedisServer::start(ServerOptions::default())
+            })
+        })
+    }
+
     /// Starts a server and waits until it answers `PING` (10 s deadline). Retries on another
     /// port when the chosen one was taken meanwhile.
     pub fn start(opts: ServerOptions) -> Result<RedisServer, TestkitError> {

@@ -2,14 +2,16 @@
 --- summary: return expired leases, then lease up to max_jobs due jobs (due order) to a worker, each with a new fence
 --- invariant: a job is in exactly one of due, inflight, dead; a claim takes only due jobs; every claim of a job gets a fence larger than all before it
 --- keys: due inflight dead meta payload errors
---- args: worker visibility_ms max_jobs max_deliveries
+--- args: worker visibility_ms max_jobs max_deliveries max_dead keep_dead_ms
 --- returns: {'claimed', now_ms, count, jobs:[id:str, fence:fence, deliveries, payload:bytes] * count} | {'empty', retry_after:ms?}
 --- retry: unsafe
---- version: 2
+--- version: 3
 --@include int_arg
 --@include now_us
 --@include queue_types
 --@include queue_meta
+--@include queue_bury
+--@include queue_dead_bound
 --@include queue_reap
 --@include next_fence
 -- Not retry-safe: a second run would lease other jobs. After a lost reply the jobs of the first
@@ -24,11 +26,13 @@ local n, bad2 = int_arg(ARGV[3], 'max_jobs', 1, 1000)
 if not n then return bad2 end
 local maxd, bad3 = int_arg(ARGV[4], 'max_deliveries', 1, 1000000)
 if not maxd then return bad3 end
+local bound, bad4 = queue_dead_bound(ARGV[5], ARGV[6])
+if not bound then return bad4 end
 local wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})
 if wrong then return wrong end
 local us = now_us()
 local now = math.floor(us / 1000)
-queue_reap({inflight = KEYS[2], due = KEYS[1], dead = KEYS[3], meta = KEYS[4], errors = KEYS[6]}, now, n, maxd)
+queue_reap({inflight = KEYS[2], due = KEYS[1], dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}, now, n, maxd, bound)
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n)
 local out = {'claimed', now, #ids}
 for _, id in ipairs(ids) do

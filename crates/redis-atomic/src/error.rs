@@ -20,8 +20,11 @@ use redis::RedisError;
 #[non_exhaustive]
 pub enum Error {
     /// The request never reached a server; nothing ran. Safe to retry.
+    ///
+    /// The message includes the `redis` error's; it is not also the `source()` (an error names
+    /// its cause in one place, or reports print it twice).
     #[error("not sent: {0}")]
-    NotSent(#[source] RedisError),
+    NotSent(RedisError),
     /// A server refused the request before running it; nothing ran.
     #[error("rejected by the server before running ({code}): {message}")]
     Rejected {
@@ -79,9 +82,10 @@ pub enum Error {
         /// The rest of the reply.
         message: String,
     },
-    /// Could not connect or configure a connection.
+    /// Could not connect or configure a connection (the message includes the cause's, which is
+    /// therefore not also the `source()`).
     #[error("connection: {0}")]
-    Connection(#[source] RedisError),
+    Connection(RedisError),
     /// TLS could not be set up: a CA, certificate or key that cannot be read or parsed, TLS
     /// options for a URL without TLS, or a handshake that failed (the server's certificate did
     /// not verify, the server wanted a client certificate). Nothing was sent; a retry cannot

@@ -205,3 +205,17 @@ pub fn status_word(value: &redis::Value) -> Option<&str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use redis_atomic_testkit::arb;
+
+    proptest! {
+        /// Any reply has a status word or none, never a panic.
+        #[test]
+        fn status_word_answers_any_value(reply in arb::reply()) {
+            let _ = super::status_word(&reply);
+        }
+    }
+}

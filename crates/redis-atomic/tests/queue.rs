@@ -434,7 +434,14 @@ async fn bad_input(env: Env) {
             .call(
                 &QUEUE_CLAIM,
                 [due, inf, dead, meta, pay, err],
-                ["w".into(), vis.into(), n.into(), "5".into()],
+                [
+                    "w".into(),
+                    vis.into(),
+                    n.into(),
+                    "5".into(),
+                    "10000".into(),
+                    "1000".into(),
+                ],
             )
             .await;
         assert!(matches!(r, Err(Error::BadArgument(_))), "{vis} {n}: {r:?}");

@@ -240,6 +240,41 @@ async fn bad_input_is_typed_and_harmless() {
     }
 }
 
+/// Issue 15: `i64::MIN` (whose `abs()` overflowed: a panic in debug, a skipped bound check and
+/// an out-of-bound `ZADD GT` score in release) and every magnitude past 2^53 − 1 are refused with
+/// a typed error before anything is sent: the keys stay absent.
+#[tokio::test]
+async fn magnitudes_past_the_bound_are_refused_before_sending() {
+    let env = env(MODES[0], "quota-min", ClientConfig::default()).await;
+    let q = quotas(&env);
+    let b = Bounds::new(-10, 10).unwrap();
+    let edge = redis_atomic::quota::MAX_VALUE;
+    for n in [i64::MIN, i64::MIN + 1, -edge - 1, edge + 1, i64::MAX] {
+        let results = [
+            q.add("c", n, b, None).await.map(|_| ()),
+            q.add_clamped("c", n, b, None).await.map(|_| ()),
+            q.raise("c", n).await.map(|_| ()),
+            q.add_unless_smaller("s", &[(1, b"ok"), (n, b"m")])
+                .await
+                .map(|_| ()),
+        ];
+        for r in results {
+            assert!(matches!(r, Err(Error::BadArgument(_))), "{n}: {r:?}");
+        }
+    }
+    for name in ["c", "s"] {
+        let key = q.keys(name).unwrap().value;
+        let exists = env.raw(redis::cmd("EXISTS").arg(&key)).await;
+        assert_eq!(redis::from_redis_value::<i64>(exists).unwrap(), 0, "{name}");
+    }
+    // The bound itself is accepted.
+    assert!(q.raise("edge", -edge).await.is_ok());
+    assert!(q
+        .add_unless_smaller("edge-set", &[(-edge, b"m")])
+        .await
+        .is_ok());
+}
+
 fn snapshotter() -> &'static Snapshotter {
     static S: OnceLock<Snapshotter> = OnceLock::new();
     S.get_or_init(|| {

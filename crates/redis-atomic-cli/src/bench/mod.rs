@@ -103,7 +103,7 @@ pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     match printed {
         Ok(()) => 0,
         Err(e) => {
-            let _ = writeln!(err, "error: {e:#}");
+            let _ = writeln!(err, "error: {}", crate::errors::one_line(&e));
             2
         }
     }

@@ -69,12 +69,14 @@ pub(super) async fn raw_claim(
         &k.payload,
         &k.errors,
     ];
-    let max_deliveries = i64::from(queue.config().max_deliveries.get());
+    let config = queue.config();
     let args = [
         worker.into(),
         ms(VISIBILITY),
         Arg::Int(i64::try_from(batch)?),
-        Arg::Int(max_deliveries),
+        Arg::Int(i64::from(config.max_deliveries.get())),
+        Arg::Int(i64::from(config.max_dead_letters.get())),
+        ms(config.dead_letter_retention),
     ];
     evalsha(conn, &QUEUE_CLAIM, keys, args).await
 }

@@ -1,7 +1,9 @@
 //! `redis-atomic functions deploy|status|diff|rollback`: the Function library treated like a
 //! database migration (seed 000 §14): versioned by name (`redis_atomic_v<N>`), checksummed,
 //! deployed to every primary and verified on every replica, never replaced in place, removed
-//! only when asked.
+//! only when asked. `--dir DIR [--library NAME]` does the same for a user's folder of scripts,
+//! library `NAME_v<N>` with functions `NAME<N>_<script>` ([`spec::LibrarySpec`]; NAME defaults
+//! to the folder's name, as in `scripts` and `test`).
 //!
 //! Why a command and not just the client's lazy `FUNCTION LOAD`: Redis does not copy libraries
 //! to a shard added later (redis/redis #11780), a replica promoted before replication finished
@@ -10,15 +12,20 @@
 //! topology change is the fix.
 //!
 //! Exit codes: 0 done / all nodes current / nothing to change; 1 refused, incomplete, or (for
-//! `status` and `diff`) nodes that differ from this binary; 2 usage or connection errors.
+//! `status` and `diff`) nodes that differ from this binary; 2 usage, unreadable folder or
+//! connection errors.
 
 mod diff;
 mod nodes;
 mod ops;
+mod spec;
+mod state;
 
-use ops::{NodeState, Outcome};
-use redis_atomic::script::registry::{LIBRARY_NAME, LIBRARY_SHA1, LIBRARY_SOURCE, LIBRARY_VERSION};
+use ops::Outcome;
+use spec::LibrarySpec;
+use state::NodeState;
 use std::io::Write;
+use std::path::PathBuf;
 
 /// Where and how.
 #[derive(Debug, Clone, clap::Args)]
@@ -35,27 +42,49 @@ pub struct Target {
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
+    /// With --dir: the name of your library, NAME_v<N> with functions NAME<N>_<script>
+    /// (default: the folder's name, non-[a-z0-9_] turned into _). [a-z][a-z0-9_]*, at most 64
+    /// characters, not ending in a digit, not redis_atomic.
+    #[arg(long, value_name = "NAME", requires = "dir")]
+    pub library: Option<String>,
+    /// Act on your own library, built from this folder (*.lua, include/, library.version
+    /// holding N, scripts.lock), instead of this binary's; deploy refuses while scripts.lock is
+    /// out of date.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+impl Target {
+    fn spec(&self) -> Result<LibrarySpec, String> {
+        let Some(dir) = &self.dir else {
+            return Ok(LibrarySpec::builtin());
+        };
+        let name = crate::scripts::library_name(dir, self.library.as_deref())
+            .map_err(|e| e.to_string())?;
+        LibrarySpec::user(&name, dir).map_err(|e| e.to_string())
+    }
 }
 
 /// `functions` verbs.
 #[derive(Debug, clap::Subcommand)]
 pub enum FunctionsCommand {
-    /// Load this binary's library on every primary that lacks it (other versions stay loaded),
-    /// then check every replica received it. Refuses, changing nothing, when a node holds
-    /// different code under the same name. Safe to run twice.
+    /// Load this binary's library (or --library's) on every primary that lacks it (other
+    /// versions stay loaded), then check every replica received it. Refuses, changing nothing,
+    /// when a node holds different code under the same name or another library owns one of its
+    /// function names (named, with the owner). Safe to run twice.
     Deploy(Target),
-    /// Per node: the redis-atomic versions loaded, their checksums, and whether this binary's
+    /// Per node: the versions of the family loaded, their checksums, and whether this run's
     /// version is there with the same bytes (flags nodes missing it, such as new shards).
     Status(Target),
     /// What deploy would change on each primary; a line diff where the code differs.
     Diff(Target),
-    /// Remove one version from every primary. Refused when it is the last redis-atomic library
-    /// on a node, unless --force.
+    /// Remove one version from every primary. Refused when no primary has it, and when it is the
+    /// last library of its family on a node, unless --force.
     Rollback {
         /// Where.
         #[command(flatten)]
         target: Target,
-        /// The version to remove (N of redis_atomic_vN).
+        /// The version to remove (N of redis_atomic_vN, or of NAME_vN with --library).
         #[arg(long)]
         version: u32,
         /// Remove it even where it is the last version loaded.
@@ -72,19 +101,26 @@ pub fn run(command: FunctionsCommand, out: &mut dyn Write, err: &mut dyn Write) 
         FunctionsCommand::Diff(t) => ("diff", t),
         FunctionsCommand::Rollback { target, .. } => ("rollback", target),
     };
-    let states = match ops::observe(&target.url, target.cluster) {
+    let spec = match target.spec() {
+        Ok(spec) => spec,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            return 2;
+        }
+    };
+    let states = match state::observe(&target.url, target.cluster, &spec) {
         Ok(s) => s,
         Err(e) => {
-            let _ = writeln!(err, "error: {e:#}");
+            let _ = writeln!(err, "error: {}", crate::errors::one_line(&e));
             return 2;
         }
     };
     let outcome = match command {
-        FunctionsCommand::Deploy(_) => ops::deploy(states),
+        FunctionsCommand::Deploy(_) => ops::deploy(states, &spec),
         FunctionsCommand::Status(_) => status(states),
         FunctionsCommand::Diff(_) => {
             let mut nodes = states;
-            let changes = ops::plan(&mut nodes);
+            let changes = ops::plan(&mut nodes, &spec);
             let problems = if changes {
                 vec!["deploy would change the primaries listed above".to_string()]
             } else {
@@ -92,12 +128,14 @@ pub fn run(command: FunctionsCommand, out: &mut dyn Write, err: &mut dyn Write) 
             };
             Outcome { nodes, problems }
         }
-        FunctionsCommand::Rollback { version, force, .. } => ops::rollback(states, version, force),
+        FunctionsCommand::Rollback { version, force, .. } => {
+            ops::rollback(states, &spec, version, force)
+        }
     };
     let printed = if target.json {
-        write_json(out, verb, &outcome)
+        write_json(out, verb, &spec, &outcome)
     } else {
-        write_table(out, verb, &outcome)
+        write_table(out, verb, &spec, &outcome)
     };
     match printed {
         Err(e) => {
@@ -113,24 +151,33 @@ fn status(nodes: Vec<NodeState>) -> Outcome {
     let problems = nodes
         .iter()
         .filter(|s| s.state != "current")
-        .map(|s| format!("{} is {}", s.node.addr, s.state))
+        .map(|s| match s.state {
+            "collision" => format!("{} is collision: {}", s.node.addr, s.collisions_text()),
+            _ => format!("{} is {}", s.node.addr, s.state),
+        })
         .collect();
     Outcome { nodes, problems }
 }
 
-fn write_json(out: &mut dyn Write, verb: &str, o: &Outcome) -> std::io::Result<()> {
+fn write_json(
+    out: &mut dyn Write,
+    verb: &str,
+    spec: &LibrarySpec,
+    o: &Outcome,
+) -> std::io::Result<()> {
+    let lib = spec.def;
     let diffs: Vec<serde_json::Value> = o
         .nodes
         .iter()
         .filter_map(|s| {
-            let code = s.conflicting_code()?;
-            Some(serde_json::json!({"addr": s.node.addr, "lines": diff::line_diff(code, LIBRARY_SOURCE)}))
+            let code = s.conflicting_code(spec)?;
+            Some(serde_json::json!({"addr": s.node.addr, "lines": diff::line_diff(code, lib.source)}))
         })
         .collect();
     let doc = serde_json::json!({
         "command": verb,
         "ok": o.problems.is_empty(),
-        "library": {"name": LIBRARY_NAME, "version": LIBRARY_VERSION, "sha1": LIBRARY_SHA1},
+        "library": {"name": lib.name, "version": lib.version, "sha1": lib.sha1, "functions": spec.functions},
         "nodes": o.nodes,
         "problems": o.problems,
         "diffs": diffs,
@@ -138,10 +185,16 @@ fn write_json(out: &mut dyn Write, verb: &str, o: &Outcome) -> std::io::Result<(
     writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)
 }
 
-fn write_table(out: &mut dyn Write, verb: &str, o: &Outcome) -> std::io::Result<()> {
+fn write_table(
+    out: &mut dyn Write,
+    verb: &str,
+    spec: &LibrarySpec,
+    o: &Outcome,
+) -> std::io::Result<()> {
     writeln!(
         out,
-        "redis-atomic functions {verb}: this binary's library is {LIBRARY_NAME} (sha1 {LIBRARY_SHA1})"
+        "redis-atomic functions {verb}: {} is {} (sha1 {})",
+        spec.origin, spec.def.name, spec.def.sha1
     )?;
     writeln!(
         out,
@@ -173,8 +226,8 @@ fn write_table(out: &mut dyn Write, verb: &str, o: &Outcome) -> std::io::Result<
         if let Some(e) = &s.error {
             writeln!(out, "    error: {e}")?;
         }
-        if let (Some(code), "diff") = (s.conflicting_code(), verb) {
-            for line in diff::line_diff(code, LIBRARY_SOURCE) {
+        if let (Some(code), "diff") = (s.conflicting_code(spec), verb) {
+            for line in diff::line_diff(code, spec.def.source) {
                 writeln!(out, "    {line}")?;
             }
         }

@@ -6,13 +6,12 @@
 //! replicas. Connections reuse the seed URL's credentials and TLS settings with each node's
 //! address, and are plain blocking connections: an ops command talks to a handful of nodes once.
 
+use super::spec::LibrarySpec;
 use anyhow::{bail, Context as _};
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
 use serde::Serialize;
 use std::time::Duration;
 
-/// Prefix of every redis-atomic library name (`redis_atomic_v<N>`).
-pub const PREFIX: &str = "redis_atomic_v";
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A node's role.
@@ -41,14 +40,14 @@ pub struct Node {
     pub info: ConnectionInfo,
 }
 
-/// One redis-atomic library loaded on a node.
+/// One library of the family acted on, loaded on a node.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Installed {
-    /// `redis_atomic_v<N>`.
+    /// `redis_atomic_v<N>` or `NAME_v<N>`.
     pub name: String,
     /// N.
     pub version: u32,
-    /// SHA1 of the library code, comparable with `registry::LIBRARY_SHA1`.
+    /// SHA1 of the library code, comparable with the spec's.
     pub sha1: String,
     /// The code itself (for `diff`).
     #[serde(skip)]
@@ -192,39 +191,75 @@ fn standalone_nodes(
     Ok(nodes)
 }
 
-/// The redis-atomic libraries loaded on one node, by version.
-pub fn installed(conn: &mut redis::Connection) -> anyhow::Result<Vec<Installed>> {
+/// A function and the library that registers it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Owned {
+    /// The function's name (global on a server).
+    pub function: String,
+    /// The library registering it.
+    pub library: String,
+}
+
+/// What one node has loaded.
+#[derive(Clone, Debug, Default)]
+pub struct Listing {
+    /// The family's libraries, by version.
+    pub versions: Vec<Installed>,
+    /// Every function of every library, with its owner (collisions are found here).
+    pub functions: Vec<Owned>,
+}
+
+/// Every library on one node (`FUNCTION LIST WITHCODE`): the versions of `spec`'s family, and
+/// who owns which function name.
+pub fn listing(conn: &mut redis::Connection, spec: &LibrarySpec) -> anyhow::Result<Listing> {
     let reply: Value = redis::cmd("FUNCTION")
         .arg("LIST")
-        .arg("LIBRARYNAME")
-        .arg(format!("{PREFIX}*"))
         .arg("WITHCODE")
         .query(conn)?;
+    parse_listing(reply, spec)
+}
+
+fn parse_listing(reply: Value, spec: &LibrarySpec) -> anyhow::Result<Listing> {
     let Value::Array(libs) = reply else {
         bail!("unexpected FUNCTION LIST reply: {reply:?}");
     };
-    let mut out = Vec::new();
+    let mut out = Listing::default();
     for lib in &libs {
-        let (Some(name), Some(code)) = (field(lib, "library_name"), field(lib, "library_code"))
-        else {
+        let Some(name) = field(lib, "library_name").and_then(string) else {
             continue;
         };
-        let Some(version) = name.strip_prefix(PREFIX).and_then(|v| v.parse().ok()) else {
+        let functions = match field(lib, "functions") {
+            Some(Value::Array(fs)) => fs.as_slice(),
+            _ => &[],
+        };
+        out.functions.extend(
+            functions
+                .iter()
+                .filter_map(|f| field(f, "name").and_then(string))
+                .map(|function| Owned {
+                    function,
+                    library: name.clone(),
+                }),
+        );
+        let (Some(version), Some(code)) = (
+            spec.version_of(&name),
+            field(lib, "library_code").and_then(string),
+        ) else {
             continue;
         };
-        out.push(Installed {
+        out.versions.push(Installed {
             sha1: sha1_smol::Sha1::from(&code).digest().to_string(),
             name,
             version,
             code,
         });
     }
-    out.sort_by_key(|l| l.version);
+    out.versions.sort_by_key(|l| l.version);
     Ok(out)
 }
 
-/// A string field of a RESP2 flat map (`[k, v, k, v]`) or a RESP3 map.
-fn field(map: &Value, key: &str) -> Option<String> {
+/// The value of `key` in a RESP2 flat map (`[k, v, k, v]`) or a RESP3 map.
+fn field<'a>(map: &'a Value, key: &str) -> Option<&'a Value> {
     let pairs: Vec<(&Value, &Value)> = match map {
         Value::Array(items) => items
             .chunks(2)
@@ -233,17 +268,60 @@ fn field(map: &Value, key: &str) -> Option<String> {
         Value::Map(items) => items.iter().map(|(k, v)| (k, v)).collect(),
         _ => return None,
     };
-    pairs.into_iter().find_map(|(k, v)| {
-        let k: String = redis::from_redis_value_ref(k).ok()?;
-        (k == key)
-            .then(|| redis::from_redis_value_ref(v).ok())
-            .flatten()
-    })
+    pairs
+        .into_iter()
+        .find(|(k, _)| string(k).as_deref() == Some(key))
+        .map(|(_, v)| v)
+}
+
+fn string(v: &Value) -> Option<String> {
+    redis::from_redis_value_ref(v).ok()
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn bulk(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    /// Libraries of the family are listed with their version and SHA1, and every function of
+    /// every library with its owner, from RESP2 flat maps as from RESP3 maps.
+    #[test]
+    fn listing_finds_versions_and_owners() {
+        let spec = LibrarySpec::builtin();
+        let function = |name: &str| Value::Array(vec![bulk("name"), bulk(name)]);
+        let ours = Value::Array(vec![
+            bulk("library_name"),
+            bulk(&spec.name_of(3)),
+            bulk("functions"),
+            Value::Array(vec![function("ra3_x")]),
+            bulk("library_code"),
+            bulk("code"),
+        ]);
+        let other = Value::Map(vec![
+            (bulk("library_name"), bulk("other_v1")),
+            (bulk("functions"), Value::Array(vec![function("ra9_y")])),
+        ]);
+        let got = parse_listing(Value::Array(vec![ours, other, Value::Nil]), &spec).unwrap();
+        assert_eq!(got.versions.len(), 1);
+        assert_eq!(
+            (got.versions[0].version, got.versions[0].code.as_str()),
+            (3, "code")
+        );
+        let owners: Vec<(&str, &str)> = got
+            .functions
+            .iter()
+            .map(|o| (o.function.as_str(), o.library.as_str()))
+            .collect();
+        assert_eq!(
+            owners,
+            [("ra3_x", spec.name_of(3).as_str()), ("ra9_y", "other_v1")]
+        );
+        assert!(parse_listing(Value::Nil, &spec).is_err());
+    }
 
     /// Slot ranges count inclusively; migrating/importing markers own nothing.
     #[test]

@@ -7,6 +7,7 @@ use full_moon::ast::Block;
 use full_moon::node::Node;
 use full_moon::tokenizer::TokenType;
 use redis_atomic_scripts::{check, header};
+use std::collections::HashSet;
 
 /// What the shebang says the file is.
 pub struct Kind {
@@ -98,33 +99,49 @@ pub fn header_rules(text: &str, out: &mut Vec<RawFinding>) {
             return;
         }
     };
+    // Lines looked up once, sets instead of scans: a header may declare tens of thousands of
+    // words, each one a problem, and the work must stay linear in the file's length.
     let line_of = |field: &str| {
         text.lines()
             .position(|l| l.starts_with(&format!("--- {field}:")))
             .map_or(1, |i| i + 1)
     };
     let body = header::body(text);
-    let statuses = check::check_statuses(&parsed, body);
-    let mut by_line: Vec<(usize, Vec<String>)> = Vec::new();
+    let statuses: HashSet<String> = check::check_statuses(&parsed, body).into_iter().collect();
+    let mut by_field: [(usize, Vec<String>); 3] =
+        ["returns", "keys", "args"].map(|f| (line_of(f), Vec::new()));
     for problem in check::check_body(&parsed, body) {
         let field = if statuses.contains(&problem) {
-            "returns"
+            0
         } else if problem.contains("KEYS") {
-            "keys"
+            1
         } else if problem.contains("ARGV") {
-            "args"
+            2
         } else {
             continue;
         };
-        let line = line_of(field);
+        by_field[field].1.push(problem);
+    }
+    let mut by_line: Vec<(usize, Vec<String>)> = Vec::new();
+    for (line, problems) in by_field.into_iter().filter(|(_, p)| !p.is_empty()) {
         match by_line.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, problems)) => problems.push(problem),
-            None => by_line.push((line, vec![problem])),
+            Some((_, all)) => all.extend(problems),
+            None => by_line.push((line, problems)),
         }
     }
     for (line, problems) in by_line {
-        out.push(at(line, "header-body-mismatch", problems.join("; ")));
+        out.push(at(line, "header-body-mismatch", summary(&problems)));
     }
+}
+
+/// The first few problems, and how many more: one finding stays one readable line.
+fn summary(problems: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = problems[..problems.len().min(SHOWN)].join("; ");
+    if problems.len() > SHOWN {
+        text.push_str(&format!(" (and {} more)", problems.len() - SHOWN));
+    }
+    text
 }
 
 /// String literals holding a constant `{hash tag}` (`'app:{global}:n'`): the tag can never vary,

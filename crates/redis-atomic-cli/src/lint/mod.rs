@@ -8,9 +8,15 @@
 //! exception is silenced on its line (or the line above) with
 //! `-- redis-atomic-lint: allow <rule-id>`, which keeps the reason next to the code.
 //!
-//! Exit codes: 0 clean, 1 findings, 2 usage, read or parse errors.
+//! Inputs are bounded before they are parsed: files are regular and at most 1 MiB
+//! ([`redis_atomic_scripts::load::read_text`]), nesting is measured by a token scan
+//! ([`depth`]) and the parse and walk run on a thread whose stack ([`STACK_BYTES`]) holds the
+//! deepest source the scan lets through. Time and memory grow linearly with the file.
+//!
+//! Exit codes: 0 clean, 1 findings, 2 usage, read or parse errors, or no file linted.
 
 mod calls;
+pub mod depth;
 mod expr;
 mod file_rules;
 mod loops;
@@ -78,8 +84,41 @@ pub fn lint_source(name: &str, text: &str) -> Result<Vec<Finding>, LintError> {
     lint_expanded(&Expanded::plain(name, text))
 }
 
-/// Lints an expanded source.
+/// Stack of the thread that parses and walks one source. The deepest source [`depth::check`]
+/// passes (199 nested `function` levels, then a chain of unary operators making up the rest of
+/// the 5 000 levels: the costliest shape per level) needs 12–16 MiB in a debug build (measured
+/// by `tests/lint.rs` `deepest_accepted_source_lints` with smaller stacks); 64 MiB leaves a
+/// margin of four, whatever the caller's stack (2 MiB for test and tokio threads). It is
+/// reserved, not committed: only the pages a deep source touches are used.
+pub const STACK_BYTES: usize = 64 << 20;
+
+/// Lints an expanded source: its nesting is checked first ([`depth::check`]), then it is parsed
+/// and walked on a thread of its own with a [`STACK_BYTES`] stack.
 pub fn lint_expanded(src: &Expanded) -> Result<Vec<Finding>, LintError> {
+    if let Err(e) = depth::check(&src.text) {
+        let (file, line) = src.locate(e.line);
+        return Err(LintError {
+            message: format!("{file}:{line}:1: {}", e.message),
+        });
+    }
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("lint".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, || parse_and_walk(src))
+            .map_err(|e| LintError {
+                message: format!("cannot start the lint thread: {e}"),
+            })?
+            .join()
+            .unwrap_or_else(|_| {
+                Err(LintError {
+                    message: format!("{}: the linter failed on this file", src.files[0]),
+                })
+            })
+    })
+}
+
+fn parse_and_walk(src: &Expanded) -> Result<Vec<Finding>, LintError> {
     let ast = full_moon::parse(&src.text).map_err(|errors| {
         let (message, line, col) = errors.first().map_or(("unknown".into(), 1, 1), |e| {
             let p = e.range().0;
@@ -147,6 +186,13 @@ pub fn run(args: LintArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         return 2;
     }
     let files = match files(&args.paths) {
+        Ok(f) if f.is_empty() => {
+            let _ = writeln!(
+                err,
+                "error: no *.lua file in the given paths: nothing linted"
+            );
+            return 2;
+        }
         Ok(f) => f,
         Err(e) => {
             let _ = writeln!(err, "error: {e}");

@@ -42,7 +42,7 @@ async fn worker(ctx: CheckCtx, cas: Cas, key: String) -> anyhow::Result<Vec<(i64
         let outcome = if ctx.sabotage {
             naive(&ctx, &key).await
         } else {
-            increment(&cas, &key).await
+            increment(&cas, &key, ctx.key_ttl()).await
         };
         let failed = outcome.is_err();
         let committed = outcome.map(|o| matches!(o, CasOutcome::Committed(_)));
@@ -56,12 +56,12 @@ async fn worker(ctx: CheckCtx, cas: Cas, key: String) -> anyhow::Result<Vec<(i64
     Ok(deltas)
 }
 
-/// One increment through the library.
-async fn increment(cas: &Cas, key: &str) -> Result<CasOutcome<i64>, Error> {
+/// One increment through the library (the counter expires after `ttl`).
+async fn increment(cas: &Cas, key: &str, ttl: Duration) -> Result<CasOutcome<i64>, Error> {
     cas.update(&[Read::get(key)], |snapshot| {
         let next = snapshot.get::<Option<i64>>(0)?.unwrap_or(0) + 1;
         Ok(Decision::commit(
-            vec![Write::set(key, next.to_string())],
+            vec![Write::set_px(key, next.to_string(), ttl)],
             next,
         ))
     })
@@ -77,8 +77,9 @@ async fn naive(ctx: &CheckCtx, key: &str) -> Result<CasOutcome<i64>, Error> {
     })?;
     tokio::task::yield_now().await; // the gap every other task can write into
     let next = current.unwrap_or(0) + 1;
+    let ttl = u64::try_from(ctx.key_ttl().as_millis()).unwrap_or(u64::MAX);
     ctx.client
-        .command(redis::cmd("SET").arg(key).arg(next))
+        .command(redis::cmd("SET").arg(key).arg(next).arg("PX").arg(ttl))
         .await?;
     Ok(CasOutcome::Committed(next))
 }

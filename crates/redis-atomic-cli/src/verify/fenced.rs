@@ -103,10 +103,16 @@ async fn write(
 ) -> anyhow::Result<Option<bool>> {
     let fence = guard.fence();
     let result = if ctx.sabotage {
-        let cmd = redis::cmd("SET").arg(data).arg(fence.0).clone();
+        let ttl = u64::try_from(ctx.key_ttl().as_millis()).unwrap_or(u64::MAX);
+        let cmd = redis::cmd("SET")
+            .arg(data)
+            .arg(fence.0)
+            .arg("PX")
+            .arg(ttl)
+            .clone();
         ctx.client.command(&cmd).await.map(|_| true)
     } else {
-        let w = [Write::set(data, fence.0.to_string())];
+        let w = [Write::set_px(data, fence.0.to_string(), ctx.key_ttl())];
         fenced
             .fenced_write(guard.resource(), fence, &w)
             .await

@@ -54,6 +54,8 @@ pub(super) async fn run(mut ctx: CheckCtx) -> anyhow::Result<Findings> {
     // Where the side effects are counted: the check's own key, not the store's.
     let effects = ctx.keyspace.key("verify", 1, "idem", &["effects"])?;
     let shared = Arc::new(Shared::default());
+    // `HINCRBY` creates the effects hash without a TTL: the keeper gives it the check's.
+    let keeper = ctx.keep_expiring(vec![effects.clone()]);
     let mut round = 0u64;
     // Rounds: every worker sends the same keys at the same time, so each key has duplicates.
     while ctx.running() {
@@ -71,6 +73,7 @@ pub(super) async fn run(mut ctx: CheckCtx) -> anyhow::Result<Findings> {
         .await?;
         round += 1;
     }
+    keeper.stop().await;
     let counts: HashMap<String, u64> = redis::from_redis_value(
         ctx.final_command(redis::cmd("HGETALL").arg(&effects))
             .await?,

@@ -125,7 +125,13 @@ async fn increment(ctx: &CheckCtx, shared: &Shared, counter: &str) -> anyhow::Re
             return Ok(false);
         }
     };
-    let set = redis::cmd("SET").arg(counter).arg(current + 1).clone();
+    let ttl = u64::try_from(ctx.key_ttl().as_millis()).unwrap_or(u64::MAX);
+    let set = redis::cmd("SET")
+        .arg(counter)
+        .arg(current + 1)
+        .arg("PX")
+        .arg(ttl)
+        .clone();
     let outcome = ctx.outcome(ctx.client.command(&set).await.map(|_| true))?;
     locked(&shared.writes).push((1, outcome));
     Ok(outcome == Some(true))

@@ -13,8 +13,14 @@
 //! With `--faults`, every check runs again once per kind of fault ([`faults`]), injected over and
 //! over while it runs: the table then has one row per primitive and fault, with the operations
 //! whose outcome was unknown, and the invariant must still hold.
+//!
+//! On a server it does not own (`--url`), a run leaves nothing behind: every key has a TTL and
+//! the run's namespaces are deleted when it ends ([`cleanup`]); `--acl` prints the ACL such a
+//! run needs ([`acl`]).
 
+pub mod acl;
 mod cas;
+mod cleanup;
 mod ctx;
 mod dedup;
 pub mod faults;
@@ -44,12 +50,21 @@ use std::time::Duration;
 pub struct VerifyArgs {
     /// Server to verify against (redis://, rediss://, redis+unix://, redis+sentinel://h:p,h:p/
     /// service). Default: an embedded redis-server started for the run. Keys are written under a
-    /// fresh `verify-*` namespace.
+    /// fresh `verify-<run>-*` namespace, each with a TTL, and deleted when the run ends (see --acl
+    /// for the user).
     #[arg(long)]
     pub url: Option<String>,
     /// TLS files for a rediss:// --url.
     #[command(flatten)]
     pub conn: crate::conn::ConnArgs,
+    /// Print the ACL SETUSER line of a user that can run `verify --url` (and nothing else:
+    /// keys `verify-*`, the primitives' commands and verify's own), then exit.
+    #[arg(long)]
+    pub acl: bool,
+    /// With --url, leave the run's keys for inspection instead of deleting them (each expires
+    /// by itself, 2 × --seconds + 10 min after it was written).
+    #[arg(long)]
+    pub keep_keys: bool,
     /// Use Redis Cluster (embedded: a 3-primary, 3-replica cluster).
     #[arg(long)]
     pub cluster: bool,
@@ -138,6 +153,12 @@ enum Target {
 
 /// Runs `verify` on a fresh tokio runtime; returns the exit code (0 ok, 1 violations, 2 error).
 pub fn run_blocking(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    if args.acl {
+        return match writeln!(out, "{}", acl::setuser_line("verify")) {
+            Ok(()) => 0,
+            Err(_) => 2,
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -166,7 +187,7 @@ pub fn run_blocking(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) 
             }
         }
         Err(e) => {
-            let _ = writeln!(err, "error: {e:#}");
+            let _ = writeln!(err, "error: {}", crate::errors::one_line(&e));
             2
         }
     }
@@ -190,15 +211,36 @@ pub async fn run(args: VerifyArgs) -> anyhow::Result<(Report, bool)> {
     let (client, _target) = connect(&args).await?;
     let server = ServerInfo::fetch(&client).await?;
     let run_id = format!("{:08x}", rand::random::<u32>());
+    let checks = run_checks(&args, &client, &run_id).await;
+    // Whether the checks passed, failed or could not run: leave nothing behind.
+    let swept = match &args.url {
+        Some(url) if !args.keep_keys => {
+            cleanup::sweep(&client, url, args.cluster, &format!("verify-{run_id}-*"))
+                .await
+                .context("deleting the run's keys")
+        }
+        _ => Ok(0),
+    };
+    let checks = checks?;
+    swept?;
+    Ok((Report::new(server, checks), args.json))
+}
+
+/// Every check, then (with `--faults`) every check under each fault.
+async fn run_checks(
+    args: &VerifyArgs,
+    client: &Client,
+    run_id: &str,
+) -> anyhow::Result<Vec<CheckReport>> {
     let mut checks = Vec::new();
     for check in CHECKS {
-        let ctx = context(&args, client.clone(), &run_id, check.name, None)?;
+        let ctx = context(args, client.clone(), run_id, check.name, None)?;
         checks.push(run_check(check, ctx, None).await?);
     }
     if args.faults {
-        checks.extend(run_under_faults(&args, &run_id).await?);
+        checks.extend(run_under_faults(args, run_id).await?);
     }
-    Ok((Report::new(server, checks), args.json))
+    Ok(checks)
 }
 
 /// Every check once per kind of fault.

@@ -62,8 +62,23 @@ pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
         QueueConfig::default().max_deliveries(NonZeroU32::new(1000).unwrap_or(NonZeroU32::MIN));
     let queue = Queue::new(ctx.client.clone(), &ctx.keyspace, "verify", config)?;
     let shared = Arc::new(Shared::default());
+    // A queue's state is durable by design (no TTL): the keeper gives its keys the check's.
+    let k = queue.keys();
+    let keys: Vec<String> = [
+        &k.due,
+        &k.inflight,
+        &k.dead,
+        &k.done,
+        &k.meta,
+        &k.payload,
+        &k.errors,
+    ]
+    .map(String::clone)
+    .into();
+    let keeper = ctx.keep_expiring(keys);
     let workers = ctx.run_workers(|n, ctx| worker(n, ctx, queue.clone(), shared.clone()));
     let (produced, _) = tokio::try_join!(produce_and_drain(&ctx, &queue, &shared), workers)?;
+    keeper.stop().await;
     let findings = Findings::new(shared.ops.load(Ordering::SeqCst));
     let claims = locked(&shared.claims);
     // When a fault may lose acknowledged writes (primary kill), only what survives it is checked:

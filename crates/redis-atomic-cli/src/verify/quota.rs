@@ -29,8 +29,11 @@ struct Log {
 pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
     let quotas = Quotas::new(ctx.client.clone(), ctx.keyspace.clone());
     let log = Arc::new(Mutex::new(Log::default()));
+    // The sabotaged `INCRBY` creates the counter without a TTL; the library's add gives one.
+    let keeper = ctx.keep_expiring(vec![quotas.keys(NAME)?.value]);
     ctx.run_workers(|t, ctx| worker(t, ctx, quotas.clone(), log.clone()))
         .await?;
+    keeper.stop().await;
     let value = ctx.final_get(&quotas.keys(NAME)?.value).await?.unwrap_or(0);
     let mut log = locked(&log);
     let operations = log.values.len() as u64;
@@ -55,7 +58,7 @@ async fn worker(
         let outcome = if ctx.sabotage {
             naive(&ctx, &quotas, delta).await
         } else {
-            quotas.add(NAME, delta, bounds, None).await
+            quotas.add(NAME, delta, bounds, Some(ctx.key_ttl())).await
         };
         let (applied, value) = match outcome {
             Ok(Bounded::Applied { value }) => (Some(true), Some(value)),

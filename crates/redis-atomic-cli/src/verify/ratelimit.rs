@@ -74,17 +74,35 @@ async fn clock_offset(client: &Client) -> anyhow::Result<i64> {
         let last = Instant::now() > give_up;
         match reply {
             Ok(time) if after - before < 100_000 || last => {
-                let t: Vec<String> = redis::from_redis_value(time)?;
-                let [secs, micros] = t.as_slice() else {
-                    anyhow::bail!("TIME replied {t:?}");
-                };
-                let server = secs.parse::<i64>()? * 1_000_000 + micros.parse::<i64>()?;
-                return Ok(server - (before + after) / 2);
+                return Ok(time_us(time)? - (before + after) / 2);
             }
             Err(e) if last => return Err(e.into()),
             _ => tokio::time::sleep(Duration::from_millis(10)).await,
         }
     }
+}
+
+/// The server clock in µs from a `TIME` reply, `[seconds, microseconds]` as decimal texts.
+/// Any other shape, or numbers out of range (whose product would overflow), is a typed
+/// [`redis_atomic::Error::BadReply`]: a server's reply never panics the check.
+fn time_us(reply: redis::Value) -> Result<i64, redis_atomic::Error> {
+    let bad = |detail: &str| redis_atomic::Error::BadReply {
+        script: "TIME",
+        detail: detail.into(),
+    };
+    let parts: Vec<String> =
+        redis::from_redis_value(reply).map_err(|_| bad("not an array of texts"))?;
+    let [secs, micros] = parts.as_slice() else {
+        return Err(bad("not two items"));
+    };
+    let number = |text: &str| text.parse::<i64>().ok().filter(|n| *n >= 0);
+    let (Some(secs), Some(micros)) = (number(secs), number(micros)) else {
+        return Err(bad("not two non-negative integers"));
+    };
+    secs.checked_mul(1_000_000)
+        .and_then(|us| us.checked_add(micros))
+        .filter(|_| micros < 1_000_000)
+        .ok_or_else(|| bad("seconds or microseconds out of range"))
 }
 
 /// Decides until the deadline; returns the decisions made.
@@ -146,4 +164,54 @@ async fn naive(ctx: &CheckCtx, key: &str, now: i64) -> anyhow::Result<Option<i64
         }
     }
     Ok(Some(window))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use redis::Value;
+    use redis_atomic_testkit::arb;
+
+    fn time(parts: &[&str]) -> Value {
+        Value::Array(
+            parts
+                .iter()
+                .map(|p| Value::BulkString(p.as_bytes().to_vec()))
+                .collect(),
+        )
+    }
+
+    /// A real reply reads as µs; wrong shapes and numbers that would overflow are typed errors
+    /// (the seconds were once multiplied unchecked).
+    #[test]
+    fn time_replies() {
+        assert_eq!(
+            time_us(time(&["1700000000", "250"])).unwrap(),
+            1_700_000_000_000_250
+        );
+        for bad in [
+            time(&["1"]),
+            time(&["1", "2", "3"]),
+            time(&["9223372036854775807", "0"]),
+            time(&["-1", "0"]),
+            time(&["1", "1000000"]),
+            time(&["x", "0"]),
+            Value::Nil,
+            Value::Int(5),
+        ] {
+            assert!(matches!(
+                time_us(bad),
+                Err(redis_atomic::Error::BadReply { script: "TIME", .. })
+            ),);
+        }
+    }
+
+    proptest! {
+        /// Any reply to `TIME` is a time or a typed error, never a panic.
+        #[test]
+        fn time_answers_any_value(reply in arb::reply()) {
+            let _ = time_us(reply);
+        }
+    }
 }

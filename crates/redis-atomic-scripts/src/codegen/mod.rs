@@ -7,8 +7,14 @@
 //! status word or field a binding does not handle is a compile error, not a runtime surprise.
 //!
 //! The generated code names its runtime by path (`crate` inside the library, `::redis_atomic`
-//! for a user's own scripts) and uses: `script::{Script, DynScript, ScriptDef, RetryClass,
-//! FromReply, Reply}`, `lease::Fence` and `Error`.
+//! for a user's own scripts) and uses: `script::{Script, DynScript, ScriptDef, LibraryDef,
+//! RetryClass, FromReply, Reply}`, `lease::Fence` and `Error`. Every script points at the
+//! `LIBRARY` static of its own registry, so a client that finds a Function missing loads the
+//! library the script belongs to: the built-in one or a user's.
+//!
+//! Library naming: the built-in library is `redis_atomic_v<N>` with functions `ra<N>_<script>`;
+//! a user library `NAME` is `NAME_v<N>` with functions `NAME<N>_<script>`
+//! ([`crate::folder::user_library`], names checked by [`crate::folder::check_library_name`]).
 
 mod reply;
 
@@ -69,7 +75,7 @@ pub fn library_source(scripts: &[ScriptFile], lib: &Library) -> String {
 pub fn registry(scripts: &[ScriptFile], lib: &Library, runtime: &str) -> Result<String, String> {
     let mut code = format!(
         "#[allow(unused_imports)]\n\
-         use {runtime}::script::{{DynScript, FromReply, Reply, RetryClass, Script, ScriptDef}};\n\
+         use {runtime}::script::{{DynScript, FromReply, LibraryDef, Reply, RetryClass, Script, ScriptDef}};\n\
          #[allow(unused_imports)]\nuse {runtime}::Error;\n\
          #[allow(unused_imports)]\nuse {runtime}::lease::Fence;\n\
          #[allow(unused_imports)]\nuse ::std::time::Duration;\n\n"
@@ -82,6 +88,7 @@ pub fn registry(scripts: &[ScriptFile], lib: &Library, runtime: &str) -> Result<
         .iter()
         .map(|s| format!("&{}.def", s.name.to_uppercase()))
         .collect();
+    code.push_str(&decode_fn(scripts));
     let source = library_source(scripts, lib);
     let _ = writeln!(
         code,
@@ -90,13 +97,38 @@ pub fn registry(scripts: &[ScriptFile], lib: &Library, runtime: &str) -> Result<
          /// Name of the composed Function library.\npub const LIBRARY_NAME: &str = {name:?};\n\
          /// Source of the composed Function library, as `FUNCTION LOAD` takes it.\n\
          pub static LIBRARY_SOURCE: &str = {source:?};\n\
-         /// SHA1 of [`LIBRARY_SOURCE`].\npub const LIBRARY_SHA1: &str = {sha:?};",
+         /// SHA1 of [`LIBRARY_SOURCE`].\npub const LIBRARY_SHA1: &str = {sha:?};\n\
+         /// The composed Function library: what a client loads when one of these scripts' \
+         Functions is missing.\npub static LIBRARY: LibraryDef = LibraryDef {{ name: LIBRARY_NAME, \
+         version: LIBRARY_VERSION, source: LIBRARY_SOURCE, sha1: LIBRARY_SHA1 }};",
         all = all.join(", "),
         version = lib.version,
         name = lib.name,
         sha = sha1_smol::Sha1::from(&source).digest().to_string(),
     );
     Ok(code)
+}
+
+/// `decode_reply`: a raw reply decoded by the reply type of the script it names, so code that
+/// has only a name (a test feeding every reply type arbitrary input, a fixture runner) reaches
+/// every generated decoder, and a script added later is covered without a new line.
+fn decode_fn(scripts: &[ScriptFile]) -> String {
+    let mut arms = String::new();
+    for s in scripts {
+        let _ = writeln!(
+            arms,
+            "        {name:?} => {ty}::from_reply(reply).map(|r| FromReply::status(&r).to_string()),",
+            name = s.name,
+            ty = reply_name(&s.name),
+        );
+    }
+    format!(
+        "/// Decodes `reply` with the reply type of the script it was parsed for\n\
+         /// ([`Reply::script`]): the status word of the typed value, or `None` when no script of\n\
+         /// this registry has that name.\n\
+         pub fn decode_reply(reply: Reply) -> Option<Result<String, Error>> {{\n    \
+         Some(match reply.script() {{\n{arms}        _ => return None,\n    }})\n}}\n\n"
+    )
 }
 
 fn script_static(s: &ScriptFile, lib: &Library) -> Result<String, String> {
@@ -117,14 +149,15 @@ fn script_static(s: &ScriptFile, lib: &Library) -> Result<String, String> {
          pub static {upper}: {ty} = {ctor}::new(ScriptDef {{\n    \
          name: {name:?},\n    version: {version},\n    summary: {summary:?},\n    \
          invariant: {inv:?},\n    keys: &{keys:?},\n    args: &{args:?},\n    \
-         returns: {ret:?},\n    retry: RetryClass::{retry},\n    flags: &{flags:?},\n    \
+         returns: {ret:?},\n    statuses: &{statuses:?},\n    retry: RetryClass::{retry},\n    flags: &{flags:?},\n    \
          sha1: {sha:?},\n    source: {source:?},\n    function: {function:?},\n    \
-         function_body: {body:?},\n}});\n\n",
+         function_body: {body:?},\n    library: &LIBRARY,\n}});\n\n",
         name = s.name,
         version = h.version,
         summary = h.summary,
         inv = h.invariant,
         ret = h.returns,
+        statuses = h.shapes.statuses(),
         upper = s.name.to_uppercase(),
         keys = h.keys,
         args = h.args,
@@ -135,4 +168,66 @@ fn script_static(s: &ScriptFile, lib: &Library) -> Result<String, String> {
         function = lib.function_name(&s.name),
         body = s.function_body(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse_source;
+    use std::path::Path;
+
+    fn script(name: &str, keys: &str, args: &str) -> ScriptFile {
+        let text = format!(
+            "#!lua\n--- summary: s\n--- invariant: i\n--- keys: {keys}\n--- args: {args}\n\
+             --- returns: {{'ok', n}} | {{'gone'}}\n--- retry: unsafe\n--- version: 4\n\
+             if ARGV[1] then return {{'gone'}} end\nredis.call('DEL', KEYS[1])\n\
+             return {{'ok', 1}}\n"
+        );
+        parse_source(Path::new("t.lua"), name, &text, &mut |_| Ok(None))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A user library's registry: typed statics with the header's counts (a `DynScript` for a
+    /// variadic list), functions named `NAME<N>_<script>`, every script pointing at the
+    /// registry's own `LIBRARY`, and the runtime named by path.
+    #[test]
+    fn user_registry_shape() {
+        let lib = crate::folder::user_library("shop", 3);
+        let scripts = [
+            script("cart_add", "cart", "item"),
+            script("cart_drop", "cart more...", "item"),
+        ];
+        let code = registry(&scripts, &lib, "::redis_atomic").unwrap_or_else(|e| panic!("{e}"));
+        for expected in [
+            "use ::redis_atomic::script::{",
+            "pub static CART_ADD: Script<1, 1, CartAddReply> = Script::new(ScriptDef {",
+            "pub static CART_DROP: DynScript<CartDropReply> = DynScript::new(ScriptDef {",
+            "function: \"shop3_cart_add\"",
+            "statuses: &[\"ok\", \"gone\"]",
+            "retry: RetryClass::Unsafe",
+            "library: &LIBRARY,",
+            "pub const LIBRARY_NAME: &str = \"shop_v3\";",
+            "pub static LIBRARY: LibraryDef = LibraryDef {",
+            "pub enum CartAddReply {",
+        ] {
+            assert!(code.contains(expected), "{expected} missing from:\n{code}");
+        }
+        assert_eq!(code.matches("library: &LIBRARY,").count(), 2);
+        let source = library_source(&scripts, &lib);
+        assert!(source.starts_with("#!lua name=shop_v3\n"), "{source}");
+        assert!(
+            source.contains("function_name='shop3_cart_drop'"),
+            "{source}"
+        );
+    }
+
+    /// The built-in library keeps its own scheme.
+    #[test]
+    fn builtin_names() {
+        let lib = Library::builtin(6);
+        assert_eq!(
+            (lib.name.as_str(), lib.function_name("x").as_str()),
+            ("redis_atomic_v6", "ra6_x")
+        );
+    }
 }

@@ -242,7 +242,7 @@ fn from_reply_impl(s: &ScriptFile, name: &str, variants: &[String]) -> Result<St
          fn from_reply(mut __r: Reply) -> Result<Self, Error> {{\n        \
          let value = match __r.status() {{\n{arms}            _ => return Err(__r.unexpected()),\n        \
          }};\n        __r.finish()?;\n        Ok(value)\n    }}\n\n    \
-         fn status(&self) -> &'static str {{\n        match self {{\n{words}        }}\n    }}\n}}\n\n",
+         fn status(&self) -> &str {{\n        match self {{\n{words}        }}\n    }}\n}}\n\n",
     ))
 }
 

@@ -89,10 +89,28 @@ impl Replicas {
                 acked: u32::try_from(n).unwrap_or(0),
                 wanted: self.count,
             }),
-            other => Err(Error::BadReply {
-                script: "WAIT",
-                detail: format!("answered {other:?}"),
-            }),
+            other => Err(crate::script::reply::unexpected("WAIT", other.as_ref())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use redis_atomic_testkit::arb;
+    use std::time::Duration;
+
+    proptest! {
+        /// Any reply to `WAIT` (or none) is enough replicas, too few, or `BadReply`.
+        #[test]
+        fn wait_reply_answers_any_value(reply in proptest::option::of(arb::reply()), count in 0u32..4) {
+            let replicas = Replicas { count, timeout: Duration::from_millis(1) };
+            match replicas.check(reply) {
+                Ok(()) | Err(Error::NotReplicated { .. }) => {}
+                Err(Error::BadReply { script: "WAIT", .. }) => {}
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
         }
     }
 }

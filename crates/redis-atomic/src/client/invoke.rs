@@ -4,7 +4,7 @@ use super::retry::{no_conflict, Verdict};
 use super::Client;
 use crate::observe::{self, Op};
 use crate::script::{
-    registry, Delivery, DynScript, FromReply, Reply, RetryClass, Script, ScriptDef,
+    registry, Delivery, DynScript, FromReply, LibraryDef, Reply, RetryClass, Script, ScriptDef,
 };
 use crate::{keys, Error};
 use redis::{Cmd, Value};
@@ -80,7 +80,8 @@ impl Client {
         self.call_def(&script.def, &keys, &args, retry).await
     }
 
-    /// Runs a script with a variadic key or argument list; counts are checked against its header.
+    /// Runs a script whose counts are checked against its header at the call: one with a
+    /// variadic key or argument list, or one loaded at run time ([`crate::script::ScriptSet`]).
     pub async fn call_dyn<R: FromReply>(
         &self,
         script: &'static DynScript<R>,
@@ -137,7 +138,7 @@ impl Client {
             &|r: &R| r.status(),
             || async {
                 let value = self.attempt(def, keys, args).await?;
-                R::from_reply(Reply::parse(def.name, value)?)
+                R::from_reply(Reply::parse(def.name, value)?.declared(def.statuses))
             },
         )
         .await
@@ -176,7 +177,7 @@ impl Client {
             }
             Err(err) if self.config.delivery == Delivery::Functions && function_missing(&err) => {
                 observe::noscript(def);
-                self.load_library().await?;
+                self.load_functions(def.library).await?;
                 self.send_script(def, &cmd).await
             }
             other => other,
@@ -214,31 +215,48 @@ impl Client {
             .map(drop)
     }
 
-    /// Loads every script (on every primary in a cluster), e.g. before pipelining `EVALSHA`,
-    /// where no `NOSCRIPT` fallback is possible; with [`Delivery::Functions`], loads the library.
+    /// Loads every built-in script (on every primary in a cluster), e.g. before pipelining
+    /// `EVALSHA`, where no `NOSCRIPT` fallback is possible; with [`Delivery::Functions`], loads
+    /// the library.
     pub async fn load_all(&self) -> Result<(), Error> {
-        for def in registry::ALL {
+        self.preload(registry::ALL).await
+    }
+
+    /// Loads `scripts` (on every primary in a cluster), e.g. a user's generated `ALL` or
+    /// [`ScriptSet::defs`](crate::script::ScriptSet::defs); with [`Delivery::Functions`], each
+    /// library they belong to.
+    pub async fn preload(&self, scripts: &[&ScriptDef]) -> Result<(), Error> {
+        let mut libraries: Vec<&LibraryDef> = Vec::new();
+        for def in scripts {
             self.load_script(def).await?;
+            if !libraries.iter().any(|l| l.name == def.library.name) {
+                libraries.push(def.library);
+            }
         }
         if self.config.delivery == Delivery::Functions {
-            self.load_library().await?;
+            for library in libraries {
+                self.load_functions(library).await?;
+            }
         }
         Ok(())
     }
 
-    /// `FUNCTION LOAD` of `redis_atomic_v<N>` (every primary in a cluster). A library already
-    /// loaded under that name is left alone: replacing it is the ops CLI's decision. Whether a
-    /// refused load means "already there" (another client won the race) is asked of the server
-    /// (`FUNCTION LIST`), not read from the error text.
+    /// `FUNCTION LOAD` of the built-in `redis_atomic_v<N>` (see [`Client::load_functions`]).
     pub async fn load_library(&self) -> Result<(), Error> {
+        self.load_functions(&registry::LIBRARY).await
+    }
+
+    /// `FUNCTION LOAD` of `library` (every primary in a cluster). A library already loaded under
+    /// that name is left alone: replacing it is the ops CLI's decision. Whether a refused load
+    /// means "already there" (another client won the race) is asked of the server (`FUNCTION
+    /// LIST`), not read from the error text.
+    pub async fn load_functions(&self, library: &LibraryDef) -> Result<(), Error> {
         let mut load = redis::cmd("FUNCTION");
-        load.arg("LOAD").arg(registry::LIBRARY_SOURCE);
+        load.arg("LOAD").arg(library.source);
         match self.command(&load).await {
             Err(err @ Error::Server { .. }) => {
                 let mut list = redis::cmd("FUNCTION");
-                list.arg("LIST")
-                    .arg("LIBRARYNAME")
-                    .arg(registry::LIBRARY_NAME);
+                list.arg("LIST").arg("LIBRARYNAME").arg(library.name);
                 match self.command(&list).await? {
                     Value::Array(libs) if !libs.is_empty() => Ok(()),
                     _ => Err(err),

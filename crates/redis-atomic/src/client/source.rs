@@ -31,7 +31,7 @@ enum Kind {
 }
 
 #[derive(Clone, Debug)]
-struct SlotRange {
+pub(crate) struct SlotRange {
     start: u16,
     end: u16,
     host: String,
@@ -161,7 +161,12 @@ impl Source {
 
 /// `CLUSTER SLOTS` through the client's cluster connection.
 async fn fetch_slots(client: &Client) -> Result<Vec<SlotRange>, Error> {
-    let reply = client.command(redis::cmd("CLUSTER").arg("SLOTS")).await?;
+    parse_slots(client.command(redis::cmd("CLUSTER").arg("SLOTS")).await?)
+}
+
+/// `CLUSTER SLOTS`' reply: each range's slots and its primary's host and port. Anything else
+/// is [`Error::BadReply`].
+pub(crate) fn parse_slots(reply: Value) -> Result<Vec<SlotRange>, Error> {
     let bad = |detail: &str| Error::BadReply {
         script: "CLUSTER SLOTS",
         detail: detail.into(),
@@ -195,4 +200,41 @@ async fn fetch_slots(client: &Client) -> Result<Vec<SlotRange>, Error> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use redis_atomic_testkit::arb;
+
+    proptest! {
+        /// Any reply to `CLUSTER SLOTS` is ranges or `BadReply`, never a panic.
+        #[test]
+        fn slots_parser_answers_any_value(reply in arb::reply()) {
+            match parse_slots(reply) {
+                Ok(_) | Err(Error::BadReply { script: "CLUSTER SLOTS", .. }) => {}
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
+
+    /// A real reply's shape parses; a slot or port out of range is a bad reply.
+    #[test]
+    fn slots_shape() {
+        let range = |start: i64, port: i64| {
+            Value::Array(vec![
+                Value::Int(start),
+                Value::Int(16383),
+                Value::Array(vec![
+                    Value::BulkString(b"127.0.0.1".to_vec()),
+                    Value::Int(port),
+                ]),
+            ])
+        };
+        let ok = parse_slots(Value::Array(vec![range(0, 7000)])).unwrap();
+        assert_eq!((ok[0].start, ok[0].end, ok[0].port), (0, 16383, 7000));
+        assert!(parse_slots(Value::Array(vec![range(-1, 7000)])).is_err());
+        assert!(parse_slots(Value::Array(vec![range(0, 1 << 62)])).is_err());
+    }
 }

@@ -184,18 +184,7 @@ impl Dedup {
             }
             None => (self.client.command(cmd).await?, None),
         };
-        let reply_was_own =
-            matches!(&reply, Value::BulkString(b) if b == token.as_str().as_bytes());
-        let first = match reply {
-            Value::Nil => true,
-            Value::BulkString(_) => reply_was_own,
-            other => {
-                return Err(Error::BadReply {
-                    script: "SET NX GET",
-                    detail: format!("{other:?}"),
-                })
-            }
-        };
+        let (first, reply_was_own) = sighting(&reply, token)?;
         let Some((replicas, acked)) = acked.filter(|_| first) else {
             return Ok(first);
         };
@@ -209,5 +198,50 @@ impl Dedup {
             return replicas.check(acked).map(|()| true);
         }
         replicas.check(acked).map(|()| true)
+    }
+}
+
+/// `SET NX GET`'s reply judged for `token`: (first sighting, the value was our own token). Nil:
+/// nothing was there, we wrote it. Our token: an earlier attempt of ours wrote it. Anything else
+/// stored: a duplicate. Any other reply: [`Error::BadReply`].
+pub(crate) fn sighting(reply: &Value, token: &OwnerToken) -> Result<(bool, bool), Error> {
+    match reply {
+        Value::Nil => Ok((true, false)),
+        Value::BulkString(b) => {
+            let own = b == token.as_str().as_bytes();
+            Ok((own, own))
+        }
+        other => Err(crate::script::reply::unexpected("SET NX GET", Some(other))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use redis_atomic_testkit::arb;
+
+    proptest! {
+        /// Any reply to `SET NX GET` is a sighting or `BadReply`, never a panic.
+        #[test]
+        fn sighting_answers_any_value(reply in arb::reply()) {
+            let token = OwnerToken::new("t1").unwrap();
+            match sighting(&reply, &token) {
+                Ok(_) | Err(Error::BadReply { script: "SET NX GET", .. }) => {}
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
+
+    /// Nil is a first sighting; our own token is one (an earlier attempt of ours); another
+    /// value is a duplicate.
+    #[test]
+    fn sightings() {
+        let token = OwnerToken::new("t1").unwrap();
+        assert_eq!(sighting(&Value::Nil, &token).unwrap(), (true, false));
+        let own = Value::BulkString(b"t1".to_vec());
+        assert_eq!(sighting(&own, &token).unwrap(), (true, true));
+        let other = Value::BulkString(b"t2".to_vec());
+        assert_eq!(sighting(&other, &token).unwrap(), (false, false));
     }
 }

@@ -171,7 +171,7 @@ pub(crate) async fn exec(
 }
 
 /// The replies of `MULTI`, the queued commands and `EXEC`, judged.
-fn transaction(mut replies: Vec<Value>) -> Result<Option<Vec<Value>>, Error> {
+pub(crate) fn transaction(mut replies: Vec<Value>) -> Result<Option<Vec<Value>>, Error> {
     let exec_reply = replies.pop();
     // A command refused while queueing (MOVED, syntax, OOM) makes EXEC abort: nothing ran, and
     // the queueing error says why.
@@ -202,9 +202,22 @@ fn transaction(mut replies: Vec<Value>) -> Result<Option<Vec<Value>>, Error> {
             e.code().to_string(),
             e.details().unwrap_or_default().to_string(),
         )),
-        other => Err(Error::BadReply {
-            script: "EXEC",
-            detail: format!("{other:?}"),
-        }),
+        other => Err(crate::script::reply::unexpected("EXEC", other.as_ref())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use redis_atomic_testkit::arb;
+
+    proptest! {
+        /// Any replies to `MULTI` ... `EXEC` are judged (applied, aborted, or a typed error),
+        /// never a panic.
+        #[test]
+        fn transaction_answers_any_replies(replies in proptest::collection::vec(arb::reply(), 0..6)) {
+            let _ = transaction(replies);
+        }
     }
 }

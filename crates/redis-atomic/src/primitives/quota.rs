@@ -59,6 +59,16 @@ pub struct QuotaKeys {
     pub value: String,
 }
 
+/// `n` when its magnitude is at most [`MAX_VALUE`]; a typed error naming `what` otherwise.
+/// `unsigned_abs`, not `abs`: `i64::MIN.abs()` overflows (a panic in debug builds, `i64::MIN`
+/// itself — which passes a `> MAX_VALUE` check — in release).
+fn within(what: &str, n: i64) -> Result<i64, Error> {
+    if n.unsigned_abs() > MAX_VALUE.unsigned_abs() {
+        return Err(Error::BadArgument(format!("{what} {n} beyond ±(2^53 - 1)")));
+    }
+    Ok(n)
+}
+
 /// Inclusive bounds of a counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
@@ -190,9 +200,7 @@ impl Quotas {
         ttl: Option<Duration>,
         mode: &str,
     ) -> Result<Bounded, Error> {
-        if delta.abs() > MAX_VALUE {
-            return Err(Error::BadArgument(format!("delta {delta} beyond ±2^53")));
-        }
+        within("delta", delta)?;
         let ttl_ms = match ttl {
             Some(t) => millis("ttl", t, MAX_TTL)?,
             None => 0,
@@ -256,9 +264,7 @@ impl Quotas {
 
     /// Raises the value to `candidate` unless it already holds at least that (monotonic max).
     pub async fn raise(&self, name: &str, candidate: i64) -> Result<Raise, Error> {
-        if candidate.abs() > MAX_VALUE {
-            return Err(Error::BadArgument(format!("{candidate} beyond ±2^53")));
-        }
+        within("candidate", candidate)?;
         let keys = self.keys(name)?;
         let args = [Arg::Int(candidate)];
         let reply = self.client.call(&QUOTA_MAX, [&keys.value], args).await?;
@@ -286,10 +292,7 @@ impl Quotas {
         let mut cmd = redis::cmd("ZADD");
         cmd.arg(&key).arg("GT").arg("CH");
         for (score, member) in entries {
-            if score.abs() > MAX_VALUE {
-                return Err(Error::BadArgument(format!("score {score} beyond ±2^53")));
-            }
-            cmd.arg(*score).arg(*member);
+            cmd.arg(within("score", *score)?).arg(*member);
         }
         let op = Op::command("quota", "add_unless_smaller", "zadd_gt_ch");
         let reply = self.client.idempotent(op, &key, &cmd).await?;

@@ -15,14 +15,45 @@ use std::time::Duration;
 pub trait FromReply: Sized {
     /// Decodes a reply whose status word has been split off.
     fn from_reply(reply: Reply) -> Result<Self, Error>;
-    /// The status word this reply was decoded from (for metrics and logs).
-    fn status(&self) -> &'static str;
+    /// The status word this reply was decoded from (for metrics and logs): always one the
+    /// script's header declares.
+    fn status(&self) -> &str;
+}
+
+/// A reply decoded only as far as its status word, which must be one the header declares: for
+/// scripts loaded at run time ([`super::ScriptSet`]), whose reply types no compiler has seen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawReply {
+    /// The status word.
+    pub status: String,
+    /// The items after it, as sent.
+    pub fields: Vec<Value>,
+}
+
+impl FromReply for RawReply {
+    fn from_reply(mut reply: Reply) -> Result<Self, Error> {
+        if reply
+            .declared
+            .is_some_and(|words| !words.contains(&reply.status()))
+        {
+            return Err(reply.unexpected());
+        }
+        Ok(RawReply {
+            fields: reply.fields.by_ref().collect(),
+            status: std::mem::take(&mut reply.status),
+        })
+    }
+
+    fn status(&self) -> &str {
+        &self.status
+    }
 }
 
 /// A script reply being decoded: its status word and a cursor over the fields after it.
 #[derive(Debug)]
 pub struct Reply {
     script: &'static str,
+    declared: Option<&'static [&'static str]>,
     status: String,
     fields: std::vec::IntoIter<Value>,
     next: usize,
@@ -48,10 +79,18 @@ impl Reply {
         };
         Ok(Reply {
             script,
+            declared: None,
             status,
             fields,
             next: 1,
         })
+    }
+
+    /// The status words the script's header declares, for decoders that do not list them
+    /// themselves ([`RawReply`]); generated reply types match their own words.
+    pub fn declared(mut self, statuses: &'static [&'static str]) -> Reply {
+        self.declared = Some(statuses);
+        self
     }
 
     /// The script's name.
@@ -210,6 +249,18 @@ impl Reply {
     }
 }
 
+/// [`Error::BadReply`] for a command's reply (or its absence) that is none of the shapes its
+/// parser expects: says what kind of value came, never its content.
+pub(crate) fn unexpected(command: &'static str, value: Option<&Value>) -> Error {
+    let detail = match value {
+        Some(v) => format!("answered {}", kind(v)),
+        None => "no reply".into(),
+    };
+    bad(command, detail)
+}
+
+/// What kind of value `value` is, for error messages (never its content: a reply may be large
+/// or carry user data).
 fn kind(value: &Value) -> &'static str {
     match value {
         Value::Nil => "nil",

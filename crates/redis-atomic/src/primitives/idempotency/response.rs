@@ -96,7 +96,9 @@ impl Response {
         }
         let status = u16::from_be_bytes(r.array()?);
         let count = u16::from_be_bytes(r.array()?);
-        let mut headers = Vec::with_capacity(usize::from(count));
+        // Sized by the bytes present, not the count: each header takes at least 6 of them.
+        let present = (r.bytes.len() - r.pos) / 6;
+        let mut headers = Vec::with_capacity(usize::from(count).min(present));
         for _ in 0..count {
             let nlen = usize::from(u16::from_be_bytes(r.array()?));
             let name = String::from_utf8(r.take(nlen)?.to_vec()).map_err(|_| bad("header name"))?;

@@ -1,14 +1,17 @@
-//! Reading a queue and handling its dead letters: stats, one job's state, listing and
-//! requeueing dead letters. The reads are `no-writes` scripts (`EVALSHA_RO` / `FCALL_RO`, so they
-//! may run on replicas); requeueing is a write.
+//! Reading a queue and handling its dead letters: stats, one job's state, listing, requeueing
+//! and purging dead letters. The reads are `no-writes` scripts (`EVALSHA_RO` / `FCALL_RO`, so
+//! they may run on replicas); requeueing and purging are writes. The dead letters are bounded
+//! ([`super::QueueConfig::max_dead_letters`], `dead_letter_retention`) by the scripts that
+//! bury jobs; a purge deletes them on demand, each with its record, payload and last error.
 
 use super::types::{whole_ms, MAX_DELAY};
 use super::{batch, check_id, deliveries, Queue};
 use crate::client::Arg;
 use crate::lease::Fence;
 use crate::script::registry::{
-    QueueDeadListLettersItem, QueueDeadListReply, QueueDeadRequeueReply, QueueInspectReply,
-    QueueStatsReply, QUEUE_DEAD_LIST, QUEUE_DEAD_REQUEUE, QUEUE_INSPECT, QUEUE_STATS,
+    QueueDeadListLettersItem, QueueDeadListReply, QueueDeadPurgeReply, QueueDeadRequeueReply,
+    QueueInspectReply, QueueStatsReply, QUEUE_DEAD_LIST, QUEUE_DEAD_PURGE, QUEUE_DEAD_REQUEUE,
+    QUEUE_INSPECT, QUEUE_STATS,
 };
 use crate::Error;
 use std::time::Duration;
@@ -93,6 +96,16 @@ pub struct DeadLetters {
     pub total: u64,
     /// This page, oldest first.
     pub letters: Vec<DeadLetter>,
+}
+
+/// Result of purging dead letters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Purged {
+    /// Dead letters deleted (with their records, payloads and last errors).
+    pub purged: u64,
+    /// Dead letters left (of any age).
+    pub remaining: u64,
 }
 
 /// Result of requeueing a dead letter.
@@ -206,6 +219,31 @@ impl Queue {
             match self.client.call(&QUEUE_DEAD_REQUEUE, keys, args).await? {
                 QueueDeadRequeueReply::Requeued => Requeue::Requeued,
                 QueueDeadRequeueReply::NotDead => Requeue::NotDead,
+            },
+        )
+    }
+
+    /// Deletes at most `limit` (1..=1000) dead letters that died `older_than` or longer ago
+    /// (`Duration::ZERO`: any), oldest first, each with its record, payload and last error.
+    /// Call again while [`Purged::purged`] equals `limit` to purge more. Retry-safe: a repeat
+    /// deletes at most `limit` more of the same age.
+    pub async fn purge_dead_letters(
+        &self,
+        older_than: Duration,
+        limit: usize,
+    ) -> Result<Purged, Error> {
+        let limit = batch("limit", limit)?;
+        if older_than > MAX_DELAY {
+            return Err(Error::BadArgument(
+                "older_than must be at most a year".into(),
+            ));
+        }
+        let k = &self.keys;
+        let keys: [&str; 4] = [&k.dead, &k.meta, &k.payload, &k.errors];
+        let args = [Arg::Int(whole_ms(older_than)), limit];
+        Ok(
+            match self.client.call(&QUEUE_DEAD_PURGE, keys, args).await? {
+                QueueDeadPurgeReply::Purged { purged, remaining } => Purged { purged, remaining },
             },
         )
     }

@@ -163,13 +163,16 @@ impl Queue {
         }
         let fence = fence.to_string();
         let k = &self.keys;
-        let keys: [&str; 5] = [&k.inflight, &k.due, &k.dead, &k.meta, &k.errors];
+        let keys: [&str; 6] = [&k.inflight, &k.due, &k.dead, &k.meta, &k.payload, &k.errors];
+        let [max_dead, keep_dead] = self.dead_bound();
         let args = [
             job_id.into(),
             fence.as_str().into(),
             Arg::Int(whole_ms(retry_after)),
             self.max_deliveries(),
             error[..cut].into(),
+            max_dead,
+            keep_dead,
         ];
         Ok(match self.client.call(&QUEUE_NACK, keys, args).await? {
             QueueNackReply::Retrying { retry_after } => Nack::Retrying { after: retry_after },

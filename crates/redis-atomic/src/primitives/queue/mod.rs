@@ -45,11 +45,11 @@ mod admin;
 mod job;
 mod types;
 
-pub use admin::{DeadLetter, DeadLetters, JobState, QueueStats, Requeue};
+pub use admin::{DeadLetter, DeadLetters, JobState, Purged, QueueStats, Requeue};
 pub use job::Job;
 pub use types::{
-    Ack, Claim, Enqueue, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH, MAX_DELAY,
-    MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE, MAX_PAYLOAD, MAX_WORKER_LEN,
+    Ack, Claim, Enqueue, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH, MAX_DEAD_LETTERS,
+    MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE, MAX_PAYLOAD, MAX_WORKER_LEN,
 };
 
 use crate::client::{Arg, Client};
@@ -62,6 +62,7 @@ use crate::script::registry::{
 use crate::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use types::whole_ms;
 
 const SCHEMA: u32 = 1;
 
@@ -170,6 +171,14 @@ impl Queue {
         Arg::Int(i64::from(self.config.max_deliveries.get()))
     }
 
+    /// `max_dead keep_dead_ms`: the dead-letter bound every script that buries a job enforces.
+    fn dead_bound(&self) -> [Arg<'static>; 2] {
+        [
+            Arg::Int(i64::from(self.config.max_dead_letters.get())),
+            Arg::Int(whole_ms(self.config.dead_letter_retention)),
+        ]
+    }
+
     /// Adds job `job_id` with `payload`, due at `run_at`. A job id that exists (or was acked
     /// within the dedup window) is not added again: [`Enqueue::Exists`].
     pub async fn enqueue(
@@ -222,7 +231,15 @@ impl Queue {
         let vis = millis("visibility timeout", visibility, MAX_LEASE)?;
         let k = &self.keys;
         let keys: [&str; 6] = [&k.due, &k.inflight, &k.dead, &k.meta, &k.payload, &k.errors];
-        let args = [name.into(), Arg::Int(vis), max_jobs, self.max_deliveries()];
+        let [max_dead, keep_dead] = self.dead_bound();
+        let args = [
+            name.into(),
+            Arg::Int(vis),
+            max_jobs,
+            self.max_deliveries(),
+            max_dead,
+            keep_dead,
+        ];
         let sent = Instant::now();
         match self.client.call(&QUEUE_CLAIM, keys, args).await? {
             QueueClaimReply::Claimed { now_ms, jobs, .. } => Ok(Claim::Claimed(
@@ -258,8 +275,9 @@ impl Queue {
     pub async fn reap(&self, limit: usize) -> Result<Reaped, Error> {
         let limit = batch("limit", limit)?;
         let k = &self.keys;
-        let keys: [&str; 5] = [&k.inflight, &k.due, &k.dead, &k.meta, &k.errors];
-        let args = [limit, self.max_deliveries()];
+        let keys: [&str; 6] = [&k.inflight, &k.due, &k.dead, &k.meta, &k.payload, &k.errors];
+        let [max_dead, keep_dead] = self.dead_bound();
+        let args = [limit, self.max_deliveries(), max_dead, keep_dead];
         Ok(match self.client.call(&QUEUE_REAP, keys, args).await? {
             QueueReapReply::Reaped { requeued, dead } => Reaped { requeued, dead },
         })

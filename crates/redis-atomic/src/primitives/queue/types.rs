@@ -19,8 +19,10 @@ pub const MAX_BATCH: usize = 1000;
 pub const MAX_ERROR_LEN: usize = 4096;
 /// Longest lease (visibility timeout or extension): one day.
 pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
-/// Longest delay, retry pause or dedup window: one year.
+/// Longest delay, retry pause, dedup window or dead-letter retention: one year.
 pub const MAX_DELAY: Duration = Duration::from_secs(365 * 24 * 3600);
+/// Most dead letters a queue may be configured to keep.
+pub const MAX_DEAD_LETTERS: u32 = 1_000_000_000;
 
 /// Settings of a [`super::Queue`].
 #[derive(Clone, Debug)]
@@ -35,6 +37,12 @@ pub struct QueueConfig {
     /// 24 h by default. Zero forgets at once (then an ack retried after a lost reply answers
     /// [`Ack::Lost`], and the id may be enqueued again).
     pub dedup_window: Duration,
+    /// Most dead letters kept (at most [`MAX_DEAD_LETTERS`]); 10 000 by default. Each job that
+    /// dies trims the oldest beyond it (a few per death, so the bound holds).
+    pub max_dead_letters: NonZeroU32,
+    /// How long a dead letter is kept (1 ms ..= a year); 7 days by default. Each job that dies
+    /// trims a few older ones; [`super::Queue::purge_dead_letters`] deletes them on demand.
+    pub dead_letter_retention: Duration,
 }
 
 impl Default for QueueConfig {
@@ -43,6 +51,8 @@ impl Default for QueueConfig {
             max_payload_bytes: 64 * 1024,
             max_deliveries: NonZeroU32::new(5).unwrap_or(NonZeroU32::MIN),
             dedup_window: Duration::from_secs(24 * 3600),
+            max_dead_letters: NonZeroU32::new(10_000).unwrap_or(NonZeroU32::MIN),
+            dead_letter_retention: Duration::from_secs(7 * 24 * 3600),
         }
     }
 }
@@ -66,7 +76,32 @@ impl QueueConfig {
         self
     }
 
+    /// Keeping at most `n` dead letters.
+    pub fn max_dead_letters(mut self, n: NonZeroU32) -> Self {
+        self.max_dead_letters = n;
+        self
+    }
+
+    /// Keeping dead letters for `retention`.
+    pub fn dead_letter_retention(mut self, retention: Duration) -> Self {
+        self.dead_letter_retention = retention;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), Error> {
+        if self.max_dead_letters.get() > MAX_DEAD_LETTERS {
+            return Err(Error::BadArgument(format!(
+                "max_dead_letters must be at most {MAX_DEAD_LETTERS}, got {}",
+                self.max_dead_letters
+            )));
+        }
+        if self.dead_letter_retention < Duration::from_millis(1)
+            || self.dead_letter_retention > MAX_DELAY
+        {
+            return Err(Error::BadArgument(
+                "dead_letter_retention must be 1 ms ..= a year".into(),
+            ));
+        }
         if self.max_payload_bytes > MAX_PAYLOAD {
             return Err(Error::BadArgument(format!(
                 "max_payload_bytes must be at most {MAX_PAYLOAD}, got {}",

@@ -1,6 +1,9 @@
 //! `redis-atomic functions`, driven as an operator would, against real servers: a 2+2 cluster
-//! that grows a shard after the deploy, and a standalone server holding conflicting code.
+//! that grows a shard after the deploy, and a standalone server holding conflicting code; user
+//! libraries (`--library NAME --dir DIR`) in [`user`].
 #![allow(clippy::unwrap_used)]
+
+mod user;
 
 use redis_atomic::script::registry::{LIBRARY_NAME, LIBRARY_SHA1, LIBRARY_SOURCE, LIBRARY_VERSION};
 use redis_atomic_testkit::{ClusterOptions, RedisCluster, RedisServer, ServerOptions};

@@ -1,0 +1,68 @@
+//! The ACL a `verify --url` user needs, printed by `verify --acl`.
+//!
+//! The primitives need the library's least-privilege rules (`script::acl_rules`: the delivery
+//! commands, every command the scripts call, the commands primitives send themselves). Verify
+//! sends more of its own: the workloads' plain reads and writes (and their sabotaged twins), the
+//! report's `INFO`, TTLs, and the clean-up's `SCAN`/`UNLINK` ([`super::cleanup`]). Its keys are
+//! all under `verify-<run>-<check>` namespaces. `tests/cli.rs` runs verify (and its sabotaged
+//! variant) as exactly this user, so a command added to a check without a line here fails.
+
+/// Key pattern of every key verify writes.
+pub const KEY_PATTERN: &str = "~verify-*";
+
+/// Commands verify sends itself, besides the primitives' (lower case, ACL syntax).
+pub const OWN_COMMANDS: &[&str] = &[
+    "info",    // the report's server version
+    "time",    // the rate-limit check's clock offset
+    "get",     // counters read by workloads and judgements
+    "set",     // counters written by workloads
+    "incr",    // sabotaged rate limiter
+    "incrby",  // sabotaged quota
+    "pexpire", // TTLs (cleanup::Keeper), sabotaged rate limiter
+    "hincrby", // the idempotency check's side effect
+    "hgetall", // ... counted at the end
+    "zrangebyscore",
+    "zrem", // sabotaged queue claim
+    "scan", // clean-up
+    "unlink",
+];
+
+/// The rules of a user that can run `verify --url` and nothing else.
+pub fn rules() -> Vec<String> {
+    let mut rules: Vec<String> = redis_atomic::script::acl_rules("verify")
+        .into_iter()
+        .map(|r| {
+            if r.starts_with('~') {
+                KEY_PATTERN.to_string()
+            } else {
+                r
+            }
+        })
+        .collect();
+    for cmd in OWN_COMMANDS {
+        let rule = format!("+{cmd}");
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    rules
+}
+
+/// `ACL SETUSER <user> on >PASSWORD <rules>`: what `verify --acl` prints.
+pub fn setuser_line(user: &str) -> String {
+    format!("ACL SETUSER {user} on >PASSWORD {}", rules().join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    /// One key pattern (verify's), the library's delivery commands and verify's own.
+    #[test]
+    fn rules_cover_verify() {
+        let rules = super::rules();
+        let patterns: Vec<&String> = rules.iter().filter(|r| r.starts_with('~')).collect();
+        assert_eq!(patterns, [super::KEY_PATTERN]);
+        for cmd in ["+evalsha", "+info", "+hincrby", "+scan", "+unlink"] {
+            assert_eq!(rules.iter().filter(|r| *r == cmd).count(), 1, "{cmd}");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+-- now_ms(): the server's clock in milliseconds since the epoch (never the caller's clock).
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
