@@ -250,7 +250,8 @@ async fn primitives_over_a_tls_cluster() {
 }
 
 /// Sentinel over TLS (`rediss+sentinel://`): the CA reaches both the Sentinels and the primary
-/// they name; without it the Sentinels cannot be asked.
+/// they name (the library, and `verify --url rediss+sentinel://`); without it the Sentinels
+/// cannot be asked.
 #[tokio::test]
 async fn primitives_through_sentinel_over_tls() {
     let material = Arc::new(TlsMaterial::generate().unwrap());
@@ -262,6 +263,19 @@ async fn primitives_through_sentinel_over_tls() {
     assert!(group.url().starts_with("rediss+sentinel://"));
     let client = connect(&group.url(), trusting(&material)).await.unwrap();
     exercise(&client, "tls-sentinel").await;
+    let ca = material.ca_file();
+    let o = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
+        .args(["verify", "--url", &group.url(), "--tls-ca"])
+        .arg(&ca)
+        .args(["--seconds", "0.2", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "verify through sentinel: {stderr}"
+    );
     let r = Client::connect(&group.url(), ClientConfig::default()).await;
     assert!(
         matches!(&r, Err(Error::Tls(m)) if m.contains("certificate verify failed")),
