@@ -5,6 +5,7 @@
 //! writers so tests can drive it.
 
 pub mod bench;
+pub mod conn;
 pub mod doctor;
 pub mod errors;
 pub mod fixtures;

@@ -7,6 +7,7 @@
 
 use crate::error::TestkitError;
 use crate::server::{RedisServer, ServerOptions};
+use crate::tls::ServerTls;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -22,6 +23,9 @@ pub struct ClusterOptions {
     pub node_timeout_ms: u64,
     /// Server binary override.
     pub binary: Option<PathBuf>,
+    /// Every node serves TLS only, cluster bus and replication included (`tls-cluster yes`,
+    /// `tls-replication yes`).
+    pub tls: Option<ServerTls>,
 }
 
 impl Default for ClusterOptions {
@@ -31,6 +35,7 @@ impl Default for ClusterOptions {
             replicas_per_primary: 1,
             node_timeout_ms: 1000,
             binary: None,
+            tls: None,
         }
     }
 }
@@ -87,7 +92,13 @@ impl RedisCluster {
         RedisServer::start(ServerOptions {
             cluster: true,
             binary: opts.binary.clone(),
-            extra_config: vec![format!("cluster-node-timeout {}", opts.node_timeout_ms)],
+            tls: opts.tls.clone(),
+            extra_config: vec![
+                format!("cluster-node-timeout {}", opts.node_timeout_ms),
+                // Diskless sync waits 5 s by default for more replicas to join; each primary
+                // has its few replicas attached at once, so waiting only slows formation.
+                "repl-diskless-sync-delay 0".into(),
+            ],
             ..ServerOptions::default()
         })
     }
@@ -240,9 +251,15 @@ impl RedisCluster {
         &self.nodes
     }
 
-    /// A cluster client over every node.
+    /// A cluster client over every node (with TLS: trusting the CA, presenting the client
+    /// certificate).
     pub fn cluster_client(&self) -> redis::cluster::ClusterClient {
-        redis::cluster::ClusterClient::new(self.urls())
+        let mut builder = redis::cluster::ClusterClientBuilder::new(self.urls());
+        if let Some(tls) = &self.opts.tls {
+            builder = builder.certs(tls.material.redis_certificates());
+        }
+        builder
+            .build()
             .unwrap_or_else(|e| panic!("cluster client: {e}"))
     }
 }

@@ -35,6 +35,12 @@ pub enum TestkitError {
     /// The clock shim ([`crate::ServerOptions::clock`]) could not be built.
     #[error("clock shim: {0}")]
     ClockShim(String),
+    /// TLS material could not be generated.
+    #[error("TLS material: {0}")]
+    Tls(String),
+    /// Sentinels did not agree (on each other, the replica, a new primary) in time.
+    #[error("sentinel group: {0}")]
+    Sentinel(String),
     /// A Redis command failed during set-up (the message includes the cause's).
     #[error("redis: {0}")]
     Redis(redis::RedisError),

@@ -17,6 +17,10 @@
 //! records what concurrent clients saw (ok / fail / unknown, with times) and checks it against
 //! the models the primitives claim, so a test under faults asserts the invariant instead of
 //! hoping for no errors. [`arb`] generates arbitrary server replies for decoder proptests.
+//!
+//! TLS: [`TlsMaterial`] generates a throwaway CA and certificates; [`ServerOptions::tls`] and
+//! [`ClusterOptions::tls`] start servers and clusters that speak TLS only. Sentinel:
+//! [`SentinelGroup`] runs a primary, replicas and Sentinels, and fails them over on demand.
 
 pub mod arb;
 pub mod clock;
@@ -25,14 +29,38 @@ mod error;
 pub mod faults;
 pub mod history;
 pub mod proxy;
+mod sentinel;
 mod server;
+mod tls;
 
 pub use clock::ClockShift;
 pub use cluster::{ClusterOptions, RedisCluster};
 pub use error::TestkitError;
 pub use history::{FencedWrite, History, LeaseSpan, Op, OpResult, Verdict};
 pub use proxy::{Fault, FaultProxy, ProxyStats};
+pub use sentinel::{Failover, SentinelGroup, SentinelOptions};
 pub use server::{free_port, server_binary, Fsync, RedisServer, ServerOptions};
+pub use tls::{ClientAuth, ServerTls, TlsMaterial};
+
+/// Runs `start` on a thread that lives as long as the process and returns what it built: for
+/// servers held in a `static` and shared by the tests of one binary. (A server dies with the
+/// *thread* that spawned it, `PR_SET_PDEATHSIG`; a test's thread ends with the test.)
+pub fn for_the_process<T: Send + 'static>(start: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("redis-atomic-testkit-keeper".into())
+        .spawn(move || {
+            let _ = tx.send(start());
+            loop {
+                std::thread::park();
+            }
+        });
+    if let Err(e) = spawned {
+        panic!("spawn keeper thread: {e}");
+    }
+    rx.recv()
+        .unwrap_or_else(|e| panic!("keeper thread died before starting: {e}"))
+}
 
 /// A key prefix unique to one test run, instead of `FLUSHALL` (tests share servers and run in
 /// parallel): `t-<name>-<8 hex digits>`. Braces and colons in `test_name` become `-`.

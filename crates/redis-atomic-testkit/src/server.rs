@@ -8,6 +8,7 @@
 #![allow(unsafe_code)]
 
 use crate::error::{io, TestkitError};
+use crate::tls::ServerTls;
 use std::collections::HashSet;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
@@ -40,6 +41,11 @@ pub struct ServerOptions {
     /// Run under the clock shim, so [`RedisServer::set_clock_offset`] can move the server's wall
     /// clock while it runs (see [`crate::clock`]).
     pub clock: bool,
+    /// Serve TLS only (`port 0`, `tls-port`): [`RedisServer::url`] is then `rediss://` and
+    /// [`RedisServer::client`] trusts the CA and presents the client certificate.
+    pub tls: Option<ServerTls>,
+    /// Run as a Sentinel (`--sentinel`; used by [`crate::SentinelGroup`]).
+    pub sentinel: bool,
 }
 
 /// When the AOF is fsynced (`appendfsync`), which bounds what a crash loses.
@@ -74,6 +80,8 @@ pub struct RedisServer {
     dir: tempfile::TempDir,
     config: PathBuf,
     binary: PathBuf,
+    tls: Option<ServerTls>,
+    sentinel: bool,
     /// Set by [`RedisServer::crash`]; cleared when the process is spawned again.
     crashed: std::sync::atomic::AtomicBool,
     /// With [`ServerOptions::clock`]: the shim and the server's offset file.
@@ -188,6 +196,8 @@ impl RedisServer {
                 dir,
                 config,
                 binary: binary.clone(),
+                tls: opts.tls.clone(),
+                sentinel: opts.sentinel,
                 crashed: Default::default(),
                 clock,
             };
@@ -209,8 +219,11 @@ impl RedisServer {
 
     fn spawn_and_wait(&mut self) -> Result<(), TestkitError> {
         let mut cmd = Command::new(&self.binary);
-        cmd.arg(&self.config)
-            .stdin(Stdio::null())
+        cmd.arg(&self.config);
+        if self.sentinel {
+            cmd.arg("--sentinel");
+        }
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         if let Some((shim, offset)) = &self.clock {
@@ -264,10 +277,12 @@ impl RedisServer {
         }
     }
 
-    /// `redis://127.0.0.1:PORT` or `redis+unix:///path/redis.sock`.
+    /// `redis://127.0.0.1:PORT`, `rediss://127.0.0.1:PORT` (TLS) or
+    /// `redis+unix:///path/redis.sock`.
     pub fn url(&self) -> String {
         match (&self.socket, self.port) {
             (Some(s), _) => format!("redis+unix://{}", s.display()),
+            (None, Some(p)) if self.tls.is_some() => format!("rediss://127.0.0.1:{p}"),
             (None, Some(p)) => format!("redis://127.0.0.1:{p}"),
             (None, None) => unreachable!("a server listens on a port or a socket"),
         }
@@ -291,9 +306,21 @@ impl RedisServer {
         self.child.as_ref().map_or(0, Child::id)
     }
 
-    /// A `redis::Client` for this server.
+    /// The TLS settings the server runs with.
+    pub fn tls(&self) -> Option<&ServerTls> {
+        self.tls.as_ref()
+    }
+
+    /// A `redis::Client` for this server (with TLS: trusting the CA, presenting the client
+    /// certificate).
     pub fn client(&self) -> redis::Client {
-        redis::Client::open(self.url()).unwrap_or_else(|e| panic!("bad url {}: {e}", self.url()))
+        let opened = match &self.tls {
+            Some(tls) => {
+                redis::Client::build_with_tls(self.url(), tls.material.redis_certificates())
+            }
+            None => redis::Client::open(self.url()),
+        };
+        opened.unwrap_or_else(|e| panic!("bad url {}: {e}", self.url()))
     }
 
     /// The server log so far.
@@ -423,8 +450,9 @@ fn config_text(
     port: Option<u16>,
     socket: Option<&Path>,
 ) -> String {
+    let plain_port = if opts.tls.is_some() { None } else { port };
     let mut lines = vec![
-        format!("port {}", port.unwrap_or(0)),
+        format!("port {}", plain_port.unwrap_or(0)),
         "bind 127.0.0.1".to_string(),
         format!("dir {}", dir.display()),
         "logfile redis.log".to_string(),
@@ -446,9 +474,15 @@ fn config_text(
     if let Some(fsync) = opts.appendfsync {
         lines.push(format!("appendfsync {}", fsync.as_str()));
     }
+    if let (Some(tls), Some(port)) = (&opts.tls, port) {
+        lines.extend(tls.material.server_directives(tls.auth, port));
+    }
     if opts.cluster {
         lines.push("cluster-enabled yes".to_string());
         lines.push("cluster-config-file nodes.conf".to_string());
+        if opts.tls.is_some() {
+            lines.push("tls-cluster yes".to_string());
+        }
     }
     lines.extend(opts.extra_config.iter().cloned());
     lines.join("\n") + "\n"

@@ -86,6 +86,12 @@ pub enum Error {
     /// therefore not also the `source()`).
     #[error("connection: {0}")]
     Connection(RedisError),
+    /// TLS could not be set up: a CA, certificate or key that cannot be read or parsed, TLS
+    /// options for a URL without TLS, or a handshake that failed (the server's certificate did
+    /// not verify, the server wanted a client certificate). Nothing was sent; a retry cannot
+    /// help.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// The client failed on its own side (a reply it could not parse as the command's, a
     /// misconfigured connection); the server's view is unknown only if the error says so.
     #[error("client: {0}")]
@@ -125,7 +131,10 @@ impl Error {
         matches!(
             self,
             Error::NotSent(_) | Error::Rejected { .. } | Error::CrossSlot { .. }
-        ) || matches!(self, Error::BadArgument(_) | Error::CostExceedsBurst { .. })
+        ) || matches!(
+            self,
+            Error::BadArgument(_) | Error::CostExceedsBurst { .. } | Error::Tls(_)
+        )
     }
 
     /// Whether the request may have run.
@@ -155,6 +164,7 @@ impl Error {
             Error::CrossSlot { .. } => "cross_slot",
             Error::Server { .. } => "server_error",
             Error::Connection(_) => "connection",
+            Error::Tls(_) => "tls",
             Error::NotReplicated { .. } => "not_replicated",
             Error::Client(_) => "client",
         }

@@ -83,7 +83,9 @@ pub use primitives::{
     cas, dedup, fenced, idempotency, lock, multi, queue, quota, ratelimit, semaphore,
 };
 
-pub use client::{Arg, Client, ClientConfig, Replicas, RetryPolicy};
+pub use client::{
+    Arg, Client, ClientConfig, Pem, Replicas, RetryPolicy, SentinelConfig, TlsOptions,
+};
 pub use error::Error;
 pub use keys::{slot, Keyspace};
 pub use lease::{Fence, OwnerToken};

@@ -61,6 +61,9 @@ pub struct BenchArgs {
     /// a fresh `bench-*` namespace, deleted at the end of each entry.
     #[arg(long)]
     pub url: Option<String>,
+    /// TLS files for a rediss:// --url.
+    #[command(flatten)]
+    pub conn: crate::conn::ConnArgs,
     /// Seconds per path (library, raw, reference) per entry, split over the rounds.
     #[arg(long, default_value_t = 2.0)]
     pub seconds: f64,
@@ -109,6 +112,7 @@ pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
 /// Runs every selected benchmark.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
     check_args(args)?;
+    args.conn.require_url(args.url.as_deref())?;
     let (url, _server) = match &args.url {
         Some(url) => (url.clone(), None),
         None => {
@@ -117,10 +121,14 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
             (server.url(), Some(server))
         }
     };
-    let config = ClientConfig::default().pool_size(args.connections);
+    let config = args
+        .conn
+        .client_config(ClientConfig::default().pool_size(args.connections));
     let client = Client::connect(&url, config).await?;
     client.load_all().await?;
-    let mut admin = redis::Client::open(url.as_str())?
+    let mut admin = args
+        .conn
+        .redis_client(&url)?
         .get_multiplexed_async_connection()
         .await?;
     for script in classic::ALL {

@@ -87,14 +87,15 @@ impl Driver<'_> {
     /// New connections for every path and a workload on them (each task's cycles are complete
     /// between phases, so a new workload continues where the last one stopped).
     async fn fresh(&self) -> anyhow::Result<Fresh> {
-        let config = ClientConfig::default().pool_size(self.args.connections);
+        let config = (self.args.conn)
+            .client_config(ClientConfig::default().pool_size(self.args.connections));
         let client = Client::connect(self.url, config).await?;
         let ctx = BenchCtx {
             client,
             ..self.ctx.clone()
         };
         let workload = Arc::from((self.bench.setup)(ctx)?);
-        let raw_client = redis::Client::open(self.url)?;
+        let raw_client = self.args.conn.redis_client(self.url)?;
         let mut raws = Vec::new();
         for _ in 0..self.args.connections {
             raws.push(raw_client.get_multiplexed_async_connection().await?);

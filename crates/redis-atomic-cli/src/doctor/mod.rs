@@ -28,6 +28,9 @@ pub struct DoctorArgs {
     /// settings are reused for every node. Default: an embedded redis-server started for the run.
     #[arg(long)]
     pub url: Option<String>,
+    /// TLS files for a rediss:// --url.
+    #[command(flatten)]
+    pub conn: crate::conn::ConnArgs,
     /// The deployment is a Redis Cluster: audit every primary and replica (embedded: a 3+3
     /// cluster).
     #[arg(long)]
@@ -112,6 +115,7 @@ enum Embedded {
 }
 
 async fn run(args: &DoctorArgs) -> anyhow::Result<(Target, Report)> {
+    args.conn.require_url(args.url.as_deref())?;
     let (url, embedded) = match (&args.url, args.cluster) {
         (Some(url), _) => (url.clone(), Embedded::None),
         (None, false) => {
@@ -125,7 +129,8 @@ async fn run(args: &DoctorArgs) -> anyhow::Result<(Target, Report)> {
             (cluster.urls()[0].clone(), Embedded::Cluster(cluster))
         }
     };
-    let (report, nodes) = audit(&url, args.cluster, &options(args)).await?;
+    let tls = args.conn.tls();
+    let (report, nodes) = audit(&url, args.cluster, tls.as_ref(), &options(args)).await?;
     let what = match &embedded {
         Embedded::None => url,
         Embedded::Server(s) => format!(
@@ -154,12 +159,14 @@ async fn run(args: &DoctorArgs) -> anyhow::Result<(Target, Report)> {
 pub async fn audit(
     url: &str,
     cluster: bool,
+    tls: Option<&redis_atomic::TlsOptions>,
     opts: &DoctorOptions,
 ) -> anyhow::Result<(Report, usize)> {
-    let (url_owned, found) = (url.to_string(), cluster);
-    let nodes = tokio::task::spawn_blocking(move || nodes::discover(&url_owned, found))
-        .await
-        .context("node discovery")??;
+    let (url_owned, found, tls_owned) = (url.to_string(), cluster, tls.cloned());
+    let nodes =
+        tokio::task::spawn_blocking(move || nodes::discover(&url_owned, found, tls_owned.as_ref()))
+            .await
+            .context("node discovery")??;
     let mut facts = Vec::with_capacity(nodes.len());
     let mut slotless = Vec::new();
     for node in &nodes {
@@ -192,9 +199,11 @@ pub fn print_failures(
     runtime: &tokio::runtime::Runtime,
     url: &str,
     cluster: bool,
+    tls: Option<&redis_atomic::TlsOptions>,
     err: &mut dyn Write,
 ) {
-    let Ok((report, _)) = runtime.block_on(audit(url, cluster, &DoctorOptions::default())) else {
+    let Ok((report, _)) = runtime.block_on(audit(url, cluster, tls, &DoctorOptions::default()))
+    else {
         return;
     };
     for row in report.failures() {

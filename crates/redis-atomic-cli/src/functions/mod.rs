@@ -36,6 +36,9 @@ pub struct Target {
     /// The URL is a Redis Cluster node: act on every primary and replica of the cluster.
     #[arg(long)]
     pub cluster: bool,
+    /// TLS files for a rediss:// --url.
+    #[command(flatten)]
+    pub conn: crate::conn::ConnArgs,
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
@@ -105,7 +108,12 @@ pub fn run(command: FunctionsCommand, out: &mut dyn Write, err: &mut dyn Write) 
             return 2;
         }
     };
-    let states = match state::observe(&target.url, target.cluster, &spec) {
+    let states = match state::observe(
+        &target.url,
+        target.cluster,
+        target.conn.tls().as_ref(),
+        &spec,
+    ) {
         Ok(s) => s,
         Err(e) => {
             let _ = writeln!(err, "error: {}", crate::errors::one_line(&e));

@@ -8,7 +8,7 @@
 
 use super::spec::LibrarySpec;
 use anyhow::{bail, Context as _};
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+use redis::{ConnectionAddr, ConnectionInfo, Value};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -89,9 +89,16 @@ fn host_port(addr: &str) -> anyhow::Result<(String, u16)> {
 }
 
 /// Every node reachable from `url`: the cluster's nodes (`cluster`), or the server and its
-/// replicas.
-pub fn discover(url: &str, cluster: bool) -> anyhow::Result<Vec<Node>> {
-    let seed = url.into_connection_info().context("parsing --url")?;
+/// replicas. `tls` (CA, client certificate) applies to every node of a `rediss://` URL.
+pub fn discover(
+    url: &str,
+    cluster: bool,
+    tls: Option<&redis_atomic::TlsOptions>,
+) -> anyhow::Result<Vec<Node>> {
+    let seed = redis_atomic::client::redis_client(url, tls)
+        .context("parsing --url")?
+        .get_connection_info()
+        .clone();
     let mut conn = connect(&seed).context("connecting to --url")?;
     if cluster {
         let text: String = redis::cmd("CLUSTER").arg("NODES").query(&mut conn)?;

@@ -129,8 +129,13 @@ impl NodeState {
 }
 
 /// Every node, observed.
-pub fn observe(url: &str, cluster: bool, spec: &LibrarySpec) -> anyhow::Result<Vec<NodeState>> {
-    Ok(nodes::discover(url, cluster)?
+pub fn observe(
+    url: &str,
+    cluster: bool,
+    tls: Option<&redis_atomic::TlsOptions>,
+    spec: &LibrarySpec,
+) -> anyhow::Result<Vec<NodeState>> {
+    Ok(nodes::discover(url, cluster, tls)?
         .into_iter()
         .map(|n| NodeState::observe(n, spec))
         .collect())

@@ -48,11 +48,15 @@ use std::time::Duration;
 /// Arguments of `verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// Server to verify against (redis://, rediss://, redis+unix://). Default: an embedded
-    /// redis-server started for the run. Keys are written under a fresh `verify-<run>-*`
-    /// namespace, each with a TTL, and deleted when the run ends (see --acl for the user).
+    /// Server to verify against (redis://, rediss://, redis+unix://, redis+sentinel://h:p,h:p/
+    /// service). Default: an embedded redis-server started for the run. Keys are written under a
+    /// fresh `verify-<run>-*` namespace, each with a TTL, and deleted when the run ends (see --acl
+    /// for the user).
     #[arg(long)]
     pub url: Option<String>,
+    /// TLS files for a rediss:// --url.
+    #[command(flatten)]
+    pub conn: crate::conn::ConnArgs,
     /// Print the ACL SETUSER line of a user that can run `verify --url` (and nothing else:
     /// keys `verify-*`, the primitives' commands and verify's own), then exit.
     #[arg(long)]
@@ -168,7 +172,7 @@ pub fn run_blocking(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) 
     };
     if let Some(url) = &args.url {
         // The doctor's failures first: a setting that breaks an invariant explains a violation.
-        crate::doctor::print_failures(&runtime, url, args.cluster, err);
+        crate::doctor::print_failures(&runtime, url, args.cluster, args.conn.tls().as_ref(), err);
     }
     match runtime.block_on(run(args)) {
         Ok((report, json)) => {
@@ -318,7 +322,10 @@ async fn run_check(
 }
 
 async fn connect(args: &VerifyArgs) -> anyhow::Result<(Client, Target)> {
-    let config = ClientConfig::default().timeout(CLEAN_TIMEOUT);
+    args.conn.require_url(args.url.as_deref())?;
+    let config = args
+        .conn
+        .client_config(ClientConfig::default().timeout(CLEAN_TIMEOUT));
     Ok(match (&args.url, args.cluster) {
         (Some(url), false) => (Client::connect(url, config).await?, Target::External),
         (Some(url), true) => (

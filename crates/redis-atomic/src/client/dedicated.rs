@@ -9,169 +9,21 @@
 //! when its state is known clean: no `WATCH` or `MULTI` pending (an `EXEC`, `DISCARD` or `UNWATCH`
 //! came last) and no request timed out or broke. Anything else is closed, which is an implicit
 //! `UNWATCH`/`DISCARD` on the server.
+//!
+//! Where a dedicated connection goes is looked up per checkout: the standalone server or the
+//! primary Sentinel names (the pool's resolver), or the node that serves the key's slot. A
+//! reply that says the lookup is stale (`MOVED`, `READONLY`, `NOREPLICAS`, a broken connection)
+//! makes the next checkout look again; an `ASK` during a slot migration is followed on the spot
+//! (see [`super::ask`]).
 
-use super::Client;
+use super::source::Source;
+use super::{ask, Client};
 use crate::keys::slot;
 use crate::Error;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis::{AsyncConnectionConfig, Cmd, ConnectionAddr, ConnectionInfo, Pipeline, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use redis::{Cmd, Pipeline, Value};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// Idle dedicated connections kept per node.
-const MAX_IDLE_PER_NODE: usize = 64;
-
-/// Where dedicated connections come from.
-pub(crate) struct Source {
-    kind: Kind,
-    config: AsyncConnectionConfig,
-    idle: Mutex<HashMap<String, Vec<MultiplexedConnection>>>,
-}
-
-enum Kind {
-    Standalone(redis::Client),
-    /// Node connections are built from this template (credentials, protocol, TLS) with the
-    /// address that `CLUSTER SLOTS` gives for the slot.
-    Cluster {
-        template: ConnectionInfo,
-        slots: Mutex<Option<Vec<SlotRange>>>,
-    },
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct SlotRange {
-    start: u16,
-    end: u16,
-    host: String,
-    port: u16,
-}
-
-impl Source {
-    pub(crate) fn standalone(client: redis::Client, config: AsyncConnectionConfig) -> Source {
-        Source::new(Kind::Standalone(client), config)
-    }
-
-    pub(crate) fn cluster(template: ConnectionInfo, config: AsyncConnectionConfig) -> Source {
-        let slots = Mutex::new(None);
-        Source::new(Kind::Cluster { template, slots }, config)
-    }
-
-    fn new(kind: Kind, config: AsyncConnectionConfig) -> Source {
-        Source {
-            kind,
-            config,
-            idle: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn take_idle(&self, node: &str) -> Option<MultiplexedConnection> {
-        // A std mutex: held to push or pop a handle, never across an await.
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        idle.get_mut(node).and_then(Vec::pop)
-    }
-
-    fn put_idle(&self, node: String, conn: MultiplexedConnection) {
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        let list = idle.entry(node).or_default();
-        if list.len() < MAX_IDLE_PER_NODE {
-            list.push(conn);
-        }
-    }
-
-    /// Forgets the slot map (after `MOVED`); the next checkout asks the cluster again.
-    fn forget_slots(&self) {
-        if let Kind::Cluster { slots, .. } = &self.kind {
-            *slots.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        }
-    }
-
-    async fn node_for(&self, client: &Client, slot: u16) -> Result<(String, redis::Client), Error> {
-        let (template, slots) = match &self.kind {
-            Kind::Standalone(c) => return Ok(("standalone".into(), c.clone())),
-            Kind::Cluster { template, slots } => (template, slots),
-        };
-        let known = slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let map = match known {
-            Some(map) => map,
-            None => {
-                let map = fetch_slots(client).await?;
-                *slots.lock().unwrap_or_else(|p| p.into_inner()) = Some(map.clone());
-                map
-            }
-        };
-        let range = map
-            .iter()
-            .find(|r| r.start <= slot && slot <= r.end)
-            .ok_or_else(|| Error::Rejected {
-                code: "CLUSTERDOWN".into(),
-                message: format!("no node serves slot {slot}"),
-            })?;
-        let node = format!("{}:{}", range.host, range.port);
-        Ok((node, client_at(template, &range.host, range.port)?))
-    }
-}
-
-/// A client for the node at `host:port` with `template`'s credentials, protocol and TLS.
-fn client_at(template: &ConnectionInfo, host: &str, port: u16) -> Result<redis::Client, Error> {
-    let addr = match template.addr() {
-        ConnectionAddr::TcpTls {
-            insecure,
-            tls_params,
-            ..
-        } => ConnectionAddr::TcpTls {
-            host: host.to_string(),
-            port,
-            insecure: *insecure,
-            tls_params: tls_params.clone(),
-        },
-        _ => ConnectionAddr::Tcp(host.to_string(), port),
-    };
-    redis::Client::open(template.clone().set_addr(addr)).map_err(Error::Connection)
-}
-
-/// `CLUSTER SLOTS` through the client's cluster connection.
-async fn fetch_slots(client: &Client) -> Result<Vec<SlotRange>, Error> {
-    parse_slots(client.command(redis::cmd("CLUSTER").arg("SLOTS")).await?)
-}
-
-/// `CLUSTER SLOTS`' reply: each range's slots and its primary's host and port. Anything else
-/// is [`Error::BadReply`].
-pub(crate) fn parse_slots(reply: Value) -> Result<Vec<SlotRange>, Error> {
-    let bad = |detail: &str| Error::BadReply {
-        script: "CLUSTER SLOTS",
-        detail: detail.into(),
-    };
-    let Value::Array(ranges) = reply else {
-        return Err(bad("not an array"));
-    };
-    let mut out = Vec::with_capacity(ranges.len());
-    for range in ranges {
-        let Value::Array(parts) = range else {
-            return Err(bad("range not an array"));
-        };
-        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(primary))) =
-            (parts.first(), parts.get(1), parts.get(2))
-        else {
-            return Err(bad("range shape"));
-        };
-        let host = match primary.first() {
-            Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
-            Some(Value::SimpleString(s)) => s.clone(),
-            _ => return Err(bad("node host")),
-        };
-        let Some(Value::Int(port)) = primary.get(1) else {
-            return Err(bad("node port"));
-        };
-        out.push(SlotRange {
-            start: u16::try_from(*start).map_err(|_| bad("slot"))?,
-            end: u16::try_from(*end).map_err(|_| bad("slot"))?,
-            host,
-            port: u16::try_from(*port).map_err(|_| bad("port"))?,
-        });
-    }
-    Ok(out)
-}
 
 impl Client {
     /// A client for one node of this client's cluster (`host:port` as the cluster names it), with
@@ -182,10 +34,10 @@ impl Client {
         host: &str,
         port: u16,
     ) -> Option<Result<redis::Client, Error>> {
-        match &self.dedicated.as_ref()?.kind {
-            Kind::Cluster { template, .. } => Some(client_at(template, host, port)),
-            Kind::Standalone(_) => None,
-        }
+        let source = self.dedicated.as_ref()?;
+        source
+            .is_cluster()
+            .then(|| source.node_at(host, port).map(|(_, client)| client))
     }
 
     /// A connection of its own for the node that serves `key`'s slot (any key on a standalone
@@ -199,19 +51,17 @@ impl Client {
             )
         })?;
         let (node, client) = source.node_for(self, slot(key.as_bytes())).await?;
-        let conn = match source.take_idle(&node) {
-            Some(conn) => conn,
-            None => client
-                .get_multiplexed_async_connection_with_config(&source.config)
-                .await
-                .map_err(Error::NotSent)?,
-        };
+        let conn = source
+            .open(&node, &client)
+            .await
+            .inspect_err(|_| source.stale())?;
         Ok(DedicatedConnection {
             conn: Some(conn),
             node,
             source,
             timeout: self.config.timeout,
             dirty: false,
+            asking: false,
         })
     }
 }
@@ -225,6 +75,9 @@ pub struct DedicatedConnection {
     timeout: Duration,
     /// A `WATCH` or `MULTI` may be pending on the server.
     dirty: bool,
+    /// Moved to a slot's importing node by `ASK`: every command outside `MULTI` goes after
+    /// `ASKING`.
+    asking: bool,
 }
 
 impl std::fmt::Debug for DedicatedConnection {
@@ -232,6 +85,7 @@ impl std::fmt::Debug for DedicatedConnection {
         f.debug_struct("DedicatedConnection")
             .field("node", &self.node)
             .field("dirty", &self.dirty)
+            .field("asking", &self.asking)
             .finish()
     }
 }
@@ -267,26 +121,51 @@ impl DedicatedConnection {
         pipe: &Pipeline,
         timeout: Duration,
     ) -> Result<Vec<Value>, Error> {
+        let clean = !self.dirty;
+        let values = self.send(pipe, timeout).await?;
+        match ask::redirect(pipe, &values) {
+            // Nothing ran here (every keyed command was refused) and nothing is pending: the
+            // pipeline goes to the importing node. Once a watch is set here, an ASK means a
+            // watched key moved: the caller's attempt fails and starts over.
+            Some(node) if clean && !self.asking => {
+                self.move_to(node).await?;
+                self.send(pipe, timeout).await
+            }
+            _ => Ok(values),
+        }
+    }
+
+    /// One round trip of `pipe` (after `ASKING`s when asking); tracks the connection's state.
+    async fn send(&mut self, pipe: &Pipeline, timeout: Duration) -> Result<Vec<Value>, Error> {
         let conn = self.conn.as_mut().ok_or_else(|| Error::OutcomeUnknown {
             reason: "dedicated connection closed after an earlier failure".into(),
             attempts: 1,
             timed_out: false,
         })?;
         let effect = pipe.cmd_iter().filter_map(state_effect).last();
-        let request = conn.req_packed_commands(pipe, 0, pipe.len());
+        let asking = self.asking.then(|| ask::asking(pipe));
+        let request = match &asking {
+            Some((sent, _)) => conn.req_packed_commands(sent, 0, sent.len()),
+            None => conn.req_packed_commands(pipe, 0, pipe.len()),
+        };
         let err = match tokio::time::timeout(timeout, request).await {
             Ok(Ok(values)) => {
-                if let Some(dirty) = effect {
-                    self.dirty = dirty;
-                }
-                for v in &values {
-                    if let Value::ServerError(e) = v {
-                        if e.code() == "MOVED" {
-                            self.source.forget_slots();
+                let values = match &asking {
+                    Some((_, ours)) => ask::strip(values, ours),
+                    None => Ok(values),
+                };
+                match values {
+                    Ok(values) => {
+                        if let Some(dirty) = effect {
+                            self.dirty = dirty;
                         }
+                        if values.iter().any(stale_reply) {
+                            self.source.stale();
+                        }
+                        return Ok(values);
                     }
+                    Err(e) => e,
                 }
-                return Ok(values);
             }
             Ok(Err(e)) => Error::from_redis(e),
             Err(_) => Error::OutcomeUnknown {
@@ -295,11 +174,24 @@ impl DedicatedConnection {
                 timed_out: true,
             },
         };
-        if matches!(&err, Error::Rejected { code, .. } if code == "MOVED") {
-            self.source.forget_slots();
+        if err.is_outcome_unknown()
+            || matches!(&err, Error::Rejected { code, .. } if stale_code(code))
+        {
+            self.source.stale();
         }
         self.conn = None; // timed out, broken or out of sync: never reused
         Err(err)
+    }
+
+    /// Continues on the node an `ASK` named, in asking mode. The connection left behind is
+    /// closed (nothing is pending on it, but it was sent a `WATCH` or `MULTI` that failed).
+    async fn move_to(&mut self, (host, port): (String, u16)) -> Result<(), Error> {
+        let (node, client) = self.source.node_at(&host, port)?;
+        self.conn = None;
+        self.conn = Some(self.source.open(&node, &client).await?);
+        self.node = node;
+        self.asking = true;
+        Ok(())
     }
 
     /// The per-request timeout (the client's).
@@ -313,6 +205,16 @@ impl DedicatedConnection {
             e.details().unwrap_or_default().to_string(),
         )
     }
+}
+
+/// A reply that says the node is not where the key lives (any more): `MOVED`, or a refusal that
+/// says it may not be the primary ([`super::sentinel::stale_primary`]).
+fn stale_reply(value: &Value) -> bool {
+    matches!(value, Value::ServerError(e) if stale_code(e.code()))
+}
+
+fn stale_code(code: &str) -> bool {
+    code == "MOVED" || super::sentinel::stale_primary(code)
 }
 
 /// Whether a command leaves connection state pending (`Some(true)`) or clears it (`Some(false)`).
@@ -336,42 +238,5 @@ impl Drop for DedicatedConnection {
         if let Some(conn) = self.conn.take() {
             self.source.put_idle(std::mem::take(&mut self.node), conn);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use redis_atomic_testkit::arb;
-
-    proptest! {
-        /// Any reply to `CLUSTER SLOTS` is ranges or `BadReply`, never a panic.
-        #[test]
-        fn slots_parser_answers_any_value(reply in arb::reply()) {
-            match parse_slots(reply) {
-                Ok(_) | Err(Error::BadReply { script: "CLUSTER SLOTS", .. }) => {}
-                Err(other) => prop_assert!(false, "{other:?}"),
-            }
-        }
-    }
-
-    /// A real reply's shape parses; a slot or port out of range is a bad reply.
-    #[test]
-    fn slots_shape() {
-        let range = |start: i64, port: i64| {
-            Value::Array(vec![
-                Value::Int(start),
-                Value::Int(16383),
-                Value::Array(vec![
-                    Value::BulkString(b"127.0.0.1".to_vec()),
-                    Value::Int(port),
-                ]),
-            ])
-        };
-        let ok = parse_slots(Value::Array(vec![range(0, 7000)])).unwrap();
-        assert_eq!((ok[0].start, ok[0].end, ok[0].port), (0, 16383, 7000));
-        assert!(parse_slots(Value::Array(vec![range(-1, 7000)])).is_err());
-        assert!(parse_slots(Value::Array(vec![range(0, 1 << 62)])).is_err());
     }
 }

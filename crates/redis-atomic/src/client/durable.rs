@@ -33,9 +33,22 @@ impl Client {
         let mut pipe = redis::pipe();
         pipe.add_command(cmd.clone())
             .add_command(replicas.wait_cmd());
-        let mut lease = self.transport.checkout().await.map_err(Error::NotSent)?;
+        let mut lease = self
+            .transport
+            .checkout()
+            .await
+            .map_err(super::op::not_sent)?;
         let waited = self.config.timeout + replicas.timeout;
-        let reply = tokio::time::timeout(waited, lease.conn.request_pipeline(&pipe)).await;
+        let mut reply = tokio::time::timeout(waited, lease.conn.request_pipeline(&pipe)).await;
+        // The slot is migrating and the key has moved: the pair goes to the target node (the
+        // `WAIT` then counts the replicas of that node's connection, where the write ran).
+        let moved = match &reply {
+            Ok(r) if self.transport.is_cluster() => super::ask::target_of_reply(r),
+            _ => None,
+        };
+        if let Some(node) = moved {
+            reply = Ok(Ok(self.ask(node, &pipe, waited).await?));
+        }
         let (script, acked) = match reply {
             Ok(Ok(mut values)) if values.len() == 2 => {
                 let acked = values.pop();

@@ -15,23 +15,41 @@
 //!   a call that overrides the class, [`Client::call_with`]); all within [`RetryPolicy`]'s
 //!   attempts and deadline, with full-jitter backoff, in the one retry loop;
 //! * every operation, script or command, is observed the same way ([`crate::observe`]).
+//!
+//! Where it connects: one server (`redis://`, `rediss://` with [`TlsOptions`], `redis+unix://`),
+//! the primary Sentinel names (`redis+sentinel://`, [`SentinelConfig`]; asked again after a
+//! failover), or a Redis Cluster (redirects followed: `MOVED` by retrying through the refreshed
+//! slot map, `ASK` with `ASKING` on the target node, [`ask`]).
 
+mod ask;
 mod dedicated;
 mod durable;
 mod invoke;
 mod op;
 pub(crate) mod retry;
+mod sentinel;
+mod source;
+mod tls;
 mod transport;
 
 pub use dedicated::DedicatedConnection;
 pub use invoke::Arg;
 pub use retry::{full_jitter, RetryPolicy};
+pub use sentinel::{SentinelConfig, DEFAULT_SENTINEL_PORT};
+pub use tls::{Pem, TlsOptions};
 
 use crate::script::Delivery;
 use crate::Error;
+use sentinel::Resolver;
 use std::sync::Arc;
 use std::time::Duration;
-use transport::{Pool, Shared, Transport};
+use transport::{Cluster, Pool, Shared, Transport};
+
+/// A `redis` client for `url` with `tls` applied (CA, client certificate): for raw connections
+/// next to a [`Client`] (tools, tests) that must reach the same TLS deployment.
+pub fn redis_client(url: &str, tls: Option<&TlsOptions>) -> Result<redis::Client, Error> {
+    tls::open(url, tls)
+}
 
 /// Settings of a [`Client`].
 #[derive(Clone, Debug)]
@@ -53,6 +71,9 @@ pub struct ClientConfig {
     /// sightings — wait for this many replicas to acknowledge it (`WAIT`, pipelined with the
     /// write: still one round trip). None by default.
     pub replicas: Option<Replicas>,
+    /// CA and client certificate for `rediss://` (and `rediss+sentinel://`) URLs. None: the
+    /// system's trust store, no client certificate.
+    pub tls: Option<TlsOptions>,
 }
 
 /// `WAIT`-based durability: how many replicas must acknowledge a write, within how long.
@@ -78,6 +99,7 @@ impl Default for ClientConfig {
             contention: RetryPolicy::contention(),
             pool_size: 4,
             replicas: None,
+            tls: None,
         }
     }
 }
@@ -114,6 +136,12 @@ impl ClientConfig {
         self
     }
 
+    /// With these TLS settings (CA, client certificate).
+    pub fn tls(mut self, tls: TlsOptions) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// With this many pooled connections (at least 1).
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size.max(1);
@@ -127,7 +155,7 @@ pub struct Client {
     transport: Arc<dyn Transport>,
     config: Arc<ClientConfig>,
     /// Where [`Client::dedicated`] connections come from (none for caller-supplied connections).
-    dedicated: Option<Arc<dedicated::Source>>,
+    dedicated: Option<Arc<source::Source>>,
     /// What [`Client::connect`] / [`Client::connect_cluster`] found about `maxmemory-policy`.
     memory: Arc<std::sync::OnceLock<crate::doctor::MemoryCheck>>,
 }
@@ -143,16 +171,42 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// Connects a pool of [`ClientConfig::pool_size`] multiplexed connections to one server
-    /// (`redis://`, `rediss://` with TLS, `redis+unix://`). Credentials go in the URL.
+    /// (`redis://`, `rediss://` with TLS, `redis+unix://`), or to the primary Sentinel names
+    /// (`redis+sentinel://`, see [`Client::connect_sentinel`]). Credentials go in the URL; CA
+    /// and client certificate in [`ClientConfig::tls`].
     pub async fn connect(url: &str, config: ClientConfig) -> Result<Client, Error> {
-        let client = redis::Client::open(url).map_err(Error::Connection)?;
+        if SentinelConfig::is_sentinel_url(url) {
+            return Self::connect_sentinel(&SentinelConfig::parse(url)?, config).await;
+        }
+        let client = tls::open(url, config.tls.as_ref())?;
+        let server = client.get_connection_info().addr().to_string();
+        Self::connect_resolved(Resolver::Fixed(client), &server, config).await
+    }
+
+    /// Connects to the primary that Sentinel names for [`SentinelConfig::service`]. When a
+    /// connection to it breaks or it answers `READONLY` (a failover demoted it), Sentinel is
+    /// asked again, so the client follows the primary across failovers.
+    pub async fn connect_sentinel(
+        sentinel: &SentinelConfig,
+        config: ClientConfig,
+    ) -> Result<Client, Error> {
+        let resolver = Resolver::sentinel(sentinel, config.tls.as_ref())?;
+        Self::connect_resolved(resolver, &sentinel.label(), config).await
+    }
+
+    async fn connect_resolved(
+        resolver: Resolver,
+        server: &str,
+        config: ClientConfig,
+    ) -> Result<Client, Error> {
+        let resolver = Arc::new(resolver);
         let conn_config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(config.timeout))
             .set_response_timeout(None);
-        let source = dedicated::Source::standalone(client.clone(), conn_config.clone());
-        let pool = Pool::connect(client, config.pool_size, conn_config)
+        let source = source::Source::standalone(resolver.clone(), conn_config.clone());
+        let pool = Pool::connect(resolver, config.pool_size, conn_config)
             .await
-            .map_err(Error::Connection)?;
+            .map_err(|e| tls::connect_error(e, server, Error::Connection))?;
         Ok(Self::with_transport(Arc::new(pool), config)
             .with_dedicated(source)
             .check_server()
@@ -166,33 +220,30 @@ impl Client {
     /// This client retries instead, by each script's retry class (redirects included: `MOVED`,
     /// `TRYAGAIN` and `CLUSTERDOWN` mean nothing ran).
     pub async fn connect_cluster(urls: &[String], config: ClientConfig) -> Result<Client, Error> {
-        let client = redis::cluster::ClusterClientBuilder::new(urls.to_vec())
+        let first = urls.first().map_or("", String::as_str);
+        // Dedicated connections are built from this (credentials, protocol, TLS) per node.
+        let template = tls::open(first, config.tls.as_ref())?
+            .get_connection_info()
+            .clone();
+        let mut builder = redis::cluster::ClusterClientBuilder::new(urls.to_vec())
             .retries(0)
-            .connection_timeout(config.timeout)
-            .build()
-            .map_err(Error::Connection)?;
+            .connection_timeout(config.timeout);
+        if let Some(tls) = &config.tls {
+            builder = builder.certs(tls.certificates()?);
+        }
+        let client = builder.build().map_err(Error::Connection)?;
         let conn = client
             .get_async_connection()
             .await
-            .map_err(Error::Connection)?;
-        let template = redis::IntoConnectionInfo::into_connection_info(
-            urls.first().map_or("", String::as_str),
-        )
-        .map_err(Error::Connection)?;
+            .map_err(|e| tls::connect_error(e, first, Error::Connection))?;
         let conn_config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(config.timeout))
             .set_response_timeout(None);
-        let source = dedicated::Source::cluster(template, conn_config);
-        Ok(Self::with_transport(
-            Arc::new(Shared {
-                conn,
-                cluster: true,
-            }),
-            config,
-        )
-        .with_dedicated(source)
-        .check_server()
-        .await)
+        let source = source::Source::cluster(template, conn_config);
+        Ok(Self::with_transport(Arc::new(Cluster { conn }), config)
+            .with_dedicated(source)
+            .check_server()
+            .await)
     }
 
     /// Runs over the caller's own connection (`MultiplexedConnection`, `ConnectionManager`, ...),
@@ -202,13 +253,7 @@ impl Client {
     where
         C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static,
     {
-        Self::with_transport(
-            Arc::new(Shared {
-                conn,
-                cluster: false,
-            }),
-            config,
-        )
+        Self::with_transport(Arc::new(Shared { conn }), config)
     }
 
     /// Runs over the caller's own async cluster connection. Build it with
@@ -217,13 +262,7 @@ impl Client {
         conn: redis::cluster_async::ClusterConnection,
         config: ClientConfig,
     ) -> Client {
-        Self::with_transport(
-            Arc::new(Shared {
-                conn,
-                cluster: true,
-            }),
-            config,
-        )
+        Self::with_transport(Arc::new(Cluster { conn }), config)
     }
 
     fn with_transport(transport: Arc<dyn Transport>, config: ClientConfig) -> Client {
@@ -250,7 +289,7 @@ impl Client {
         self.memory.get()
     }
 
-    fn with_dedicated(mut self, source: dedicated::Source) -> Client {
+    fn with_dedicated(mut self, source: source::Source) -> Client {
         self.dedicated = Some(Arc::new(source));
         self
     }

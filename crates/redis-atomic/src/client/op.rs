@@ -2,7 +2,7 @@
 //! here, so each gets the same span, retry loop, metrics and event (see [`crate::observe`]).
 
 use super::retry::{self, Ran, Rules, Verdict};
-use super::{Client, RetryPolicy};
+use super::{ask, sentinel, tls, Client, RetryPolicy};
 use crate::observe::{self, Op};
 use crate::Error;
 use redis::{Cmd, Value};
@@ -91,15 +91,50 @@ impl Client {
     }
 
     /// Sends one command with the per-call timeout; classifies failures. An owned connection
-    /// whose request timed out or broke is discarded. Not retried, not observed: the raw path.
+    /// whose request timed out or broke is discarded. On a cluster, an `ASK` redirect is
+    /// followed once (`ASKING` and the command, pipelined, on the target node). Not retried, not
+    /// observed: the raw path.
     pub async fn command(&self, cmd: &Cmd) -> Result<Value, Error> {
-        let mut lease = self.transport.checkout().await.map_err(Error::NotSent)?;
+        let mut lease = self.transport.checkout().await.map_err(not_sent)?;
         let reply = tokio::time::timeout(self.config.timeout, lease.conn.request(cmd)).await;
-        self.settle(lease.slot, reply.map_err(|_| self.config.timeout))
+        let settled = self.settle(lease.slot, reply.map_err(|_| self.config.timeout));
+        match settled.as_ref().err().and_then(ask::target) {
+            Some(node) if self.transport.is_cluster() => {
+                let mut pipe = redis::pipe();
+                pipe.add_command(cmd.clone());
+                let mut values = self.ask(node, &pipe, self.config.timeout).await?;
+                let value = values.pop().unwrap_or(Value::Nil);
+                self.settle(lease.slot, Ok(Ok(value)))
+            }
+            _ => settled,
+        }
+    }
+
+    /// Sends `pipe` to `node` after `ASKING` (one pipeline, see [`ask`]); its replies, server
+    /// errors among them as values.
+    pub(super) async fn ask(
+        &self,
+        (host, port): (String, u16),
+        pipe: &redis::Pipeline,
+        timeout: Duration,
+    ) -> Result<Vec<Value>, Error> {
+        let (asking, ours) = ask::asking(pipe);
+        let sent = self.transport.to_node(&host, port, &asking);
+        match tokio::time::timeout(timeout, sent).await {
+            Ok(Ok(values)) => ask::strip(values, &ours),
+            Ok(Err(e)) => Err(Error::from_redis(e)),
+            Err(_) => Err(Error::OutcomeUnknown {
+                reason: format!("no reply within {timeout:?} from {host}:{port} (ASK)"),
+                attempts: 1,
+                timed_out: true,
+            }),
+        }
     }
 
     /// Turns a reply (or the time waited for none) into a value or a classified error, and
-    /// discards the connection of a request whose outcome is unknown.
+    /// discards the connection of a request whose outcome is unknown, or that reached a node
+    /// which may be no primary any more (`READONLY`, `NOREPLICAS`: through Sentinel, the next
+    /// connection asks where the primary is now).
     pub(super) fn settle(
         &self,
         slot: usize,
@@ -118,9 +153,18 @@ impl Client {
                 timed_out: true,
             },
         };
-        if err.is_outcome_unknown() {
+        let stale = matches!(&err, Error::Rejected { code, .. } if sentinel::stale_primary(code));
+        if err.is_outcome_unknown() || stale {
             self.transport.discard(slot);
         }
         Err(err)
+    }
+}
+
+/// A connection that could not be had: nothing was sent ([`Error::Tls`] when TLS is why).
+pub(super) fn not_sent(err: redis::RedisError) -> Error {
+    match tls::failure(&err) {
+        Some(why) => Error::Tls(why),
+        None => Error::NotSent(err),
     }
 }

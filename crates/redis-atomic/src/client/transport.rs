@@ -9,12 +9,18 @@
 //! request. Multiplexed connections do match replies to requests, but a connection that timed
 //! out is also the likeliest to be broken (half-open socket, stalled server), so the pool drops it
 //! and reconnects on next use. Connections supplied by the caller are used as they are.
+//!
+//! Where the pool connects is its [`Resolver`]'s answer: a fixed address, or the primary Sentinel
+//! names (asked again once a connection to it failed; see [`super::sentinel`]).
 
+use super::sentinel::Resolver;
 use futures::future::BoxFuture;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis::{Cmd, RedisResult, Value};
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::SingleNodeRoutingInfo;
+use redis::{Cmd, Pipeline, RedisResult, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A handle on one connection, checked out for one request.
 pub(crate) struct Lease {
@@ -53,12 +59,41 @@ pub(crate) trait Transport: Send + Sync {
     fn discard(&self, slot: usize);
     /// Whether this is a cluster connection (commands fan out to every primary by themselves).
     fn is_cluster(&self) -> bool;
+    /// Sends `pipe` to the node at `host:port` rather than where the slot map says (cluster
+    /// only): how an `ASK` redirect is followed (see [`super::ask`]).
+    fn to_node<'a>(
+        &'a self,
+        host: &'a str,
+        port: u16,
+        pipe: &'a Pipeline,
+    ) -> BoxFuture<'a, RedisResult<Vec<Value>>> {
+        let _ = (host, port, pipe);
+        Box::pin(async {
+            Err(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "a redirect to another node needs a cluster connection",
+            )))
+        })
+    }
 }
 
-/// The caller's own connection (multiplexed, connection manager, cluster): cloned per request.
+/// A lease on a clone of a shared connection (every clone is the same multiplexed connection).
+fn clone_of<C>(conn: &C) -> BoxFuture<'static, RedisResult<Lease>>
+where
+    C: ConnectionLike + Clone + Send + 'static,
+{
+    let conn = conn.clone();
+    Box::pin(async move {
+        Ok(Lease {
+            conn: Box::new(conn),
+            slot: 0,
+        })
+    })
+}
+
+/// The caller's own connection (multiplexed, connection manager): cloned per request.
 pub(crate) struct Shared<C> {
     pub(crate) conn: C,
-    pub(crate) cluster: bool,
 }
 
 impl<C> Transport for Shared<C>
@@ -66,57 +101,107 @@ where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     fn checkout(&self) -> BoxFuture<'_, RedisResult<Lease>> {
-        let conn = self.conn.clone();
-        Box::pin(async move {
-            Ok(Lease {
-                conn: Box::new(conn),
-                slot: 0,
-            })
-        })
+        clone_of(&self.conn)
     }
 
     fn discard(&self, _slot: usize) {}
 
     fn is_cluster(&self) -> bool {
-        self.cluster
+        false
     }
 }
 
-/// An owned round-robin pool of multiplexed connections to one server.
+/// A cluster connection (ours or the caller's): cloned per request; routes by slot, and to a
+/// given node for `ASK`.
+pub(crate) struct Cluster {
+    pub(crate) conn: ClusterConnection,
+}
+
+impl Transport for Cluster {
+    fn checkout(&self) -> BoxFuture<'_, RedisResult<Lease>> {
+        clone_of(&self.conn)
+    }
+
+    fn discard(&self, _slot: usize) {}
+
+    fn is_cluster(&self) -> bool {
+        true
+    }
+
+    fn to_node<'a>(
+        &'a self,
+        host: &'a str,
+        port: u16,
+        pipe: &'a Pipeline,
+    ) -> BoxFuture<'a, RedisResult<Vec<Value>>> {
+        let mut conn = self.conn.clone();
+        let route = SingleNodeRoutingInfo::ByAddress {
+            host: host.to_string(),
+            port,
+        };
+        Box::pin(async move {
+            conn.route_pipeline(pipe.clone(), 0, pipe.len(), route)
+                .await
+        })
+    }
+}
+
+/// A pooled connection and the [`Resolver`] generation it was made in.
+type Slot = Option<(MultiplexedConnection, u64)>;
+
+/// An owned round-robin pool of multiplexed connections to one server (the primary).
 pub(crate) struct Pool {
-    client: redis::Client,
+    resolver: Arc<Resolver>,
     config: redis::AsyncConnectionConfig,
-    slots: Vec<Mutex<Option<MultiplexedConnection>>>,
+    slots: Vec<Mutex<Slot>>,
     next: AtomicUsize,
 }
 
 impl Pool {
     pub(crate) async fn connect(
-        client: redis::Client,
+        resolver: Arc<Resolver>,
         size: usize,
         config: redis::AsyncConnectionConfig,
     ) -> RedisResult<Pool> {
-        let mut slots = Vec::with_capacity(size.max(1));
-        for _ in 0..size.max(1) {
-            let conn = client
-                .get_multiplexed_async_connection_with_config(&config)
-                .await?;
-            slots.push(Mutex::new(Some(conn)));
-        }
-        Ok(Pool {
-            client,
+        let pool = Pool {
+            resolver,
             config,
-            slots,
+            slots: (0..size.max(1)).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
-        })
+        };
+        for slot in 0..pool.slots.len() {
+            pool.connect_slot(slot).await?;
+        }
+        Ok(pool)
     }
 
-    fn cached(&self, slot: usize) -> Option<MultiplexedConnection> {
+    fn cell(&self, slot: usize) -> std::sync::MutexGuard<'_, Slot> {
         // A std mutex: held only to clone or swap an Arc-like handle, never across an await.
-        self.slots[slot]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.slots[slot].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The slot's connection, unless it predates the resolver's last invalidation.
+    fn cached(&self, slot: usize) -> Option<MultiplexedConnection> {
+        let generation = self.resolver.generation();
+        match &*self.cell(slot) {
+            Some((conn, made)) if *made == generation => Some(conn.clone()),
+            _ => None,
+        }
+    }
+
+    async fn connect_slot(&self, slot: usize) -> RedisResult<MultiplexedConnection> {
+        let generation = self.resolver.generation();
+        let connected = match self.resolver.client().await {
+            Ok(client) => {
+                client
+                    .get_multiplexed_async_connection_with_config(&self.config)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let conn = connected.inspect_err(|_| self.resolver.invalidate())?;
+        *self.cell(slot) = Some((conn.clone(), generation));
+        Ok(conn)
     }
 }
 
@@ -126,15 +211,7 @@ impl Transport for Pool {
             let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
             let conn = match self.cached(slot) {
                 Some(conn) => conn,
-                None => {
-                    let conn = self
-                        .client
-                        .get_multiplexed_async_connection_with_config(&self.config)
-                        .await?;
-                    *self.slots[slot].lock().unwrap_or_else(|p| p.into_inner()) =
-                        Some(conn.clone());
-                    conn
-                }
+                None => self.connect_slot(slot).await?,
             };
             Ok(Lease {
                 conn: Box::new(conn),
@@ -144,9 +221,10 @@ impl Transport for Pool {
     }
 
     fn discard(&self, slot: usize) {
-        if let Some(cell) = self.slots.get(slot) {
-            *cell.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        if slot < self.slots.len() {
+            *self.cell(slot) = None;
         }
+        self.resolver.invalidate();
     }
 
     fn is_cluster(&self) -> bool {
