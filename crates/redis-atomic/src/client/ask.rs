@@ -36,6 +36,16 @@ pub(crate) fn target(err: &Error) -> Option<(String, u16)> {
     }
 }
 
+/// Where a `MOVED` refusal sends the request: nothing ran where it went, so it can go again to
+/// the node that owns the slot now, whatever the command (the cluster connection refreshes its
+/// slot map on its own).
+pub(crate) fn moved(err: &Error) -> Option<(String, u16)> {
+    match err {
+        Error::Rejected { code, message } if code == "MOVED" => parse(message),
+        _ => None,
+    }
+}
+
 /// Where an `ASK` error reply (inside a pipeline's replies) sends its command.
 pub(crate) fn target_of(value: &Value) -> Option<(String, u16)> {
     match value {
@@ -161,6 +171,8 @@ mod tests {
             message: "3999 127.0.0.1:30002".into(),
         };
         assert_eq!(target(&moved), None);
+        assert_eq!(super::moved(&e), None);
+        assert_eq!(super::moved(&moved), Some(("127.0.0.1".into(), 30002)));
         assert_eq!(parse("3999"), None);
         assert_eq!(parse("3999 host:port"), None);
     }

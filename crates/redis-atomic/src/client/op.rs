@@ -92,39 +92,61 @@ impl Client {
 
     /// Sends one command with the per-call timeout; classifies failures. An owned connection
     /// whose request timed out or broke is discarded. On a cluster, an `ASK` redirect is
-    /// followed once (`ASKING` and the command, pipelined, on the target node). Not retried, not
+    /// followed once (`ASKING` and the command, pipelined, on the target node), and so is a
+    /// `MOVED` (nothing ran: the command goes to the slot's new owner). Not retried, not
     /// observed: the raw path.
     pub async fn command(&self, cmd: &Cmd) -> Result<Value, Error> {
         let mut lease = self.transport.checkout().await.map_err(not_sent)?;
         let reply = tokio::time::timeout(self.config.timeout, lease.conn.request(cmd)).await;
         let settled = self.settle(lease.slot, reply.map_err(|_| self.config.timeout));
-        match settled.as_ref().err().and_then(ask::target) {
-            Some(node) if self.transport.is_cluster() => {
-                let mut pipe = redis::pipe();
-                pipe.add_command(cmd.clone());
-                let mut values = self.ask(node, &pipe, self.config.timeout).await?;
-                let value = values.pop().unwrap_or(Value::Nil);
-                self.settle(lease.slot, Ok(Ok(value)))
-            }
-            _ => settled,
+        let Err(err) = &settled else {
+            return settled;
+        };
+        if !self.transport.is_cluster() {
+            return settled;
         }
+        let mut pipe = redis::pipe();
+        pipe.add_command(cmd.clone());
+        let values = if let Some(node) = ask::target(err) {
+            self.ask(node, &pipe, self.config.timeout).await?
+        } else if let Some(node) = ask::moved(err) {
+            self.to_node(node, &pipe, self.config.timeout, "MOVED")
+                .await?
+        } else {
+            return settled;
+        };
+        let value = values.into_iter().next().unwrap_or(Value::Nil);
+        self.settle(lease.slot, Ok(Ok(value)))
     }
 
     /// Sends `pipe` to `node` after `ASKING` (one pipeline, see [`ask`]); its replies, server
     /// errors among them as values.
     pub(super) async fn ask(
         &self,
-        (host, port): (String, u16),
+        node: (String, u16),
         pipe: &redis::Pipeline,
         timeout: Duration,
     ) -> Result<Vec<Value>, Error> {
         let (asking, ours) = ask::asking(pipe);
-        let sent = self.transport.to_node(&host, port, &asking);
+        ask::strip(self.to_node(node, &asking, timeout, "ASK").await?, &ours)
+    }
+
+    /// Sends `pipe` to `node` (a redirect's target: `why` is `ASK` or `MOVED`) within `timeout`.
+    /// A `MOVED` is followed once, in [`Client::command`]: nothing ran where the request went,
+    /// so even a raw command racing the end of a slot migration need not fail.
+    async fn to_node(
+        &self,
+        (host, port): (String, u16),
+        pipe: &redis::Pipeline,
+        timeout: Duration,
+        why: &str,
+    ) -> Result<Vec<Value>, Error> {
+        let sent = self.transport.to_node(&host, port, pipe);
         match tokio::time::timeout(timeout, sent).await {
-            Ok(Ok(values)) => ask::strip(values, &ours),
+            Ok(Ok(values)) => Ok(values),
             Ok(Err(e)) => Err(Error::from_redis(e)),
             Err(_) => Err(Error::OutcomeUnknown {
-                reason: format!("no reply within {timeout:?} from {host}:{port} (ASK)"),
+                reason: format!("no reply within {timeout:?} from {host}:{port} ({why})"),
                 attempts: 1,
                 timed_out: true,
             }),
