@@ -4,45 +4,16 @@
 
 mod common;
 
+use common::metrics::{counter, snapshotter};
 use common::{
     assert_down, env, impatient, patient, recovering, stalled_for, standalone, Mode, MODES,
 };
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::{Client, Keyspace};
 use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
-use std::sync::OnceLock;
 use std::time::Duration;
-
-fn snapshotter() -> &'static Snapshotter {
-    static S: OnceLock<Snapshotter> = OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
-
-/// Sum of a counter over all label sets whose labels include `with`.
-fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter(|(key, ..)| key.key().name() == name)
-        .filter(|(key, ..)| {
-            with.iter()
-                .all(|(k, v)| key.key().labels().any(|l| l.key() == *k && l.value() == *v))
-        })
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
-        .sum()
-}
 
 /// Polls (bounded, 10 s: it ends as soon as the lock is held) until the lock is held; its fence.
 async fn wait_held(locks: &Locks, resource: &str) -> Option<redis_atomic::lease::Fence> {

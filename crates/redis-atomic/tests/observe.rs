@@ -5,44 +5,16 @@
 
 mod common;
 
+use common::metrics::{counter, snapshotter};
 use common::{standalone, Env};
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::script::registry::LOCK_ACQUIRE;
 use redis_atomic::{Arg, ClientConfig, Error};
 use redis_atomic_testkit::ServerOptions;
 use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-fn snapshotter() -> &'static Snapshotter {
-    static S: OnceLock<Snapshotter> = OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
-
-/// Sum of a counter over all label sets whose labels include `with`.
-fn counter(name: &str, with: &[(&str, &str)]) -> u64 {
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter(|(key, ..)| key.key().name() == name)
-        .filter(|(key, ..)| {
-            with.iter()
-                .all(|(k, v)| key.key().labels().any(|l| l.key() == *k && l.value() == *v))
-        })
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
-        .sum()
-}
 
 /// Everything the `tracing` subscriber of this thread writes.
 #[derive(Clone, Default)]
