@@ -4,13 +4,13 @@
 
 mod common;
 
+use common::metrics::{counter, snapshotter};
 use common::{env, Env, MODES};
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis_atomic::quota::{Bounded, Bounds, Quotas, Raise};
 use redis_atomic::script::registry::QUOTA_ADD;
 use redis_atomic::{ClientConfig, Error};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn quotas(env: &Env) -> Quotas {
@@ -275,16 +275,6 @@ async fn magnitudes_past_the_bound_are_refused_before_sending() {
         .is_ok());
 }
 
-fn snapshotter() -> &'static Snapshotter {
-    static S: OnceLock<Snapshotter> = OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
-
 /// `redis_atomic_ops_total` for quota operation `op` sent as `script`, outcome `ok`, version `-`.
 fn ops(op: &str, script: &str) -> u64 {
     let with = [
@@ -294,20 +284,7 @@ fn ops(op: &str, script: &str) -> u64 {
         ("version", "-"),
         ("outcome", "ok"),
     ];
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter(|(key, ..)| key.key().name() == redis_atomic::observe::OPS_TOTAL)
-        .filter(|(key, ..)| {
-            with.iter()
-                .all(|(k, v)| key.key().labels().any(|l| l.key() == *k && l.value() == *v))
-        })
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
-        .sum()
+    counter(redis_atomic::observe::OPS_TOTAL, &with)
 }
 
 /// Quota's own commands run on the client's one call path: each is an observed operation of
