@@ -64,21 +64,12 @@ pub fn connect(info: &ConnectionInfo) -> anyhow::Result<redis::Connection> {
 }
 
 fn at_addr(seed: &ConnectionInfo, host: &str, port: u16) -> anyhow::Result<ConnectionInfo> {
-    let addr = match seed.addr() {
-        ConnectionAddr::Tcp(..) => ConnectionAddr::Tcp(host.to_string(), port),
-        ConnectionAddr::TcpTls {
-            insecure,
-            tls_params,
-            ..
-        } => ConnectionAddr::TcpTls {
-            host: host.to_string(),
-            port,
-            insecure: *insecure,
-            tls_params: tls_params.clone(),
-        },
+    match seed.addr() {
+        ConnectionAddr::Tcp(..) | ConnectionAddr::TcpTls { .. } => {
+            Ok(redis_atomic::client::node_info(seed, host, port))
+        }
         _ => bail!("a unix-socket URL reaches one node only; use redis:// or rediss:// for a cluster or replicas"),
-    };
-    Ok(seed.clone().set_addr(addr))
+    }
 }
 
 fn host_port(addr: &str) -> anyhow::Result<(String, u16)> {

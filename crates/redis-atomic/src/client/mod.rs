@@ -51,6 +51,25 @@ pub fn redis_client(url: &str, tls: Option<&TlsOptions>) -> Result<redis::Client
     tls::open(url, tls)
 }
 
+/// `seed`'s settings (credentials, protocol, TLS) for the node at `host:port` — a cluster node
+/// or a replica another node named. A non-TCP seed (a Unix socket) gives a plain TCP address.
+pub fn node_info(seed: &redis::ConnectionInfo, host: &str, port: u16) -> redis::ConnectionInfo {
+    let addr = match seed.addr() {
+        redis::ConnectionAddr::TcpTls {
+            insecure,
+            tls_params,
+            ..
+        } => redis::ConnectionAddr::TcpTls {
+            host: host.to_string(),
+            port,
+            insecure: *insecure,
+            tls_params: tls_params.clone(),
+        },
+        _ => redis::ConnectionAddr::Tcp(host.to_string(), port),
+    };
+    seed.clone().set_addr(addr)
+}
+
 /// Settings of a [`Client`].
 #[derive(Clone, Debug)]
 #[non_exhaustive]

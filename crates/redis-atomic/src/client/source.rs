@@ -6,7 +6,7 @@ use super::sentinel::Resolver;
 use super::Client;
 use crate::Error;
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, Value};
+use redis::{AsyncConnectionConfig, ConnectionInfo, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -145,21 +145,8 @@ impl Source {
                 "a redirect on a standalone connection".into(),
             ));
         };
-        let addr = match template.addr() {
-            ConnectionAddr::TcpTls {
-                insecure,
-                tls_params,
-                ..
-            } => ConnectionAddr::TcpTls {
-                host: host.to_string(),
-                port,
-                insecure: *insecure,
-                tls_params: tls_params.clone(),
-            },
-            _ => ConnectionAddr::Tcp(host.to_string(), port),
-        };
-        let client =
-            redis::Client::open(template.clone().set_addr(addr)).map_err(Error::Connection)?;
+        let client = redis::Client::open(super::node_info(template, host, port))
+            .map_err(Error::Connection)?;
         Ok((format!("{host}:{port}"), client))
     }
 }
