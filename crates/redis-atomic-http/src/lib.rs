@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod config;
 pub mod idempotency;
 pub mod layer;
 mod problem;
