@@ -2,6 +2,7 @@
 //! `busy-reply-threshold` (50 ms here). Our calls get a typed `Rejected { code: "BUSY" }` (the
 //! server ran nothing), the client retries them within its policy and no more, nothing runs
 //! twice (side effects counted), and the client works again once the script ends.
+//! On a cluster the busy node refuses alone: keys on the other primaries are served meanwhile.
 //! A metrics recorder is installed for the binary (retries are counted by reason).
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +11,9 @@ mod common;
 use common::metrics::{counter, snapshotter};
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
 use redis_atomic::{Client, ClientConfig, Error, Keyspace, RetryPolicy};
-use redis_atomic_testkit::{faults, unique_prefix, RedisServer, ServerOptions};
+use redis_atomic_testkit::{
+    faults, unique_prefix, ClusterOptions, RedisCluster, RedisServer, ServerOptions,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -116,4 +119,82 @@ async fn foreign_busy_script_is_typed_bounded_and_never_doubles() {
         applied + 1,
         "a BUSY call ran, or one ran twice"
     );
+}
+
+/// On a 3-primary cluster, a foreign script makes one primary busy: a call for a key it serves
+/// gets a typed BUSY (no retries here), calls for keys on the other primaries succeed while it
+/// lasts, and afterwards every counter equals the calls that succeeded (nothing ran twice, the
+/// refused call ran nowhere). The cluster client neither hides BUSY behind its own retries nor
+/// lets one busy node stall the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_cluster_node_refuses_typed_and_the_others_serve() {
+    let cluster = Arc::new(
+        RedisCluster::start(ClusterOptions {
+            replicas_per_primary: 0,
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    for node in cluster.nodes() {
+        let mut conn = node.client().get_connection().unwrap();
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("busy-reply-threshold")
+            .arg(50)
+            .query(&mut conn)
+            .unwrap();
+    }
+    let client = Client::connect_cluster(&cluster.urls(), ClientConfig::default())
+        .await
+        .unwrap();
+    let ks = Keyspace::new(unique_prefix("busy-cluster")).unwrap();
+    let quotas = Quotas::new(
+        client.with_config(ClientConfig::default().retry(RetryPolicy::none())),
+        ks,
+    );
+    let bounds = Bounds::new(0, 1_000_000).unwrap();
+    // One counter per primary, named by where its slot lives.
+    let mut names: Vec<Option<String>> = vec![None; 3];
+    for i in 0..1000 {
+        let name = format!("c{i}");
+        let slot = redis_atomic::keys::slot(quotas.keys(&name).unwrap().value.as_bytes());
+        let owner = cluster.owner_of(slot).unwrap();
+        names[owner].get_or_insert(name);
+        if names.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    let names: Vec<String> = names.into_iter().map(Option::unwrap).collect();
+    for name in &names {
+        quotas.add(name, 0, bounds, None).await.unwrap(); // scripts cached on every node
+    }
+
+    let foreign = cluster.clone();
+    let script = tokio::task::spawn_blocking(move || {
+        faults::busy_script(&foreign.nodes()[0], Duration::from_millis(1500))
+    });
+    until_busy(&cluster.nodes()[0]).await;
+    let refused = quotas.add(&names[0], 1, bounds, None).await;
+    assert!(is_busy(&refused), "{refused:?}");
+    let mut served = [0i64; 3];
+    for (i, name) in names.iter().enumerate().skip(1) {
+        for _ in 0..10 {
+            let r = quotas.add(name, 1, bounds, None).await;
+            assert!(
+                matches!(r, Ok(Bounded::Applied { .. })),
+                "a key on a healthy primary, while another is busy: {r:?}"
+            );
+            served[i] += 1;
+        }
+    }
+    let still_busy = quotas.add(&names[0], 1, bounds, None).await;
+    script.await.unwrap().unwrap();
+    if still_busy.is_ok() {
+        served[0] += 1; // the script ended before this call: it ran once
+    } else {
+        assert!(is_busy(&still_busy), "{still_busy:?}");
+    }
+    for (name, expected) in names.iter().zip(served) {
+        assert_eq!(quotas.get(name).await.unwrap(), expected, "{name}");
+    }
 }

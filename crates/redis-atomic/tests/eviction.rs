@@ -2,7 +2,7 @@
 //! primitives' keys by itself, and this pins what each primitive then loses (docs/durability.md
 //! lists it; `redis-atomic doctor` fails such a server). With `noeviction` a full server
 //! refuses every write of every primitive with a typed `Rejected { code: "OOM" }` and nothing
-//! acknowledged changes.
+//! acknowledged changes — on a standalone server and on a cluster (each primary full).
 #![allow(clippy::unwrap_used)]
 
 use redis_atomic::cas::{Cas, Decision as CasDecision, Read};
@@ -18,7 +18,9 @@ use redis_atomic::ratelimit::{Algorithm, Limit, RateLimiter};
 use redis_atomic::semaphore::{self, Semaphore};
 use redis_atomic::write::Write;
 use redis_atomic::{Client, ClientConfig, Error, Keyspace};
-use redis_atomic_testkit::{faults, unique_prefix, RedisServer, ServerOptions};
+use redis_atomic_testkit::{
+    faults, unique_prefix, ClusterOptions, RedisCluster, RedisServer, ServerOptions,
+};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(600);
@@ -162,6 +164,36 @@ async fn noeviction_refuses_every_write_typed_and_keeps_everything() {
     let client = Client::connect(&server.url(), ClientConfig::default())
         .await
         .unwrap();
+    refuses_typed_and_keeps(&client, &|bytes| {
+        faults::set_maxmemory(&server, bytes).unwrap()
+    })
+    .await;
+}
+
+/// The same on a 3-primary cluster, every primary full: the primitives' keys live on different
+/// nodes, and each node's OOM reaches the caller typed through the cluster routing.
+#[tokio::test]
+async fn noeviction_on_a_cluster_refuses_every_write_typed_and_keeps_everything() {
+    let cluster = RedisCluster::start(ClusterOptions {
+        replicas_per_primary: 0,
+        ..Default::default()
+    })
+    .unwrap();
+    let client = Client::connect_cluster(&cluster.urls(), ClientConfig::default())
+        .await
+        .unwrap();
+    refuses_typed_and_keeps(&client, &|bytes| {
+        for node in cluster.nodes() {
+            faults::set_maxmemory(node, bytes).unwrap();
+        }
+    })
+    .await;
+}
+
+/// Acknowledges state in every primitive, sets the memory limit to 1 byte with `set_max`,
+/// checks every write is refused with OOM and nothing changed, frees the memory (0) and checks
+/// everything acknowledged is as it was.
+async fn refuses_typed_and_keeps(client: &Client, set_max: &dyn Fn(u64)) {
     client.load_all().await.unwrap();
     let ks = Keyspace::new(unique_prefix("oom")).unwrap();
     let k = kit(&client, &ks);
@@ -169,7 +201,6 @@ async fn noeviction_refuses_every_write_typed_and_keeps_everything() {
     let (lock_fence, _) = acknowledge(&k, &a).await;
     let cas = Cas::new(client.clone());
     let key = ks.key("t", 1, "tag", &["n"]).unwrap();
-    let set_max = |bytes: u64| faults::set_maxmemory(&server, bytes).unwrap();
     set_max(1);
     assert!(oom(k.locks.acquire_with_token("other", &b, LONG).await));
     assert!(oom(k.locks.release("r", &a).await));
