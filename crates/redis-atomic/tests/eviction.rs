@@ -196,7 +196,7 @@ async fn noeviction_on_a_cluster_refuses_every_write_typed_and_keeps_everything(
 async fn refuses_typed_and_keeps(client: &Client, set_max: &dyn Fn(u64)) {
     client.load_all().await.unwrap();
     let ks = Keyspace::new(unique_prefix("oom")).unwrap();
-    let k = kit(&client, &ks);
+    let k = kit(client, &ks);
     let (a, b) = (OwnerToken::new("a").unwrap(), OwnerToken::new("b").unwrap());
     let (lock_fence, _) = acknowledge(&k, &a).await;
     let cas = Cas::new(client.clone());
@@ -213,7 +213,7 @@ async fn refuses_typed_and_keeps(client: &Client, set_max: &dyn Fn(u64)) {
     let write = [Write::set(k.fenced.key("f", "data").unwrap(), "1")];
     assert!(oom(k.fenced.fenced_write("f", Fence(1), &write).await));
     let multi = MultiWrite::new().write(Write::set(key.clone(), "1"));
-    assert!(oom(multi.execute(&client).await));
+    assert!(oom(multi.execute(client).await));
     let updated = cas
         .update(&[Read::get(key.clone())], |_| {
             Ok(CasDecision::Commit {
