@@ -26,21 +26,36 @@ pub(super) const INVARIANT: &str = "exactly one caller sees each event first";
 /// surely not sent), None left without an answer.
 type Answers = Arc<Mutex<HashMap<String, Vec<Option<bool>>>>>;
 
+/// Per event id, how each answer came about (`first`, `seen`, `not sent: <error>`, `unknown`):
+/// printed with a violation, so a failed run says what each caller was told.
+type Trail = Arc<Mutex<HashMap<String, Vec<String>>>>;
+
 pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
     let dedup = Dedup::new(ctx.client.clone(), ctx.keyspace.clone());
     // Ids must outlive the run (and a grace for the final stragglers).
     let ttl = ctx.duration * 4 + Duration::from_secs(60);
-    let answers = Answers::default();
+    let (answers, trail) = (Answers::default(), Trail::default());
     let calls = ctx
-        .run_workers(|_, ctx| worker(ctx, dedup.clone(), answers.clone(), ttl))
+        .run_workers(|_, ctx| worker(ctx, dedup.clone(), answers.clone(), trail.clone(), ttl))
         .await?;
     let answers = locked(&answers);
-    let verdict = if ctx.lossy() {
+    let mut verdict = if ctx.lossy() {
         history::check_none_lost(&answers)
     } else {
         history::check_accepted_once(&answers)
     };
+    explain(&mut verdict.violations, &locked(&trail));
     Ok(Findings::new(calls.iter().sum()).with(verdict))
+}
+
+/// Appends to each violation (`<event>: ...`) what every caller of that event was told.
+fn explain(violations: &mut [String], trail: &HashMap<String, Vec<String>>) {
+    for violation in violations {
+        let event = violation.split(':').next().unwrap_or_default();
+        if let Some(answers) = trail.get(event) {
+            violation.push_str(&format!(" (answers: {})", answers.join("; ")));
+        }
+    }
 }
 
 /// Asks for `e0`, `e1`, … until the deadline; returns the calls made.
@@ -48,6 +63,7 @@ async fn worker(
     ctx: CheckCtx,
     dedup: Dedup,
     answers: Answers,
+    trail: Trail,
     ttl: Duration,
 ) -> anyhow::Result<u64> {
     let mut id = 0u64;
@@ -58,17 +74,30 @@ async fn worker(
         } else {
             ask(&ctx, &dedup, &event, ttl).await
         };
-        let answer = match answer {
-            Ok(answer) => answer,
+        let (answer, how) = match answer {
+            Ok(answer) => (answer, label(answer)),
             // A clean run fails here; under faults: Some(false) when surely not sent (this
             // caller recorded nothing and excuses nothing), else no answer.
-            Err(e) => ctx.outcome(Err(e))?,
+            Err(e) => {
+                let how = format!("not sent: {e}");
+                (ctx.outcome(Err(e))?, how)
+            }
         };
+        locked(&trail).entry(event.clone()).or_default().push(how);
         locked(&answers).entry(event).or_default().push(answer);
         ctx.progress.inc(1);
         id += 1;
     }
     Ok(id)
+}
+
+fn label(answer: Option<bool>) -> String {
+    match answer {
+        Some(true) => "first",
+        Some(false) => "seen",
+        None => "unknown",
+    }
+    .to_string()
 }
 
 /// The library's answer, asking again with the same token while the outcome is unknown
