@@ -35,6 +35,12 @@ pub struct SentinelOptions {
     pub binary: Option<PathBuf>,
     /// Every process (data nodes and Sentinels) serves TLS only, replication included.
     pub tls: Option<ServerTls>,
+    /// The data nodes' password (`requirepass`, `masterauth`; the Sentinels are told it with
+    /// `sentinel auth-pass`); [`SentinelGroup::url`] carries it.
+    pub password: Option<String>,
+    /// The Sentinels' own password (`requirepass` on each, `sentinel sentinel-pass` between
+    /// them); a client gives it apart from the URL.
+    pub sentinel_password: Option<String>,
 }
 
 impl Default for SentinelOptions {
@@ -47,6 +53,8 @@ impl Default for SentinelOptions {
             failover_timeout: Duration::from_secs(5),
             binary: None,
             tls: None,
+            password: None,
+            sentinel_password: None,
         }
     }
 }
@@ -101,6 +109,7 @@ impl SentinelGroup {
             RedisServer::start(ServerOptions {
                 binary: opts.binary.clone(),
                 tls: opts.tls.clone(),
+                password: opts.password.clone(),
                 ..ServerOptions::default()
             })
         };
@@ -117,6 +126,7 @@ impl SentinelGroup {
                 binary: opts.binary.clone(),
                 tls: opts.tls.clone(),
                 sentinel: true,
+                password: opts.sentinel_password.clone(),
                 extra_config: sentinel_config(&opts, port),
                 ..ServerOptions::default()
             })?);
@@ -131,7 +141,8 @@ impl SentinelGroup {
     }
 
     /// `redis+sentinel://127.0.0.1:S1,127.0.0.1:S2,.../<service>` (`rediss+sentinel://` with
-    /// TLS): what a client is given.
+    /// TLS; `redis+sentinel://:PASSWORD@...` with [`SentinelOptions::password`]): what a client
+    /// is given.
     pub fn url(&self) -> String {
         let scheme = if self.opts.tls.is_some() {
             "rediss+sentinel"
@@ -143,7 +154,12 @@ impl SentinelGroup {
             .iter()
             .map(|s| format!("127.0.0.1:{}", s.port().unwrap_or(0)))
             .collect();
-        format!("{scheme}://{}/{}", hosts.join(","), self.opts.service)
+        let auth = self
+            .opts
+            .password
+            .as_ref()
+            .map_or_else(String::new, |p| format!(":{p}@"));
+        format!("{scheme}://{auth}{}/{}", hosts.join(","), self.opts.service)
     }
 
     /// The name the primary is monitored under.
@@ -279,7 +295,7 @@ fn role(server: &RedisServer) -> Result<String, TestkitError> {
 fn sentinel_config(opts: &SentinelOptions, primary_port: u16) -> Vec<String> {
     let name = &opts.service;
     let quorum = opts.sentinels / 2 + 1;
-    vec![
+    let mut lines = vec![
         format!("sentinel monitor {name} 127.0.0.1 {primary_port} {quorum}"),
         format!(
             "sentinel down-after-milliseconds {name} {}",
@@ -290,5 +306,12 @@ fn sentinel_config(opts: &SentinelOptions, primary_port: u16) -> Vec<String> {
             opts.failover_timeout.as_millis()
         ),
         format!("sentinel parallel-syncs {name} 1"),
-    ]
+    ];
+    if let Some(password) = &opts.password {
+        lines.push(format!("sentinel auth-pass {name} {password}"));
+    }
+    if let Some(password) = &opts.sentinel_password {
+        lines.push(format!("sentinel sentinel-pass {password}"));
+    }
+    lines
 }

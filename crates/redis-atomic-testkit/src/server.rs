@@ -46,6 +46,10 @@ pub struct ServerOptions {
     pub tls: Option<ServerTls>,
     /// Run as a Sentinel (`--sentinel`; used by [`crate::SentinelGroup`]).
     pub sentinel: bool,
+    /// `requirepass` (and, on a data node, `masterauth` with the same password, so replicas of
+    /// a node configured alike can sync): [`RedisServer::url`] and [`RedisServer::client`]
+    /// then carry it. Use URL-safe characters.
+    pub password: Option<String>,
 }
 
 /// When the AOF is fsynced (`appendfsync`), which bounds what a crash loses.
@@ -82,6 +86,7 @@ pub struct RedisServer {
     binary: PathBuf,
     tls: Option<ServerTls>,
     sentinel: bool,
+    password: Option<String>,
     /// Set by [`RedisServer::crash`]; cleared when the process is spawned again.
     crashed: std::sync::atomic::AtomicBool,
     /// With [`ServerOptions::clock`]: the shim and the server's offset file.
@@ -198,6 +203,7 @@ impl RedisServer {
                 binary: binary.clone(),
                 tls: opts.tls.clone(),
                 sentinel: opts.sentinel,
+                password: opts.password.clone(),
                 crashed: Default::default(),
                 clock,
             };
@@ -278,12 +284,20 @@ impl RedisServer {
     }
 
     /// `redis://127.0.0.1:PORT`, `rediss://127.0.0.1:PORT` (TLS) or
-    /// `redis+unix:///path/redis.sock`.
+    /// `redis+unix:///path/redis.sock`; with [`ServerOptions::password`]
+    /// `redis://:PASSWORD@127.0.0.1:PORT` (`?pass=PASSWORD` on a socket).
     pub fn url(&self) -> String {
+        let auth = self
+            .password
+            .as_ref()
+            .map_or_else(String::new, |p| format!(":{p}@"));
         match (&self.socket, self.port) {
-            (Some(s), _) => format!("redis+unix://{}", s.display()),
-            (None, Some(p)) if self.tls.is_some() => format!("rediss://127.0.0.1:{p}"),
-            (None, Some(p)) => format!("redis://127.0.0.1:{p}"),
+            (Some(s), _) => match &self.password {
+                Some(p) => format!("redis+unix://{}?pass={p}", s.display()),
+                None => format!("redis+unix://{}", s.display()),
+            },
+            (None, Some(p)) if self.tls.is_some() => format!("rediss://{auth}127.0.0.1:{p}"),
+            (None, Some(p)) => format!("redis://{auth}127.0.0.1:{p}"),
             (None, None) => unreachable!("a server listens on a port or a socket"),
         }
     }
@@ -465,6 +479,12 @@ fn config_text(
     if let Some(s) = socket {
         lines.push(format!("unixsocket {}", s.display()));
         lines.push("unixsocketperm 700".to_string());
+    }
+    if let Some(password) = &opts.password {
+        lines.push(format!("requirepass {password}"));
+        if !opts.sentinel {
+            lines.push(format!("masterauth {password}"));
+        }
     }
     if let Some(bytes) = opts.maxmemory {
         lines.push(format!("maxmemory {bytes}"));

@@ -11,7 +11,7 @@ use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
 use redis_atomic::fenced::{Fenced, FencedWrites};
 use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::write::Write;
-use redis_atomic::{Client, ClientConfig, Error, Keyspace, RetryPolicy};
+use redis_atomic::{Client, ClientConfig, Error, Keyspace, RetryPolicy, SentinelConfig};
 use redis_atomic_testkit::history::{check_fenced_writes_lossy, check_leases};
 use redis_atomic_testkit::{
     unique_prefix, Failover, FencedWrite, LeaseSpan, RedisServer, SentinelGroup, SentinelOptions,
@@ -275,4 +275,63 @@ async fn failover_under_load_keeps_fences_increasing() {
         writes.len(),
         rec.failed.lock().unwrap(),
     );
+}
+
+/// Passwords everywhere, as in production: data nodes with `requirepass` (the URL's userinfo),
+/// Sentinels with their own (`SentinelConfig::sentinel_auth`). The client finds the primary,
+/// takes a lock and follows a failover; a wrong data password or a missing Sentinel password is
+/// a typed error that names the problem and never shows a password.
+#[tokio::test]
+async fn passwords_for_data_nodes_and_sentinels() {
+    let group = SentinelGroup::start(SentinelOptions {
+        password: Some("data-secret-1".into()),
+        sentinel_password: Some("sentinel-secret-2".into()),
+        ..SentinelOptions::default()
+    })
+    .unwrap();
+    assert!(group.url().contains(":data-secret-1@"), "{}", group.url());
+    let sentinel = SentinelConfig::parse(&group.url())
+        .unwrap()
+        .sentinel_auth(None, "sentinel-secret-2");
+    let client = Client::connect_sentinel(&sentinel, ClientConfig::default())
+        .await
+        .unwrap();
+    let locks = Locks::new(
+        client.clone(),
+        Keyspace::new(unique_prefix("sentinel-auth")).unwrap(),
+    );
+    let old = group.primary().unwrap();
+    assert_eq!(port_of(&client).await, group.nodes()[old].port().unwrap());
+    assert!(matches!(
+        locks.acquire("a", Duration::from_secs(60)).await.unwrap(),
+        Acquire::Acquired(_)
+    ));
+    let new = group.failover(Failover::Command).unwrap();
+    assert_ne!(new, old);
+    assert!(matches!(
+        locks.acquire("b", Duration::from_secs(60)).await.unwrap(),
+        Acquire::Acquired(_)
+    ));
+    assert_eq!(port_of(&client).await, group.nodes()[new].port().unwrap());
+
+    let wrong_data = SentinelConfig::parse(&group.url().replace("data-secret-1", "nope-nope"))
+        .unwrap()
+        .sentinel_auth(None, "sentinel-secret-2");
+    let no_sentinel_pass = SentinelConfig::parse(&group.url()).unwrap();
+    for (what, config) in [("data", wrong_data), ("sentinel", no_sentinel_pass)] {
+        let err = match Client::connect_sentinel(&config, ClientConfig::default()).await {
+            Ok(_) => panic!("{what}: connected without the right password"),
+            Err(e) => e.to_string(),
+        };
+        eprintln!("{what}: {err}");
+        let lower = err.to_lowercase();
+        assert!(
+            lower.contains("auth") || lower.contains("password") || lower.contains("noperm"),
+            "{what}: {err}"
+        );
+        assert!(
+            !err.contains("secret") && !err.contains("nope-nope"),
+            "{what}: {err}"
+        );
+    }
 }
