@@ -53,7 +53,13 @@ pub struct CheckReport {
     pub unknown: u64,
     /// `violations == 0`.
     pub ok: bool,
+    /// The first few violations, described (what was observed, per key): what to look at.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
 }
+
+/// Violations described per check (in `--json` and under the table).
+const EXAMPLES: usize = 5;
 
 impl CheckReport {
     /// A report; `ok` derived from the violations.
@@ -66,16 +72,16 @@ impl CheckReport {
             fault: "none".into(),
             unknown: 0,
             ok: violations == 0,
+            examples: Vec::new(),
         }
     }
 
-    /// The report of the check `primitive` on `findings`; the first few violations are logged.
+    /// The report of the check `primitive` on `findings`, with the first few violations.
     pub fn judged(primitive: &str, invariant: &str, findings: &Findings) -> Self {
-        for v in findings.violations().take(5) {
-            tracing::warn!("{primitive}: {v}");
-        }
         let violations = findings.violations().count() as u64;
-        CheckReport::new(primitive, invariant, findings.operations, violations)
+        let mut report = CheckReport::new(primitive, invariant, findings.operations, violations);
+        report.examples = findings.violations().take(EXAMPLES).cloned().collect();
+        report
     }
 
     /// The same report, labelled with the fault it ran under and its unknown outcomes.
@@ -190,6 +196,11 @@ impl Report {
                     "{:<14} {:<62} {:>10} {:>10}  {ok}",
                     c.primitive, c.invariant, c.operations, c.violations
                 )?;
+            }
+        }
+        for c in self.checks.iter().filter(|c| !c.examples.is_empty()) {
+            for example in &c.examples {
+                writeln!(out, "  {} ({}): {example}", c.primitive, c.fault)?;
             }
         }
         writeln!(
