@@ -47,7 +47,17 @@ use transport::{Cluster, Pool, Shared, Transport};
 
 /// A `redis` client for `url` with `tls` applied (CA, client certificate): for raw connections
 /// next to a [`Client`] (tools, tests) that must reach the same TLS deployment.
+///
+/// A Sentinel URL names no single node: it is refused with [`Error::BadArgument`] saying so
+/// (use [`Client::connect`], which resolves the primary, or the node's own URL).
 pub fn redis_client(url: &str, tls: Option<&TlsOptions>) -> Result<redis::Client, Error> {
+    if SentinelConfig::is_sentinel_url(url) {
+        return Err(Error::BadArgument(
+            "a Sentinel URL names no single node: give the node's redis:// or rediss:// URL \
+             (the primary's, to write)"
+                .into(),
+        ));
+    }
     tls::open(url, tls)
 }
 

@@ -374,4 +374,15 @@ mod tests {
             );
         }
     }
+
+    /// A raw node client cannot be made from a Sentinel URL: a typed error that says why.
+    #[test]
+    fn a_sentinel_url_is_no_node_url() {
+        for url in ["redis+sentinel://h:1/m", "rediss+sentinel://h:1/m"] {
+            match crate::client::redis_client(url, None) {
+                Err(Error::BadArgument(why)) => assert!(why.contains("Sentinel URL"), "{why}"),
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+    }
 }
