@@ -5,7 +5,8 @@
 //!
 //! Under faults a call whose reply is lost is asked again with the same token (the library's
 //! advice: the same token gets the same answer); if it stays unknown, that id may have no "first"
-//! answer. When a fault may lose acknowledged writes (primary kill), a recorded sighting can
+//! answer. A call refused before anything ran (`LOADING` after a restart, `OOM`) says nothing
+//! about the id: an id every caller was refused for was recorded by nobody, which is no loss. When a fault may lose acknowledged writes (primary kill), a recorded sighting can
 //! vanish and a later caller be told "first" again — the documented at-least-once case — so
 //! only dropped events count there. Judged by the testkit's `check_accepted_once` (one "first"
 //! per id, none lost), or `check_none_lost` under a primary kill.
@@ -22,8 +23,8 @@ use std::time::Duration;
 
 pub(super) const INVARIANT: &str = "exactly one caller sees each event first";
 
-/// Per event id, every caller's answer: Some(true) told "first", Some(false) told "seen" (or
-/// surely not sent), None left without an answer.
+/// Per event id, every answer that says something about it: Some(true) told "first",
+/// Some(false) told "seen", None left unknown (a caller refused before anything ran has none).
 type Answers = Arc<Mutex<HashMap<String, Vec<Option<bool>>>>>;
 
 /// Per event id, how each answer came about (`first`, `seen`, `not sent: <error>`, `unknown`):
@@ -75,16 +76,23 @@ async fn worker(
             ask(&ctx, &dedup, &event, ttl).await
         };
         let (answer, how) = match answer {
-            Ok(answer) => (answer, label(answer)),
-            // A clean run fails here; under faults: Some(false) when surely not sent (this
-            // caller recorded nothing and excuses nothing), else no answer.
+            Ok(answer) => (Some(answer), label(answer)),
+            // A clean run fails here. Under faults `ask` errs only when surely nothing ran: this
+            // caller recorded nothing and excuses nothing — and says nothing about the event, so
+            // no answer is kept. (Counted as "seen", an event every caller was refused for, by a
+            // restart's LOADING or a full memory, looked lost although nobody recorded it.)
             Err(e) => {
                 let how = format!("not sent: {e}");
-                (ctx.outcome(Err(e))?, how)
+                match ctx.outcome(Err(e))? {
+                    Some(_) => (None, how),
+                    None => (Some(None), label(None)),
+                }
             }
         };
         locked(&trail).entry(event.clone()).or_default().push(how);
-        locked(&answers).entry(event).or_default().push(answer);
+        if let Some(answer) = answer {
+            locked(&answers).entry(event).or_default().push(answer);
+        }
         ctx.progress.inc(1);
         id += 1;
     }
