@@ -38,11 +38,10 @@ pub(super) fn capabilities(n: &NodeFacts, opts: &DoctorOptions) -> Row {
         None => "unknown",
     };
     let found = format!(
-        "Functions {}, SET NX GET {}, native DELIFEQ {}, SET IFEQ {}",
+        "Functions {}, SET NX GET {}; native {}",
         yes(modern),
         yes(modern),
-        yes(n.delifeq),
-        yes(n.set_ifeq)
+        n.native.summary()
     );
     match (opts.delivery, modern) {
         (Delivery::Functions, Some(false)) => Row::new(
