@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use redis_atomic::lease::{Extend, Release};
 use redis_atomic::lock::{Acquire, LockGuard, Locks};
 use redis_atomic::{Client, ClientConfig, Error, Keyspace, NativeDelete, OwnerToken};
-use redis_atomic_testkit::{unique_prefix, RedisServer, ServerOptions};
+use redis_atomic_testkit::{unique_prefix, RedisServer};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,6 @@ struct Fixture {
     has_native: bool,
     /// Held by each test that counts commands or sends many: the counts are server-wide.
     serial: std::sync::Mutex<()>,
-    _server: RedisServer,
 }
 
 fn fixture() -> &'static Fixture {
@@ -33,11 +32,13 @@ fn fixture() -> &'static Fixture {
             .enable_all()
             .build()
             .unwrap();
-        let server = RedisServer::start(ServerOptions::default()).unwrap();
+        let server = RedisServer::shared();
         let (native, lua, has_native) = rt.block_on(async {
             let native = Client::connect(&server.url(), ClientConfig::default())
                 .await
                 .unwrap();
+            // Loaded up front: a first `NOSCRIPT` would count as an `EVALSHA` call.
+            native.load_all().await.unwrap();
             let lua = native.with_config(ClientConfig::default().force_lua(true));
             let info = native.command(redis::cmd("INFO").arg("server")).await;
             let info: String = redis::from_redis_value(info.unwrap()).unwrap();
@@ -53,7 +54,6 @@ fn fixture() -> &'static Fixture {
             lua,
             has_native,
             serial: std::sync::Mutex::new(()),
-            _server: server,
         }
     })
 }
