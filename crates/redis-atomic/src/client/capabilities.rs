@@ -207,6 +207,9 @@ fn text(value: &Value) -> Option<String> {
 pub(crate) struct Cache {
     // A std mutex: held only to clone or swap the value, never across an await.
     state: Mutex<Option<Capabilities>>,
+    /// A detection is under way: calls meanwhile take the script rather than probe too (no
+    /// herd of probes after a failover).
+    detecting: std::sync::atomic::AtomicBool,
 }
 
 impl Cache {
@@ -221,6 +224,16 @@ impl Cache {
 
     pub(crate) fn set(&self, caps: Capabilities) {
         *self.cell() = Some(caps);
+    }
+
+    /// Claims the one detection in flight; false when another caller has it.
+    pub(crate) fn begin_detect(&self) -> bool {
+        !self.detecting.swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
+    pub(crate) fn end_detect(&self) {
+        self.detecting
+            .store(false, std::sync::atomic::Ordering::Release);
     }
 
     /// Another server may be behind the client now: detect again before the next native call.

@@ -30,16 +30,27 @@ impl Client {
     /// Detected once (one pipelined probe per node) and cached until something may have put
     /// another server behind this client (see [`super::capabilities`]).
     pub async fn capabilities(&self) -> Capabilities {
+        self.capabilities_or(true).await
+    }
+
+    /// The cached capabilities, else a detection; when `wait` is false and another caller is
+    /// detecting, none (the script) for this call.
+    async fn capabilities_or(&self, wait: bool) -> Capabilities {
         let mut caps = match self.caps.get() {
             Some(caps) => caps,
-            None => match self.detect().await {
-                Some(caps) => {
-                    self.caps.set(caps.clone());
-                    caps
+            None if !self.caps.begin_detect() && !wait => Capabilities::none(),
+            None => {
+                let found = self.detect().await;
+                self.caps.end_detect();
+                match found {
+                    Some(caps) => {
+                        self.caps.set(caps.clone());
+                        caps
+                    }
+                    // The server could not be reached: nothing cached, asked again next time.
+                    None => Capabilities::none(),
                 }
-                // The server could not be reached: nothing cached, asked again next time.
-                None => Capabilities::none(),
-            },
+            }
         };
         caps.forced_lua = self.config.force_lua;
         caps
@@ -95,7 +106,7 @@ impl Client {
             &no_conflict,
             &|r: &R| r.status(),
             || async {
-                if let Some(n) = native(&self.capabilities().await) {
+                if let Some(n) = native(&self.capabilities_or(false).await) {
                     match self.send_native(&n.cmd).await {
                         Err(e) if capabilities::unsupported(&e) => self.caps.refuse_native(),
                         sent => return (n.decode)(sent?),

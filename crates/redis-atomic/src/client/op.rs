@@ -179,7 +179,9 @@ impl Client {
         let stale = matches!(&err, Error::Rejected { code, .. } if sentinel::stale_primary(code));
         if err.is_outcome_unknown() || stale {
             self.transport.discard(slot);
-            self.redetect(); // the next connection may reach another server (failover)
+            if !self.transport.is_cluster() {
+                self.redetect(); // the next connection may reach another server (failover)
+            }
         }
         Err(err)
     }

@@ -41,7 +41,11 @@ pub(super) fn capabilities(n: &NodeFacts, opts: &DoctorOptions) -> Row {
         "Functions {}, SET NX GET {}; native {}",
         yes(modern),
         yes(modern),
-        n.native.summary()
+        crate::Capabilities {
+            forced_lua: opts.force_lua,
+            ..n.native.clone()
+        }
+        .summary()
     );
     match (opts.delivery, modern) {
         (Delivery::Functions, Some(false)) => Row::new(

@@ -132,6 +132,9 @@ pub struct DoctorOptions {
     /// How the application sends scripts (which delivery commands it needs, whether a missing
     /// Function library matters).
     pub delivery: Delivery,
+    /// The application sets [`ClientConfig::force_lua`](crate::ClientConfig::force_lua): the
+    /// `capabilities` row says the native commands go unused.
+    pub force_lua: bool,
 }
 
 impl Default for DoctorOptions {
@@ -140,6 +143,7 @@ impl Default for DoctorOptions {
             namespace: "app".to_string(),
             acl_user: None,
             delivery: Delivery::Eval,
+            force_lua: false,
         }
     }
 }
@@ -160,6 +164,12 @@ impl DoctorOptions {
     /// With this delivery.
     pub fn delivery(mut self, delivery: Delivery) -> Self {
         self.delivery = delivery;
+        self
+    }
+
+    /// Whether the application forces the Lua path ([`DoctorOptions::force_lua`]).
+    pub fn force_lua(mut self, force: bool) -> Self {
+        self.force_lua = force;
         self
     }
 }
