@@ -63,11 +63,14 @@ fn fixture() -> &'static Fixture {
 #[test]
 fn capabilities_match_the_server() {
     let f = fixture();
-    let (caps, forced) = f
-        .rt
-        .block_on(async { (f.native.capabilities().await, f.lua.capabilities().await) });
+    let (caps, forced) =
+        f.rt.block_on(async { (f.native.capabilities().await, f.lua.capabilities().await) });
     if f.has_native {
-        assert_eq!(caps.release_command(), Some(NativeDelete::Delifeq), "{caps:?}");
+        assert_eq!(
+            caps.release_command(),
+            Some(NativeDelete::Delifeq),
+            "{caps:?}"
+        );
         assert!(caps.extend_native(), "{caps:?}");
         assert!(caps.server.starts_with("valkey 9."), "{caps:?}");
     } else {
@@ -76,7 +79,10 @@ fn capabilities_match_the_server() {
         assert!(caps.server.starts_with("redis "), "{caps:?}");
     }
     assert!(forced.forced_lua);
-    assert_eq!((forced.release_command(), forced.extend_native()), (None, false));
+    assert_eq!(
+        (forced.release_command(), forced.extend_native()),
+        (None, false)
+    );
     assert!(caps.summary().contains(&caps.server));
 }
 
@@ -92,7 +98,11 @@ async fn calls(client: &Client, name: &str) -> u64 {
 }
 
 async fn held(locks: &Locks, resource: &str) -> LockGuard {
-    match locks.acquire(resource, Duration::from_secs(60)).await.unwrap() {
+    match locks
+        .acquire(resource, Duration::from_secs(60))
+        .await
+        .unwrap()
+    {
         Acquire::Acquired(g) => g,
         other => panic!("{resource} not acquired: {other:?}"),
     }
@@ -113,7 +123,10 @@ fn releases_run_delifeq_on_valkey_and_lua_elsewhere() {
             for i in 0..N {
                 guards.push(held(&locks, &format!("r{i}")).await);
             }
-            let before = [calls(client, "delifeq").await, calls(client, "evalsha").await];
+            let before = [
+                calls(client, "delifeq").await,
+                calls(client, "evalsha").await,
+            ];
             let set_before = calls(client, "set").await;
             for g in &mut guards {
                 let r = g.extend(Duration::from_secs(30)).await.unwrap();
@@ -124,7 +137,10 @@ fn releases_run_delifeq_on_valkey_and_lua_elsewhere() {
                 let r = g.release().await.unwrap();
                 assert!(matches!(r, Release::Released { .. }), "{r:?}");
             }
-            let after = [calls(client, "delifeq").await, calls(client, "evalsha").await];
+            let after = [
+                calls(client, "delifeq").await,
+                calls(client, "evalsha").await,
+            ];
             let (delifeq, evalsha) = (after[0] - before[0], after[1] - before[1]);
             if native {
                 assert_eq!((delifeq, evalsha, set_delta), (N, 0, N));
@@ -266,17 +282,26 @@ impl Side {
             Step::Expire => {
                 self.raw(redis::cmd("PEXPIRE").arg(&self.key).arg(1)).await;
                 let deadline = Instant::now() + Duration::from_secs(10);
-                while self.raw(redis::cmd("EXISTS").arg(&self.key)).await != redis::Value::Int(0)
-                {
+                while self.raw(redis::cmd("EXISTS").arg(&self.key)).await != redis::Value::Int(0) {
                     assert!(Instant::now() < deadline, "the lease did not expire");
                     tokio::task::yield_now().await;
                 }
                 Seen::NoGuard
             }
             Step::Foreign { lock_like } => {
-                let v = if *lock_like { "1:someone-else" } else { "plain data" };
-                self.raw(redis::cmd("SET").arg(&self.key).arg(v).arg("PX").arg(60_000))
-                    .await;
+                let v = if *lock_like {
+                    "1:someone-else"
+                } else {
+                    "plain data"
+                };
+                self.raw(
+                    redis::cmd("SET")
+                        .arg(&self.key)
+                        .arg(v)
+                        .arg("PX")
+                        .arg(60_000),
+                )
+                .await;
                 Seen::NoGuard
             }
             Step::WrongType => {

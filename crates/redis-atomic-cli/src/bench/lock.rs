@@ -6,6 +6,7 @@
 //! native command where the server has one (`DELIFEQ`, `SET IFEQ`; the header's `native:` line);
 //! the raw path is `EVALSHA` of the scripts.
 
+use super::classic::{self, Classic};
 use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, Record, Workload};
 use redis_atomic::lease::{Extend, Release};
 use redis_atomic::lock::{Acquire, LockGuard, LockKeys, Locks};
@@ -133,6 +134,51 @@ impl Workload for LockBench {
             } else {
                 let got = evalsha(conn, &LOCK_RELEASE, [&k.lock], [token, any()]).await?;
                 expect!(got, LockReleaseReply::Released { .. });
+            }
+            Ok(())
+        })
+    }
+
+    fn sent_directly(&self) -> &'static [&'static str] {
+        // The native extend is a client-sent `SET` (the scripts call `SET` too; acquires of
+        // lock-extend happen before the phase).
+        if self.extend {
+            &["set"]
+        } else {
+            &[]
+        }
+    }
+
+    fn reference_script(&self) -> Option<&'static Classic> {
+        (!self.extend).then_some(&classic::LOCK_RELEASE)
+    }
+
+    fn reference_sent_directly(&self) -> &'static [&'static str] {
+        &["set"]
+    }
+
+    /// Seed §8: `SET lock token NX PX ttl`, then the compare-and-delete script (no fence).
+    fn reference<'a>(&'a self, conn: &'a mut Conn, task: usize, i: u64) -> Decided<'a> {
+        Box::pin(async move {
+            let k = self.keys(Path::Reference, task)?;
+            let token = self.ctx.token.as_str();
+            if i % 2 == 0 {
+                let mut set = redis::cmd("SET");
+                set.arg(&k.lock)
+                    .arg(token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(TTL.as_millis() as u64);
+                let got: redis::Value = set.query_async(conn).await?;
+                anyhow::ensure!(
+                    matches!(got, redis::Value::Okay),
+                    "classic lock: not acquired"
+                );
+            } else {
+                let released = classic::LOCK_RELEASE
+                    .eval(conn, &[&k.lock], &[token.into()])
+                    .await?;
+                anyhow::ensure!(released == 1, "classic lock: not released");
             }
             Ok(())
         })

@@ -228,7 +228,9 @@ impl Cache {
 
     /// Claims the one detection in flight; false when another caller has it.
     pub(crate) fn begin_detect(&self) -> bool {
-        !self.detecting.swap(true, std::sync::atomic::Ordering::AcqRel)
+        !self
+            .detecting
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
     }
 
     pub(crate) fn end_detect(&self) {
@@ -262,7 +264,8 @@ mod tests {
     /// Valkey's version field wins over its compatibility `redis_version`; probes decide commands.
     #[test]
     fn parse_valkey_and_redis() {
-        let info = s("# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n");
+        let info =
+            s("# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n");
         let caps = Capabilities::parse(&[
             info,
             Value::Array(vec![Value::Array(vec![s("delifeq")]), Value::Nil]),
@@ -285,7 +288,10 @@ mod tests {
     fn refused_probes_mean_lua() {
         let caps = Capabilities::parse(&[Value::Nil, Value::Okay, Value::Int(3)]);
         assert_eq!(caps.server, "unknown");
-        assert_eq!((caps.release_command(), caps.extend_native()), (None, false));
+        assert_eq!(
+            (caps.release_command(), caps.extend_native()),
+            (None, false)
+        );
         assert_eq!(Capabilities::parse(&[]).release_command(), None);
     }
 
@@ -306,6 +312,9 @@ mod tests {
         let mut forced = Capabilities::common(vec![new.clone(), new]);
         assert_eq!(forced.release_command(), Some(NativeDelete::Delifeq));
         forced.forced_lua = true;
-        assert_eq!((forced.release_command(), forced.extend_native()), (None, false));
+        assert_eq!(
+            (forced.release_command(), forced.extend_native()),
+            (None, false)
+        );
     }
 }

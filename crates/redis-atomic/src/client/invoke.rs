@@ -141,7 +141,12 @@ impl Client {
         .await
     }
 
-    pub(super) fn checked(&self, def: &ScriptDef, keys: &[&str], args: &[Arg<'_>]) -> Result<(), Error> {
+    pub(super) fn checked(
+        &self,
+        def: &ScriptDef,
+        keys: &[&str],
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
         if !def.accepts(keys.len(), args.len()) {
             return Err(Error::BadArgument(format!(
                 "{} takes {} keys and {} args, got {} and {}",

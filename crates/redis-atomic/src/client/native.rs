@@ -65,7 +65,10 @@ impl Client {
             let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
             return Some(Capabilities::parse(&replies.unwrap_or_default()));
         }
-        let text = self.command(redis::cmd("CLUSTER").arg("NODES")).await.ok()?;
+        let text = self
+            .command(redis::cmd("CLUSTER").arg("NODES"))
+            .await
+            .ok()?;
         let text: String = redis::from_redis_value(text).ok()?;
         let mut nodes = Vec::new();
         for (host, port) in crate::doctor::cluster_node_addrs(&text) {

@@ -219,9 +219,8 @@ impl Locks {
         let keys = self.keys(resource)?;
         let want = fence.map(|f| f.to_string()).unwrap_or_default();
         let args = [token.as_str().into(), want.as_str().into()];
-        let native = |caps: &crate::Capabilities| {
-            native::release(caps, &keys.lock, fence?, token.as_str())
-        };
+        let native =
+            |caps: &crate::Capabilities| native::release(caps, &keys.lock, fence?, token.as_str());
         let reply = self
             .client
             .call_or_native(&LOCK_RELEASE, [&keys.lock], args, native)
@@ -254,7 +253,11 @@ impl Locks {
         let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
         let keys = self.keys(resource)?;
         let want = fence.map(|f| f.to_string()).unwrap_or_default();
-        let args = [token.as_str().into(), Arg::Int(ttl_ms), want.as_str().into()];
+        let args = [
+            token.as_str().into(),
+            Arg::Int(ttl_ms),
+            want.as_str().into(),
+        ];
         let native = |caps: &crate::Capabilities| {
             native::extend(caps, &keys.lock, fence?, token.as_str(), ttl_ms)
         };

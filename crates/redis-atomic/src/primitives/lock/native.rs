@@ -21,8 +21,8 @@
 //! does) and `inspect` (two keys). Callers of [`super::Locks::release`] / [`super::Locks::extend`]
 //! who pass only a token, not the fence, run the scripts ("any lease of this token").
 
-use crate::client::{Capabilities, NativeDelete};
 use crate::client::native::{int_reply, set_reply, Native};
+use crate::client::{Capabilities, NativeDelete};
 use crate::lease::Fence;
 use crate::script::registry::{LockExtendReply, LockReleaseReply};
 use std::time::Duration;
