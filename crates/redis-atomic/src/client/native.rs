@@ -85,7 +85,8 @@ impl Client {
     }
 
     /// Runs `script`, or the native command `native` picks for the current capabilities (None:
-    /// the script). A native command the server does not know or the user may not run (nothing
+    /// the script; no `native` at all: the script, without looking at capabilities, so a call
+    /// that cannot go native never waits for a detection). A native command the server does not know or the user may not run (nothing
     /// ran) falls back to the script within the same attempt, and native commands are not
     /// tried again until the next re-detection.
     pub(crate) async fn call_or_native<const K: usize, const A: usize, R, N>(
@@ -93,7 +94,7 @@ impl Client {
         script: &'static Script<K, A, R>,
         keys: [&str; K],
         args: [Arg<'_>; A],
-        native: N,
+        native: Option<N>,
     ) -> Result<R, Error>
     where
         R: FromReply,
@@ -109,7 +110,11 @@ impl Client {
             &no_conflict,
             &|r: &R| r.status(),
             || async {
-                if let Some(n) = native(&self.capabilities_or(false).await) {
+                let chosen = match &native {
+                    Some(pick) => pick(&self.capabilities_or(false).await),
+                    None => None,
+                };
+                if let Some(n) = chosen {
                     match self.send_native(&n.cmd).await {
                         Err(e) if capabilities::unsupported(&e) => self.caps.refuse_native(),
                         sent => return (n.decode)(sent?),

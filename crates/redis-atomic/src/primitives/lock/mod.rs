@@ -219,8 +219,10 @@ impl Locks {
         let keys = self.keys(resource)?;
         let want = fence.map(|f| f.to_string()).unwrap_or_default();
         let args = [token.as_str().into(), want.as_str().into()];
-        let native =
-            |caps: &crate::Capabilities| native::release(caps, &keys.lock, fence?, token.as_str());
+        let lock = keys.lock.as_str();
+        let native = fence.map(|fence| {
+            move |caps: &crate::Capabilities| native::release(caps, lock, fence, token.as_str())
+        });
         let reply = self
             .client
             .call_or_native(&LOCK_RELEASE, [&keys.lock], args, native)
@@ -258,9 +260,12 @@ impl Locks {
             Arg::Int(ttl_ms),
             want.as_str().into(),
         ];
-        let native = |caps: &crate::Capabilities| {
-            native::extend(caps, &keys.lock, fence?, token.as_str(), ttl_ms)
-        };
+        let lock = keys.lock.as_str();
+        let native = fence.map(|fence| {
+            move |caps: &crate::Capabilities| {
+                native::extend(caps, lock, fence, token.as_str(), ttl_ms)
+            }
+        });
         let reply = self
             .client
             .call_or_native(&LOCK_EXTEND, [&keys.lock], args, native)
