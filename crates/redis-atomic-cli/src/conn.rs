@@ -1,5 +1,5 @@
 //! Connection flags shared by every command that takes `--url`: the TLS files (CA, client
-//! certificate and key), flattened into each command's arguments, so every command reaches a
+//! certificate and key) and `--force-lua`, flattened into each command's arguments, so every command reaches a
 //! `rediss://` (or `rediss+sentinel://`) deployment the same way and says the same thing when a
 //! file is wrong.
 
@@ -20,6 +20,10 @@ pub struct ConnArgs {
     /// The client certificate's private key, PEM.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Run every primitive on its Lua script even where the server has a native command
+    /// (`DELIFEQ`, `SET … IFEQ`): `ClientConfig::force_lua`.
+    #[arg(long)]
+    pub force_lua: bool,
 }
 
 impl ConnArgs {
@@ -45,6 +49,7 @@ impl ConnArgs {
 
     /// `config` with the TLS settings.
     pub fn client_config(&self, config: ClientConfig) -> ClientConfig {
+        let config = config.force_lua(self.force_lua);
         match self.tls() {
             Some(tls) => config.tls(tls),
             None => config,

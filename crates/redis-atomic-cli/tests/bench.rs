@@ -107,7 +107,7 @@ fn every_entry_both_ways_one_round_trip() {
         .filter(|r| r["reference"].is_object())
         .map(|r| r["primitive"].as_str().unwrap())
         .collect();
-    assert_eq!(references, ["ratelimit", "ratelimit-sl"]);
+    assert_eq!(references, ["lock", "ratelimit", "ratelimit-sl"]);
 }
 
 /// Unknown entries, bad durations and zero rounds are errors (exit 2) with a message.

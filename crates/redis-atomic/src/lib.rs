@@ -84,7 +84,8 @@ pub use primitives::{
 };
 
 pub use client::{
-    Arg, Client, ClientConfig, Pem, Replicas, RetryPolicy, SentinelConfig, TlsOptions,
+    Arg, Capabilities, Client, ClientConfig, NativeDelete, Pem, Replicas, RetryPolicy,
+    SentinelConfig, TlsOptions,
 };
 pub use error::Error;
 pub use keys::{slot, Keyspace};

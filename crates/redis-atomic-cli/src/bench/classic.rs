@@ -39,8 +39,15 @@ pub static INCR: Classic = Classic::new(
     include_str!("classic/incr.lua"),
 );
 
+/// Seed 000 §8's lock release: compare-and-delete of a plain token (its acquire is `SET NX PX`,
+/// no script). Keys: lock. Args: token. Replies 1 released, 0 not the owner.
+pub static LOCK_RELEASE: Classic = Classic::new(
+    "classic lock (seed 000 §8: SET NX PX + compare-and-delete script)",
+    include_str!("classic/lock_release.lua"),
+);
+
 /// Every reference script (loaded before the first phase).
-pub static ALL: [&Classic; 3] = [&SLIDING_LOG, &GCRA, &INCR];
+pub static ALL: [&Classic; 4] = [&SLIDING_LOG, &GCRA, &INCR, &LOCK_RELEASE];
 
 impl Classic {
     const fn new(name: &'static str, source: &'static str) -> Classic {

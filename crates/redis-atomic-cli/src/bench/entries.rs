@@ -36,7 +36,7 @@ impl Bench {
 pub const BENCHES: &[Bench] = &[
     Bench::new(
         "lock",
-        "acquire | release, alternating on one resource per task",
+        "acquire | release, alternating on one resource per task; reference: seed 000 §8's SET NX PX + compare-and-delete",
         lock::cycle,
     ),
     Bench::new(

@@ -2,11 +2,14 @@
 //! so every decision succeeds and the two paths do the same work. `lock-extend`: each task holds
 //! its lock (taken before each phase, unmeasured, with the run's token, so the same lock is the
 //! task's own again in every round) and extends it. A record is a held lock: its lock and fence
-//! keys.
+//! keys. The library path releases and extends through the task's `LockGuard`, so it takes the
+//! native command where the server has one (`DELIFEQ`, `SET IFEQ`; the header's `native:` line);
+//! the raw path is `EVALSHA` of the scripts.
 
+use super::classic::{self, Classic};
 use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, Record, Workload};
 use redis_atomic::lease::{Extend, Release};
-use redis_atomic::lock::{Acquire, LockKeys, Locks};
+use redis_atomic::lock::{Acquire, LockGuard, LockKeys, Locks};
 use redis_atomic::script::registry::{
     LockAcquireReply, LockExtendReply, LockReleaseReply, LOCK_ACQUIRE, LOCK_EXTEND, LOCK_RELEASE,
 };
@@ -21,6 +24,9 @@ struct LockBench {
     ctx: BenchCtx,
     locks: Locks,
     extend: bool,
+    /// Each task's held lock between its acquire and its release (or across extends). A std
+    /// mutex: held only to take or put the guard, never across an await.
+    guards: Vec<std::sync::Mutex<Option<LockGuard>>>,
 }
 
 /// `lock`: acquire | release.
@@ -33,6 +39,11 @@ pub(super) fn extend(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     Ok(LockBench::boxed(ctx, true))
 }
 
+/// The scripts' fence argument for "any lease of this token" (the raw path has no guard).
+fn any() -> redis_atomic::Arg<'static> {
+    "".into()
+}
+
 fn resource(path: Path, task: usize) -> String {
     format!("{}-{task}", path.name())
 }
@@ -40,7 +51,17 @@ fn resource(path: Path, task: usize) -> String {
 impl LockBench {
     fn boxed(ctx: BenchCtx, extend: bool) -> Box<dyn Workload> {
         let locks = Locks::new(ctx.client.clone(), ctx.keyspace.clone());
-        Box::new(LockBench { ctx, locks, extend })
+        let guards = (0..ctx.tasks).map(|_| Default::default()).collect();
+        Box::new(LockBench {
+            ctx,
+            locks,
+            extend,
+            guards,
+        })
+    }
+
+    fn guard(&self, task: usize) -> std::sync::MutexGuard<'_, Option<LockGuard>> {
+        self.guards[task].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn keys(&self, path: Path, task: usize) -> anyhow::Result<LockKeys> {
@@ -65,7 +86,12 @@ impl Workload for LockBench {
             for task in 0..self.ctx.tasks {
                 let (r, token) = (resource(path, task), &self.ctx.token);
                 let got = self.locks.acquire_with_token(&r, token, HELD).await?;
-                expect!(got, Acquire::Acquired(_));
+                if path == Path::Library {
+                    let g = expect!(got, Acquire::Acquired(g) => g);
+                    *self.guard(task) = Some(g);
+                } else {
+                    expect!(got, Acquire::Acquired(_));
+                }
             }
             Ok(())
         })
@@ -74,14 +100,20 @@ impl Workload for LockBench {
     fn library(&self, task: usize, i: u64) -> Decided<'_> {
         Box::pin(async move {
             let (r, token) = (resource(Path::Library, task), &self.ctx.token);
+            let held = self.guard(task).take();
             if self.extend {
-                let got = self.locks.extend(&r, token, HELD).await?;
+                let mut g = held.ok_or_else(|| anyhow::anyhow!("lock-extend: no guard"))?;
+                let got = g.extend(HELD).await?;
+                *self.guard(task) = Some(g);
                 expect!(got, Extend::Extended { .. });
             } else if i % 2 == 0 {
                 let got = self.locks.acquire_with_token(&r, token, TTL).await?;
-                expect!(got, Acquire::Acquired(_));
+                *self.guard(task) = Some(expect!(got, Acquire::Acquired(g) => g));
             } else {
-                let got = self.locks.release(&r, token).await?;
+                let got = match held {
+                    Some(g) => g.release().await?,
+                    None => self.locks.release(&r, token).await?,
+                };
                 expect!(got, Release::Released { .. });
             }
             Ok(())
@@ -93,15 +125,60 @@ impl Workload for LockBench {
             let k = self.keys(Path::Raw, task)?;
             let token = self.ctx.token.as_str().into();
             if self.extend {
-                let got = evalsha(conn, &LOCK_EXTEND, [&k.lock], [token, ms(HELD)]).await?;
+                let got = evalsha(conn, &LOCK_EXTEND, [&k.lock], [token, ms(HELD), any()]).await?;
                 expect!(got, LockExtendReply::Extended { .. });
             } else if i % 2 == 0 {
                 let keys = [k.lock.as_str(), &k.fence];
                 let got = evalsha(conn, &LOCK_ACQUIRE, keys, [token, ms(TTL)]).await?;
                 expect!(got, LockAcquireReply::Acquired { .. });
             } else {
-                let got = evalsha(conn, &LOCK_RELEASE, [&k.lock], [token]).await?;
+                let got = evalsha(conn, &LOCK_RELEASE, [&k.lock], [token, any()]).await?;
                 expect!(got, LockReleaseReply::Released { .. });
+            }
+            Ok(())
+        })
+    }
+
+    fn sent_directly(&self) -> &'static [&'static str] {
+        // The native extend is a client-sent `SET` (the scripts call `SET` too; acquires of
+        // lock-extend happen before the phase).
+        if self.extend {
+            &["set"]
+        } else {
+            &[]
+        }
+    }
+
+    fn reference_script(&self) -> Option<&'static Classic> {
+        (!self.extend).then_some(&classic::LOCK_RELEASE)
+    }
+
+    fn reference_sent_directly(&self) -> &'static [&'static str] {
+        &["set"]
+    }
+
+    /// Seed §8: `SET lock token NX PX ttl`, then the compare-and-delete script (no fence).
+    fn reference<'a>(&'a self, conn: &'a mut Conn, task: usize, i: u64) -> Decided<'a> {
+        Box::pin(async move {
+            let k = self.keys(Path::Reference, task)?;
+            let token = self.ctx.token.as_str();
+            if i % 2 == 0 {
+                let mut set = redis::cmd("SET");
+                set.arg(&k.lock)
+                    .arg(token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(TTL.as_millis() as u64);
+                let got: redis::Value = set.query_async(conn).await?;
+                anyhow::ensure!(
+                    matches!(got, redis::Value::Okay),
+                    "classic lock: not acquired"
+                );
+            } else {
+                let released = classic::LOCK_RELEASE
+                    .eval(conn, &[&k.lock], &[token.into()])
+                    .await?;
+                anyhow::ensure!(released == 1, "classic lock: not released");
             }
             Ok(())
         })

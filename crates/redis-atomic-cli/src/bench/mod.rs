@@ -135,6 +135,7 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
         script.load(&mut admin).await?;
     }
     let server = ServerInfo::fetch(&client).await?;
+    let native = client.capabilities().await.summary();
     let run_id = format!("{:08x}", rand::random::<u32>());
     let mut benches = Vec::new();
     for bench in BENCHES
@@ -163,7 +164,7 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
         let reference = workload.reference_script();
         benches.push(BenchReport::new(bench, tasks, &phases, reference, memory));
     }
-    Ok(Report::new(server, args, benches))
+    Ok(Report::new(server, native, args, benches))
 }
 
 fn check_args(args: &BenchArgs) -> anyhow::Result<()> {

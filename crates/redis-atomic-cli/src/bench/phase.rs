@@ -209,7 +209,8 @@ async fn run_phase(
     bar.finish_and_clear();
     let direct = match path {
         Path::Library => fresh.workload.sent_directly(),
-        Path::Raw | Path::Reference => &[],
+        Path::Reference => fresh.workload.reference_sent_directly(),
+        Path::Raw => &[],
     };
     let server = before.since(&after, direct);
     let phase = Phase {

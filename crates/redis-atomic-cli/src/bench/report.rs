@@ -183,6 +183,8 @@ impl BenchReport {
 pub struct Report {
     /// Server measured.
     pub server: ServerInfo,
+    /// The native commands the library uses on it (`Client::capabilities`), or Lua.
+    pub native: String,
     /// CPU cores of this machine (client and embedded server share them).
     pub cores: usize,
     /// Concurrent tasks (entries with a fixed count say so in their `tasks`).
@@ -199,9 +201,15 @@ pub struct Report {
 
 impl Report {
     /// A report.
-    pub fn new(server: ServerInfo, args: &BenchArgs, benches: Vec<BenchReport>) -> Report {
+    pub fn new(
+        server: ServerInfo,
+        native: String,
+        args: &BenchArgs,
+        benches: Vec<BenchReport>,
+    ) -> Report {
         Report {
             server,
+            native,
             cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
             concurrency: args.concurrency,
             connections: args.connections,
@@ -229,6 +237,7 @@ impl Report {
             self.seconds,
             self.rounds
         )?;
+        writeln!(out, "native: {}", self.native)?;
         writeln!(
             out,
             "{:<16} {:>9} {:>9} {:>6} {:>10} {:>13} {:>15} {:>7} {:>6} {:>11} {:>8}",

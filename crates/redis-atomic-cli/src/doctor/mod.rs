@@ -104,7 +104,7 @@ fn options(args: &DoctorArgs) -> DoctorOptions {
     if args.delivery == "functions" {
         opts = opts.delivery(Delivery::Functions);
     }
-    opts
+    opts.force_lua(args.conn.force_lua)
 }
 
 /// Keeps an embedded server or cluster alive while it is audited.

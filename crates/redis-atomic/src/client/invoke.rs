@@ -136,15 +136,17 @@ impl Client {
             &|e| Verdict::of(e, retry == RetryClass::Safe),
             &no_conflict,
             &|r: &R| r.status(),
-            || async {
-                let value = self.attempt(def, keys, args).await?;
-                R::from_reply(Reply::parse(def.name, value)?.declared(def.statuses))
-            },
+            || async { decode(def, self.attempt(def, keys, args).await?) },
         )
         .await
     }
 
-    fn checked(&self, def: &ScriptDef, keys: &[&str], args: &[Arg<'_>]) -> Result<(), Error> {
+    pub(super) fn checked(
+        &self,
+        def: &ScriptDef,
+        keys: &[&str],
+        args: &[Arg<'_>],
+    ) -> Result<(), Error> {
         if !def.accepts(keys.len(), args.len()) {
             return Err(Error::BadArgument(format!(
                 "{} takes {} keys and {} args, got {} and {}",
@@ -162,7 +164,7 @@ impl Client {
     }
 
     /// One attempt, with the single reload that `NOSCRIPT` / a missing Function allows.
-    async fn attempt(
+    pub(super) async fn attempt(
         &self,
         def: &'static ScriptDef,
         keys: &[&str],
@@ -265,6 +267,11 @@ impl Client {
             other => other.map(drop),
         }
     }
+}
+
+/// A script's raw reply as its typed reply.
+pub(super) fn decode<R: FromReply>(def: &ScriptDef, value: Value) -> Result<R, Error> {
+    R::from_reply(Reply::parse(def.name, value)?.declared(def.statuses))
 }
 
 /// The one place a message, not a code, is matched: both Redis and Valkey answer a missing

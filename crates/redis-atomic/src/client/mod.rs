@@ -22,9 +22,11 @@
 //! slot map, `ASK` with `ASKING` on the target node, [`ask`]).
 
 mod ask;
+mod capabilities;
 mod dedicated;
 mod durable;
 mod invoke;
+pub(crate) mod native;
 mod op;
 pub(crate) mod retry;
 mod sentinel;
@@ -32,6 +34,8 @@ mod source;
 mod tls;
 mod transport;
 
+pub(crate) use capabilities::probe;
+pub use capabilities::{Capabilities, NativeDelete};
 pub use dedicated::DedicatedConnection;
 pub use invoke::Arg;
 pub use retry::{full_jitter, RetryPolicy};
@@ -103,6 +107,9 @@ pub struct ClientConfig {
     /// CA and client certificate for `rediss://` (and `rediss+sentinel://`) URLs. None: the
     /// system's trust store, no client certificate.
     pub tls: Option<TlsOptions>,
+    /// Never use native commands (`DELIFEQ`, `SET … IFEQ`) even where the server has them: every
+    /// operation runs its script ([`Client::capabilities`]). Off by default.
+    pub force_lua: bool,
 }
 
 /// `WAIT`-based durability: how many replicas must acknowledge a write, within how long.
@@ -129,6 +136,7 @@ impl Default for ClientConfig {
             pool_size: 4,
             replicas: None,
             tls: None,
+            force_lua: false,
         }
     }
 }
@@ -171,6 +179,12 @@ impl ClientConfig {
         self
     }
 
+    /// Scripts only (`true`), or native commands where the server has them (`false`, default).
+    pub fn force_lua(mut self, force: bool) -> Self {
+        self.force_lua = force;
+        self
+    }
+
     /// With this many pooled connections (at least 1).
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size.max(1);
@@ -187,6 +201,8 @@ pub struct Client {
     dedicated: Option<Arc<source::Source>>,
     /// What [`Client::connect`] / [`Client::connect_cluster`] found about `maxmemory-policy`.
     memory: Arc<std::sync::OnceLock<crate::doctor::MemoryCheck>>,
+    /// What the server offers natively, detected once ([`Client::capabilities`]).
+    caps: Arc<capabilities::Cache>,
 }
 
 impl std::fmt::Debug for Client {
@@ -300,13 +316,16 @@ impl Client {
             config: Arc::new(config),
             dedicated: None,
             memory: Arc::default(),
+            caps: Arc::default(),
         }
     }
 
-    /// Checks `maxmemory-policy` once (see [`crate::doctor`]): one `INFO memory`.
+    /// Checks `maxmemory-policy` once (see [`crate::doctor`]): one `INFO memory`; and detects
+    /// the server's native commands ([`Client::capabilities`]).
     async fn check_server(self) -> Client {
         let check = crate::doctor::memory_check(&self).await;
         let _ = self.memory.set(check);
+        let _ = self.capabilities().await;
         self
     }
 
@@ -328,6 +347,7 @@ impl Client {
         Client {
             dedicated: self.dedicated.clone(),
             memory: self.memory.clone(),
+            caps: self.caps.clone(),
             ..Self::with_transport(self.transport.clone(), config)
         }
     }

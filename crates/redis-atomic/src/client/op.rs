@@ -110,6 +110,7 @@ impl Client {
         let values = if let Some(node) = ask::target(err) {
             self.ask(node, &pipe, self.config.timeout).await?
         } else if let Some(node) = ask::moved(err) {
+            self.redetect(); // the topology changed: another node, maybe another server
             self.to_node(node, &pipe, self.config.timeout, "MOVED")
                 .await?
         } else {
@@ -178,6 +179,9 @@ impl Client {
         let stale = matches!(&err, Error::Rejected { code, .. } if sentinel::stale_primary(code));
         if err.is_outcome_unknown() || stale {
             self.transport.discard(slot);
+            if !self.transport.is_cluster() {
+                self.redetect(); // the next connection may reach another server (failover)
+            }
         }
         Err(err)
     }

@@ -38,11 +38,14 @@ pub(super) fn capabilities(n: &NodeFacts, opts: &DoctorOptions) -> Row {
         None => "unknown",
     };
     let found = format!(
-        "Functions {}, SET NX GET {}, native DELIFEQ {}, SET IFEQ {}",
+        "Functions {}, SET NX GET {}; native {}",
         yes(modern),
         yes(modern),
-        yes(n.delifeq),
-        yes(n.set_ifeq)
+        crate::Capabilities {
+            forced_lua: opts.force_lua,
+            ..n.native.clone()
+        }
+        .summary()
     );
     match (opts.delivery, modern) {
         (Delivery::Functions, Some(false)) => Row::new(

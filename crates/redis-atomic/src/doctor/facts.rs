@@ -6,7 +6,7 @@
 use super::acl::{self, AclFacts};
 use super::DoctorOptions;
 use crate::script::registry::{LIBRARY_NAME, LIBRARY_SHA1};
-use crate::{Client, Error};
+use crate::{Capabilities, Client, Error};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::{Cmd, Value};
 use std::collections::HashMap;
@@ -79,10 +79,8 @@ pub struct NodeFacts {
     /// `CLUSTER INFO`, on a cluster node.
     pub(crate) cluster: Option<Result<HashMap<String, String>, String>>,
     pub(crate) library: Library,
-    /// `DELIFEQ` exists (`None`: could not ask).
-    pub(crate) delifeq: Option<bool>,
-    /// `SET` takes `IFEQ`.
-    pub(crate) set_ifeq: Option<bool>,
+    /// The native commands the node offers (the client's own probe, [`crate::Capabilities`]).
+    pub(crate) native: Capabilities,
     pub(crate) acl: AclFacts,
 }
 
@@ -129,16 +127,11 @@ pub(crate) async fn gather(mut conn: Conn<'_>, addr: &str, opts: &DoctorOptions)
         false => None,
     };
     let library = library(&mut conn).await;
-    let delifeq = conn
-        .run(redis::cmd("COMMAND").arg("INFO").arg("DELIFEQ"))
-        .await
-        .ok()
-        .map(|v| matches!(v, Value::Array(a) if a.iter().any(|e| !matches!(e, Value::Nil))));
-    let set_ifeq = conn
-        .run(redis::cmd("COMMAND").arg("DOCS").arg("SET"))
-        .await
-        .ok()
-        .map(|v| mentions(&v, "ifeq"));
+    let mut probes = Vec::new();
+    for cmd in crate::client::probe().cmd_iter() {
+        probes.push(conn.run(cmd).await.unwrap_or(Value::Nil));
+    }
+    let native = Capabilities::parse(&probes);
     let acl = acl::gather(&mut conn, opts).await;
     NodeFacts {
         addr: addr.to_string(),
@@ -146,8 +139,7 @@ pub(crate) async fn gather(mut conn: Conn<'_>, addr: &str, opts: &DoctorOptions)
         config,
         cluster,
         library,
-        delifeq,
-        set_ifeq,
+        native,
         acl,
     }
 }
@@ -195,19 +187,6 @@ fn pairs(value: Value) -> HashMap<String, String> {
             ))
         })
         .collect()
-}
-
-/// Whether any string in `value` equals `word` (case-insensitive).
-fn mentions(value: &Value, word: &str) -> bool {
-    match value {
-        Value::BulkString(b) => b.eq_ignore_ascii_case(word.as_bytes()),
-        Value::SimpleString(s) => s.eq_ignore_ascii_case(word),
-        Value::Array(items) | Value::Set(items) => items.iter().any(|v| mentions(v, word)),
-        Value::Map(m) => m
-            .iter()
-            .any(|(k, v)| mentions(k, word) || mentions(v, word)),
-        _ => false,
-    }
 }
 
 async fn library(conn: &mut Conn<'_>) -> Library {
@@ -281,6 +260,5 @@ mod tests {
         assert_eq!(pairs(flat).get("a").map(String::as_str), Some("1"));
         let map = Value::Map(vec![(s("x"), s("y"))]);
         assert_eq!(pairs(map).get("x").map(String::as_str), Some("y"));
-        assert!(mentions(&Value::Array(vec![s("IFEQ")]), "ifeq"));
     }
 }

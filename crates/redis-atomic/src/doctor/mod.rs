@@ -17,7 +17,7 @@
 //! | `replication` | a replica's link is down | (warns: no replica, or no `min-replicas-to-write`: what a failover loses) |
 //! | `busy-reply-threshold` | — (warns when 0: a runaway script blocks every client) | |
 //! | `version` | older than Redis 7.0 | shebang flags and Functions need 7.0 |
-//! | `capabilities` | Functions missing with `Delivery::Functions` | lists Functions, `SET NX GET`, native `DELIFEQ` / `SET IFEQ` |
+//! | `capabilities` | Functions missing with `Delivery::Functions` | lists Functions, `SET NX GET`, and the native lock path the client takes on this node (`DELIFEQ` / `DELEX IFEQ` release, `SET IFEQ` extend, or Lua) |
 //! | `function-library` | other code under this build's library name | `FCALL` would run it |
 //! | `cluster-slots` | a slot is not served, or the cluster state is not ok | |
 //! | `acl <primitive>` | the user may not run a command the primitive sends or its scripts call | the derivation of `scripts acl` ([`crate::script::acl_rules`]) |
@@ -32,6 +32,7 @@ mod facts;
 mod memory;
 mod rules;
 
+pub(crate) use facts::cluster_node_addrs;
 pub use facts::NodeFacts;
 pub(crate) use memory::check as memory_check;
 pub use memory::MemoryCheck;
@@ -131,6 +132,9 @@ pub struct DoctorOptions {
     /// How the application sends scripts (which delivery commands it needs, whether a missing
     /// Function library matters).
     pub delivery: Delivery,
+    /// The application sets [`ClientConfig::force_lua`](crate::ClientConfig::force_lua): the
+    /// `capabilities` row says the native commands go unused.
+    pub force_lua: bool,
 }
 
 impl Default for DoctorOptions {
@@ -139,6 +143,7 @@ impl Default for DoctorOptions {
             namespace: "app".to_string(),
             acl_user: None,
             delivery: Delivery::Eval,
+            force_lua: false,
         }
     }
 }
@@ -159,6 +164,12 @@ impl DoctorOptions {
     /// With this delivery.
     pub fn delivery(mut self, delivery: Delivery) -> Self {
         self.delivery = delivery;
+        self
+    }
+
+    /// Whether the application forces the Lua path ([`DoctorOptions::force_lua`]).
+    pub fn force_lua(mut self, force: bool) -> Self {
+        self.force_lua = force;
         self
     }
 }

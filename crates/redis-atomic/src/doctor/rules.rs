@@ -262,8 +262,7 @@ mod tests {
             config: Ok(map(config)),
             cluster: None,
             library: Library::Missing,
-            delifeq: Some(false),
-            set_ifeq: Some(false),
+            native: crate::Capabilities::none(),
             acl: AclFacts::Unknown("test".into()),
         }
     }

@@ -36,6 +36,7 @@
 //! (`WAIT`, pipelined); otherwise it is released again and [`Error::NotReplicated`] returned. A lease also ends while its
 //! holder is paused (GC, SIGSTOP); the holder learns it at its next extend or fenced write.
 
+mod native;
 mod watchdog;
 
 pub use watchdog::{LockLost, WatchdogConfig, WatchedLock};
@@ -201,12 +202,30 @@ impl Locks {
             .result
     }
 
-    /// Releases `resource` if `token` holds it.
+    /// Releases `resource` if `token` holds it (any lease of this token: the script path; a
+    /// [`LockGuard`] releases its own lease, natively where the server can).
     pub async fn release(&self, resource: &str, token: &OwnerToken) -> Result<Release, Error> {
+        self.release_lease(resource, token, None).await
+    }
+
+    /// Releases the lease `fence` of `token` (None: any lease of `token`). With a fence, a
+    /// server with `DELIFEQ` / `DELEX IFEQ` decides without Lua ([`native`]).
+    async fn release_lease(
+        &self,
+        resource: &str,
+        token: &OwnerToken,
+        fence: Option<Fence>,
+    ) -> Result<Release, Error> {
         let keys = self.keys(resource)?;
+        let want = fence.map(|f| f.to_string()).unwrap_or_default();
+        let args = [token.as_str().into(), want.as_str().into()];
+        let lock = keys.lock.as_str();
+        let native = fence.map(|fence| {
+            move |caps: &crate::Capabilities| native::release(caps, lock, fence, token.as_str())
+        });
         let reply = self
             .client
-            .call(&LOCK_RELEASE, [&keys.lock], [token.as_str().into()])
+            .call_or_native(&LOCK_RELEASE, [&keys.lock], args, native)
             .await?;
         Ok(match reply {
             LockReleaseReply::Released { fence } => Release::Released { fence },
@@ -221,10 +240,36 @@ impl Locks {
         token: &OwnerToken,
         ttl: Duration,
     ) -> Result<Extend, Error> {
+        self.extend_lease(resource, token, None, ttl).await
+    }
+
+    /// Extends the lease `fence` of `token` (None: any lease of `token`). With a fence, a server
+    /// whose `SET` takes `IFEQ` decides without Lua ([`native`]).
+    async fn extend_lease(
+        &self,
+        resource: &str,
+        token: &OwnerToken,
+        fence: Option<Fence>,
+        ttl: Duration,
+    ) -> Result<Extend, Error> {
         let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
         let keys = self.keys(resource)?;
-        let args = [token.as_str().into(), Arg::Int(ttl_ms)];
-        let reply = self.client.call(&LOCK_EXTEND, [&keys.lock], args).await?;
+        let want = fence.map(|f| f.to_string()).unwrap_or_default();
+        let args = [
+            token.as_str().into(),
+            Arg::Int(ttl_ms),
+            want.as_str().into(),
+        ];
+        let lock = keys.lock.as_str();
+        let native = fence.map(|fence| {
+            move |caps: &crate::Capabilities| {
+                native::extend(caps, lock, fence, token.as_str(), ttl_ms)
+            }
+        });
+        let reply = self
+            .client
+            .call_or_native(&LOCK_EXTEND, [&keys.lock], args, native)
+            .await?;
         Ok(match reply {
             LockExtendReply::Extended { fence, ttl } => Extend::Extended { fence, ttl },
             LockExtendReply::NotHeld => Extend::Lost,
@@ -281,9 +326,10 @@ impl LockGuard {
     /// Sets the lease to `ttl` from the server's now.
     pub async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
         let sent = Instant::now();
+        let (token, fence) = (&self.held.token, Some(self.held.fence));
         let outcome = self
             .locks
-            .extend(&self.resource, &self.held.token, ttl)
+            .extend_lease(&self.resource, token, fence, ttl)
             .await?;
         self.held.extended(&outcome, sent, ttl);
         Ok(outcome)
@@ -291,7 +337,10 @@ impl LockGuard {
 
     /// Releases the lock if this guard still holds it.
     pub async fn release(self) -> Result<Release, Error> {
-        self.locks.release(&self.resource, &self.held.token).await
+        let fence = Some(self.held.fence);
+        self.locks
+            .release_lease(&self.resource, &self.held.token, fence)
+            .await
     }
 }
 

@@ -1,0 +1,163 @@
+//! Native commands in place of a script, on the one call path: detection of what the server
+//! offers ([`super::capabilities`]) and a call that sends a primitive's native command when the
+//! server has it and the script otherwise.
+//!
+//! Why on the same path: a native call is the same operation to everything around it — the
+//! same span, metrics labels (`primitive`, `op`; the `script` label keeps the script's name, the
+//! path taken shows in `INFO commandstats`), the same retry class (a primitive offers a native
+//! command only where it decides exactly what the script decides, so what makes the script
+//! retry-safe makes the command retry-safe), the same `WAIT` with
+//! [`ClientConfig::replicas`](super::ClientConfig::replicas).
+
+use super::capabilities::{self, Capabilities};
+use super::retry::{no_conflict, Verdict};
+use super::{Arg, Client};
+use crate::observe::Op;
+use crate::script::{FromReply, RetryClass, Script};
+use crate::Error;
+use redis::{Cmd, Value};
+
+/// A native command that decides what a script decides, and how its reply maps to the
+/// script's typed reply.
+pub(crate) struct Native<R> {
+    pub(crate) cmd: Cmd,
+    pub(crate) decode: Box<dyn Fn(Value) -> Result<R, Error> + Send + Sync>,
+}
+
+impl Client {
+    /// What the server (every node of a cluster) offers natively, and whether
+    /// [`ClientConfig::force_lua`](super::ClientConfig::force_lua) keeps calls on the scripts.
+    /// Detected once (one pipelined probe per node) and cached until something may have put
+    /// another server behind this client (see [`super::capabilities`]).
+    pub async fn capabilities(&self) -> Capabilities {
+        self.capabilities_or(true).await
+    }
+
+    /// The cached capabilities, else a detection; when `wait` is false and another caller is
+    /// detecting, none (the script) for this call.
+    async fn capabilities_or(&self, wait: bool) -> Capabilities {
+        let mut caps = match self.caps.get() {
+            Some(caps) => caps,
+            None if !self.caps.begin_detect() && !wait => Capabilities::none(),
+            None => {
+                let found = self.detect().await;
+                self.caps.end_detect();
+                match found {
+                    Some(caps) => {
+                        self.caps.set(caps.clone());
+                        caps
+                    }
+                    // The server could not be reached: nothing cached, asked again next time.
+                    None => Capabilities::none(),
+                }
+            }
+        };
+        caps.forced_lua = self.config.force_lua;
+        caps
+    }
+
+    /// Probes every node; None when a node could not be reached at all.
+    async fn detect(&self) -> Option<Capabilities> {
+        let pipe = capabilities::probe();
+        if !self.is_cluster() {
+            let mut lease = self.transport.checkout().await.ok()?;
+            let sent = lease.conn.request_pipeline(&pipe);
+            let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
+            return Some(Capabilities::parse(&replies.unwrap_or_default()));
+        }
+        let text = self
+            .command(redis::cmd("CLUSTER").arg("NODES"))
+            .await
+            .ok()?;
+        let text: String = redis::from_redis_value(text).ok()?;
+        let mut nodes = Vec::new();
+        for (host, port) in crate::doctor::cluster_node_addrs(&text) {
+            let sent = self.transport.to_node(&host, port, &pipe);
+            let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
+            nodes.push(Capabilities::parse(&replies.unwrap_or_default()));
+        }
+        Some(Capabilities::common(nodes))
+    }
+
+    /// Forgets the detected capabilities (another server may be behind the client now).
+    pub(super) fn redetect(&self) {
+        self.caps.invalidate();
+    }
+
+    /// Runs `script`, or the native command `native` picks for the current capabilities (None:
+    /// the script; no `native` at all: the script, without looking at capabilities, so a call
+    /// that cannot go native never waits for a detection). A native command the server does not know or the user may not run (nothing
+    /// ran) falls back to the script within the same attempt, and native commands are not
+    /// tried again until the next re-detection.
+    pub(crate) async fn call_or_native<const K: usize, const A: usize, R, N>(
+        &self,
+        script: &'static Script<K, A, R>,
+        keys: [&str; K],
+        args: [Arg<'_>; A],
+        native: Option<N>,
+    ) -> Result<R, Error>
+    where
+        R: FromReply,
+        N: Fn(&Capabilities) -> Option<Native<R>> + Send + Sync,
+    {
+        let def = &script.def;
+        self.checked(def, &keys, &args)?;
+        let safe = script.retry == RetryClass::Safe;
+        self.run_op(
+            Op::script(def),
+            keys.first().copied(),
+            &|e| Verdict::of(e, safe),
+            &no_conflict,
+            &|r: &R| r.status(),
+            || async {
+                let chosen = match &native {
+                    Some(pick) => pick(&self.capabilities_or(false).await),
+                    None => None,
+                };
+                if let Some(n) = chosen {
+                    match self.send_native(&n.cmd).await {
+                        Err(e) if capabilities::unsupported(&e) => self.caps.refuse_native(),
+                        sent => return (n.decode)(sent?),
+                    }
+                }
+                let value = self.attempt(def, &keys, &args).await?;
+                super::invoke::decode(def, value)
+            },
+        )
+        .await
+    }
+
+    /// The command alone, or with `WAIT` when the client asks for replicas (a native command
+    /// is offered only for writes).
+    async fn send_native(&self, cmd: &Cmd) -> Result<Value, Error> {
+        match self.config.replicas {
+            Some(replicas) => self.command_then_wait(cmd, replicas).await,
+            None => self.command(cmd).await,
+        }
+    }
+}
+
+/// The integer reply of a native command (`DELIFEQ`, `DELEX`), or a typed error naming
+/// `script`, the operation it stands in for.
+pub(crate) fn int_reply(script: &'static str, value: &Value) -> Result<i64, Error> {
+    match value {
+        Value::Int(n) => Ok(*n),
+        other => Err(Error::BadReply {
+            script,
+            detail: format!("native command: expected an integer, got {other:?}"),
+        }),
+    }
+}
+
+/// `Some(true)` for `OK`, `Some(false)` for nil (a `SET` whose condition did not hold).
+pub(crate) fn set_reply(script: &'static str, value: &Value) -> Result<bool, Error> {
+    match value {
+        Value::Okay => Ok(true),
+        Value::SimpleString(s) if s == "OK" => Ok(true),
+        Value::Nil => Ok(false),
+        other => Err(Error::BadReply {
+            script,
+            detail: format!("native command: expected OK or nil, got {other:?}"),
+        }),
+    }
+}
