@@ -2,12 +2,14 @@
 """Server cost per decision of the rate-limit scripts against the classic scripts.
 
 Why: the rate-limit issue bounds our scripts' server time by what the classic scripts (seed 000's
-sliding log, the widely copied float GCRA, both on server TIME) cost on the same machine. Absolute
+sliding log, the widely copied float GCRA, both on server TIME, and §7's INCR + EXPIRE fixed
+window) cost on the same machine. Absolute
 µs on a shared VM move by 2x within an hour, so every run measures ours and the classics on the
 same server, in shuffled order, each run on an empty database, and reports medians.
 
     tools/rl-script-cost.py [--rounds 20] [--requests 20000] [--identities 1000000]
     tools/rl-script-cost.py --instructions     # valgrind: instructions per call, deterministic
+    tools/rl-script-cost.py --pin              # server and client on separate cores (taskset)
 
 µs: `usec_per_call` of EVALSHA (INFO commandstats) under `redis-benchmark -c 8`, one random
 identity per call out of --identities (10^6: practically every decision is a new identity's
@@ -37,6 +39,7 @@ CASES = {
     "rl_sliding_log": ("ours:rl_sliding_log", "sl", ["1", "10000", "100000", "10000", ""]),
     "classic gcra": ("file:gcra.lua", "cg", ["1000", "1", "1000"]),
     "rl_gcra": ("ours:rl_gcra", "g", ["1", "1000", "1000000", "1000", ""]),
+    "classic fixed window": ("file:fixed_window.lua", "cf", ["60", "100000"]),
     "rl_fixed_window": ("ours:rl_fixed_window", "fw", ["1", "100000", "60000000", "100000", ""]),
     "rl_token_bucket": ("ours:rl_token_bucket", "tb", ["1", "1000", "1000000", "1000", ""]),
     "rl_sliding_window": ("ours:rl_sliding_window", "sw", ["1", "100000", "60000000", "100000", ""]),
@@ -64,7 +67,10 @@ def find_cli(explicit):
 class Server:
     """A private redis-server on a unix socket, optionally under callgrind."""
 
-    def __init__(self, tmp, instructions):
+    def __init__(self, tmp, instructions, pin=False):
+        # --pin: the server on core 0, redis-benchmark on core 1 (taskset), so the two never
+        # share a core and the server's time is not the client's.
+        self.client_prefix = ["taskset", "-c", "1"] if pin else []
         self.sock = os.path.join(tmp, "redis.sock")
         self.out = os.path.join(tmp, "callgrind.out")
         cmd = ["redis-server", "--port", "0", "--unixsocket", self.sock, "--save", "",
@@ -72,6 +78,8 @@ class Server:
         if instructions:
             cmd = ["valgrind", "--tool=callgrind", "--toggle-collect=evalShaCommand",
                    f"--callgrind-out-file={self.out}"] + cmd
+        if pin:
+            cmd = ["taskset", "-c", "0"] + cmd
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
             if os.path.exists(self.sock) and self.cli("PING").strip() == "PONG":
@@ -84,7 +92,7 @@ class Server:
                               capture_output=True, text=True).stdout
 
     def bench(self, sha, prefix, args, n, identities):
-        cmd = ["redis-benchmark", "-s", self.sock, "-q", "-n", str(n), "-c", "8",
+        cmd = self.client_prefix + ["redis-benchmark", "-s", self.sock, "-q", "-n", str(n), "-c", "8",
                "-r", str(identities), "EVALSHA", sha, "1", prefix + ":{__rand_int__}", *args]
         subprocess.run(cmd, check=True, capture_output=True)
 
@@ -120,6 +128,8 @@ def main():
     ap.add_argument("--identities", type=int, default=1000000)
     ap.add_argument("--instructions", action="store_true")
     ap.add_argument("--only", action="append", choices=sorted(CASES))
+    ap.add_argument("--pin", action="store_true",
+                    help="server on core 0, client on core 1 (taskset)")
     ap.add_argument("--bin", help="redis-atomic CLI binary (for our script sources)")
     a = ap.parse_args()
     if a.instructions and not shutil.which("valgrind"):
@@ -127,7 +137,7 @@ def main():
     cli = find_cli(a.bin)
     names = a.only or list(CASES)
     with tempfile.TemporaryDirectory(prefix="rl-cost-") as tmp:
-        srv = Server(tmp, a.instructions)
+        srv = Server(tmp, a.instructions, a.pin)
         try:
             shas = {n: srv.cli("-x", "SCRIPT", "LOAD", stdin=source(CASES[n][0], cli)).strip()
                     for n in names}

@@ -96,7 +96,14 @@ fn verify_embedded_json() {
     assert!(queue["operations"].as_u64().unwrap() > 100);
     assert_eq!(queue["violations"], 0);
     for (name, invariant) in [
-        ("ratelimit", "admitted ≤ limit per window"),
+        ("ratelimit-fw", "admitted ≤ limit per window"),
+        ("ratelimit-sl", "admitted ≤ limit in any period"),
+        (
+            "ratelimit-sw",
+            "weighted two-window count ≤ limit at each admission",
+        ),
+        ("ratelimit-tb", "admitted in any t ≤ burst + t / interval"),
+        ("ratelimit-gcra", "admitted in any t ≤ burst + t / interval"),
         ("quota", "counter stays within bounds"),
         (
             "cas",
@@ -223,6 +230,32 @@ fn verify_detects_a_broken_lock() {
         .map(str::to_string)
         .unwrap();
     assert!(queue_line.ends_with("NO"), "{queue_line}");
+}
+
+/// Every limiter algorithm's row catches a limiter script that forgets the cost of every other
+/// request, decisively: many violations each (a clean run has none, `verify_embedded_json`).
+#[test]
+fn verify_detects_a_broken_limiter_decisively() {
+    let o = cli(&["verify", "--seconds", "1", "--sabotage", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for name in [
+        "ratelimit-fw",
+        "ratelimit-sl",
+        "ratelimit-sw",
+        "ratelimit-tb",
+        "ratelimit-gcra",
+    ] {
+        let row = checks(&doc)
+            .iter()
+            .find(|c| c["primitive"] == name)
+            .unwrap_or_else(|| panic!("no row {name}"));
+        let violations = row["violations"].as_u64().unwrap();
+        assert!(
+            violations >= 20,
+            "{name}: only {violations} violations: {row}"
+        );
+    }
 }
 
 /// Bad flags and unreachable servers are usage errors (exit 2) with a message, not panics.

@@ -16,9 +16,9 @@ pub const OWN_COMMANDS: &[&str] = &[
     "time",    // the rate-limit check's clock offset
     "get",     // counters read by workloads and judgements
     "set",     // counters written by workloads
-    "incr",    // sabotaged rate limiter
+    "eval",    // sabotaged rate limiter (its script, patched)
     "incrby",  // sabotaged quota
-    "pexpire", // TTLs (cleanup::Keeper), sabotaged rate limiter
+    "pexpire", // TTLs (cleanup::Keeper)
     "hincrby", // the idempotency check's side effect
     "hgetall", // ... counted at the end
     "zrangebyscore",

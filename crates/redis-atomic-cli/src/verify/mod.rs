@@ -40,6 +40,7 @@ use anyhow::Context as _;
 use faults::{FaultKind, Faults};
 use futures::future::BoxFuture;
 use indicatif::{ProgressBar, ProgressStyle};
+use redis_atomic::ratelimit::Algorithm;
 use redis_atomic::{Client, ClientConfig, Keyspace};
 use redis_atomic_testkit::{RedisCluster, RedisServer, ServerOptions};
 use std::io::Write;
@@ -125,8 +126,20 @@ pub const CHECKS: &[Check] = &[
         Box::pin(idempotency::run(c))
     }),
     check("queue", queue::INVARIANT, |c| Box::pin(queue::run(c))),
-    check("ratelimit", ratelimit::INVARIANT, |c| {
-        Box::pin(ratelimit::run(c))
+    check("ratelimit-fw", ratelimit::FIXED_WINDOW, |c| {
+        Box::pin(ratelimit::run(c, Algorithm::FixedWindow))
+    }),
+    check("ratelimit-sl", ratelimit::SLIDING_LOG, |c| {
+        Box::pin(ratelimit::run(c, Algorithm::SlidingLog))
+    }),
+    check("ratelimit-sw", ratelimit::SLIDING_WINDOW, |c| {
+        Box::pin(ratelimit::run(c, Algorithm::SlidingWindow))
+    }),
+    check("ratelimit-tb", ratelimit::RATE, |c| {
+        Box::pin(ratelimit::run(c, Algorithm::TokenBucket))
+    }),
+    check("ratelimit-gcra", ratelimit::RATE, |c| {
+        Box::pin(ratelimit::run(c, Algorithm::Gcra))
     }),
     check("quota", quota::INVARIANT, |c| Box::pin(quota::run(c))),
     check("semaphore", semaphore::INVARIANT, |c| {

@@ -15,6 +15,9 @@
 //!   ones; [`check_counter_lossy`] when acknowledged writes may be lost (only: nothing
 //!   invented); [`check_within`]: every observed value within bounds;
 //! * [`check_admitted`]: admitted ≤ limit in every window;
+//! * rate limiters, per algorithm, from spans or exact window positions: [`check_windows`]
+//!   (fixed window, sliding window counter), [`check_in_any_period`] (sliding log),
+//!   [`check_rate`] (token bucket, GCRA);
 //! * [`check_executed_once`] (and its one-request form [`check_exactly_once`]): a side effect
 //!   happened once per key, whatever the duplicates and unknown outcomes;
 //! * [`check_accepted_once`] (jobs' acks: [`check_acked_once`]; dedup's "first" answers): one
@@ -29,6 +32,7 @@ mod counter;
 mod fenced;
 mod leases;
 mod once;
+mod rates;
 
 pub use counter::{check_admitted, check_counter, check_counter_lossy, check_within};
 pub use fenced::{check_fenced_writes, check_fenced_writes_lossy, FencedWrite};
@@ -36,6 +40,7 @@ pub use leases::{check_leases, LeaseSpan};
 pub use once::{
     check_accepted_once, check_acked_once, check_exactly_once, check_executed_once, check_none_lost,
 };
+pub use rates::{check_in_any_period, check_rate, check_windows, WindowPosition, RATE_SLACK};
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

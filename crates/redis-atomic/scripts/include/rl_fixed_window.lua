@@ -3,16 +3,18 @@
 -- In: locals `key`, `limit`, `period`, `burst`, `cost`, `now` (numbers, validated by rl_args).
 -- Out: assigns `ok` (admit?), `remaining`, `reset` (µs until full capacity), `retry` (µs until
 -- this limit admits the request; 0 when it does) and, when admitted, `w1`, `w2` for the
--- algorithm's write fragment (rl_set_write: the new value, µs until it stops mattering). Reads only (the sliding log also trims what already expired).
+-- algorithm's write fragment (rl_set_write: the new value, µs until it stops mattering or false
+-- when the key's expiry is already right). Reads only (the sliding log also trims what already expired).
 -- State it cannot parse makes the script return a WRONGTYPE error.
 do
-  local ws, count = math.floor(now / period) * period, 0
+  local ws, count, expiry = math.floor(now / period) * period, 0, nil
   local raw = redis.call('GET', key)
   if raw then
     local w, n = string.match(raw, '^(%d+):(%d+)$')
     if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end
     w, n = w + 0, n + 0 -- digits (matched above): arithmetic converts them once, tonumber twice
-    if w >= ws then ws, count = w, n end -- a clock that steps back never reopens a window
+    -- A clock that steps back never reopens a window; the window's key already expires right.
+    if w >= ws then ws, count, expiry = w, n, false end
   end
   reset = ws + period - now
   if count + cost > limit then
@@ -20,6 +22,6 @@ do
   else
     count = count + cost
     ok, remaining, retry = true, limit - count, 0
-    w1, w2 = string.format('%d:%d', ws, count), reset
+    w1, w2 = string.format('%d:%d', ws, count), expiry == nil and reset
   end
 end

@@ -3,13 +3,14 @@
 -- (period - elapsed) / period. Admit when prev * (period - elapsed) + (curr + cost) * period <=
 -- limit * period (integers; limit * period <= 2^52). State: "<window_start>:<prev>:<curr>".
 do
-  local ws, prev, curr = math.floor(now / period) * period, 0, 0
+  local ws, prev, curr, expiry = math.floor(now / period) * period, 0, 0, nil
   local raw = redis.call('GET', key)
   if raw then
     local w, p, c = string.match(raw, '^(%d+):(%d+):(%d+)$')
     if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end
     w, p, c = w + 0, p + 0, c + 0 -- digits: see rl_fixed_window
-    if w >= ws then ws, prev, curr = w, p, c elseif w == ws - period then prev = c end
+    -- Same window: the key already expires right (rl_set_write keeps its TTL).
+    if w >= ws then ws, prev, curr, expiry = w, p, c, false elseif w == ws - period then prev = c end
   end
   if prev > limit then prev = limit end
   if curr > limit then curr = limit end
@@ -19,7 +20,7 @@ do
   local room = limit - curr - cost
   if room >= 0 and prev * weight <= room * period then
     ok, remaining, reset, retry = true, room - weighted, 2 * period - elapsed, 0
-    w1, w2 = string.format('%d:%d:%d', ws, prev, curr + cost), reset
+    w1, w2 = string.format('%d:%d:%d', ws, prev, curr + cost), expiry == nil and reset
   else
     if room >= 0 then
       retry = period - math.floor(room * period / prev) - elapsed
