@@ -248,10 +248,23 @@ async fn execute<S: Inner>(
         }
     };
     let (parts, body) = response.into_parts();
+    if !(state.config.cache)(parts.status) {
+        // Not stored: the key is freed, and the body passes through unbuffered.
+        end(claim.fail(&Failure::Retryable).await);
+        return Response::from_parts(parts, body);
+    }
     let limit = state.config.max_body_bytes;
     let bytes = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(c) => c.to_bytes(),
-        Err(_) => return too_large_to_store(&claim).await,
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return too_large_to_store(&claim).await
+        }
+        Err(e) => {
+            // The body broke off: nothing whole to store or answer; a retry may run again.
+            tracing::warn!(error = %e, "response body failed; idempotency key freed");
+            end(claim.fail(&Failure::Retryable).await);
+            return problem::response(StatusCode::BAD_GATEWAY, "the response body broke off");
+        }
     };
     let mut stored = StoredResponse::new(parts.status.as_u16(), bytes.to_vec());
     for name in &state.config.replay_headers {
@@ -259,15 +272,15 @@ async fn execute<S: Inner>(
             stored = stored.header(name.as_str(), value.as_bytes().to_vec());
         }
     }
-    let outcome = if (state.config.cache)(parts.status) {
-        claim.complete(&stored).await
-    } else {
-        claim.fail(&Failure::Retryable).await
-    };
+    end(claim.complete(&stored).await);
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// Logs an end of a claim that did not take effect.
+fn end(outcome: Result<Outcome, redis_atomic::Error>) {
     if !matches!(outcome, Ok(Outcome::Stored)) {
         tracing::warn!(?outcome, "idempotency result not stored");
     }
-    Response::from_parts(parts, Body::from(bytes))
 }
 
 /// The request ran but its response is over the limit: a final 500, stored, so a duplicate

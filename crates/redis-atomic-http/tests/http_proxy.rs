@@ -4,7 +4,6 @@
 
 mod common;
 
-use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{any, post};
 use axum::Router;
@@ -26,7 +25,7 @@ async fn listen(app: Router) -> SocketAddr {
 }
 
 /// The upstream: `/echo` answers with the headers it received (as `name: value` lines);
-/// `/slow` answers after 2 s; `/big` with 64 bytes; every call is counted.
+/// `/slow` answers after 2 s; `/big` with 1 KiB; every call is counted.
 async fn upstream() -> (SocketAddr, Arc<AtomicU64>) {
     let count = Arc::new(AtomicU64::new(0));
     let (c1, c2, c3) = (count.clone(), count.clone(), count.clone());
@@ -54,7 +53,7 @@ async fn upstream() -> (SocketAddr, Arc<AtomicU64>) {
             "/big",
             post(move || async move {
                 c3.fetch_add(1, Ordering::SeqCst);
-                (StatusCode::CREATED, vec![b'x'; 64])
+                (StatusCode::CREATED, vec![b'x'; 1024])
             }),
         );
     (listen(app).await, count)
@@ -62,7 +61,7 @@ async fn upstream() -> (SocketAddr, Arc<AtomicU64>) {
 
 const CONFIG: &str = r#"
 [proxy]
-max_body_bytes = 32
+max_body_bytes = 512
 
 [[proxy.routes]]
 path = "/echo"
@@ -156,7 +155,7 @@ async fn body_limits_both_ways() {
     let env = env(Mode::StandaloneEval, "proxy-413", ClientConfig::default()).await;
     let (up, count) = upstream().await;
     let base = proxy(&env, up, None).await;
-    let big = "0123456789012345678901234567890123456789";
+    let big: &'static str = "0123456789abcdef".repeat(40).leak();
     assert_eq!(post_with(&format!("{base}/echo"), Some("b-1"), big).await.status(), 413);
     assert_eq!(post_with(&format!("{base}/other"), None, big).await.status(), 413);
     assert_eq!(count.load(Ordering::SeqCst), 0);

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::util::BoxCloneSyncService;
-use tower::{Layer as _, Service as _};
+use tower::Layer as _;
 
 /// One route's stack, boxed so routes with different layers share a type.
 pub(crate) type Stack = BoxCloneSyncService<Request<Body>, Response<Body>, Infallible>;
