@@ -16,8 +16,10 @@ use std::path::PathBuf;
 
 /// `redis-atomic proxy` arguments.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit codes: 0 stopped by ctrl-c or SIGTERM after draining, 2 usage, \
-    unreadable or invalid config, unreachable Redis, or an address that cannot be bound.")]
+#[command(
+    after_help = "Exit codes: 0 stopped by ctrl-c or SIGTERM after draining, 2 usage, \
+    unreadable or invalid config, unreachable Redis, or an address that cannot be bound."
+)]
 pub struct ProxyArgs {
     /// The service behind the proxy, e.g. http://127.0.0.1:8080 (plain HTTP; a path is a base
     /// prefix for every forwarded request).

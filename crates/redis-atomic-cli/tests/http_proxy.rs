@@ -50,17 +50,18 @@ limits = ["tight"]
 
 /// Starts the proxy binary in front of `upstream`; returns it and its base URL.
 fn start_proxy(upstream: &str, redis: &str, config: &std::path::Path) -> (Running, String) {
-    let (proxy, line) = spawn_reading_line(Command::new(env!("CARGO_BIN_EXE_redis-atomic")).args([
-        "proxy",
-        "--upstream",
-        upstream,
-        "--listen",
-        "127.0.0.1:0",
-        "--redis",
-        redis,
-        "--config",
-        config.to_str().unwrap(),
-    ]));
+    let (proxy, line) =
+        spawn_reading_line(Command::new(env!("CARGO_BIN_EXE_redis-atomic")).args([
+            "proxy",
+            "--upstream",
+            upstream,
+            "--listen",
+            "127.0.0.1:0",
+            "--redis",
+            redis,
+            "--config",
+            config.to_str().unwrap(),
+        ]));
     let url = line.rsplit(' ').next().unwrap().to_string();
     assert!(url.starts_with("http://127.0.0.1:"), "{line}");
     (proxy, url)
@@ -69,10 +70,7 @@ fn start_proxy(upstream: &str, redis: &str, config: &std::path::Path) -> (Runnin
 /// Sends SIGTERM and waits (bounded) for the exit code.
 fn terminate(mut child: Running) -> Option<i32> {
     let pid = child.0.id().to_string();
-    Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
         if let Some(status) = child.0.try_wait().unwrap() {
@@ -115,7 +113,11 @@ fn python_client_and_upstream_see_exactly_once() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
-    assert_eq!(terminate(proxy), Some(0), "the proxy drains and exits 0 on SIGTERM");
+    assert_eq!(
+        terminate(proxy),
+        Some(0),
+        "the proxy drains and exits 0 on SIGTERM"
+    );
     drop(upstream);
 }
 
@@ -124,12 +126,35 @@ fn python_client_and_upstream_see_exactly_once() {
 fn mistakes_exit_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
-    std::fs::write(&bad, "[[proxy.routes]]\npath = \"/x\"\nlimits = [\"nope\"]\n").unwrap();
+    std::fs::write(
+        &bad,
+        "[[proxy.routes]]\npath = \"/x\"\nlimits = [\"nope\"]\n",
+    )
+    .unwrap();
     let cases: [(&[&str], &str); 4] = [
         (&["--upstream", "https://h"], "only http"),
-        (&["--upstream", "http://127.0.0.1:9", "--config", bad.to_str().unwrap()], "no policy"),
-        (&["--upstream", "http://127.0.0.1:9", "--listen", "nonsense"], "--listen"),
-        (&["--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0"], "Redis"),
+        (
+            &[
+                "--upstream",
+                "http://127.0.0.1:9",
+                "--config",
+                bad.to_str().unwrap(),
+            ],
+            "no policy",
+        ),
+        (
+            &["--upstream", "http://127.0.0.1:9", "--listen", "nonsense"],
+            "--listen",
+        ),
+        (
+            &[
+                "--upstream",
+                "http://127.0.0.1:9",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            "Redis",
+        ),
     ];
     for (args, expected) in cases {
         let o = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))

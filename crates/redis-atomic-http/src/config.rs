@@ -261,7 +261,9 @@ impl Config {
         if p.key_ttl_ms.is_some_and(|ms| ms == 0 || ms > 30 * DAY_MS) {
             return bad("key_ttl_ms", "must be 1..=2592000000 (30 days)");
         }
-        if p.upstream_timeout_ms.is_some_and(|ms| ms == 0 || ms > DAY_MS) {
+        if p.upstream_timeout_ms
+            .is_some_and(|ms| ms == 0 || ms > DAY_MS)
+        {
             return bad("upstream_timeout_ms", "must be 1..=86400000 (1 day)");
         }
         if p.max_body_bytes.is_some_and(|b| b == 0 || b > 64 << 20) {
@@ -361,7 +363,10 @@ mod tests {
             ("[sever]\nnamespace = \"x\"", "sever"),
             ("[proxy]\nkey_ttl_ms = 0", "proxy.key_ttl_ms"),
             ("[proxy]\nmax_body_bytes = 0", "proxy.max_body_bytes"),
-            ("[proxy]\nupstream_timeout_ms = 0", "proxy.upstream_timeout_ms"),
+            (
+                "[proxy]\nupstream_timeout_ms = 0",
+                "proxy.upstream_timeout_ms",
+            ),
         ];
         for (text, expected) in cases {
             let err = Config::parse(text, "f.toml").expect_err(text).to_string();

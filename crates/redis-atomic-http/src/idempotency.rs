@@ -20,7 +20,7 @@
 //! If Redis cannot be reached the request is refused with 503 and never runs: running it without
 //! the claim could run it twice. Error bodies are `application/problem+json`.
 
-use crate::layer::{run, Handler, Inner, Layer, Service};
+use crate::layer::{read_request_body, run, Handler, Inner, Layer, Service};
 use crate::problem;
 use axum::body::Body;
 use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
@@ -165,17 +165,9 @@ impl Handler for IdempotencyHandler {
             },
         };
         let (parts, body) = req.into_parts();
-        let bytes = match http_body_util::Limited::new(body, config.max_body_bytes)
-            .collect()
-            .await
-        {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => {
-                return problem::response(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "request body over the limit",
-                )
-            }
+        let bytes = match read_request_body(body, config.max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
         };
         let target = parts.uri.path_and_query().map_or("", |p| p.as_str());
         let fp = Fingerprint::of(&[parts.method.as_str().as_bytes(), target.as_bytes(), &bytes]);
@@ -289,7 +281,11 @@ async fn too_large_to_store(claim: &Claim) -> Response<Body> {
     let detail = "the response was over the size limit: the request ran, its response is not kept";
     let answer = problem::response(StatusCode::INTERNAL_SERVER_ERROR, detail);
     let (parts, body) = answer.into_parts();
-    let bytes = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+    let bytes = body
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
     let stored = StoredResponse::new(parts.status.as_u16(), bytes.to_vec())
         .header("content-type", b"application/problem+json".to_vec());
     if let Err(e) = claim.fail(&Failure::Final(stored)).await {

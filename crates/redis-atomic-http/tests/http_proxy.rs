@@ -38,7 +38,10 @@ async fn upstream() -> (SocketAddr, Arc<AtomicU64>) {
                     .iter()
                     .map(|(n, v)| format!("{n}: {}", v.to_str().unwrap_or("?")))
                     .collect();
-                ([("connection", "x-up-secret"), ("x-up-secret", "1")], lines.join("\n"))
+                (
+                    [("connection", "x-up-secret"), ("x-up-secret", "1")],
+                    lines.join("\n"),
+                )
             }),
         )
         .route(
@@ -108,10 +111,20 @@ async fn hop_by_hop_headers_stop_at_the_proxy() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    assert!(r.headers().get("x-up-secret").is_none(), "{:?}", r.headers());
+    assert!(
+        r.headers().get("x-up-secret").is_none(),
+        "{:?}",
+        r.headers()
+    );
     let seen = r.text().await.unwrap();
-    assert!(!seen.contains("x-secret") && !seen.contains("proxy-authorization"), "{seen}");
-    assert!(seen.contains("x-kept: yes") && seen.contains("x-forwarded-for: 127.0.0.1"), "{seen}");
+    assert!(
+        !seen.contains("x-secret") && !seen.contains("proxy-authorization"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("x-kept: yes") && seen.contains("x-forwarded-for: 127.0.0.1"),
+        "{seen}"
+    );
     let generation = seen
         .lines()
         .find_map(|l| l.strip_prefix("idempotency-generation: "))
@@ -120,7 +133,11 @@ async fn hop_by_hop_headers_stop_at_the_proxy() {
     assert!(generation.parse::<u64>().is_ok(), "{seen}");
     let missing = post_with(&format!("{base}/echo"), None, "").await;
     assert_eq!(missing.status(), 400);
-    assert_eq!(count.load(Ordering::SeqCst), 1, "a refused request never reaches upstream");
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        1,
+        "a refused request never reaches upstream"
+    );
 }
 
 /// Unreachable upstream → 502, slow upstream → 504, both problem+json and neither stored: the
@@ -135,7 +152,11 @@ async fn upstream_failures_are_5xx_and_free_the_key() {
         assert_eq!(r.status(), 504);
         assert_eq!(r.headers()["content-type"], "application/problem+json");
     }
-    assert_eq!(count.load(Ordering::SeqCst), 2, "the timed-out key ran again");
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        2,
+        "the timed-out key ran again"
+    );
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
@@ -156,8 +177,18 @@ async fn body_limits_both_ways() {
     let (up, count) = upstream().await;
     let base = proxy(&env, up, None).await;
     let big: &'static str = "0123456789abcdef".repeat(40).leak();
-    assert_eq!(post_with(&format!("{base}/echo"), Some("b-1"), big).await.status(), 413);
-    assert_eq!(post_with(&format!("{base}/other"), None, big).await.status(), 413);
+    assert_eq!(
+        post_with(&format!("{base}/echo"), Some("b-1"), big)
+            .await
+            .status(),
+        413
+    );
+    assert_eq!(
+        post_with(&format!("{base}/other"), None, big)
+            .await
+            .status(),
+        413
+    );
     assert_eq!(count.load(Ordering::SeqCst), 0);
     let first = post_with(&format!("{base}/big"), Some("g-1"), "").await;
     assert_eq!(first.status(), 500);

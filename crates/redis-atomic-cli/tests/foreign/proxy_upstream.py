@@ -78,8 +78,12 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(404, {"error": "no such path"})
 
 
+class Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 drops connections when the proxy opens many at once
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     print(server.server_address[1], flush=True)

@@ -13,11 +13,12 @@
 //! One hyper-util client with a keep-alive pool is shared by every request (cloning it is
 //! cheap): the proxy's cost per request is then one upstream round trip on a warm connection.
 
+use crate::layer::read_request_body;
 use crate::problem;
 use axum::body::{Body, Bytes};
 use futures::future::BoxFuture;
 use http::{header, HeaderMap, HeaderName, HeaderValue, Request, Response, StatusCode, Uri};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use std::convert::Infallible;
@@ -97,17 +98,9 @@ impl Forward {
 
     async fn forward(self, req: Request<Body>) -> Response<Body> {
         let (mut parts, body) = req.into_parts();
-        let bytes = match http_body_util::Limited::new(body, self.config.max_body_bytes)
-            .collect()
-            .await
-        {
-            Ok(c) => c.to_bytes(),
-            Err(_) => {
-                return problem::response(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "request body over the limit",
-                )
-            }
+        let bytes = match read_request_body(body, self.config.max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
         };
         let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         parts.uri = match self.upstream.uri(target) {
@@ -140,7 +133,10 @@ impl Forward {
             }
             Err(_) => {
                 tracing::warn!(timeout = ?self.config.timeout, "upstream did not answer in time");
-                problem::response(StatusCode::GATEWAY_TIMEOUT, "upstream did not answer in time")
+                problem::response(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "upstream did not answer in time",
+                )
             }
         }
     }
@@ -232,7 +228,10 @@ mod tests {
     #[test]
     fn connection_listed_headers_are_hop_by_hop() {
         let mut h = HeaderMap::new();
-        h.insert(header::CONNECTION, HeaderValue::from_static("x-secret, close"));
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("x-secret, close"),
+        );
         h.insert("x-secret", HeaderValue::from_static("1"));
         h.insert("keep-alive", HeaderValue::from_static("timeout=5"));
         h.insert("x-kept", HeaderValue::from_static("1"));

@@ -99,9 +99,10 @@ impl Proxy {
                 .limits
                 .iter()
                 .map(|name| {
-                    config.policy(name).map(|p| (name.as_str(), p)).ok_or_else(|| {
-                        ProxyError::Settings(format!("no policy [limits.{name}]"))
-                    })
+                    config
+                        .policy(name)
+                        .map(|p| (name.as_str(), p))
+                        .ok_or_else(|| ProxyError::Settings(format!("no policy [limits.{name}]")))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let spec = RouteSpec {

@@ -77,7 +77,8 @@ impl Shared {
         let mut stack = Stack::new(idempotency.layer(self.forward.clone()));
         // Innermost first, so the first policy named is the first checked.
         for (name, policy) in spec.policies.iter().rev() {
-            let limiter = RateLimiter::new(self.client.clone(), self.keyspace.clone(), policy.clone());
+            let limiter =
+                RateLimiter::new(self.client.clone(), self.keyspace.clone(), policy.clone());
             let name = name.to_string();
             let config = RateLimitLayerConfig::new(
                 move |parts| Some(format!("{name}:{}", credential_scope(parts))),
