@@ -102,7 +102,7 @@ pub(crate) struct Dispatch {
 
 impl Dispatch {
     pub(crate) fn new(mut routes: Vec<(String, Stack)>, fallback: Stack) -> Dispatch {
-        routes.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        routes.sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.len()));
         Dispatch {
             routes: Arc::new(routes),
             fallback,
