@@ -11,6 +11,7 @@ pub mod errors;
 pub mod fixtures;
 pub mod functions;
 pub mod lint;
+pub mod proxy_cmd;
 pub mod scripts;
 mod slot_cmd;
 pub mod verify;
@@ -80,6 +81,11 @@ pub enum Command {
     /// --url is given. Exit 0 no check failed (warnings allowed), 1 a check failed, 2 usage or
     /// connection errors.
     Doctor(doctor::DoctorArgs),
+    /// A reverse proxy giving any HTTP service Idempotency-Key semantics (IETF draft) and rate
+    /// limits: `proxy --upstream URL`. Prints the bound address, serves until ctrl-c or SIGTERM.
+    /// Uses an embedded redis-server when no --redis is given. Exit 0 after a signal, 2 usage,
+    /// config or connection errors.
+    Proxy(proxy_cmd::ProxyArgs),
 }
 
 /// `scripts` verbs.
@@ -143,6 +149,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
         Command::Test(args) => fixtures::run_blocking(args, &mut out, &mut err),
         Command::Doctor(args) => doctor::run_blocking(args, &mut out, &mut err),
+        Command::Proxy(args) => proxy_cmd::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

@@ -146,6 +146,10 @@ pub struct ProxyConfig {
     /// Largest request or stored response body, in bytes (default 1 MiB).
     #[serde(default)]
     pub max_body_bytes: Option<usize>,
+    /// Longest wait for the upstream's response head, in milliseconds (default 30 s); past it the
+    /// client gets 504 and the key is freed.
+    #[serde(default)]
+    pub upstream_timeout_ms: Option<u64>,
     /// Per-path settings; a path no route matches is forwarded with the defaults (key optional,
     /// no limits).
     #[serde(default)]
@@ -224,6 +228,7 @@ impl Config {
             redis_atomic::Keyspace::new(namespace.clone())
                 .map_err(|e| invalid("auth.tokens".into(), e.to_string()))?;
         }
+        self.validate_proxy_numbers(origin)?;
         for (i, route) in self.proxy.routes.iter().enumerate() {
             if !route.path.starts_with('/') {
                 return Err(invalid(
@@ -236,6 +241,37 @@ impl Config {
                     format!("proxy.routes[{i}].limits"),
                     format!("no policy [limits.{missing}]"),
                 ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    fn validate_proxy_numbers(&self, origin: &str) -> Result<(), ConfigError> {
+        let p = &self.proxy;
+        let bad = |what: &str, reason: &str| {
+            Err(ConfigError::Invalid {
+                path: origin.to_string(),
+                what: format!("proxy.{what}"),
+                reason: reason.to_string(),
+            })
+        };
+        const DAY_MS: u64 = 24 * 3600 * 1000;
+        if p.key_ttl_ms.is_some_and(|ms| ms == 0 || ms > 30 * DAY_MS) {
+            return bad("key_ttl_ms", "must be 1..=2592000000 (30 days)");
+        }
+        if p.upstream_timeout_ms
+            .is_some_and(|ms| ms == 0 || ms > DAY_MS)
+        {
+            return bad("upstream_timeout_ms", "must be 1..=86400000 (1 day)");
+        }
+        if p.max_body_bytes.is_some_and(|b| b == 0 || b > 64 << 20) {
+            return bad("max_body_bytes", "must be 1..=67108864 (64 MiB)");
+        }
+        if let Some(ns) = &p.namespace {
+            if let Err(e) = redis_atomic::Keyspace::new(ns.clone()) {
+                return bad("namespace", &e.to_string());
             }
         }
         Ok(())
@@ -325,6 +361,12 @@ mod tests {
             ("[[proxy.routes]]\npath = \"x\"", "must start with /"),
             ("[auth]\ntokens = { \"short\" = \"t\" }", "shorter than 8"),
             ("[sever]\nnamespace = \"x\"", "sever"),
+            ("[proxy]\nkey_ttl_ms = 0", "proxy.key_ttl_ms"),
+            ("[proxy]\nmax_body_bytes = 0", "proxy.max_body_bytes"),
+            (
+                "[proxy]\nupstream_timeout_ms = 0",
+                "proxy.upstream_timeout_ms",
+            ),
         ];
         for (text, expected) in cases {
             let err = Config::parse(text, "f.toml").expect_err(text).to_string();

@@ -8,12 +8,19 @@
 //! * the same key already processed → the stored response, with `Idempotent-Replayed: true`;
 //! * otherwise the request runs once; its response is stored (by default except 5xx, which frees
 //!   the key so a retry runs again: [`IdempotencyLayerConfig::cache`]), while the claim is
-//!   extended every lease/3 to keep it alive for slow handlers.
+//!   extended every lease/3 to keep it alive for slow handlers. A response larger than
+//!   `max_body_bytes` is answered, and stored, as a final 500: it ran, so a duplicate must not run
+//!   it again, and it cannot be replayed.
+//! * The execution runs in a task of its own: a client that disconnects does not cancel it half
+//!   way, so its outcome is still stored (or the key freed) and a retry sees it.
+//! * With [`IdempotencyLayerConfig::generation_header`], the claim's fence (its generation: it
+//!   increases on every takeover of the key) is passed to the handler in that request header
+//!   (any value the client sent there is replaced), so the service can fence its own writes.
 //!
 //! If Redis cannot be reached the request is refused with 503 and never runs: running it without
 //! the claim could run it twice. Error bodies are `application/problem+json`.
 
-use crate::layer::{run, Handler, Inner, Layer, Service};
+use crate::layer::{read_request_body, run, Handler, Inner, Layer, Service};
 use crate::problem;
 use axum::body::Body;
 use http::{header, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
@@ -53,6 +60,8 @@ pub struct IdempotencyLayerConfig {
     /// Which responses are stored for replay. The rest free the key so a retry runs again.
     /// Default: everything but 5xx (a server error is worth retrying, not replaying).
     pub cache: CachePolicy,
+    /// Request header that carries the claim's fence to the handler (none by default).
+    pub generation_header: Option<HeaderName>,
 }
 
 /// Decides from the status whether a response is stored for replay.
@@ -72,6 +81,7 @@ impl Default for IdempotencyLayerConfig {
             ],
             scope: Arc::new(|_| "default".to_string()),
             cache: Arc::new(|status: StatusCode| !status.is_server_error()),
+            generation_header: None,
         }
     }
 }
@@ -95,6 +105,12 @@ impl IdempotencyLayerConfig {
     /// With this cache policy (e.g. `|s| s.is_success()` to replay only successes).
     pub fn cache(mut self, f: impl Fn(StatusCode) -> bool + Send + Sync + 'static) -> Self {
         self.cache = Arc::new(f);
+        self
+    }
+
+    /// Passes the claim's fence to the handler in request header `name`.
+    pub fn generation_header(mut self, name: HeaderName) -> Self {
+        self.generation_header = Some(name);
         self
     }
 
@@ -149,25 +165,27 @@ impl Handler for IdempotencyHandler {
             },
         };
         let (parts, body) = req.into_parts();
-        let bytes = match http_body_util::Limited::new(body, config.max_body_bytes)
-            .collect()
-            .await
-        {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => {
-                return problem::response(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "request body over the limit",
-                )
-            }
+        let bytes = match read_request_body(body, config.max_body_bytes).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
         };
         let target = parts.uri.path_and_query().map_or("", |p| p.as_str());
         let fp = Fingerprint::of(&[parts.method.as_str().as_bytes(), target.as_bytes(), &bytes]);
         let scope = (config.scope)(&parts);
         match self.store.begin(&scope, key.as_bytes(), fp).await {
             Ok(Begin::Claimed(claim)) => {
-                let req = Request::from_parts(parts, Body::from(bytes));
-                execute(inner, &self, claim, req).await
+                let mut req = Request::from_parts(parts, Body::from(bytes));
+                if let Some(name) = &config.generation_header {
+                    req.headers_mut()
+                        .insert(name.clone(), HeaderValue::from(claim.fence().0));
+                }
+                // Its own task: a client hanging up must not cancel the execution between the
+                // side effect and storing its outcome.
+                let task = tokio::spawn(execute(inner, self.clone(), claim, req));
+                task.await.unwrap_or_else(|e| {
+                    tracing::error!(error = %e, "idempotent execution panicked");
+                    problem::response(StatusCode::INTERNAL_SERVER_ERROR, "handler failed")
+                })
             }
             Ok(Begin::InProgress { retry_after }) => in_progress(retry_after),
             Ok(Begin::Replay(Stored::Completed(r) | Stored::Failed(r))) => replay(r),
@@ -200,7 +218,7 @@ impl Handler for IdempotencyHandler {
 /// Runs the handler while extending the claim every lease/3, then stores the outcome.
 async fn execute<S: Inner>(
     inner: S,
-    state: &IdempotencyHandler,
+    state: Arc<IdempotencyHandler>,
     mut claim: Claim,
     req: Request<Body>,
 ) -> Response<Body> {
@@ -222,14 +240,22 @@ async fn execute<S: Inner>(
         }
     };
     let (parts, body) = response.into_parts();
+    if !(state.config.cache)(parts.status) {
+        // Not stored: the key is freed, and the body passes through unbuffered.
+        end(claim.fail(&Failure::Retryable).await);
+        return Response::from_parts(parts, body);
+    }
     let limit = state.config.max_body_bytes;
     let bytes = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(c) => c.to_bytes(),
-        Err(_) => {
-            return problem::response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "response body over the limit",
-            )
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return too_large_to_store(&claim).await
+        }
+        Err(e) => {
+            // The body broke off: nothing whole to store or answer; a retry may run again.
+            tracing::warn!(error = %e, "response body failed; idempotency key freed");
+            end(claim.fail(&Failure::Retryable).await);
+            return problem::response(StatusCode::BAD_GATEWAY, "the response body broke off");
         }
     };
     let mut stored = StoredResponse::new(parts.status.as_u16(), bytes.to_vec());
@@ -238,13 +264,32 @@ async fn execute<S: Inner>(
             stored = stored.header(name.as_str(), value.as_bytes().to_vec());
         }
     }
-    let outcome = if (state.config.cache)(parts.status) {
-        claim.complete(&stored).await
-    } else {
-        claim.fail(&Failure::Retryable).await
-    };
+    end(claim.complete(&stored).await);
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// Logs an end of a claim that did not take effect.
+fn end(outcome: Result<Outcome, redis_atomic::Error>) {
     if !matches!(outcome, Ok(Outcome::Stored)) {
         tracing::warn!(?outcome, "idempotency result not stored");
+    }
+}
+
+/// The request ran but its response is over the limit: a final 500, stored, so a duplicate
+/// replays the refusal instead of running the request again.
+async fn too_large_to_store(claim: &Claim) -> Response<Body> {
+    let detail = "the response was over the size limit: the request ran, its response is not kept";
+    let answer = problem::response(StatusCode::INTERNAL_SERVER_ERROR, detail);
+    let (parts, body) = answer.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let stored = StoredResponse::new(parts.status.as_u16(), bytes.to_vec())
+        .header("content-type", b"application/problem+json".to_vec());
+    if let Err(e) = claim.fail(&Failure::Final(stored)).await {
+        tracing::warn!(error = %e, "idempotency failure not stored");
     }
     Response::from_parts(parts, Body::from(bytes))
 }

@@ -120,3 +120,19 @@ pub async fn run<S: Inner>(mut inner: S, req: Request<Body>) -> Response<Body> {
         Err(never) => match never {},
     }
 }
+
+/// A request body read whole, up to `limit` bytes; above it (or if it breaks off), the 413
+/// answer to send instead.
+pub async fn read_request_body(
+    body: Body,
+    limit: usize,
+) -> Result<axum::body::Bytes, Response<Body>> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(_) => Err(crate::problem::response(
+            http::StatusCode::PAYLOAD_TOO_LARGE,
+            "request body over the limit",
+        )),
+    }
+}

@@ -5,6 +5,7 @@
 //! * [`idempotency::IdempotencyLayer`]: the IETF `Idempotency-Key` header.
 //! * [`ratelimit::RateLimitLayer`]: 429 with `Retry-After`, IETF `RateLimit-Policy` / `RateLimit`
 //!   headers, an explicit fail-open or fail-closed policy when Redis is unreachable.
+//! * [`proxy::Proxy`]: both, per route, in front of any HTTP service (`redis-atomic proxy`).
 //!
 //! A crate of its own, not a feature of `redis-atomic`: a service that only locks, queues or
 //! limits in Rust should not compile axum, tower and hyper. Depend on this crate where a layer
@@ -31,6 +32,7 @@ pub mod config;
 pub mod idempotency;
 pub mod layer;
 mod problem;
+pub mod proxy;
 pub mod ratelimit;
 
 pub use idempotency::{IdempotencyLayer, IdempotencyLayerConfig};
