@@ -1,6 +1,6 @@
 //! The fenced-write check: tasks take a lock with a short lease and write their fence to the
-//! resource's key through `fenced_write`; every fourth holder pauses past its lease first (a
-//! zombie). Four resources (four hash tags, so a failover or stall of one node does not stop the
+//! resource's key through `fenced_write`; every fourth holder pauses past its lease first, until a
+//! newer holder's write was acknowledged (a zombie). Four resources (four hash tags, so a failover or stall of one node does not stop the
 //! whole check), each judged on its own by the testkit's fenced-register checker.
 //! Violations: a write applied with a fence below one whose write was acknowledged before it was
 //! sent (the server applied that one first, so the state went back), and a final value that is
@@ -74,7 +74,7 @@ async fn worker(
         };
         n += 1;
         if (t + n) % 4 == 0 {
-            tokio::time::sleep(LEASE * 2).await; // a zombie: paused past its lease
+            zombie(&ctx, &writes, &name, guard.fence().0).await;
         }
         let invoked = ctx.clock();
         let applied = write(&ctx, &fenced, &data, &guard).await?;
@@ -91,6 +91,24 @@ async fn worker(
         }
     }
     Ok(())
+}
+
+/// A zombie: pauses past its lease, and on until a newer holder's write of the same resource
+/// was acknowledged (bounded: 10 leases, or the check's end), so its stale write always comes
+/// after a newer one — what the fence must refuse, and what a sabotaged run must be caught
+/// applying, however loaded the machine (a fixed pause left a sabotaged row under load with no
+/// newer write to overtake).
+async fn zombie(ctx: &CheckCtx, writes: &Writes, resource: &str, fence: u64) {
+    tokio::time::sleep(LEASE * 2).await;
+    let overtaken = || {
+        locked(writes)
+            .iter()
+            .any(|w| w.resource == resource && w.fence > fence && w.applied == Some(true))
+    };
+    let deadline = tokio::time::Instant::now() + LEASE * 10;
+    while !overtaken() && ctx.running() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
 
 /// The fenced write (a plain `SET` when sabotaged): Some(true) applied, Some(false) refused or
