@@ -9,7 +9,6 @@
 mod common;
 
 use common::{impatient, patient, stalled_for};
-use rand::Rng;
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
@@ -41,10 +40,7 @@ struct Run {
 /// Drops replies at random until `stop`: `fault(true)` starts losing them, `fault(false)` ends it.
 async fn chaos(stop: Arc<AtomicBool>, fault: impl Fn(bool)) {
     while !stop.load(Ordering::SeqCst) {
-        let (on, off) = {
-            let mut rng = rand::thread_rng();
-            (rng.gen_range(120..250), rng.gen_range(20..120))
-        };
+        let (on, off) = (rand::random_range(120..250), rand::random_range(20..120));
         fault(true);
         tokio::time::sleep(Duration::from_millis(on)).await;
         fault(false);
