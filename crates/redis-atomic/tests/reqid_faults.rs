@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const TASKS: usize = 4;
-const ADDS_PER_TASK: usize = 30;
+const ADDS_PER_TASK: usize = 50;
 const CAP: i64 = 250;
-const JOBS: usize = 40;
+const JOBS: usize = 60;
 const LOSSY_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Clients for one run: `lossy` (short timeout, no retries: a lost reply is an error the test
@@ -37,15 +37,21 @@ struct Run {
     resent: AtomicU64,
 }
 
-/// Drops replies at random until `stop`: `fault(true)` starts losing them, `fault(false)` ends it.
-async fn chaos(stop: Arc<AtomicBool>, fault: impl Fn(bool)) {
+/// Drops replies at random until `stop`: `fault(true)` starts losing them for a time drawn from
+/// `on` (ms), `fault(false)` ends it for 5..40 ms.
+async fn chaos(stop: Arc<AtomicBool>, on: std::ops::Range<u64>, fault: impl Fn(bool)) {
     while !stop.load(Ordering::SeqCst) {
-        let (on, off) = (rand::random_range(120..250), rand::random_range(20..120));
+        let (on, off) = (rand::random_range(on.clone()), rand::random_range(5..40));
         fault(true);
         tokio::time::sleep(Duration::from_millis(on)).await;
         fault(false);
         tokio::time::sleep(Duration::from_millis(off)).await;
     }
+}
+
+/// A random pause of 0..5 ms between a task's calls: the calls spread over many fault windows.
+async fn pace() {
+    tokio::time::sleep(Duration::from_millis(rand::random_range(0..5))).await;
 }
 
 /// Many adds with distinct ids (amounts 1..=5, capped at [`CAP`], so some are refused); a failed
@@ -71,6 +77,7 @@ async fn quota_adds(run: &Run) -> HashMap<String, (i64, Bounded)> {
                     }
                 };
                 answers.push((id, (amount, answer)));
+                pace().await;
             }
             answers
         }
@@ -156,6 +163,7 @@ async fn claims_and_acks(run: &Run) {
                     acked.fetch_add(1, Ordering::SeqCst);
                     seen.push(job.id().to_string());
                 }
+                pace().await;
             }
             seen
         }
@@ -201,10 +209,11 @@ async fn lost_replies_standalone_one_effect_per_id() {
         stop.store(true, Ordering::SeqCst);
         answers
     };
-    let (answers, ()) = tokio::join!(work, chaos(stop.clone(), fault));
+    // Any request sent while replies are dropped loses its reply, however short the window.
+    let (answers, ()) = tokio::join!(work, chaos(stop.clone(), 10..60, fault));
     proxy.set(Fault::None);
     assert!(proxy.stats().replies_dropped > 0, "no reply was lost");
-    assert!(run.resent.load(Ordering::SeqCst) > 0, "nothing was resent");
+    assert!(run.resent.load(Ordering::SeqCst) >= 10, "too few replies lost: {:?}", run.resent);
     assert_one_charge_per_id(&run, &answers).await;
 }
 
@@ -245,9 +254,10 @@ async fn lost_replies_cluster_one_effect_per_id() {
         stop.store(true, Ordering::SeqCst);
         answers
     };
-    let (answers, ()) = tokio::join!(work, chaos(stop.clone(), fault));
+    // A stall must outlast the lossy timeout for the call to give up on its reply.
+    let (answers, ()) = tokio::join!(work, chaos(stop.clone(), 150..250, fault));
     cluster.nodes().iter().for_each(|n| n.resume());
-    assert!(run.resent.load(Ordering::SeqCst) > 0, "no reply was lost");
+    assert!(run.resent.load(Ordering::SeqCst) >= 10, "too few replies lost: {:?}", run.resent);
     assert_one_charge_per_id(&run, &answers).await;
 }
 
