@@ -213,7 +213,11 @@ async fn lost_replies_standalone_one_effect_per_id() {
     let (answers, ()) = tokio::join!(work, chaos(stop.clone(), 10..60, fault));
     proxy.set(Fault::None);
     assert!(proxy.stats().replies_dropped > 0, "no reply was lost");
-    assert!(run.resent.load(Ordering::SeqCst) >= 10, "too few replies lost: {:?}", run.resent);
+    assert!(
+        run.resent.load(Ordering::SeqCst) >= 10,
+        "too few replies lost: {:?}",
+        run.resent
+    );
     assert_one_charge_per_id(&run, &answers).await;
 }
 
@@ -257,7 +261,11 @@ async fn lost_replies_cluster_one_effect_per_id() {
     // A stall must outlast the lossy timeout for the call to give up on its reply.
     let (answers, ()) = tokio::join!(work, chaos(stop.clone(), 150..250, fault));
     cluster.nodes().iter().for_each(|n| n.resume());
-    assert!(run.resent.load(Ordering::SeqCst) >= 10, "too few replies lost: {:?}", run.resent);
+    assert!(
+        run.resent.load(Ordering::SeqCst) >= 10,
+        "too few replies lost: {:?}",
+        run.resent
+    );
     assert_one_charge_per_id(&run, &answers).await;
 }
 
