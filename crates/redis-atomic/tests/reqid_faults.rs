@@ -184,6 +184,23 @@ async fn claims_and_acks(run: &Run) {
     }
 }
 
+/// Runs the quota and queue workloads while `fault` loses replies (windows of `on` ms), then
+/// checks that enough calls were resent and that each id had one effect.
+async fn one_effect_per_id(run: &Run, on: std::ops::Range<u64>, fault: impl Fn(bool)) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let work = async {
+        let answers = quota_adds(run).await;
+        claims_and_acks(run).await;
+        stop.store(true, Ordering::SeqCst);
+        answers
+    };
+    let (answers, ()) = tokio::join!(work, chaos(stop.clone(), on, &fault));
+    fault(false);
+    let resent = run.resent.load(Ordering::SeqCst);
+    assert!(resent >= 10, "too few replies lost: {resent}");
+    assert_one_charge_per_id(run, &answers).await;
+}
+
 /// Standalone: the fault proxy forwards requests and swallows replies at random.
 #[tokio::test]
 async fn lost_replies_standalone_one_effect_per_id() {
@@ -201,24 +218,10 @@ async fn lost_replies_standalone_one_effect_per_id() {
         keyspace: Keyspace::new(unique_prefix("reqid-standalone")).unwrap(),
         resent: AtomicU64::new(0),
     };
-    let stop = Arc::new(AtomicBool::new(false));
     let fault = |on: bool| proxy.set(if on { Fault::DropReplies } else { Fault::None });
-    let work = async {
-        let answers = quota_adds(&run).await;
-        claims_and_acks(&run).await;
-        stop.store(true, Ordering::SeqCst);
-        answers
-    };
     // Any request sent while replies are dropped loses its reply, however short the window.
-    let (answers, ()) = tokio::join!(work, chaos(stop.clone(), 10..60, fault));
-    proxy.set(Fault::None);
+    one_effect_per_id(&run, 10..60, fault).await;
     assert!(proxy.stats().replies_dropped > 0, "no reply was lost");
-    assert!(
-        run.resent.load(Ordering::SeqCst) >= 10,
-        "too few replies lost: {:?}",
-        run.resent
-    );
-    assert_one_charge_per_id(&run, &answers).await;
 }
 
 /// Cluster (FCALL): every node stalled (SIGSTOP) past the lossy call's timeout, at random; the
@@ -242,7 +245,6 @@ async fn lost_replies_cluster_one_effect_per_id() {
         keyspace: Keyspace::new(unique_prefix("reqid-cluster")).unwrap(),
         resent: AtomicU64::new(0),
     };
-    let stop = Arc::new(AtomicBool::new(false));
     let fault = |on: bool| {
         for node in cluster.nodes() {
             if on {
@@ -252,21 +254,8 @@ async fn lost_replies_cluster_one_effect_per_id() {
             }
         }
     };
-    let work = async {
-        let answers = quota_adds(&run).await;
-        claims_and_acks(&run).await;
-        stop.store(true, Ordering::SeqCst);
-        answers
-    };
     // A stall must outlast the lossy timeout for the call to give up on its reply.
-    let (answers, ()) = tokio::join!(work, chaos(stop.clone(), 150..250, fault));
-    cluster.nodes().iter().for_each(|n| n.resume());
-    assert!(
-        run.resent.load(Ordering::SeqCst) >= 10,
-        "too few replies lost: {:?}",
-        run.resent
-    );
-    assert_one_charge_per_id(&run, &answers).await;
+    one_effect_per_id(&run, 150..250, fault).await;
 }
 
 /// With retries on, the binding itself resends an add with an id and a claim with an id after a
