@@ -5,7 +5,7 @@
 --- args: worker visibility_ms max_jobs max_deliveries max_dead keep_dead_ms request_ttl_ms
 --- returns: {'claimed', now_ms, replayed:bool, count, jobs:[id:str, fence:fence, deliveries, payload:bytes, lease:ms] * count} | {'empty', retry_after:ms?}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_us
 --@include queue_types
@@ -15,8 +15,9 @@
 --@include queue_reap
 --@include next_fence
 --@include request_ttl
--- Retry: safe. A claim that leases jobs records them under KEYS[7] (a list: worker, then job
--- id and fence per job) for max(request_ttl_ms, visibility_ms). A repeat of the id while the
+-- Retry: safe. A claim that leases jobs records them under KEYS[7] (a string of length-prefixed
+-- items "<len>:<bytes>": the worker, then job id and fence per job) for max(request_ttl_ms,
+-- visibility_ms). A repeat of the id while the
 -- record lives claims nothing: it returns, in the first claim's order, each recorded job whose
 -- lease from that claim is still live (running, same fence, same worker, deadline not passed),
 -- with its delivery count and the ms left on its lease; jobs acked, nacked, reaped or expired
@@ -25,11 +26,21 @@
 --@include queue_claim_args
 local request_ttl, bad_req = request_ttl_arg(ARGV[7])
 if not request_ttl then return bad_req end
-local wrong_claim = queue_types({{KEYS[7], 'list'}})
+local wrong_claim = queue_types({{KEYS[7], 'string'}})
 if wrong_claim then return wrong_claim end
 local us = now_us()
 local now = math.floor(us / 1000)
-local record = redis.call('LRANGE', KEYS[7], 0, 2000)
+local record, raw = {}, redis.call('GET', KEYS[7])
+if raw then
+  local pos = 1
+  while pos <= #raw and #record <= 2001 do
+    local colon = string.find(raw, ':', pos, true)
+    local len = colon and tonumber(string.sub(raw, pos, colon - 1))
+    if not len then return redis.error_reply('WRONGTYPE redis-atomic: claim record is malformed') end
+    record[#record + 1] = string.sub(raw, colon + 1, colon + len)
+    pos = colon + len + 1
+  end
+end
 if #record > 0 then
   local out = {'claimed', now, 1, 0}
   for i = 2, #record - 1, 2 do
@@ -51,13 +62,12 @@ local out, lease = {'claimed', now, 0, 0}, vis
 --@include queue_claim_take
 if #ids > 0 then
   out[4] = #ids
-  local entries = {worker}
+  local entries = {#worker .. ':' .. worker}
   for i = 5, #out, 5 do
-    entries[#entries + 1] = out[i]
-    entries[#entries + 1] = out[i + 1]
+    entries[#entries + 1] = #out[i] .. ':' .. out[i]
+    entries[#entries + 1] = #out[i + 1] .. ':' .. out[i + 1]
   end
-  redis.call('RPUSH', KEYS[7], unpack(entries))
-  redis.call('PEXPIRE', KEYS[7], math.max(request_ttl, vis))
+  redis.call('SET', KEYS[7], table.concat(entries), 'PX', math.max(request_ttl, vis))
   return out
 end
 --@include queue_claim_empty

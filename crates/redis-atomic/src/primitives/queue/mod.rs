@@ -8,9 +8,9 @@
 //! `<ns>:queue:v1:{name}:due` (zset id → due ms), `:inflight` (zset id → lease deadline ms),
 //! `:dead` (zset id → ms dead), `:done` (zset id → ms acked: tombstones for the dedup window),
 //! `:meta` (hash id → `state:fence:deliveries:worker`), `:payload` (hash id → bytes), `:errors`
-//! (hash id → last error); per claim id of [`Queue::claim_with_id`], `:claim:<c>` (list: worker,
-//! then job id and fence per leased job; `<c>` is 128 bits of SHA-256 of the claim id), kept for
-//! the claim-id TTL. Job ids are hash fields and zset members, never key names: each
+//! (hash id → last error); per claim id of [`Queue::claim_with_id`], `:claim:<c>` (a string
+//! of length-prefixed `<len>:<bytes>` items: worker, then job id and fence per leased job; `<c>`
+//! is 128 bits of SHA-256 of the claim id), kept for the claim-id TTL. Job ids are hash fields and zset members, never key names: each
 //! script's keys are fixed, declared and in one slot.
 //!
 //! **Mechanism.** Lua scripts (`queue_*`). Fetch-then-remove in two steps is how workers lose or
