@@ -125,6 +125,20 @@ impl Keyspace {
     }
 }
 
+/// 128 bits of SHA-256 of `value` in hex, after checking it is 1..=`max` bytes (a typed error
+/// naming `what` otherwise): how user-chosen ids (rate-limited identities, request ids, claim ids)
+/// become key parts, so user bytes never reach key names and any id fits one part.
+pub(crate) fn digest(value: &str, max: usize, what: &str) -> Result<String, Error> {
+    use sha2::{Digest, Sha256};
+    if value.is_empty() || value.len() > max {
+        return Err(Error::BadArgument(format!(
+            "{what} must be 1..={max} bytes, got {}",
+            value.len()
+        )));
+    }
+    Ok(hex::encode(&Sha256::digest(value.as_bytes())[..16]))
+}
+
 fn check_part(what: &str, value: &str) -> Result<(), Error> {
     if value.is_empty() {
         return Err(Error::BadArgument(format!("{what} must not be empty")));

@@ -79,7 +79,7 @@ async fn ttl_set_once_and_extended_only_forward() {
         let env = env(mode, "quota-ttl", ClientConfig::default()).await;
         let q = quotas(&env);
         let b = Bounds::up_to(1000).unwrap();
-        let key = q.keys("daily").unwrap().value;
+        let key = q.keys("daily", None).unwrap().value;
         q.add("daily", 1, b, Some(Duration::from_secs(60)))
             .await
             .unwrap();
@@ -104,7 +104,7 @@ async fn ttl_set_once_and_extended_only_forward() {
         assert!(pttl(&env, &key).await > 60_000);
         // No TTL yet: expire_once sets it; extend_ttl leaves a persistent key persistent.
         q.add("plain", 1, b, None).await.unwrap();
-        let plain = q.keys("plain").unwrap().value;
+        let plain = q.keys("plain", None).unwrap().value;
         assert!(!q.extend_ttl("plain", Duration::from_secs(5)).await.unwrap());
         assert_eq!(pttl(&env, &plain).await, -1);
         assert!(q
@@ -157,7 +157,7 @@ async fn batch_zadd_unless_smaller() {
     for mode in MODES {
         let env = env(mode, "quota-zgt", ClientConfig::default()).await;
         let q = quotas(&env);
-        let set = q.keys("last-seen").unwrap().value;
+        let set = q.keys("last-seen", None).unwrap().value;
         assert_eq!(
             q.add_unless_smaller("last-seen", &[(100, b"u1"), (50, b"u2")])
                 .await
@@ -212,7 +212,7 @@ async fn bad_input_is_typed_and_harmless() {
             q.add_unless_smaller("s", &[]).await,
             Err(Error::BadArgument(_))
         ));
-        let key = q.keys("raw").unwrap().value;
+        let key = q.keys("raw", None).unwrap().value;
         for args in [
             ["x", "0", "10", "refuse", "0"],
             ["1", "5", "1", "refuse", "0"],
@@ -225,7 +225,7 @@ async fn bad_input_is_typed_and_harmless() {
                 .await;
             assert!(matches!(r, Err(Error::BadArgument(_))), "{args:?}: {r:?}");
         }
-        let foreign = q.keys("foreign").unwrap().value;
+        let foreign = q.keys("foreign", None).unwrap().value;
         env.raw(redis::cmd("SET").arg(&foreign).arg("12abc")).await;
         assert!(matches!(
             q.add("foreign", 1, b, None).await,
@@ -263,7 +263,7 @@ async fn magnitudes_past_the_bound_are_refused_before_sending() {
         }
     }
     for name in ["c", "s"] {
-        let key = q.keys(name).unwrap().value;
+        let key = q.keys(name, None).unwrap().value;
         let exists = env.raw(redis::cmd("EXISTS").arg(&key)).await;
         assert_eq!(redis::from_redis_value::<i64>(exists).unwrap(), 0, "{name}");
     }

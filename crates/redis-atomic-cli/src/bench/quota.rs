@@ -55,7 +55,7 @@ impl Workload for QuotaBench {
 
     fn raw<'a>(&'a self, conn: &'a mut Conn, task: usize, i: u64) -> Decided<'a> {
         Box::pin(async move {
-            let key = self.quotas.keys(&counter(Path::Raw, task))?.value;
+            let key = self.quotas.keys(&counter(Path::Raw, task), None)?.value;
             let (min, max) = (Arg::Int(self.bounds.min()), Arg::Int(self.bounds.max()));
             let args = [Arg::Int(delta(i)), min, max, "refuse".into(), ms(TTL)];
             let got = evalsha(conn, &QUOTA_ADD, [&key], args).await?;
@@ -69,7 +69,7 @@ impl Workload for QuotaBench {
             let name = "tenant-4b1c-9f0e-7a2d:api-calls";
             let got = self.quotas.add(name, 1, self.bounds, Some(TTL)).await?;
             expect!(got, Bounded::Applied { .. });
-            Ok(vec![self.quotas.keys(name)?.value])
+            Ok(vec![self.quotas.keys(name, None)?.value])
         })
     }
 }

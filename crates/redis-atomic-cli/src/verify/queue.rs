@@ -8,8 +8,11 @@
 //! workers fetch and remove in two steps (ZRANGEBYSCORE, then ZREM), the bug the queue exists to
 //! prevent: jobs are processed twice.
 //!
-//! Under faults: an enqueue with an unknown outcome is repeated (enqueue is idempotent per id); a
-//! claim with an unknown outcome is dropped (its jobs come back after the visibility timeout); an
+//! Under faults: an enqueue with an unknown outcome is repeated (enqueue is idempotent per id); every
+//! claim carries a claim id (`Queue::claim_with_id`), so a claim with an unknown outcome is resent
+//! with the same id (at most three times) and gets back the leases it made, which are then
+//! recorded and acked like any others (only a claim still unknown after that is dropped: its jobs
+//! come back after the visibility timeout); an
 //! ack with an unknown outcome may stand for the job's one accepted ack. When a fault may lose
 //! acknowledged writes (primary kill), only what survives it is checked: fences never repeat nor go
 //! back.
@@ -135,21 +138,30 @@ async fn produce(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> anyhow::Resu
 
 async fn worker(n: usize, ctx: CheckCtx, queue: Queue, shared: Arc<Shared>) -> anyhow::Result<()> {
     let name = OwnerToken::new(format!("w{n}"))?;
-    while !shared.stop.load(Ordering::SeqCst) {
+    for c in 0u64.. {
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
         if ctx.sabotage {
             sabotaged_claim(&ctx, &queue, &shared).await?;
             continue;
         }
         shared.op(&ctx);
-        let claimed = match queue.claim(&name, VIS, 10).await {
-            Ok(c) => c,
+        let id = format!("w{n}-{c}");
+        let claim = || queue.claim_with_id(&name, VIS, 10, &id);
+        let claimed = match claim().await {
+            Ok(c) => Some(c),
+            // The claim id makes the claim safe to resend: the same leases come back.
+            Err(e) if e.is_outcome_unknown() => {
+                ctx.absorb(e)?;
+                ctx.until_known(claim).await?
+            }
             Err(e) => {
                 ctx.absorb(e)?;
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                continue;
+                None
             }
         };
-        let Claim::Claimed(jobs) = claimed else {
+        let Some(Claim::Claimed(jobs)) = claimed else {
             tokio::time::sleep(Duration::from_millis(5)).await;
             continue;
         };

@@ -3,8 +3,10 @@
 //! counter that the deltas reported applied do not explain (a lost or phantom add): the testkit's
 //! `check_within` and `check_counter`.
 //!
-//! Under faults an add with an unknown outcome may or may not have applied: the final counter
-//! must be explained by the acknowledged deltas plus some of the unknown ones. When a fault may
+//! Every add carries a request id (`Quotas::add_with_id`), so an unknown outcome is resolved by
+//! resending the id (at most three times): the first run's answer comes back and nothing is
+//! charged twice. Only adds still unknown after that may or may not have applied: the final
+//! counter must be explained by the acknowledged deltas plus some of those. When a fault may
 //! lose acknowledged writes (primary kill), acknowledged deltas may be missing too: only the
 //! bounds, and that no delta was invented, are checked.
 
@@ -30,11 +32,14 @@ pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
     let quotas = Quotas::new(ctx.client.clone(), ctx.keyspace.clone());
     let log = Arc::new(Mutex::new(Log::default()));
     // The sabotaged `INCRBY` creates the counter without a TTL; the library's add gives one.
-    let keeper = ctx.keep_expiring(vec![quotas.keys(NAME)?.value]);
+    let keeper = ctx.keep_expiring(vec![quotas.keys(NAME, None)?.value]);
     ctx.run_workers(|t, ctx| worker(t, ctx, quotas.clone(), log.clone()))
         .await?;
     keeper.stop().await;
-    let value = ctx.final_get(&quotas.keys(NAME)?.value).await?.unwrap_or(0);
+    let value = ctx
+        .final_get(&quotas.keys(NAME, None)?.value)
+        .await?
+        .unwrap_or(0);
     let mut log = locked(&log);
     let operations = log.values.len() as u64;
     log.values.push(value);
@@ -55,16 +60,28 @@ async fn worker(
         i += 1;
         // Mostly consumption, some refunds: the counter runs into both bounds.
         let delta = if i % 3 == 0 { -7 } else { 1 + (i % 5) as i64 };
+        let id = format!("{task}-{i}");
+        let add = || quotas.add_with_id(NAME, delta, bounds, Some(ctx.key_ttl()), &id);
         let outcome = if ctx.sabotage {
             naive(&ctx, &quotas, delta).await
         } else {
-            quotas.add(NAME, delta, bounds, Some(ctx.key_ttl())).await
+            add().await
+        };
+        let outcome = match outcome {
+            // The id makes the add safe to resend: the first run's answer, charged once.
+            Err(e) if !ctx.sabotage && e.is_outcome_unknown() => {
+                ctx.absorb(e)?;
+                ctx.until_known(add).await?.ok_or(None)
+            }
+            Err(e) => Err(Some(e)),
+            Ok(b) => Ok(b),
         };
         let (applied, value) = match outcome {
             Ok(Bounded::Applied { value }) => (Some(true), Some(value)),
             Ok(Bounded::Refused { value }) => (Some(false), Some(value)),
             Ok(other) => anyhow::bail!("unknown quota outcome {other:?}"),
-            Err(e) => (ctx.outcome(Err(e))?, None),
+            Err(Some(e)) => (ctx.outcome(Err(e))?, None),
+            Err(None) => (None, None),
         };
         let mut log = locked(&log);
         log.deltas.push((delta, applied));
@@ -86,7 +103,7 @@ async fn naive(
     if !(0..=MAX).contains(&(current + delta)) {
         return Ok(Bounded::Refused { value: current });
     }
-    let key = quotas.keys(NAME)?.value;
+    let key = quotas.keys(NAME, None)?.value;
     let value = ctx
         .client
         .command(redis::cmd("INCRBY").arg(&key).arg(delta))

@@ -7,7 +7,8 @@
 //!
 //! **Keys** ([`QuotaKeys`], from [`Quotas::keys`]). One key per counter or set:
 //! `<ns>:quota:v1:{<name>}` (the name is the hash tag; names are the application's own, not
-//! secrets, so they stay readable).
+//! secrets, so they stay readable), and per request id of [`Quotas::add_with_id`] a record
+//! `<ns>:quota:v1:{<name>}:req:<r>` in the same slot (`<r>`: 128 bits of SHA-256 of the id).
 //!
 //! **Rungs, and why.**
 //! * [`Quotas::add`] / [`Quotas::add_clamped`]: a Lua script (`quota_add`). `INCRBY` cannot refuse
@@ -23,9 +24,14 @@
 //!   002's "ZADD unless smaller" Lua loop is exactly what `GT` does natively since Redis 6.2.
 //!
 //! **Retry.** `add` is `retry: unsafe` (a resend adds twice): after [`Error::OutcomeUnknown`] the
-//! caller decides (read the counter, or use the rate limiter's request ids). Everything else is
-//! idempotent and resent within the client's [`crate::RetryPolicy`]: `raise` as a `retry: safe`
-//! script, and the commands (`GET`, `PEXPIRE NX|GT`, `ZADD GT CH`) on the client's one call path
+//! caller cannot tell whether it was charged. [`Quotas::add_with_id`] (and
+//! [`Quotas::add_clamped_with_id`]) is the same add with a request id (`quota_add_id`, `retry:
+//! safe`): the first run records its answer (applied or refused, and the value) for the request
+//! TTL ([`Quotas::with_request_ttl`], 1 h by default); a repeat of the id returns that answer and
+//! adds nothing, so the client's one retry loop resends it after a lost reply, and a caller that
+//! still gets `OutcomeUnknown` resends the same id. After the record expires the id is new again.
+//! Everything else is idempotent and resent within the client's [`crate::RetryPolicy`]: `raise`
+//! as a `retry: safe` script, and the commands (`GET`, `PEXPIRE NX|GT`, `ZADD GT CH`) on the client's one call path
 //! for idempotent commands, observed like scripts (ops `get`, `expire_once`, `extend_ttl`,
 //! `add_unless_smaller`; commands `get`, `pexpire_nx`, `pexpire_gt`, `zadd_gt_ch`).
 //!
@@ -34,10 +40,12 @@
 //! writes.
 
 use crate::client::{Arg, Client};
-use crate::keys::Keyspace;
+use crate::keys::{digest, Keyspace};
 use crate::lease::millis;
 use crate::observe::Op;
-use crate::script::registry::{QuotaAddReply, QuotaMaxReply, QUOTA_ADD, QUOTA_MAX};
+use crate::script::registry::{
+    QuotaAddIdReply, QuotaAddReply, QuotaMaxReply, QUOTA_ADD, QUOTA_ADD_ID, QUOTA_MAX,
+};
 use crate::Error;
 use redis::Value;
 use std::time::Duration;
@@ -49,6 +57,14 @@ pub const MAX_VALUE: i64 = (1 << 53) - 1;
 pub const MAX_TTL: Duration = Duration::from_secs(366 * 24 * 3600);
 /// Most entries in one [`Quotas::add_unless_smaller`] batch.
 pub const MAX_BATCH: usize = 1000;
+/// Longest request id of [`Quotas::add_with_id`], in bytes (it is hashed into the record's key).
+pub const MAX_REQUEST_ID_LEN: usize = 256;
+/// Shortest request TTL ([`Quotas::with_request_ttl`]).
+pub const MIN_REQUEST_TTL: Duration = Duration::from_secs(1);
+/// Longest request TTL ([`Quotas::with_request_ttl`]).
+pub const MAX_REQUEST_TTL: Duration = Duration::from_secs(24 * 3600);
+/// The request TTL of new [`Quotas`]: one hour.
+pub const DEFAULT_REQUEST_TTL: Duration = Duration::from_secs(3600);
 
 /// The key of one counter or set.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +73,10 @@ pub struct QuotaKeys {
     /// `<ns>:quota:v1:{<name>}`: the counter (an integer string, with the TTL the first add
     /// set, if any) or, for [`Quotas::add_unless_smaller`], the sorted set.
     pub value: String,
+    /// `<ns>:quota:v1:{<name>}:req:<r>`: the first answer of [`Quotas::add_with_id`] for one
+    /// request id, `"a:<value>"` (applied) or `"r:<value>"` (refused), kept for the request TTL.
+    /// `Some` exactly when a request id is given.
+    pub request: Option<String>,
 }
 
 /// `n` when its magnitude is at most [`MAX_VALUE`]; a typed error naming `what` otherwise.
@@ -146,25 +166,57 @@ pub enum Raise {
 pub struct Quotas {
     client: Client,
     keyspace: Keyspace,
+    request_ttl: Duration,
 }
 
 impl Quotas {
     /// Quotas whose keys live under `keyspace`.
     pub fn new(client: Client, keyspace: Keyspace) -> Self {
-        Quotas { client, keyspace }
+        Quotas {
+            client,
+            keyspace,
+            request_ttl: DEFAULT_REQUEST_TTL,
+        }
     }
 
-    /// The key of counter (or set) `name`.
+    /// With request ids remembered for `ttl` ([`MIN_REQUEST_TTL`]..=[`MAX_REQUEST_TTL`]): how
+    /// long a repeat of an id returns the first answer. Keep it longer than any caller may keep
+    /// resending one request; each remembered id costs one small key.
+    pub fn with_request_ttl(mut self, ttl: Duration) -> Result<Self, Error> {
+        if !(MIN_REQUEST_TTL..=MAX_REQUEST_TTL).contains(&ttl) {
+            return Err(Error::BadArgument(format!(
+                "request ttl must be 1 s ..= 1 day, got {ttl:?}"
+            )));
+        }
+        self.request_ttl = ttl;
+        Ok(self)
+    }
+
+    /// How long a request id is remembered.
+    pub fn request_ttl(&self) -> Duration {
+        self.request_ttl
+    }
+
+    /// The keys of counter (or set) `name`, and of `request_id`'s record, if given.
     ///
     /// ```
     /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
     /// let quotas = redis_atomic::quota::Quotas::new(client, redis_atomic::Keyspace::new("app")?);
-    /// assert_eq!(quotas.keys("api-calls")?.value, "app:quota:v1:{api-calls}");
+    /// assert_eq!(quotas.keys("api-calls", None)?.value, "app:quota:v1:{api-calls}");
+    /// let record = quotas.keys("api-calls", Some("req-1"))?.request.unwrap();
+    /// assert!(record.starts_with("app:quota:v1:{api-calls}:req:"));
     /// # Ok(()) }
     /// ```
-    pub fn keys(&self, name: &str) -> Result<QuotaKeys, Error> {
+    pub fn keys(&self, name: &str, request_id: Option<&str>) -> Result<QuotaKeys, Error> {
+        let request = request_id
+            .map(|id| {
+                let r = digest(id, MAX_REQUEST_ID_LEN, "request id")?;
+                self.keyspace.key("quota", SCHEMA, name, &["req", &r])
+            })
+            .transpose()?;
         Ok(QuotaKeys {
             value: self.keyspace.key("quota", SCHEMA, name, &[])?,
+            request,
         })
     }
 
@@ -177,7 +229,24 @@ impl Quotas {
         bounds: Bounds,
         ttl: Option<Duration>,
     ) -> Result<Bounded, Error> {
-        self.add_mode(name, delta, bounds, ttl, "refuse").await
+        self.add_mode(name, delta, bounds, ttl, "refuse", None)
+            .await
+    }
+
+    /// [`Quotas::add`], retry-safe: the first call with `request_id` (1..=[`MAX_REQUEST_ID_LEN`]
+    /// bytes) decides and records its answer; a repeat within the request TTL returns that answer
+    /// (applied or refused, with the value then) and adds nothing. Resent by the client after a
+    /// lost reply; if [`Error::OutcomeUnknown`] still comes back, resend the same id.
+    pub async fn add_with_id(
+        &self,
+        name: &str,
+        delta: i64,
+        bounds: Bounds,
+        ttl: Option<Duration>,
+        request_id: &str,
+    ) -> Result<Bounded, Error> {
+        let id = Some(request_id);
+        self.add_mode(name, delta, bounds, ttl, "refuse", id).await
     }
 
     /// Adds `delta`, clamping the result into `bounds` (a refund larger than what was used stops
@@ -189,7 +258,20 @@ impl Quotas {
         bounds: Bounds,
         ttl: Option<Duration>,
     ) -> Result<Bounded, Error> {
-        self.add_mode(name, delta, bounds, ttl, "clamp").await
+        self.add_mode(name, delta, bounds, ttl, "clamp", None).await
+    }
+
+    /// [`Quotas::add_clamped`], retry-safe with `request_id` as in [`Quotas::add_with_id`].
+    pub async fn add_clamped_with_id(
+        &self,
+        name: &str,
+        delta: i64,
+        bounds: Bounds,
+        ttl: Option<Duration>,
+        request_id: &str,
+    ) -> Result<Bounded, Error> {
+        let id = Some(request_id);
+        self.add_mode(name, delta, bounds, ttl, "clamp", id).await
     }
 
     async fn add_mode(
@@ -199,30 +281,43 @@ impl Quotas {
         bounds: Bounds,
         ttl: Option<Duration>,
         mode: &str,
+        request_id: Option<&str>,
     ) -> Result<Bounded, Error> {
         within("delta", delta)?;
         let ttl_ms = match ttl {
             Some(t) => millis("ttl", t, MAX_TTL)?,
             None => 0,
         };
-        let keys = self.keys(name)?;
+        let keys = self.keys(name, request_id)?;
+        let (min, max) = (Arg::Int(bounds.min), Arg::Int(bounds.max));
+        let Some(request) = &keys.request else {
+            let args = [Arg::Int(delta), min, max, mode.into(), Arg::Int(ttl_ms)];
+            return Ok(
+                match self.client.call(&QUOTA_ADD, [&keys.value], args).await? {
+                    QuotaAddReply::Applied { value } => Bounded::Applied { value },
+                    QuotaAddReply::Refused { value } => Bounded::Refused { value },
+                },
+            );
+        };
+        let request_ms = Arg::Int(millis("request ttl", self.request_ttl, MAX_REQUEST_TTL)?);
         let args = [
             Arg::Int(delta),
-            Arg::Int(bounds.min),
-            Arg::Int(bounds.max),
+            min,
+            max,
             mode.into(),
             Arg::Int(ttl_ms),
+            request_ms,
         ];
-        let reply = self.client.call(&QUOTA_ADD, [&keys.value], args).await?;
-        Ok(match reply {
-            QuotaAddReply::Applied { value } => Bounded::Applied { value },
-            QuotaAddReply::Refused { value } => Bounded::Refused { value },
+        let keys = [keys.value.as_str(), request.as_str()];
+        Ok(match self.client.call(&QUOTA_ADD_ID, keys, args).await? {
+            QuotaAddIdReply::Applied { value } => Bounded::Applied { value },
+            QuotaAddIdReply::Refused { value } => Bounded::Refused { value },
         })
     }
 
     /// The counter's value (0 when absent).
     pub async fn get(&self, name: &str) -> Result<i64, Error> {
-        let key = self.keys(name)?.value;
+        let key = self.keys(name, None)?.value;
         let get = Op::command("quota", "get", "get");
         match self
             .client
@@ -255,7 +350,7 @@ impl Quotas {
         option: &str,
     ) -> Result<bool, Error> {
         let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
-        let key = self.keys(name)?.value;
+        let key = self.keys(name, None)?.value;
         let mut cmd = redis::cmd("PEXPIRE");
         cmd.arg(&key).arg(ttl_ms).arg(option);
         let reply = self.client.idempotent(op, &key, &cmd).await?;
@@ -265,7 +360,7 @@ impl Quotas {
     /// Raises the value to `candidate` unless it already holds at least that (monotonic max).
     pub async fn raise(&self, name: &str, candidate: i64) -> Result<Raise, Error> {
         within("candidate", candidate)?;
-        let keys = self.keys(name)?;
+        let keys = self.keys(name, None)?;
         let args = [Arg::Int(candidate)];
         let reply = self.client.call(&QUOTA_MAX, [&keys.value], args).await?;
         Ok(match reply {
@@ -288,7 +383,7 @@ impl Quotas {
                 entries.len()
             )));
         }
-        let key = self.keys(set)?.value;
+        let key = self.keys(set, None)?.value;
         let mut cmd = redis::cmd("ZADD");
         cmd.arg(&key).arg("GT").arg("CH");
         for (score, member) in entries {

@@ -8,7 +8,9 @@
 //! `<ns>:queue:v1:{name}:due` (zset id → due ms), `:inflight` (zset id → lease deadline ms),
 //! `:dead` (zset id → ms dead), `:done` (zset id → ms acked: tombstones for the dedup window),
 //! `:meta` (hash id → `state:fence:deliveries:worker`), `:payload` (hash id → bytes), `:errors`
-//! (hash id → last error). Job ids are hash fields and zset members, never key names: each
+//! (hash id → last error); per claim id of [`Queue::claim_with_id`], `:claim:<c>` (a string
+//! of length-prefixed `<len>:<bytes>` items: worker, then job id and fence per leased job; `<c>`
+//! is 128 bits of SHA-256 of the claim id), kept for the claim-id TTL. Job ids are hash fields and zset members, never key names: each
 //! script's keys are fixed, declared and in one slot.
 //!
 //! **Mechanism.** Lua scripts (`queue_*`). Fetch-then-remove in two steps is how workers lose or
@@ -30,7 +32,11 @@
 //!
 //! **Retry.** `claim` is `retry: unsafe` (a second run would lease other jobs): after
 //! [`Error::OutcomeUnknown`] the jobs it may have leased come back when the visibility timeout
-//! passes. Everything else is `retry: safe`: `enqueue` again answers [`Enqueue::Exists`], `ack`
+//! passes. [`Queue::claim_with_id`] is the retry-safe claim (`queue_claim_id`, `retry: safe`):
+//! a claim that leases jobs records them under its claim id, and a repeat of the id (the client's
+//! retry after a lost reply, or the caller's) leases nothing and returns the same jobs with the
+//! same fences and delivery counts while those leases are live (see its doc for what a repeat
+//! returns once they are not). Everything else is `retry: safe`: `enqueue` again answers [`Enqueue::Exists`], `ack`
 //! again answers [`Ack::Acked`] (within the dedup window), `extend` sets the same absolute
 //! deadline, `nack` and `requeue_dead` again answer [`Nack::Lost`] / [`Requeue::NotDead`].
 //!
@@ -42,26 +48,23 @@
 //! Under `maxmemory` (OOM) every write script is refused, `ack` included: nothing moves.
 
 mod admin;
+mod claim;
 mod job;
 mod types;
 
 pub use admin::{DeadLetter, DeadLetters, JobState, Purged, QueueStats, Requeue};
 pub use job::Job;
 pub use types::{
-    Ack, Claim, Enqueue, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH, MAX_DEAD_LETTERS,
-    MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE, MAX_PAYLOAD, MAX_WORKER_LEN,
+    Ack, Claim, Enqueue, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH, MAX_CLAIM_ID_LEN,
+    MAX_CLAIM_ID_TTL, MAX_DEAD_LETTERS, MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE,
+    MAX_PAYLOAD, MAX_WORKER_LEN,
 };
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lease::{millis, Held, OwnerToken};
-use crate::script::registry::{
-    QueueClaimJobsItem, QueueClaimReply, QueueEnqueueReply, QueueReapReply, QUEUE_CLAIM,
-    QUEUE_ENQUEUE, QUEUE_REAP,
-};
+use crate::script::registry::{QueueEnqueueReply, QueueReapReply, QUEUE_ENQUEUE, QUEUE_REAP};
 use crate::Error;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use types::whole_ms;
 
 const SCHEMA: u32 = 1;
@@ -96,6 +99,8 @@ pub struct Queue {
     client: Client,
     keys: Arc<QueueKeys>,
     config: QueueConfig,
+    /// `<ns>:queue:v1:{name}:claim`: the prefix of claim-id records ([`Queue::claim_key`]).
+    claims: Arc<str>,
 }
 
 fn check_id(job_id: &str) -> Result<(), Error> {
@@ -145,6 +150,7 @@ impl Queue {
                 errors: key("errors")?,
             }),
             config,
+            claims: key("claim")?.into(),
         })
     }
 
@@ -208,66 +214,6 @@ impl Queue {
                 status: status.into(),
             },
         })
-    }
-
-    /// Leases up to `max_jobs` (1..=1000) due jobs to `worker` (at most [`MAX_WORKER_LEN`]
-    /// bytes) for `visibility` (after first returning up to `max_jobs` expired leases). Not
-    /// retried after an unknown outcome: the jobs it may have leased come back after
-    /// `visibility`.
-    pub async fn claim(
-        &self,
-        worker: &OwnerToken,
-        visibility: Duration,
-        max_jobs: usize,
-    ) -> Result<Claim, Error> {
-        let name = worker.as_str();
-        if name.len() > MAX_WORKER_LEN {
-            return Err(Error::BadArgument(format!(
-                "worker must be 1..={MAX_WORKER_LEN} bytes, got {}",
-                name.len()
-            )));
-        }
-        let max_jobs = batch("max_jobs", max_jobs)?;
-        let vis = millis("visibility timeout", visibility, MAX_LEASE)?;
-        let k = &self.keys;
-        let keys: [&str; 6] = [&k.due, &k.inflight, &k.dead, &k.meta, &k.payload, &k.errors];
-        let [max_dead, keep_dead] = self.dead_bound();
-        let args = [
-            name.into(),
-            Arg::Int(vis),
-            max_jobs,
-            self.max_deliveries(),
-            max_dead,
-            keep_dead,
-        ];
-        let sent = Instant::now();
-        match self.client.call(&QUEUE_CLAIM, keys, args).await? {
-            QueueClaimReply::Claimed { now_ms, jobs, .. } => Ok(Claim::Claimed(
-                jobs.into_iter()
-                    .map(|item| self.leased(item, worker, now_ms, sent, visibility))
-                    .collect(),
-            )),
-            QueueClaimReply::Empty { retry_after } => Ok(Claim::Empty { retry_after }),
-        }
-    }
-
-    /// The handle of one job a claim sent at `sent` leased to `worker` at server time `now_ms`.
-    fn leased(
-        &self,
-        item: QueueClaimJobsItem,
-        worker: &OwnerToken,
-        now_ms: u64,
-        sent: Instant,
-        visibility: Duration,
-    ) -> Job {
-        Job {
-            queue: self.clone(),
-            id: item.id,
-            payload: item.payload,
-            deliveries: deliveries(item.deliveries),
-            claimed_at_ms: now_ms,
-            held: Held::new(worker.clone(), item.fence, sent, visibility),
-        }
     }
 
     /// Returns at most `limit` (1..=1000) expired leases to the queue (or the dead letters).

@@ -21,6 +21,10 @@ pub const MAX_ERROR_LEN: usize = 4096;
 pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
 /// Longest delay, retry pause, dedup window or dead-letter retention: one year.
 pub const MAX_DELAY: Duration = Duration::from_secs(365 * 24 * 3600);
+/// Longest claim id of [`super::Queue::claim_with_id`], in bytes (hashed into its record's key).
+pub const MAX_CLAIM_ID_LEN: usize = 256;
+/// Longest claim-id TTL ([`QueueConfig::claim_id_ttl`]): one day.
+pub const MAX_CLAIM_ID_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Most dead letters a queue may be configured to keep.
 pub const MAX_DEAD_LETTERS: u32 = 1_000_000_000;
 
@@ -43,6 +47,11 @@ pub struct QueueConfig {
     /// How long a dead letter is kept (1 ms ..= a year); 7 days by default. Each job that dies
     /// trims a few older ones; [`super::Queue::purge_dead_letters`] deletes them on demand.
     pub dead_letter_retention: Duration,
+    /// How long a claim id of [`super::Queue::claim_with_id`] is remembered (1 s ..= a day, and
+    /// never less than that claim's visibility timeout); 1 h by default. While remembered, a
+    /// repeat of the id returns the first claim's live leases and leases nothing new; after, the
+    /// id claims afresh. Keep it longer than a caller may keep resending one claim.
+    pub claim_id_ttl: Duration,
 }
 
 impl Default for QueueConfig {
@@ -53,6 +62,7 @@ impl Default for QueueConfig {
             dedup_window: Duration::from_secs(24 * 3600),
             max_dead_letters: NonZeroU32::new(10_000).unwrap_or(NonZeroU32::MIN),
             dead_letter_retention: Duration::from_secs(7 * 24 * 3600),
+            claim_id_ttl: Duration::from_secs(3600),
         }
     }
 }
@@ -88,7 +98,18 @@ impl QueueConfig {
         self
     }
 
+    /// Remembering claim ids for `ttl`.
+    pub fn claim_id_ttl(mut self, ttl: Duration) -> Self {
+        self.claim_id_ttl = ttl;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), Error> {
+        if self.claim_id_ttl < Duration::from_secs(1) || self.claim_id_ttl > MAX_CLAIM_ID_TTL {
+            return Err(Error::BadArgument(
+                "claim_id_ttl must be 1 s ..= a day".into(),
+            ));
+        }
         if self.max_dead_letters.get() > MAX_DEAD_LETTERS {
             return Err(Error::BadArgument(format!(
                 "max_dead_letters must be at most {MAX_DEAD_LETTERS}, got {}",

@@ -44,14 +44,13 @@ pub use limit::{
 };
 
 use crate::client::{Arg, Client};
-use crate::keys::Keyspace;
+use crate::keys::{digest, Keyspace};
 use crate::script::registry::{
     RL_FIXED_WINDOW, RL_GCRA, RL_POLICY, RL_SLIDING_LOG, RL_SLIDING_WINDOW, RL_TOKEN_BUCKET,
 };
 use crate::script::{RetryClass, Script};
 use crate::Error;
 use decision::SingleReply;
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -310,15 +309,4 @@ fn spec(l: &Limit) -> [String; 4] {
         l.period_us().to_string(),
         l.burst().to_string(),
     ]
-}
-
-/// 128 bits of SHA-256 in hex: user bytes never reach key names, and any identity fits one tag.
-fn digest(value: &str, max: usize, what: &str) -> Result<String, Error> {
-    if value.is_empty() || value.len() > max {
-        return Err(Error::BadArgument(format!(
-            "{what} must be 1..={max} bytes, got {}",
-            value.len()
-        )));
-    }
-    Ok(hex::encode(&Sha256::digest(value.as_bytes())[..16]))
 }
