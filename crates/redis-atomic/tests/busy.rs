@@ -157,7 +157,7 @@ async fn a_busy_cluster_node_refuses_typed_and_the_others_serve() {
     let mut names: Vec<Option<String>> = vec![None; 3];
     for i in 0..1000 {
         let name = format!("c{i}");
-        let slot = redis_atomic::keys::slot(quotas.keys(&name).unwrap().value.as_bytes());
+        let slot = redis_atomic::keys::slot(quotas.keys(&name, None).unwrap().value.as_bytes());
         let owner = cluster.owner_of(slot).unwrap();
         names[owner].get_or_insert(name);
         if names.iter().all(Option::is_some) {
