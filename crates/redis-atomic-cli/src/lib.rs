@@ -12,6 +12,7 @@ pub mod fixtures;
 pub mod functions;
 pub mod lint;
 pub mod scripts;
+pub mod serve_cmd;
 mod slot_cmd;
 pub mod verify;
 
@@ -80,6 +81,11 @@ pub enum Command {
     /// --url is given. Exit 0 no check failed (warnings allowed), 1 a check failed, 2 usage or
     /// connection errors.
     Doctor(doctor::DoctorArgs),
+    /// Every primitive over HTTP/JSON under /v1 (locks, queues, rate limits), with OpenAPI at
+    /// /openapi.json, Prometheus /metrics, /healthz, /readyz and per-token namespaces. Uses an
+    /// embedded redis-server when no --redis is given. Exit 0 stopped by a signal, 1 failed
+    /// while serving, 2 usage, config, listen address or connection errors.
+    Serve(serve_cmd::ServeArgs),
 }
 
 /// `scripts` verbs.
@@ -143,6 +149,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
         Command::Test(args) => fixtures::run_blocking(args, &mut out, &mut err),
         Command::Doctor(args) => doctor::run_blocking(args, &mut out, &mut err),
+        Command::Serve(args) => serve_cmd::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }
