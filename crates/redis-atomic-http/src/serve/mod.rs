@@ -127,6 +127,8 @@ impl FromRequestParts<Arc<ServeState>> for Caller {
 /// The whole `serve` router: `/v1` routes, `/openapi.json`, `/metrics`, `/healthz`, `/readyz`,
 /// the body limit and the request metrics.
 pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
+    // Installed before the first request, so every metric from here on is recorded.
+    let _ = face::metrics_handle();
     let v1 = Router::new()
         .route("/locks/{resource}/acquire", post(locks::acquire))
         .route("/locks/{resource}/extend", post(locks::extend))
