@@ -218,3 +218,48 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::AuthConfig;
+
+    fn auth(tokens: &[(&str, &str)]) -> Auth {
+        let mut config = AuthConfig::default();
+        for (t, ns) in tokens {
+            config.tokens.insert(t.to_string(), ns.to_string());
+        }
+        Auth::new(&config, "dflt")
+    }
+
+    /// Off loopback, no tokens is refused (one line naming the address); loopback or tokens pass.
+    #[test]
+    fn listen_check() {
+        let open = auth(&[]);
+        let closed = auth(&[("token-aaaa", "a")]);
+        let lan: SocketAddr = "0.0.0.0:7379".parse().expect("address");
+        let lo: SocketAddr = "127.0.0.1:0".parse().expect("address");
+        let v6: SocketAddr = "[::1]:80".parse().expect("address");
+        let err = check_listen(lan, &open).expect_err("refused");
+        assert!(err.contains("0.0.0.0:7379") && !err.contains('\n'), "{err}");
+        assert!(check_listen(lo, &open).is_ok() && check_listen(v6, &open).is_ok());
+        assert!(check_listen(lan, &closed).is_ok());
+    }
+
+    /// Tokens map to their namespaces; missing and unknown tokens are told apart; without
+    /// tokens every request gets the default namespace.
+    #[test]
+    fn tokens_to_namespaces() {
+        let a = auth(&[("token-aaaa", "ns-a"), ("token-bbbb", "ns-b")]);
+        let mut h = HeaderMap::new();
+        assert_eq!(a.namespace(&h), Err(AuthError::Missing));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer token-bbbb"));
+        assert_eq!(a.namespace(&h), Ok("ns-b"));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer token-cccc"));
+        assert_eq!(a.namespace(&h), Err(AuthError::Unknown));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic dG9rZW4="));
+        assert_eq!(a.namespace(&h), Err(AuthError::Missing));
+        assert_eq!(a.namespaces(), vec!["ns-a".to_string(), "ns-b".to_string()]);
+        assert_eq!(auth(&[]).namespace(&HeaderMap::new()), Ok("dflt"));
+    }
+}
