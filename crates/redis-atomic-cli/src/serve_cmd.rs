@@ -23,11 +23,13 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7379";
 
 /// Arguments of `serve`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Prints the bound address (http://HOST:PORT) on one stdout line once \
+#[command(
+    after_help = "Prints the bound address (http://HOST:PORT) on one stdout line once \
     ready; logs go to stderr (RUST_LOG=info for one line per event). Stops on SIGTERM or Ctrl-C \
     after in-flight requests finish.\n\nExit codes: 0 stopped by a signal; 1 the server failed \
     while running; 2 usage, unreadable or invalid --config, a non-loopback --listen without \
-    [auth] tokens, an address that cannot be bound, or Redis unreachable.")]
+    [auth] tokens, an address that cannot be bound, or Redis unreachable."
+)]
 pub struct ServeArgs {
     /// Redis to use (redis://, rediss://, redis+unix://, redis+sentinel://; with --cluster, one
     /// node of the cluster). Default: an embedded redis-server started for the run.

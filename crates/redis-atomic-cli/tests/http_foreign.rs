@@ -73,7 +73,11 @@ fn repo() -> PathBuf {
 
 /// Runs `program script args…` and asserts it exits 0 (its stderr says what failed).
 fn run(program: &str, script: &Path, args: &[&str]) {
-    let out = Command::new(program).arg(script).args(args).output().unwrap();
+    let out = Command::new(program)
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{program} {}: {}\n{}",
@@ -111,7 +115,11 @@ fn node_queue_acks_every_job_once() {
 fn python_limits_admit_exactly_limit() {
     let s = Serve::start("foreign-limits");
     let limit = LIMIT.to_string();
-    run("python3", &foreign("serve_limits.py"), &[&s.url, POLICY, &limit, "100"]);
+    run(
+        "python3",
+        &foreign("serve_limits.py"),
+        &[&s.url, POLICY, &limit, "100"],
+    );
 }
 
 /// The examples in `examples/http` run against a real `serve`.
@@ -127,12 +135,21 @@ fn examples_run() {
 #[test]
 fn refuses_non_loopback_without_auth() {
     let out = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
-        .args(["serve", "--listen", "0.0.0.0:0", "--redis", "redis://127.0.0.1:1"])
+        .args([
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+            "--redis",
+            "redis://127.0.0.1:1",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("refusing to listen on 0.0.0.0:0 without auth"), "{err}");
+    assert!(
+        err.contains("refusing to listen on 0.0.0.0:0 without auth"),
+        "{err}"
+    );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty());
 }

@@ -253,11 +253,20 @@ mod tests {
         let a = auth(&[("token-aaaa", "ns-a"), ("token-bbbb", "ns-b")]);
         let mut h = HeaderMap::new();
         assert_eq!(a.namespace(&h), Err(AuthError::Missing));
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer token-bbbb"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer token-bbbb"),
+        );
         assert_eq!(a.namespace(&h), Ok("ns-b"));
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer token-cccc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer token-cccc"),
+        );
         assert_eq!(a.namespace(&h), Err(AuthError::Unknown));
-        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic dG9rZW4="));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Basic dG9rZW4="),
+        );
         assert_eq!(a.namespace(&h), Err(AuthError::Missing));
         assert_eq!(a.namespaces(), vec!["ns-a".to_string(), "ns-b".to_string()]);
         assert_eq!(auth(&[]).namespace(&HeaderMap::new()), Ok("dflt"));

@@ -13,7 +13,10 @@ pub(crate) fn typed(
     extra: serde_json::Map<String, serde_json::Value>,
 ) -> Response<Body> {
     let mut body = serde_json::Map::new();
-    body.insert("type".into(), format!("urn:redis-atomic:problem:{kind}").into());
+    body.insert(
+        "type".into(),
+        format!("urn:redis-atomic:problem:{kind}").into(),
+    );
     body.insert(
         "title".into(),
         status.canonical_reason().unwrap_or("Error").into(),

@@ -15,19 +15,37 @@ use std::time::Duration;
 async fn client_mistakes_are_4xx_problems() {
     let s = serve("serve-bad", "").await;
     let acquire = "/v1/locks/r/acquire";
-    s.post_raw(acquire, "{not json".into(), None).await.problem(400, "bad-json");
-    s.post(acquire, json!({"ttl_ms": "ten"})).await.problem(422, "invalid");
-    s.post(acquire, json!({"ttl_ms": 10, "tll": 1})).await.problem(422, "invalid");
+    s.post_raw(acquire, "{not json".into(), None)
+        .await
+        .problem(400, "bad-json");
+    s.post(acquire, json!({"ttl_ms": "ten"}))
+        .await
+        .problem(422, "invalid");
+    s.post(acquire, json!({"ttl_ms": 10, "tll": 1}))
+        .await
+        .problem(422, "invalid");
     s.post(acquire, json!({})).await.problem(422, "invalid");
-    s.post(acquire, json!({"ttl_ms": 0})).await.problem(422, "invalid");
-    s.post(acquire, json!({"ttl_ms": 10, "token": ""})).await.problem(422, "invalid");
+    s.post(acquire, json!({"ttl_ms": 0}))
+        .await
+        .problem(422, "invalid");
+    s.post(acquire, json!({"ttl_ms": 10, "token": ""}))
+        .await
+        .problem(422, "invalid");
     let huge = json!({"ttl_ms": 10, "token": "x".repeat(2000)}).to_string();
-    s.post_raw(acquire, huge, None).await.problem(413, "too-large");
-    s.post("/v1/nothing", json!({})).await.problem(404, "not-found");
+    s.post_raw(acquire, huge, None)
+        .await
+        .problem(413, "too-large");
+    s.post("/v1/nothing", json!({}))
+        .await
+        .problem(404, "not-found");
     let job = json!({"id": "", "payload": "p"});
-    s.post("/v1/queues/q/jobs", job).await.problem(422, "invalid");
+    s.post("/v1/queues/q/jobs", job)
+        .await
+        .problem(422, "invalid");
     let claim = json!({"worker": "w", "max_jobs": 0});
-    s.post("/v1/queues/q/claim", claim).await.problem(422, "invalid");
+    s.post("/v1/queues/q/claim", claim)
+        .await
+        .problem(422, "invalid");
 }
 
 const TOKENS: &str = r#"
@@ -52,7 +70,9 @@ async fn tokens_are_tenants() {
     let none = s.post_raw(path, body(), None).await;
     none.problem(401, "unauthorized");
     assert_eq!(none.header("www-authenticate"), "Bearer");
-    s.post_raw(path, body(), Some("token-cccc-1234")).await.problem(401, "unauthorized");
+    s.post_raw(path, body(), Some("token-cccc-1234"))
+        .await
+        .problem(401, "unauthorized");
 }
 
 /// Redis gone: 503 with Retry-After (nothing ran, resend later), never 500.
@@ -94,7 +114,10 @@ async fn outcome_unknown_is_504_with_retry_safe() {
     server.pause();
     let fresh = s.post("/v1/locks/r/acquire", json!({"ttl_ms": 1000})).await;
     let own = s
-        .post("/v1/locks/r/acquire", json!({"ttl_ms": 1000, "token": "mine-0001"}))
+        .post(
+            "/v1/locks/r/acquire",
+            json!({"ttl_ms": 1000, "token": "mine-0001"}),
+        )
         .await;
     let claim = s.post("/v1/queues/q/claim", json!({"worker": "w"})).await;
     let ack = s.post("/v1/queues/q/jobs/j/ack", json!({"fence": 1})).await;

@@ -245,10 +245,22 @@ async fn collect(
 impl HttpReport {
     /// The report as a small table.
     pub fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(out, "ratelimit consume, {} tasks, keep-alive HTTP/1.1 vs library", self.tasks)?;
-        writeln!(out, "{:<8} {:>12} {:>8} {:>8}", "path", "decisions/s", "p50 µs", "p99 µs")?;
+        writeln!(
+            out,
+            "ratelimit consume, {} tasks, keep-alive HTTP/1.1 vs library",
+            self.tasks
+        )?;
+        writeln!(
+            out,
+            "{:<8} {:>12} {:>8} {:>8}",
+            "path", "decisions/s", "p50 µs", "p99 µs"
+        )?;
         for (name, p) in [("library", &self.library), ("http", &self.http)] {
-            writeln!(out, "{name:<8} {:>12.0} {:>8} {:>8}", p.rate, p.p50_us, p.p99_us)?;
+            writeln!(
+                out,
+                "{name:<8} {:>12.0} {:>8} {:>8}",
+                p.rate, p.p50_us, p.p99_us
+            )?;
         }
         writeln!(
             out,

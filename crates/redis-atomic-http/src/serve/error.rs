@@ -19,9 +19,9 @@
 //! normal JSON body with 409 or 429.
 
 use crate::problem;
+use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::response::{IntoResponse, Response};
-use axum::body::Bytes;
 use http::{header, HeaderValue, StatusCode};
 use redis_atomic::Error;
 use serde::de::DeserializeOwned;

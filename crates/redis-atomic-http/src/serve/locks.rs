@@ -221,5 +221,8 @@ pub async fn release(
         .await
         .map_err(lib(true))?;
     let released = matches!(got, Release::Released { .. });
-    Ok(answer(conflict_unless(released), ReleaseResponse { released }))
+    Ok(answer(
+        conflict_unless(released),
+        ReleaseResponse { released },
+    ))
 }

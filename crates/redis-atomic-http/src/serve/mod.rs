@@ -65,7 +65,11 @@ pub enum SetupError {
 impl ServeState {
     /// Builds the tenants of `config` over `client`.
     pub fn new(client: Client, config: &Config) -> Result<Arc<Self>, SetupError> {
-        let default_ns = config.serve.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+        let default_ns = config
+            .serve
+            .namespace
+            .as_deref()
+            .unwrap_or(DEFAULT_NAMESPACE);
         let auth = Auth::new(&config.auth, default_ns);
         let mut tenants = HashMap::new();
         for ns in auth.namespaces() {

@@ -8,8 +8,11 @@ use utoipa::OpenApi;
 /// The `serve` API.
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "redis-atomic serve", description = "redis-atomic primitives over HTTP/JSON. \
-        Errors are application/problem+json; see docs/http.md for the mapping."),
+    info(
+        title = "redis-atomic serve",
+        description = "redis-atomic primitives over HTTP/JSON. \
+        Errors are application/problem+json; see docs/http.md for the mapping."
+    ),
     paths(
         locks::acquire,
         locks::extend,

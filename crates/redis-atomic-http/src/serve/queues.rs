@@ -294,5 +294,8 @@ pub async fn nack(
         Nack::Dead => (true, true),
         _ => (false, false),
     };
-    Ok(answer(conflict_unless(nacked), NackResponse { nacked, dead }))
+    Ok(answer(
+        conflict_unless(nacked),
+        NackResponse { nacked, dead },
+    ))
 }

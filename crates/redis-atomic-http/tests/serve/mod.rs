@@ -23,7 +23,10 @@ pub async fn serve_with(test: &str, config_toml: &str, config: ClientConfig) -> 
     env.client.load_all().await.unwrap();
     let mut toml = config_toml.to_string();
     if !toml.contains("[serve]") {
-        toml.push_str(&format!("\n[serve]\nnamespace = \"{}\"\n", env.keyspace.namespace()));
+        toml.push_str(&format!(
+            "\n[serve]\nnamespace = \"{}\"\n",
+            env.keyspace.namespace()
+        ));
     }
     let config = Config::parse(&toml, "test").unwrap();
     let state = ServeState::new(env.client.clone(), &config).unwrap();
