@@ -7,13 +7,12 @@
 //! scripts loaded, the port bound, and only then the bound address printed on one stdout line
 //! (`http://127.0.0.1:7379`), so a script that reads that line can send requests at once.
 
-use crate::conn::ConnArgs;
+use crate::conn::{ConnArgs, Embedded};
 use anyhow::Context as _;
 use redis_atomic::{Client, ClientConfig};
 use redis_atomic_http::config::Config;
 use redis_atomic_http::face;
 use redis_atomic_http::serve::{router, ServeState, DEFAULT_MAX_BODY_BYTES};
-use redis_atomic_testkit::{RedisCluster, RedisServer, ServerOptions};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,13 +46,6 @@ pub struct ServeArgs {
     /// The TOML config: [auth] tokens, [limits.NAME] policies, [serve] settings.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-}
-
-/// Keeps an embedded server or cluster alive while serving.
-enum Embedded {
-    None,
-    Server(#[allow(dead_code)] RedisServer),
-    Cluster(#[allow(dead_code)] RedisCluster),
 }
 
 /// Runs `serve` on a fresh runtime until a signal; returns the exit code.
@@ -121,23 +113,5 @@ async fn run(args: &ServeArgs, out: &mut dyn Write) -> Result<(), Failure> {
 
 async fn connect(args: &ServeArgs) -> anyhow::Result<(Client, Embedded)> {
     let config = args.conn.client_config(ClientConfig::default());
-    Ok(match (&args.redis, args.cluster) {
-        (Some(url), false) => (Client::connect(url, config).await?, Embedded::None),
-        (Some(url), true) => (
-            Client::connect_cluster(std::slice::from_ref(url), config).await?,
-            Embedded::None,
-        ),
-        (None, false) => {
-            let server = RedisServer::start(ServerOptions::default())
-                .context("starting the embedded redis-server")?;
-            let client = Client::connect(&server.url(), config).await?;
-            (client, Embedded::Server(server))
-        }
-        (None, true) => {
-            let cluster =
-                RedisCluster::start(Default::default()).context("starting the embedded cluster")?;
-            let client = Client::connect_cluster(&cluster.urls(), config).await?;
-            (client, Embedded::Cluster(cluster))
-        }
-    })
+    crate::conn::connect_or_embed(args.redis.as_deref(), args.cluster, config).await
 }
