@@ -153,3 +153,34 @@ fn refuses_non_loopback_without_auth() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty());
 }
+
+/// `bench --http` drives the in-process HTTP face and the library in one run and reports both
+/// (figures are not asserted: timing belongs to the benchmark, not to a test).
+#[test]
+fn bench_http_reports_both_paths() {
+    let out = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
+        .args([
+            "bench",
+            "--http",
+            "--seconds",
+            "0.4",
+            "--rounds",
+            "2",
+            "--concurrency",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for path in ["library", "http"] {
+        assert!(report[path]["rate"].as_f64().unwrap() > 0.0, "{report}");
+        assert!(report[path]["p50_us"].as_u64().unwrap() > 0, "{report}");
+    }
+    assert!(report["ratio"].as_f64().unwrap() > 0.0);
+}
