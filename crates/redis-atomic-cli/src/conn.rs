@@ -4,7 +4,8 @@
 //! file is wrong.
 
 use anyhow::Context as _;
-use redis_atomic::{ClientConfig, TlsOptions};
+use redis_atomic::{Client, ClientConfig, TlsOptions};
+use redis_atomic_testkit::{RedisCluster, RedisServer, ServerOptions};
 use std::path::PathBuf;
 
 /// `--tls-ca`, `--tls-cert`, `--tls-key`.
@@ -70,4 +71,43 @@ impl ConnArgs {
         }
         Ok(())
     }
+}
+
+/// Keeps an embedded server or cluster alive while a command uses it.
+pub enum Embedded {
+    /// The user's deployment (`--url` / `--redis`).
+    None,
+    /// An embedded redis-server.
+    Server(#[allow(dead_code)] RedisServer),
+    /// An embedded 3+3 cluster.
+    Cluster(#[allow(dead_code)] RedisCluster),
+}
+
+/// A library client for `url` (one node of a Redis Cluster with `cluster`), or, without a URL,
+/// for an embedded redis-server (a 3+3 cluster with `cluster`) started for the command: the
+/// embedded default of `verify` and `serve`.
+pub async fn connect_or_embed(
+    url: Option<&str>,
+    cluster: bool,
+    config: ClientConfig,
+) -> anyhow::Result<(Client, Embedded)> {
+    Ok(match (url, cluster) {
+        (Some(url), false) => (Client::connect(url, config).await?, Embedded::None),
+        (Some(url), true) => (
+            Client::connect_cluster(&[url.to_string()], config).await?,
+            Embedded::None,
+        ),
+        (None, false) => {
+            let server = RedisServer::start(ServerOptions::default())
+                .context("starting the embedded redis-server")?;
+            let client = Client::connect(&server.url(), config).await?;
+            (client, Embedded::Server(server))
+        }
+        (None, true) => {
+            let cluster =
+                RedisCluster::start(Default::default()).context("starting the embedded cluster")?;
+            let client = Client::connect_cluster(&cluster.urls(), config).await?;
+            (client, Embedded::Cluster(cluster))
+        }
+    })
 }

@@ -13,6 +13,7 @@ pub mod functions;
 pub mod lint;
 pub mod proxy_cmd;
 pub mod scripts;
+pub mod serve_cmd;
 mod slot_cmd;
 pub mod verify;
 
@@ -86,6 +87,11 @@ pub enum Command {
     /// Uses an embedded redis-server when no --redis is given. Exit 0 after a signal, 2 usage,
     /// config or connection errors.
     Proxy(proxy_cmd::ProxyArgs),
+    /// Every primitive over HTTP/JSON under /v1 (locks, queues, rate limits), with OpenAPI at
+    /// /openapi.json, Prometheus /metrics, /healthz, /readyz and per-token namespaces. Uses an
+    /// embedded redis-server when no --redis is given. Exit 0 stopped by a signal, 1 failed
+    /// while serving, 2 usage, config, listen address or connection errors.
+    Serve(serve_cmd::ServeArgs),
 }
 
 /// `scripts` verbs.
@@ -150,6 +156,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Test(args) => fixtures::run_blocking(args, &mut out, &mut err),
         Command::Doctor(args) => doctor::run_blocking(args, &mut out, &mut err),
         Command::Proxy(args) => proxy_cmd::run_blocking(args, &mut out, &mut err),
+        Command::Serve(args) => serve_cmd::run_blocking(args, &mut out, &mut err),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

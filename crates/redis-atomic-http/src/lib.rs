@@ -11,6 +11,10 @@
 //! limits in Rust should not compile axum, tower and hyper. Depend on this crate where a layer
 //! goes in front of handlers; `redis-atomic serve` and `redis-atomic proxy` build on it too.
 //!
+//! Two HTTP faces build on the same pieces: [`serve`] (every primitive over HTTP/JSON, the
+//! router behind `redis-atomic serve`) and the proxy; what they share (auth, health, metrics,
+//! shutdown) is in [`face`].
+//!
 //! Both layers are one skeleton ([`layer`]): the tower plumbing (readiness, handing the ready
 //! inner service to the request, boxing the future) is written once, and each layer is a
 //! [`layer::Handler`] that turns (inner service, request) into the response.
@@ -29,11 +33,13 @@
 //! ```
 
 pub mod config;
+pub mod face;
 pub mod idempotency;
 pub mod layer;
 mod problem;
 pub mod proxy;
 pub mod ratelimit;
+pub mod serve;
 
 pub use idempotency::{IdempotencyLayer, IdempotencyLayerConfig};
 pub use ratelimit::{RateLimitLayer, RateLimitLayerConfig, Unavailable};

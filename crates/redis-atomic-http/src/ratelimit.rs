@@ -222,7 +222,7 @@ async fn unavailable<S: Inner>(
     }
 }
 
-fn too_many(retry_after: Duration) -> Response<Body> {
+pub(crate) fn too_many(retry_after: Duration) -> Response<Body> {
     let mut r = problem::response(StatusCode::TOO_MANY_REQUESTS, "rate limit exceeded");
     if let Ok(v) = HeaderValue::from_str(&ceil_secs(retry_after).max(1).to_string()) {
         r.headers_mut().insert(header::RETRY_AFTER, v);
@@ -230,12 +230,12 @@ fn too_many(retry_after: Duration) -> Response<Body> {
     r
 }
 
-fn ceil_secs(d: Duration) -> u128 {
+pub(crate) fn ceil_secs(d: Duration) -> u128 {
     d.as_micros().div_ceil(1_000_000)
 }
 
 /// `"name";q=<limit>[;w=<seconds>], ...` (names are `[A-Za-z0-9_.-]`, so valid sf-strings).
-fn policy_header(limits: &[Limit]) -> HeaderValue {
+pub(crate) fn policy_header(limits: &[Limit]) -> HeaderValue {
     let items: Vec<String> = limits
         .iter()
         .map(|l| {
@@ -252,7 +252,7 @@ fn policy_header(limits: &[Limit]) -> HeaderValue {
 }
 
 /// `"name";r=<remaining>;t=<seconds>, ...`
-fn ratelimit_header(limits: &[Limit], verdict: &Verdict) -> Option<HeaderValue> {
+pub(crate) fn ratelimit_header(limits: &[Limit], verdict: &Verdict) -> Option<HeaderValue> {
     let items: Vec<String> = limits
         .iter()
         .zip(&verdict.limits)

@@ -31,6 +31,7 @@ pub mod classic;
 mod drain;
 mod entries;
 mod fenced;
+pub mod http;
 mod idempotency;
 mod lock;
 mod phase;
@@ -83,10 +84,17 @@ pub struct BenchArgs {
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Instead of the entries: the HTTP face (`serve`, in-process, keep-alive connections)
+    /// against the library path, rate-limit decisions, alternating rounds.
+    #[arg(long, conflicts_with = "only")]
+    pub http: bool,
 }
 
 /// Runs `bench` on a fresh runtime; returns the exit code (0 ok, 2 error).
 pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    if args.http {
+        return http::run_blocking(&args, out, err);
+    }
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -111,21 +119,7 @@ pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
 
 /// Runs every selected benchmark.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
-    check_args(args)?;
-    args.conn.require_url(args.url.as_deref())?;
-    let (url, _server) = match &args.url {
-        Some(url) => (url.clone(), None),
-        None => {
-            let server = RedisServer::start(ServerOptions::default())
-                .context("starting the embedded redis-server")?;
-            (server.url(), Some(server))
-        }
-    };
-    let config = args
-        .conn
-        .client_config(ClientConfig::default().pool_size(args.connections));
-    let client = Client::connect(&url, config).await?;
-    client.load_all().await?;
+    let (url, _server, client) = connect(args).await?;
     let mut admin = args
         .conn
         .redis_client(&url)?
@@ -165,6 +159,29 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
         benches.push(BenchReport::new(bench, tasks, &phases, reference, memory));
     }
     Ok(Report::new(server, native, args, benches))
+}
+
+/// Checks the arguments, starts the embedded server when no `--url` is given, and connects the
+/// library client (scripts loaded): the server's URL, its guard, the client.
+pub(crate) async fn connect(
+    args: &BenchArgs,
+) -> anyhow::Result<(String, Option<RedisServer>, Client)> {
+    check_args(args)?;
+    args.conn.require_url(args.url.as_deref())?;
+    let (url, server) = match &args.url {
+        Some(url) => (url.clone(), None),
+        None => {
+            let server = RedisServer::start(ServerOptions::default())
+                .context("starting the embedded redis-server")?;
+            (server.url(), Some(server))
+        }
+    };
+    let config = args
+        .conn
+        .client_config(ClientConfig::default().pool_size(args.connections));
+    let client = Client::connect(&url, config).await?;
+    client.load_all().await?;
+    Ok((url, server, client))
 }
 
 fn check_args(args: &BenchArgs) -> anyhow::Result<()> {

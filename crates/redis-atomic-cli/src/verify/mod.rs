@@ -42,7 +42,6 @@ use futures::future::BoxFuture;
 use indicatif::{ProgressBar, ProgressStyle};
 use redis_atomic::ratelimit::Algorithm;
 use redis_atomic::{Client, ClientConfig, Keyspace};
-use redis_atomic_testkit::{RedisCluster, RedisServer, ServerOptions};
 use std::io::Write;
 use std::time::Duration;
 
@@ -157,13 +156,6 @@ pub const CHECKS: &[Check] = &[
 /// fails the run) without failing it for the machine's load. Runs under faults use a short
 /// timeout on purpose ([`faults::client_config`]).
 const CLEAN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Keeps embedded servers alive for the run.
-enum Target {
-    External,
-    Server(#[allow(dead_code)] RedisServer),
-    Cluster(#[allow(dead_code)] RedisCluster),
-}
 
 /// Runs `verify` on a fresh tokio runtime; returns the exit code (0 ok, 1 violations, 2 error).
 pub fn run_blocking(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
@@ -334,32 +326,12 @@ async fn run_check(
     Ok(report.under(fault, unknown.load(std::sync::atomic::Ordering::Relaxed)))
 }
 
-async fn connect(args: &VerifyArgs) -> anyhow::Result<(Client, Target)> {
+async fn connect(args: &VerifyArgs) -> anyhow::Result<(Client, crate::conn::Embedded)> {
     args.conn.require_url(args.url.as_deref())?;
     let config = args
         .conn
         .client_config(ClientConfig::default().timeout(CLEAN_TIMEOUT));
-    Ok(match (&args.url, args.cluster) {
-        (Some(url), false) => (Client::connect(url, config).await?, Target::External),
-        (Some(url), true) => (
-            Client::connect_cluster(std::slice::from_ref(url), config).await?,
-            Target::External,
-        ),
-        (None, false) => {
-            let server = RedisServer::start(ServerOptions::default())
-                .context("starting the embedded redis-server")?;
-            (
-                Client::connect(&server.url(), config).await?,
-                Target::Server(server),
-            )
-        }
-        (None, true) => {
-            let cluster =
-                RedisCluster::start(Default::default()).context("starting the embedded cluster")?;
-            let client = Client::connect_cluster(&cluster.urls(), config).await?;
-            (client, Target::Cluster(cluster))
-        }
-    })
+    crate::conn::connect_or_embed(args.url.as_deref(), args.cluster, config).await
 }
 
 fn progress_bar(name: &str, hidden: bool) -> ProgressBar {

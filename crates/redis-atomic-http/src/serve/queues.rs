@@ -1,0 +1,301 @@
+//! `/v1/queues/{queue}/…`: [`redis_atomic::queue`] over HTTP: enqueue (deduplicated by job id),
+//! claim (leases with fences), and per job ack, extend and nack by fence.
+//!
+//! Payloads are UTF-8 text in JSON (base64 it yourself for bytes). A stale fence is 409 with
+//! `{"acked": false}` (or `extended`/`nacked`), not an error: another worker has the job.
+
+use super::error::{lib, ApiError, JsonBody};
+use super::locks::{answer, conflict_unless, ms};
+use super::Caller;
+use axum::extract::Path;
+use axum::response::Response;
+use http::StatusCode;
+use redis_atomic::lease::Extend;
+use redis_atomic::queue::{Ack, Claim, Enqueue, JobStatus, Nack, Queue, QueueConfig, RunAt};
+use redis_atomic::{Fence, OwnerToken};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use utoipa::ToSchema;
+
+/// Body of `enqueue`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnqueueRequest {
+    /// Job id: an id already queued, running, dead or recently acked is not added again.
+    pub id: String,
+    /// The job's payload, UTF-8 text.
+    pub payload: String,
+    /// Delay before the job is due, in milliseconds (default 0).
+    #[serde(default)]
+    pub delay_ms: u64,
+}
+
+/// Answer of `enqueue`: 201 added, 200 the id was already known.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EnqueueResponse {
+    /// Whether the job was added now.
+    pub enqueued: bool,
+    /// Where the existing job is (`queued`, `running`, `dead`, `acked`) when not added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// Body of `claim`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRequest {
+    /// The worker's name (recorded with the lease).
+    pub worker: String,
+    /// How long the jobs stay leased, in milliseconds (default 30000).
+    #[serde(default = "default_visibility")]
+    pub visibility_ms: u64,
+    /// At most this many jobs (1..=1000, default 1).
+    #[serde(default = "one")]
+    pub max_jobs: usize,
+}
+
+fn default_visibility() -> u64 {
+    30_000
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One leased job.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClaimedJob {
+    /// The job id.
+    pub id: String,
+    /// The payload (UTF-8; invalid bytes replaced).
+    pub payload: String,
+    /// The lease's fence: ack, extend and nack with it.
+    pub fence: u64,
+    /// How many times the job has been delivered, this one included.
+    pub deliveries: u32,
+}
+
+/// Answer of `claim`: 200, possibly with no jobs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClaimResponse {
+    /// The jobs now leased to the caller.
+    pub jobs: Vec<ClaimedJob>,
+    /// With no jobs: when the next one is due (absent when the queue is empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+/// Body of `ack`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AckRequest {
+    /// The fence `claim` returned.
+    pub fence: u64,
+}
+
+/// Answer of `ack`: 200 acked, 409 stale fence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AckResponse {
+    /// Whether the job is now complete.
+    pub acked: bool,
+}
+
+/// Body of a job's `extend`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobExtendRequest {
+    /// The fence `claim` returned.
+    pub fence: u64,
+    /// New lease from now, in milliseconds.
+    pub ttl_ms: u64,
+}
+
+/// Answer of a job's `extend`: 200 extended, 409 stale fence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobExtendResponse {
+    /// Whether the lease was extended.
+    pub extended: bool,
+}
+
+/// Body of `nack`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NackRequest {
+    /// The fence `claim` returned.
+    pub fence: u64,
+    /// Pause before the job is due again, in milliseconds (default 0).
+    #[serde(default)]
+    pub retry_after_ms: u64,
+    /// Why the job failed (kept with a dead letter).
+    #[serde(default)]
+    pub error: String,
+}
+
+/// Answer of `nack`: 200 given back, 409 stale fence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NackResponse {
+    /// Whether the job was given back.
+    pub nacked: bool,
+    /// Whether it went to the dead letters (delivered too many times).
+    pub dead: bool,
+}
+
+fn queue(t: &super::Tenant, name: &str) -> Result<Queue, ApiError> {
+    Queue::new(t.client.clone(), &t.keyspace, name, QueueConfig::default()).map_err(lib(true))
+}
+
+fn status_word(s: JobStatus) -> &'static str {
+    match s {
+        JobStatus::Queued => "queued",
+        JobStatus::Running => "running",
+        JobStatus::Dead => "dead",
+        JobStatus::Acked => "acked",
+        _ => "unknown",
+    }
+}
+
+/// Enqueue a job (deduplicated by id).
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs", request_body = EnqueueRequest,
+    params(("queue" = String, Path, description = "the queue")),
+    responses((status = 201, body = EnqueueResponse, description = "added"),
+              (status = 200, body = EnqueueResponse, description = "id already known")))]
+pub async fn enqueue(
+    Caller(t): Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<EnqueueRequest>,
+) -> Result<Response, ApiError> {
+    let q = queue(&t, &name)?;
+    let run_at = match req.delay_ms {
+        0 => RunAt::Now,
+        ms => RunAt::After(Duration::from_millis(ms)),
+    };
+    // Retry-safe: the same id is never added twice.
+    let got = q
+        .enqueue(&req.id, req.payload.as_bytes(), run_at)
+        .await
+        .map_err(lib(true))?;
+    Ok(match got {
+        Enqueue::Exists { status } => answer(
+            StatusCode::OK,
+            EnqueueResponse {
+                enqueued: false,
+                status: Some(status_word(status).into()),
+            },
+        ),
+        _ => answer(
+            StatusCode::CREATED,
+            EnqueueResponse {
+                enqueued: true,
+                status: None,
+            },
+        ),
+    })
+}
+
+/// Lease due jobs.
+#[utoipa::path(post, path = "/v1/queues/{queue}/claim", request_body = ClaimRequest,
+    params(("queue" = String, Path, description = "the queue")),
+    responses((status = 200, body = ClaimResponse, description = "the leased jobs, maybe none")))]
+pub async fn claim(
+    Caller(t): Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<ClaimRequest>,
+) -> Result<Response, ApiError> {
+    let q = queue(&t, &name)?;
+    let worker = OwnerToken::new(req.worker).map_err(|e| ApiError::invalid(e.to_string()))?;
+    let vis = Duration::from_millis(req.visibility_ms);
+    // Not retry-safe: jobs a lost claim leased come back only after the visibility timeout.
+    let got = q
+        .claim(&worker, vis, req.max_jobs)
+        .await
+        .map_err(lib(false))?;
+    let body = match got {
+        Claim::Claimed(jobs) => ClaimResponse {
+            jobs: jobs
+                .into_iter()
+                .map(|j| ClaimedJob {
+                    id: j.id().to_string(),
+                    fence: j.fence().0,
+                    deliveries: j.deliveries(),
+                    payload: String::from_utf8_lossy(j.payload()).into_owned(),
+                })
+                .collect(),
+            retry_after_ms: None,
+        },
+        Claim::Empty { retry_after } => ClaimResponse {
+            jobs: Vec::new(),
+            retry_after_ms: retry_after.map(ms),
+        },
+        _ => ClaimResponse {
+            jobs: Vec::new(),
+            retry_after_ms: None,
+        },
+    };
+    Ok(answer(StatusCode::OK, body))
+}
+
+/// Complete a job.
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/ack", request_body = AckRequest,
+    params(("queue" = String, Path, description = "the queue"), ("id" = String, Path, description = "the job id")),
+    responses((status = 200, body = AckResponse, description = "acked"),
+              (status = 409, body = AckResponse, description = "stale fence")))]
+pub async fn ack(
+    Caller(t): Caller,
+    Path((name, id)): Path<(String, String)>,
+    JsonBody(req): JsonBody<AckRequest>,
+) -> Result<Response, ApiError> {
+    let q = queue(&t, &name)?;
+    let got = q.ack(&id, Fence(req.fence)).await.map_err(lib(true))?;
+    let acked = matches!(got, Ack::Acked);
+    Ok(answer(conflict_unless(acked), AckResponse { acked }))
+}
+
+/// Extend a job's lease.
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/extend", request_body = JobExtendRequest,
+    params(("queue" = String, Path, description = "the queue"), ("id" = String, Path, description = "the job id")),
+    responses((status = 200, body = JobExtendResponse, description = "extended"),
+              (status = 409, body = JobExtendResponse, description = "stale fence")))]
+pub async fn extend(
+    Caller(t): Caller,
+    Path((name, id)): Path<(String, String)>,
+    JsonBody(req): JsonBody<JobExtendRequest>,
+) -> Result<Response, ApiError> {
+    let q = queue(&t, &name)?;
+    let ttl = Duration::from_millis(req.ttl_ms);
+    let got = q
+        .extend(&id, Fence(req.fence), ttl)
+        .await
+        .map_err(lib(true))?;
+    let extended = matches!(got, Extend::Extended { .. });
+    Ok(answer(
+        conflict_unless(extended),
+        JobExtendResponse { extended },
+    ))
+}
+
+/// Give a job back (or dead-letter it after too many deliveries).
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/nack", request_body = NackRequest,
+    params(("queue" = String, Path, description = "the queue"), ("id" = String, Path, description = "the job id")),
+    responses((status = 200, body = NackResponse, description = "given back or dead-lettered"),
+              (status = 409, body = NackResponse, description = "stale fence")))]
+pub async fn nack(
+    Caller(t): Caller,
+    Path((name, id)): Path<(String, String)>,
+    JsonBody(req): JsonBody<NackRequest>,
+) -> Result<Response, ApiError> {
+    let q = queue(&t, &name)?;
+    let after = Duration::from_millis(req.retry_after_ms);
+    let got = q
+        .nack(&id, Fence(req.fence), after, &req.error)
+        .await
+        .map_err(lib(true))?;
+    let (nacked, dead) = match got {
+        Nack::Retrying { .. } => (true, false),
+        Nack::Dead => (true, true),
+        _ => (false, false),
+    };
+    Ok(answer(
+        conflict_unless(nacked),
+        NackResponse { nacked, dead },
+    ))
+}

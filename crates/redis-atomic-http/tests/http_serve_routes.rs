@@ -1,0 +1,247 @@
+//! `serve`'s routes through a real HTTP client over a real server: locks, queues, limits, the
+//! OpenAPI document, metrics and health.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod serve;
+
+use serde_json::json;
+use serve::serve;
+
+/// Acquire gives a token and fence; a second acquire is 409 with Retry-After; extend and release
+/// act only for the token; acquiring again with the holder's own token returns the same fence.
+#[tokio::test]
+async fn locks_acquire_extend_release() {
+    let s = serve("serve-locks", "").await;
+    let a = s
+        .post("/v1/locks/r1/acquire", json!({"ttl_ms": 10000}))
+        .await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["acquired"], true);
+    assert_eq!(a.body["ttl_ms"], 10000);
+    let token = a.body["token"].as_str().unwrap().to_string();
+    let fence = a.body["fence"].as_u64().unwrap();
+    let held = s
+        .post("/v1/locks/r1/acquire", json!({"ttl_ms": 10000}))
+        .await;
+    assert_eq!(held.status, 409);
+    assert_eq!(held.body["acquired"], false);
+    assert!(held.body["retry_after_ms"].as_u64().unwrap() > 9000);
+    assert_eq!(held.header("retry-after"), "10");
+    let again = s
+        .post(
+            "/v1/locks/r1/acquire",
+            json!({"ttl_ms": 10000, "token": token}),
+        )
+        .await;
+    assert_eq!(
+        (again.status, again.body["fence"].as_u64()),
+        (200, Some(fence))
+    );
+    let wrong = json!({"token": "someone-else", "ttl_ms": 5000});
+    let e = s.post("/v1/locks/r1/extend", wrong).await;
+    assert_eq!(
+        (e.status, e.body.clone()),
+        (409, json!({"extended": false}))
+    );
+    let e = s
+        .post(
+            "/v1/locks/r1/extend",
+            json!({"token": token, "ttl_ms": 5000}),
+        )
+        .await;
+    assert_eq!(e.status, 200);
+    assert_eq!(
+        (e.body["extended"].clone(), e.body["fence"].as_u64()),
+        (json!(true), Some(fence))
+    );
+    let r = s
+        .post("/v1/locks/r1/release", json!({"token": "someone-else"}))
+        .await;
+    assert_eq!((r.status, r.body), (409, json!({"released": false})));
+    let r = s
+        .post("/v1/locks/r1/release", json!({"token": token}))
+        .await;
+    assert_eq!((r.status, r.body), (200, json!({"released": true})));
+    let next = s
+        .post("/v1/locks/r1/acquire", json!({"ttl_ms": 1000}))
+        .await;
+    assert!(next.body["fence"].as_u64().unwrap() > fence);
+}
+
+/// Enqueue dedups by id; claim leases with fences; extend, nack (redelivered with a new fence)
+/// and ack act only for the current fence.
+#[tokio::test]
+async fn queue_enqueue_claim_extend_nack_ack() {
+    let s = serve("serve-queue", "").await;
+    let job = json!({"id": "j1", "payload": "héllo"});
+    let e = s.post("/v1/queues/q/jobs", job.clone()).await;
+    assert_eq!((e.status, e.body), (201, json!({"enqueued": true})));
+    let e = s.post("/v1/queues/q/jobs", job).await;
+    assert_eq!(
+        (e.status, e.body),
+        (200, json!({"enqueued": false, "status": "queued"}))
+    );
+    let claim = json!({"worker": "w1", "visibility_ms": 30000, "max_jobs": 10});
+    let c = s.post("/v1/queues/q/claim", claim.clone()).await;
+    assert_eq!(c.status, 200);
+    let jobs = c.body["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(
+        (jobs[0]["id"].clone(), jobs[0]["payload"].clone()),
+        (json!("j1"), json!("héllo"))
+    );
+    assert_eq!(jobs[0]["deliveries"], 1);
+    let f1 = jobs[0]["fence"].as_u64().unwrap();
+    let empty = s.post("/v1/queues/q/claim", claim.clone()).await;
+    assert_eq!(empty.body["jobs"], json!([]));
+    let x = s
+        .post(
+            "/v1/queues/q/jobs/j1/extend",
+            json!({"fence": f1, "ttl_ms": 20000}),
+        )
+        .await;
+    assert_eq!((x.status, x.body), (200, json!({"extended": true})));
+    let n = s
+        .post(
+            "/v1/queues/q/jobs/j1/nack",
+            json!({"fence": f1, "error": "boom"}),
+        )
+        .await;
+    assert_eq!(
+        (n.status, n.body),
+        (200, json!({"nacked": true, "dead": false}))
+    );
+    let c = s.post("/v1/queues/q/claim", claim).await;
+    let f2 = c.body["jobs"][0]["fence"].as_u64().unwrap();
+    assert_eq!(c.body["jobs"][0]["deliveries"], 2);
+    assert!(f2 > f1);
+    let stale = s
+        .post("/v1/queues/q/jobs/j1/ack", json!({"fence": f1}))
+        .await;
+    assert_eq!((stale.status, stale.body), (409, json!({"acked": false})));
+    let stale = s
+        .post("/v1/queues/q/jobs/j1/nack", json!({"fence": f1}))
+        .await;
+    assert_eq!(stale.status, 409);
+    let ok = s
+        .post("/v1/queues/q/jobs/j1/ack", json!({"fence": f2}))
+        .await;
+    assert_eq!((ok.status, ok.body), (200, json!({"acked": true})));
+    let again = s
+        .post("/v1/queues/q/jobs", json!({"id": "j1", "payload": "x"}))
+        .await;
+    assert_eq!(again.body, json!({"enqueued": false, "status": "acked"}));
+}
+
+const LIMITS: &str = r#"
+[limits.api]
+limits = [ { algorithm = "fixed-window", limit = 2, period_ms = 60000, name = "minute" } ]
+[limits.other]
+limits = [ { algorithm = "gcra", limit = 1, period_ms = 60000 } ]
+"#;
+
+/// Consume answers with the IETF headers; over the limit is 429 with Retry-After; a request id
+/// is charged once; policies count separately; an unknown policy is 404.
+#[tokio::test]
+async fn limits_consume() {
+    let s = serve("serve-limits", LIMITS).await;
+    let c = s
+        .post(
+            "/v1/limits/api/consume",
+            json!({"key": "k", "request_id": "r1"}),
+        )
+        .await;
+    assert_eq!(c.status, 200);
+    assert_eq!(
+        (c.body["allowed"].clone(), c.body["remaining"].clone()),
+        (json!(true), json!(1))
+    );
+    assert_eq!(c.header("ratelimit-policy"), "\"minute\";q=2;w=60");
+    assert!(
+        c.header("ratelimit").starts_with("\"minute\";r=1;t="),
+        "{}",
+        c.header("ratelimit")
+    );
+    let replay = s
+        .post(
+            "/v1/limits/api/consume",
+            json!({"key": "k", "request_id": "r1"}),
+        )
+        .await;
+    assert_eq!(
+        (replay.status, replay.body["replayed"].clone()),
+        (200, json!(true))
+    );
+    assert_eq!(
+        s.post("/v1/limits/api/consume", json!({"key": "k"}))
+            .await
+            .status,
+        200
+    );
+    let refused = s.post("/v1/limits/api/consume", json!({"key": "k"})).await;
+    assert_eq!(refused.status, 429);
+    assert_eq!(refused.body["allowed"], false);
+    assert!(refused.body["retry_after_ms"].as_u64().unwrap() > 0);
+    assert!(!refused.header("retry-after").is_empty());
+    assert!(refused.header("ratelimit").starts_with("\"minute\";r=0;"));
+    let other = s
+        .post("/v1/limits/other/consume", json!({"key": "k"}))
+        .await;
+    assert_eq!(other.status, 200, "policies must not share a bucket");
+    s.post("/v1/limits/nope/consume", json!({"key": "k"}))
+        .await
+        .problem(404, "not-found");
+    let big = s
+        .post("/v1/limits/api/consume", json!({"key": "z", "cost": 3}))
+        .await;
+    big.problem(422, "invalid");
+}
+
+/// `/openapi.json` is an OpenAPI 3 document listing every `/v1` route as a POST.
+#[tokio::test]
+async fn openapi_lists_every_route() {
+    let s = serve("serve-openapi", "").await;
+    let (status, text) = s.get("/openapi.json").await;
+    assert_eq!(status, 200);
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    let routes = [
+        "/v1/locks/{resource}/acquire",
+        "/v1/locks/{resource}/extend",
+        "/v1/locks/{resource}/release",
+        "/v1/queues/{queue}/jobs",
+        "/v1/queues/{queue}/claim",
+        "/v1/queues/{queue}/jobs/{id}/ack",
+        "/v1/queues/{queue}/jobs/{id}/extend",
+        "/v1/queues/{queue}/jobs/{id}/nack",
+        "/v1/limits/{policy}/consume",
+    ];
+    let paths = doc["paths"].as_object().unwrap();
+    assert_eq!(paths.len(), routes.len());
+    for route in routes {
+        let body = &paths[route]["post"]["requestBody"];
+        assert!(body.is_object(), "{route} missing or without a body");
+    }
+    assert!(doc["components"]["schemas"]["AcquireRequest"].is_object());
+}
+
+/// `/healthz`, `/readyz` answer; `/metrics` has the HTTP counters (route patterns, not resource
+/// names) and the library's own metrics.
+#[tokio::test]
+async fn metrics_and_health() {
+    let s = serve("serve-metrics", "").await;
+    assert_eq!(s.get("/healthz").await.0, 200);
+    assert_eq!(s.get("/readyz").await.0, 200);
+    s.post("/v1/locks/secret-name/acquire", json!({"ttl_ms": 1000}))
+        .await;
+    let (status, text) = s.get("/metrics").await;
+    assert_eq!(status, 200);
+    assert!(
+        text.contains("redis_atomic_http_requests_total{route=\"/v1/locks/{resource}/acquire\""),
+        "{text}"
+    );
+    assert!(text.contains("redis_atomic_http_request_seconds"), "{text}");
+    assert!(text.contains("redis_atomic_ops_total"), "{text}");
+    assert!(!text.contains("secret-name"));
+}
