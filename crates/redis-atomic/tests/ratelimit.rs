@@ -247,7 +247,7 @@ async fn cost_above_burst_is_an_error() {
 }
 
 /// Every admission leaves each limit's state with a TTL covering the decision's reset (until the
-/// state stops mattering) plus at most 1 s of slack: set on a fresh key, extended by later
+/// state stops mattering) plus at most 1 s of slack (and clock granularity): set on a fresh key, extended by later
 /// admissions, through the single-limit scripts and the policy script alike. Without a TTL state
 /// would leak; with a shorter one a limit would forget what it counted.
 #[tokio::test]
@@ -274,8 +274,11 @@ async fn state_expires_once_it_stops_mattering() {
                         let pttl = env.raw(redis::cmd("PTTL").arg(state)).await;
                         let pttl = redis::from_redis_value::<i64>(pttl).unwrap();
                         let reset = i64::try_from(status.reset_after.as_millis()).unwrap();
+                        // Slack: the script's 1 s, plus up to 3 ms of granularity — a TTL set
+                        // at an earlier admission (KEEPTTL since rl_* v5) was rounded up to ms
+                        // from the µs TIME, expiry counts whole ms, and reset is truncated.
                         assert!(
-                            pttl >= reset && pttl <= reset + 1001,
+                            pttl >= reset && pttl <= reset + 1003,
                             "{mode:?} {algorithm} {key} admission {i}: PTTL {pttl} ms, reset {reset} ms"
                         );
                     }
