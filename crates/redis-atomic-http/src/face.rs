@@ -188,7 +188,10 @@ pub async fn track(req: Request, next: Next) -> Response {
 /// Resolves when SIGTERM or Ctrl-C arrives.
 pub async fn shutdown_signal() {
     let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
+        // A handler that cannot be installed must not read as a signal.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
     };
     #[cfg(unix)]
     let term = async {

@@ -140,26 +140,5 @@ impl Proxy {
     }
 }
 
-/// Completes on ctrl-c or SIGTERM: the signal to stop accepting and drain.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
-    }
-}
+/// Completes on ctrl-c or SIGTERM: the signal to stop accepting and drain (the faces' one).
+pub use crate::face::shutdown_signal;
