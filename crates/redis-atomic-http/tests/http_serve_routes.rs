@@ -198,6 +198,132 @@ async fn limits_consume() {
     big.problem(422, "invalid");
 }
 
+/// Permits up to capacity with fences; the next acquire is 409 with Retry-After; extend and
+/// release need the permit's token and fence; capacity 0 is 422.
+#[tokio::test]
+async fn semaphores_acquire_extend_release() {
+    let s = serve("serve-sem", "").await;
+    let take = json!({"capacity": 2, "ttl_ms": 10000});
+    let a = s.post("/v1/semaphores/s1/acquire", take.clone()).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(
+        (a.body["acquired"].clone(), a.body["ttl_ms"].clone()),
+        (json!(true), json!(10000))
+    );
+    let token = a.body["token"].as_str().unwrap().to_string();
+    let fence = a.body["fence"].as_u64().unwrap();
+    let b = s.post("/v1/semaphores/s1/acquire", take.clone()).await;
+    assert_eq!(b.status, 200);
+    assert!(b.body["fence"].as_u64().unwrap() > fence);
+    let full = s.post("/v1/semaphores/s1/acquire", take.clone()).await;
+    assert_eq!(
+        (full.status, full.body["acquired"].clone()),
+        (409, json!(false))
+    );
+    assert!(full.body["retry_after_ms"].as_u64().unwrap() > 9000);
+    assert_eq!(full.header("retry-after"), "10");
+    let again = s
+        .post(
+            "/v1/semaphores/s1/acquire",
+            json!({"capacity": 2, "ttl_ms": 10000, "token": token}),
+        )
+        .await;
+    assert_eq!(
+        (again.status, again.body["fence"].as_u64()),
+        (200, Some(fence))
+    );
+    let stale = json!({"token": token, "fence": fence + 1000, "ttl_ms": 5000});
+    let e = s.post("/v1/semaphores/s1/extend", stale).await;
+    assert_eq!((e.status, e.body), (409, json!({"extended": false})));
+    let e = s
+        .post(
+            "/v1/semaphores/s1/extend",
+            json!({"token": token, "fence": fence, "ttl_ms": 5000}),
+        )
+        .await;
+    assert_eq!((e.status, e.body["extended"].clone()), (200, json!(true)));
+    let r = s
+        .post(
+            "/v1/semaphores/s1/release",
+            json!({"token": "other", "fence": fence}),
+        )
+        .await;
+    assert_eq!((r.status, r.body), (409, json!({"released": false})));
+    let r = s
+        .post(
+            "/v1/semaphores/s1/release",
+            json!({"token": token, "fence": fence}),
+        )
+        .await;
+    assert_eq!((r.status, r.body), (200, json!({"released": true})));
+    assert_eq!(s.post("/v1/semaphores/s1/acquire", take).await.status, 200);
+    s.post(
+        "/v1/semaphores/s1/acquire",
+        json!({"capacity": 0, "ttl_ms": 1000}),
+    )
+    .await
+    .problem(422, "invalid");
+}
+
+/// A bounded add applies inside `[min, max]` and is refused (409, unchanged) outside; a request
+/// id is applied once; min above max is 422.
+#[tokio::test]
+async fn quotas_add() {
+    let s = serve("serve-quota", "").await;
+    let a = s
+        .post("/v1/quotas/q1/add", json!({"delta": 60, "max": 100}))
+        .await;
+    assert_eq!(
+        (a.status, a.body),
+        (200, json!({"applied": true, "value": 60}))
+    );
+    let over = s
+        .post("/v1/quotas/q1/add", json!({"delta": 50, "max": 100}))
+        .await;
+    assert_eq!(
+        (over.status, over.body),
+        (409, json!({"applied": false, "value": 60}))
+    );
+    let once = json!({"delta": 30, "max": 100, "request_id": "r1"});
+    let a = s.post("/v1/quotas/q1/add", once.clone()).await;
+    assert_eq!(
+        (a.status, a.body),
+        (200, json!({"applied": true, "value": 90}))
+    );
+    let replay = s.post("/v1/quotas/q1/add", once).await;
+    assert_eq!(
+        (replay.status, replay.body),
+        (200, json!({"applied": true, "value": 90}))
+    );
+    let back = s
+        .post("/v1/quotas/q1/add", json!({"delta": -100, "max": 100}))
+        .await;
+    assert_eq!(
+        (back.status, back.body),
+        (409, json!({"applied": false, "value": 90}))
+    );
+    s.post("/v1/quotas/q1/add", json!({"delta": 1, "min": 5, "max": 1}))
+        .await
+        .problem(422, "invalid");
+}
+
+/// The first sighting is `first: true`, later ones false; the same token gets the same answer;
+/// ttl 0 is 422.
+#[tokio::test]
+async fn dedup_first_seen() {
+    let s = serve("serve-dedup", "").await;
+    let mine = json!({"ttl_ms": 60000, "token": "tok-1"});
+    let a = s.post("/v1/dedup/e1", mine.clone()).await;
+    assert_eq!((a.status, a.body), (200, json!({"first": true})));
+    let resend = s.post("/v1/dedup/e1", mine).await;
+    assert_eq!(resend.body, json!({"first": true}));
+    let other = s.post("/v1/dedup/e1", json!({"ttl_ms": 60000})).await;
+    assert_eq!((other.status, other.body), (200, json!({"first": false})));
+    s.post("/v1/dedup/e2", json!({"ttl_ms": 0}))
+        .await
+        .problem(422, "invalid");
+}
+
 /// `/openapi.json` is an OpenAPI 3 document listing every `/v1` route as a POST.
 #[tokio::test]
 async fn openapi_lists_every_route() {
@@ -216,6 +342,11 @@ async fn openapi_lists_every_route() {
         "/v1/queues/{queue}/jobs/{id}/extend",
         "/v1/queues/{queue}/jobs/{id}/nack",
         "/v1/limits/{policy}/consume",
+        "/v1/semaphores/{name}/acquire",
+        "/v1/semaphores/{name}/extend",
+        "/v1/semaphores/{name}/release",
+        "/v1/quotas/{name}/add",
+        "/v1/dedup/{event}",
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), routes.len());

@@ -86,7 +86,7 @@ pub struct ReleaseResponse {
     pub released: bool,
 }
 
-fn token(text: &str) -> Result<OwnerToken, ApiError> {
+pub(super) fn token(text: &str) -> Result<OwnerToken, ApiError> {
     OwnerToken::new(text).map_err(|e| ApiError::invalid(e.to_string()))
 }
 
