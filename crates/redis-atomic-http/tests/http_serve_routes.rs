@@ -324,6 +324,29 @@ async fn dedup_first_seen() {
         .problem(422, "invalid");
 }
 
+/// A write applies at the highest fence (again at the same one); a smaller fence is 409 with the
+/// current one; no writes is 422.
+#[tokio::test]
+async fn fenced_write() {
+    let s = serve("serve-fenced", "").await;
+    let at = |fence: u64| json!({"fence": fence, "writes": [{"key": "state", "value": "v"}]});
+    let a = s.post("/v1/fenced/order-1/write", at(5)).await;
+    assert_eq!((a.status, a.body), (200, json!({"applied": true})));
+    let same = s.post("/v1/fenced/order-1/write", at(5)).await;
+    assert_eq!(same.status, 200);
+    let stale = s.post("/v1/fenced/order-1/write", at(3)).await;
+    assert_eq!(
+        (stale.status, stale.body),
+        (409, json!({"applied": false, "current_fence": 5}))
+    );
+    s.post(
+        "/v1/fenced/order-1/write",
+        json!({"fence": 6, "writes": []}),
+    )
+    .await
+    .problem(422, "invalid");
+}
+
 /// `/openapi.json` is an OpenAPI 3 document listing every `/v1` route as a POST.
 #[tokio::test]
 async fn openapi_lists_every_route() {
@@ -347,6 +370,7 @@ async fn openapi_lists_every_route() {
         "/v1/semaphores/{name}/release",
         "/v1/quotas/{name}/add",
         "/v1/dedup/{event}",
+        "/v1/fenced/{resource}/write",
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), routes.len());

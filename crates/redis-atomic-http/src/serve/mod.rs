@@ -6,11 +6,12 @@
 //! maps to a namespace ([`crate::face::Auth`]), and every key of a request lives under that
 //! namespace, so one tenant's `orders` lock is not another's.
 //!
-//! Routes: [`locks`], [`queues`], [`limits`], [`semaphores`], [`quotas`], [`dedup`]; `/openapi.json` ([`openapi`]), `/metrics`,
+//! Routes: [`locks`], [`queues`], [`limits`], [`semaphores`], [`quotas`], [`dedup`], [`fenced`]; `/openapi.json` ([`openapi`]), `/metrics`,
 //! `/healthz`, `/readyz` ([`crate::face`]).
 
 pub mod dedup;
 pub mod error;
+pub mod fenced;
 pub mod limits;
 pub mod locks;
 pub mod openapi;
@@ -150,7 +151,8 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/semaphores/{name}/extend", post(semaphores::extend))
         .route("/semaphores/{name}/release", post(semaphores::release))
         .route("/quotas/{name}/add", post(quotas::add))
-        .route("/dedup/{event}", post(dedup::seen));
+        .route("/dedup/{event}", post(dedup::seen))
+        .route("/fenced/{resource}/write", post(fenced::write));
     Router::new()
         .nest("/v1", v1)
         .route("/openapi.json", get(openapi::document))
