@@ -347,6 +347,60 @@ async fn fenced_write() {
     .problem(422, "invalid");
 }
 
+/// Begin claims; a second begin is 409 in progress; extend and complete need the claim; after
+/// complete, begin replays; another fingerprint is 422; lease 0 is 422.
+#[tokio::test]
+async fn idempotency_begin_extend_complete() {
+    let s = serve("serve-idem", "").await;
+    let req = json!({"fingerprint": "POST /charges amount=5", "lease_ms": 10000});
+    let b = s.post("/v1/idempotency/k1/begin", req.clone()).await;
+    assert_eq!(
+        (b.status, b.body["state"].clone()),
+        (200, json!("claimed")),
+        "{}",
+        b.body
+    );
+    let token = b.body["token"].as_str().unwrap().to_string();
+    let fence = b.body["fence"].as_u64().unwrap();
+    let busy = s.post("/v1/idempotency/k1/begin", req.clone()).await;
+    assert_eq!(
+        (busy.status, busy.body["state"].clone()),
+        (409, json!("in_progress"))
+    );
+    assert!(busy.body["retry_after_ms"].as_u64().unwrap() > 9000);
+    assert_eq!(busy.header("retry-after"), "10");
+    let x = s
+        .post(
+            "/v1/idempotency/k1/extend",
+            json!({"token": token, "fence": fence, "lease_ms": 20000}),
+        )
+        .await;
+    assert_eq!((x.status, x.body["extended"].clone()), (200, json!(true)));
+    let lost = json!({"token": "other", "fence": fence, "status": 201, "body": "x"});
+    let c = s.post("/v1/idempotency/k1/complete", lost).await;
+    assert_eq!((c.status, c.body), (409, json!({"stored": false})));
+    let done = json!({"token": token, "fence": fence, "status": 201, "body": "{\"id\":7}"});
+    let c = s.post("/v1/idempotency/k1/complete", done).await;
+    assert_eq!((c.status, c.body), (200, json!({"stored": true})));
+    let replay = s.post("/v1/idempotency/k1/begin", req).await;
+    assert_eq!(
+        (replay.status, replay.body),
+        (
+            200,
+            json!({"state": "completed", "response": {"status": 201, "body": "{\"id\":7}"}})
+        )
+    );
+    s.post("/v1/idempotency/k1/begin", json!({"fingerprint": "other"}))
+        .await
+        .problem(422, "fingerprint-mismatch");
+    s.post(
+        "/v1/idempotency/k2/begin",
+        json!({"fingerprint": "f", "lease_ms": 0}),
+    )
+    .await
+    .problem(422, "invalid");
+}
+
 /// `/openapi.json` is an OpenAPI 3 document listing every `/v1` route as a POST.
 #[tokio::test]
 async fn openapi_lists_every_route() {
@@ -371,6 +425,9 @@ async fn openapi_lists_every_route() {
         "/v1/quotas/{name}/add",
         "/v1/dedup/{event}",
         "/v1/fenced/{resource}/write",
+        "/v1/idempotency/{key}/begin",
+        "/v1/idempotency/{key}/extend",
+        "/v1/idempotency/{key}/complete",
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), routes.len());

@@ -6,12 +6,14 @@
 //! maps to a namespace ([`crate::face::Auth`]), and every key of a request lives under that
 //! namespace, so one tenant's `orders` lock is not another's.
 //!
-//! Routes: [`locks`], [`queues`], [`limits`], [`semaphores`], [`quotas`], [`dedup`], [`fenced`]; `/openapi.json` ([`openapi`]), `/metrics`,
+//! Routes: [`locks`], [`queues`], [`limits`], [`semaphores`], [`quotas`], [`dedup`], [`fenced`],
+//! [`idempotency`]; `/openapi.json` ([`openapi`]), `/metrics`,
 //! `/healthz`, `/readyz` ([`crate::face`]).
 
 pub mod dedup;
 pub mod error;
 pub mod fenced;
+pub mod idempotency;
 pub mod limits;
 pub mod locks;
 pub mod openapi;
@@ -152,7 +154,10 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/semaphores/{name}/release", post(semaphores::release))
         .route("/quotas/{name}/add", post(quotas::add))
         .route("/dedup/{event}", post(dedup::seen))
-        .route("/fenced/{resource}/write", post(fenced::write));
+        .route("/fenced/{resource}/write", post(fenced::write))
+        .route("/idempotency/{key}/begin", post(idempotency::begin))
+        .route("/idempotency/{key}/extend", post(idempotency::extend))
+        .route("/idempotency/{key}/complete", post(idempotency::complete));
     Router::new()
         .nest("/v1", v1)
         .route("/openapi.json", get(openapi::document))
