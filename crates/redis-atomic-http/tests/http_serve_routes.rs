@@ -401,7 +401,56 @@ async fn idempotency_begin_extend_complete() {
     .problem(422, "invalid");
 }
 
-/// `/openapi.json` is an OpenAPI 3 document listing every `/v1` route as a POST.
+/// A job nacked `max_deliveries` (5) times is listed as a dead letter; requeue makes it due again
+/// (a second requeue is 409); purge deletes; a bad page query is 422.
+#[tokio::test]
+async fn queue_dead_letters() {
+    let s = serve("serve-dead", "").await;
+    for id in ["d1", "d2"] {
+        let job = json!({"id": id, "payload": "p"});
+        assert_eq!(s.post("/v1/queues/dq/jobs", job).await.status, 201);
+    }
+    let claim = json!({"worker": "w", "visibility_ms": 30000, "max_jobs": 2});
+    for _ in 0..5 {
+        let c = s.post("/v1/queues/dq/claim", claim.clone()).await;
+        for job in c.body["jobs"].as_array().unwrap() {
+            let (id, fence) = (job["id"].as_str().unwrap(), job["fence"].clone());
+            let n = s
+                .post(
+                    &format!("/v1/queues/dq/jobs/{id}/nack"),
+                    json!({"fence": fence, "error": "boom"}),
+                )
+                .await;
+            assert_eq!(n.status, 200);
+        }
+    }
+    let (status, text) = s.get("/v1/queues/dq/dead?count=10").await;
+    assert_eq!(status, 200, "{text}");
+    let list: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(list["total"], 2);
+    assert_eq!(
+        (
+            list["letters"][0]["deliveries"].clone(),
+            list["letters"][0]["error"].clone()
+        ),
+        (json!(5), json!("boom"))
+    );
+    let r = s.post("/v1/queues/dq/dead/d1/requeue", json!({})).await;
+    assert_eq!((r.status, r.body), (200, json!({"requeued": true})));
+    let r = s.post("/v1/queues/dq/dead/d1/requeue", json!({})).await;
+    assert_eq!((r.status, r.body), (409, json!({"requeued": false})));
+    let c = s.post("/v1/queues/dq/claim", claim).await;
+    assert_eq!(c.body["jobs"][0]["id"], "d1");
+    let p = s.post("/v1/queues/dq/dead/purge", json!({})).await;
+    assert_eq!(
+        (p.status, p.body),
+        (200, json!({"purged": 1, "remaining": 0}))
+    );
+    assert_eq!(s.get("/v1/queues/dq/dead?count=x").await.0, 422);
+}
+
+/// `/openapi.json` is an OpenAPI 3 document listing every `/v1` route: POSTs with a body, and the
+/// dead-letter list as a GET.
 #[tokio::test]
 async fn openapi_lists_every_route() {
     let s = serve("serve-openapi", "").await;
@@ -418,6 +467,8 @@ async fn openapi_lists_every_route() {
         "/v1/queues/{queue}/jobs/{id}/ack",
         "/v1/queues/{queue}/jobs/{id}/extend",
         "/v1/queues/{queue}/jobs/{id}/nack",
+        "/v1/queues/{queue}/dead/{id}/requeue",
+        "/v1/queues/{queue}/dead/purge",
         "/v1/limits/{policy}/consume",
         "/v1/semaphores/{name}/acquire",
         "/v1/semaphores/{name}/extend",
@@ -430,7 +481,8 @@ async fn openapi_lists_every_route() {
         "/v1/idempotency/{key}/complete",
     ];
     let paths = doc["paths"].as_object().unwrap();
-    assert_eq!(paths.len(), routes.len());
+    assert_eq!(paths.len(), routes.len() + 1);
+    assert!(paths["/v1/queues/{queue}/dead"]["get"].is_object());
     for route in routes {
         let body = &paths[route]["post"]["requestBody"];
         assert!(body.is_object(), "{route} missing or without a body");

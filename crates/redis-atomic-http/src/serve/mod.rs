@@ -148,6 +148,12 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/queues/{queue}/jobs/{id}/ack", post(queues::ack))
         .route("/queues/{queue}/jobs/{id}/extend", post(queues::extend))
         .route("/queues/{queue}/jobs/{id}/nack", post(queues::nack))
+        .route("/queues/{queue}/dead", get(queues::dead_list))
+        .route(
+            "/queues/{queue}/dead/{id}/requeue",
+            post(queues::dead_requeue),
+        )
+        .route("/queues/{queue}/dead/purge", post(queues::dead_purge))
         .route("/limits/{policy}/consume", post(limits::consume))
         .route("/semaphores/{name}/acquire", post(semaphores::acquire))
         .route("/semaphores/{name}/extend", post(semaphores::extend))
