@@ -266,7 +266,7 @@ async fn semaphores_acquire_extend_release() {
 }
 
 /// A bounded add applies inside `[min, max]` and is refused (409, unchanged) outside; a request
-/// id is applied once; min above max is 422.
+/// id is applied once; GET reads it; min above max is 422.
 #[tokio::test]
 async fn quotas_add() {
     let s = serve("serve-quota", "").await;
@@ -301,6 +301,10 @@ async fn quotas_add() {
     assert_eq!(
         (back.status, back.body),
         (409, json!({"applied": false, "value": 90}))
+    );
+    assert_eq!(
+        s.get("/v1/quotas/q1").await,
+        (200, r#"{"value":90}"#.into())
     );
     s.post("/v1/quotas/q1/add", json!({"delta": 1, "min": 5, "max": 1}))
         .await
@@ -450,7 +454,7 @@ async fn queue_dead_letters() {
 }
 
 /// `/openapi.json` is an OpenAPI 3 document listing every `/v1` route: POSTs with a body, and the
-/// dead-letter list as a GET.
+/// dead-letter list and the quota read as GETs.
 #[tokio::test]
 async fn openapi_lists_every_route() {
     let s = serve("serve-openapi", "").await;
@@ -481,8 +485,9 @@ async fn openapi_lists_every_route() {
         "/v1/idempotency/{key}/complete",
     ];
     let paths = doc["paths"].as_object().unwrap();
-    assert_eq!(paths.len(), routes.len() + 1);
+    assert_eq!(paths.len(), routes.len() + 2);
     assert!(paths["/v1/queues/{queue}/dead"]["get"].is_object());
+    assert!(paths["/v1/quotas/{name}"]["get"].is_object());
     for route in routes {
         let body = &paths[route]["post"]["requestBody"];
         assert!(body.is_object(), "{route} missing or without a body");

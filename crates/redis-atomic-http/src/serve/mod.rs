@@ -158,6 +158,7 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/semaphores/{name}/acquire", post(semaphores::acquire))
         .route("/semaphores/{name}/extend", post(semaphores::extend))
         .route("/semaphores/{name}/release", post(semaphores::release))
+        .route("/quotas/{name}", get(quotas::get))
         .route("/quotas/{name}/add", post(quotas::add))
         .route("/dedup/{event}", post(dedup::seen))
         .route("/fenced/{resource}/write", post(fenced::write))

@@ -30,6 +30,7 @@ use utoipa::OpenApi;
         semaphores::extend,
         semaphores::release,
         quotas::add,
+        quotas::get,
         dedup::seen,
         fenced::write,
         idempotency::begin,

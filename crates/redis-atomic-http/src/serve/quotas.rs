@@ -1,4 +1,5 @@
-//! `/v1/quotas/{name}/add`: [`redis_atomic::quota`]'s bounded add over HTTP.
+//! `/v1/quotas/{name}/add` and `GET /v1/quotas/{name}`: [`redis_atomic::quota`]'s bounded add
+//! and read over HTTP.
 //!
 //! An add that would leave `[min, max]` is refused (409, nothing changed), not an error. With a
 //! `request_id` the library's request-id variant runs: a resend of the same id returns the first
@@ -9,6 +10,7 @@ use super::locks::{answer, conflict_unless};
 use super::Caller;
 use axum::extract::Path;
 use axum::response::Response;
+use http::StatusCode;
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -74,4 +76,23 @@ pub async fn add(
         conflict_unless(applied),
         QuotaAddResponse { applied, value },
     ))
+}
+
+/// Answer of quota `get`: 200.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QuotaValueResponse {
+    /// The counter (0 when absent).
+    pub value: i64,
+}
+
+/// Read a counter.
+#[utoipa::path(get, path = "/v1/quotas/{name}",
+    params(("name" = String, Path, description = "the counter")),
+    responses((status = 200, body = QuotaValueResponse, description = "the value")))]
+pub async fn get(Caller(t): Caller, Path(name): Path<String>) -> Result<Response, ApiError> {
+    let value = Quotas::new(t.client.clone(), t.keyspace.clone())
+        .get(&name)
+        .await
+        .map_err(lib(true))?;
+    Ok(answer(StatusCode::OK, QuotaValueResponse { value }))
 }
