@@ -3,13 +3,12 @@
 //! gives the same answer, so it is safe after a 504; without one a resend would read "seen".
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, token};
+use super::locks::{answer, own_or_random};
 use super::Caller;
 use axum::extract::Path;
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::dedup::Dedup;
-use redis_atomic::OwnerToken;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -42,11 +41,7 @@ pub async fn seen(
     Path(event): Path<String>,
     JsonBody(req): JsonBody<DedupRequest>,
 ) -> Result<Response, ApiError> {
-    let retry_safe = req.token.is_some();
-    let owner = match &req.token {
-        Some(t) => token(t)?,
-        None => OwnerToken::random(),
-    };
+    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
     let first = Dedup::new(t.client.clone(), t.keyspace.clone())
         .first_seen_as(&event, Duration::from_millis(req.ttl_ms), &owner)
         .await

@@ -7,7 +7,7 @@
 //! request. Keys live under the caller's tenant (scope `serve`).
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless, ms, token, with_retry_after};
+use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
 use super::Caller;
 use axum::extract::Path;
 use axum::response::Response;
@@ -16,7 +16,7 @@ use redis_atomic::idempotency::{
     Begin, Body, Fingerprint, IdemConfig, Idempotency, Outcome, Response as Stored, Stored as Kept,
 };
 use redis_atomic::lease::Extend;
-use redis_atomic::{Fence, OwnerToken};
+use redis_atomic::Fence;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -161,11 +161,7 @@ pub async fn begin(
     JsonBody(req): JsonBody<BeginRequest>,
 ) -> Result<Response, ApiError> {
     // As for locks: resending is safe only with the caller's own token.
-    let retry_safe = req.token.is_some();
-    let owner = match &req.token {
-        Some(t) => token(t)?,
-        None => OwnerToken::random(),
-    };
+    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
     let fp = Fingerprint::of(&[req.fingerprint.as_bytes()]);
     let got = store(&t, req.lease_ms)?
         .begin_with_token(SCOPE, key.as_bytes(), fp, &owner)

@@ -90,6 +90,14 @@ pub(super) fn token(text: &str) -> Result<OwnerToken, ApiError> {
     OwnerToken::new(text).map_err(|e| ApiError::invalid(e.to_string()))
 }
 
+/// The caller's own token when given (then resending after a 504 is safe), else a fresh one.
+pub(super) fn own_or_random(given: Option<&str>) -> Result<(OwnerToken, bool), ApiError> {
+    match given {
+        Some(t) => Ok((token(t)?, true)),
+        None => Ok((OwnerToken::random(), false)),
+    }
+}
+
 pub(super) fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -128,11 +136,7 @@ pub async fn acquire(
     JsonBody(req): JsonBody<AcquireRequest>,
 ) -> Result<Response, ApiError> {
     // Resending is safe only with the caller's own token: a fresh one would be a second owner.
-    let retry_safe = req.token.is_some();
-    let token = match &req.token {
-        Some(t) => token(t)?,
-        None => OwnerToken::random(),
-    };
+    let (token, retry_safe) = own_or_random(req.token.as_deref())?;
     let ttl = Duration::from_millis(req.ttl_ms);
     let got = t
         .locks

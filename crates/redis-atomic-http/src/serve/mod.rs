@@ -6,10 +6,11 @@
 //! maps to a namespace ([`crate::face::Auth`]), and every key of a request lives under that
 //! namespace, so one tenant's `orders` lock is not another's.
 //!
-//! Routes: [`locks`], [`queues`], [`limits`], [`semaphores`], [`quotas`], [`dedup`], [`fenced`],
+//! Routes: [`locks`], [`queues`] ([`dead`] letters), [`limits`], [`semaphores`], [`quotas`], [`dedup`], [`fenced`],
 //! [`idempotency`]; `/openapi.json` ([`openapi`]), `/metrics`,
 //! `/healthz`, `/readyz` ([`crate::face`]).
 
+pub mod dead;
 pub mod dedup;
 pub mod error;
 pub mod fenced;
@@ -148,12 +149,9 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/queues/{queue}/jobs/{id}/ack", post(queues::ack))
         .route("/queues/{queue}/jobs/{id}/extend", post(queues::extend))
         .route("/queues/{queue}/jobs/{id}/nack", post(queues::nack))
-        .route("/queues/{queue}/dead", get(queues::dead_list))
-        .route(
-            "/queues/{queue}/dead/{id}/requeue",
-            post(queues::dead_requeue),
-        )
-        .route("/queues/{queue}/dead/purge", post(queues::dead_purge))
+        .route("/queues/{queue}/dead", get(dead::list))
+        .route("/queues/{queue}/dead/{id}/requeue", post(dead::requeue))
+        .route("/queues/{queue}/dead/purge", post(dead::purge))
         .route("/limits/{policy}/consume", post(limits::consume))
         .route("/semaphores/{name}/acquire", post(semaphores::acquire))
         .route("/semaphores/{name}/extend", post(semaphores::extend))

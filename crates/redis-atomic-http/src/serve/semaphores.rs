@@ -5,14 +5,14 @@
 //! is 409 with `Retry-After`, not an error.
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless, ms, token, with_retry_after};
+use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
 use super::Caller;
 use axum::extract::Path;
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::lease::{Extend, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore};
-use redis_atomic::{Fence, OwnerToken};
+use redis_atomic::Fence;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -105,11 +105,7 @@ pub async fn acquire(
     JsonBody(req): JsonBody<SemAcquireRequest>,
 ) -> Result<Response, ApiError> {
     // As for locks: resending is safe only with the caller's own token.
-    let retry_safe = req.token.is_some();
-    let owner = match &req.token {
-        Some(t) => token(t)?,
-        None => OwnerToken::random(),
-    };
+    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
     let sem = semaphore(&t, &name, req.capacity)?;
     let got = sem
         .acquire_with_token(&owner, Duration::from_millis(req.ttl_ms))
