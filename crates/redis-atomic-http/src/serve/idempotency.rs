@@ -8,6 +8,7 @@
 
 use super::error::{lib, ApiError, JsonBody};
 use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
+use super::semaphores::{extended, LeaseExtendResponse};
 use super::Caller;
 use axum::extract::Path;
 use axum::response::Response;
@@ -15,7 +16,6 @@ use http::StatusCode;
 use redis_atomic::idempotency::{
     Begin, Body, Fingerprint, IdemConfig, Idempotency, Outcome, Response as Stored, Stored as Kept,
 };
-use redis_atomic::lease::Extend;
 use redis_atomic::Fence;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -83,16 +83,6 @@ pub struct IdemExtendRequest {
     pub fence: u64,
     /// New lease from now, in milliseconds.
     pub lease_ms: u64,
-}
-
-/// Answer of idempotency `extend`: 200 extended, 409 claim lost.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct IdemExtendResponse {
-    /// Whether the lease was extended.
-    pub extended: bool,
-    /// The new remaining lease (extended only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
 }
 
 /// Body of idempotency `complete`.
@@ -216,8 +206,8 @@ pub async fn begin(
 /// Extend a claim's lease.
 #[utoipa::path(post, path = "/v1/idempotency/{key}/extend", request_body = IdemExtendRequest,
     params(("key" = String, Path, description = "the idempotency key")),
-    responses((status = 200, body = IdemExtendResponse, description = "extended"),
-              (status = 409, body = IdemExtendResponse, description = "claim lost")))]
+    responses((status = 200, body = LeaseExtendResponse, description = "extended"),
+              (status = 409, body = LeaseExtendResponse, description = "claim lost")))]
 pub async fn extend(
     Caller(t): Caller,
     Path(key): Path<String>,
@@ -229,15 +219,7 @@ pub async fn extend(
         .extend(SCOPE, key.as_bytes(), &owner, Fence(req.fence), lease)
         .await
         .map_err(lib(true))?;
-    let ttl_ms = match got {
-        Extend::Extended { ttl, .. } => Some(ms(ttl)),
-        _ => None,
-    };
-    let extended = ttl_ms.is_some();
-    Ok(answer(
-        conflict_unless(extended),
-        IdemExtendResponse { extended, ttl_ms },
-    ))
+    Ok(extended(got))
 }
 
 /// Store a claim's response for replay.

@@ -5,11 +5,12 @@
 //! is 409 with `Retry-After`, not an error.
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
+use super::locks::{
+    acquired, answer, conflict_unless, held, ms, own_or_random, token, AcquireResponse,
+};
 use super::Caller;
 use axum::extract::Path;
 use axum::response::Response;
-use http::StatusCode;
 use redis_atomic::lease::{Extend, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore};
 use redis_atomic::Fence;
@@ -29,25 +30,6 @@ pub struct SemAcquireRequest {
     /// random one.
     #[serde(default)]
     pub token: Option<String>,
-}
-
-/// Answer of semaphore `acquire`: 200 acquired, 409 full.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SemAcquireResponse {
-    /// Whether the caller now holds a permit.
-    pub acquired: bool,
-    /// The owner token (acquired only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
-    /// The permit's fence (acquired only); `extend` and `release` need it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fence: Option<u64>,
-    /// The lease granted (acquired only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Time until the earliest live lease ends (full only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_after_ms: Option<u64>,
 }
 
 /// Body of semaphore `extend`.
@@ -72,14 +54,27 @@ pub struct SemReleaseRequest {
     pub fence: u64,
 }
 
-/// Answer of semaphore `extend`: 200 extended, 409 not held.
+/// Answer of semaphore and idempotency `extend`: 200 extended, 409 not held.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SemExtendResponse {
+pub struct LeaseExtendResponse {
     /// Whether the lease was extended.
     pub extended: bool,
     /// The new remaining lease (extended only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl_ms: Option<u64>,
+}
+
+/// 200 with the new lease, or 409 when the permit (or claim) is no longer held.
+pub(super) fn extended(got: Extend) -> Response {
+    let ttl_ms = match got {
+        Extend::Extended { ttl, .. } => Some(ms(ttl)),
+        _ => None,
+    };
+    let extended = ttl_ms.is_some();
+    answer(
+        conflict_unless(extended),
+        LeaseExtendResponse { extended, ttl_ms },
+    )
 }
 
 /// Answer of semaphore `release`: 200 released, 409 not held.
@@ -97,8 +92,8 @@ fn semaphore(t: &super::Tenant, name: &str, capacity: u32) -> Result<Semaphore, 
 /// Take a semaphore permit.
 #[utoipa::path(post, path = "/v1/semaphores/{name}/acquire", request_body = SemAcquireRequest,
     params(("name" = String, Path, description = "the semaphore")),
-    responses((status = 200, body = SemAcquireResponse, description = "acquired"),
-              (status = 409, body = SemAcquireResponse, description = "all permits taken")))]
+    responses((status = 200, body = AcquireResponse, description = "acquired"),
+              (status = 409, body = AcquireResponse, description = "all permits taken")))]
 pub async fn acquire(
     Caller(t): Caller,
     Path(name): Path<String>,
@@ -112,29 +107,8 @@ pub async fn acquire(
         .await
         .map_err(lib(retry_safe))?;
     Ok(match got {
-        Acquire::Acquired(permit) => answer(
-            StatusCode::OK,
-            SemAcquireResponse {
-                acquired: true,
-                token: Some(permit.token().as_str().to_string()),
-                fence: Some(permit.fence().0),
-                ttl_ms: Some(req.ttl_ms),
-                retry_after_ms: None,
-            },
-        ),
-        Acquire::Full { retry_after } => with_retry_after(
-            answer(
-                StatusCode::CONFLICT,
-                SemAcquireResponse {
-                    acquired: false,
-                    token: None,
-                    fence: None,
-                    ttl_ms: None,
-                    retry_after_ms: Some(ms(retry_after)),
-                },
-            ),
-            retry_after,
-        ),
+        Acquire::Acquired(permit) => acquired(permit.token(), permit.fence(), req.ttl_ms),
+        Acquire::Full { retry_after } => held(retry_after),
         _ => return Err(ApiError::internal("unexpected semaphore acquire outcome")),
     })
 }
@@ -142,8 +116,8 @@ pub async fn acquire(
 /// Extend a held permit's lease.
 #[utoipa::path(post, path = "/v1/semaphores/{name}/extend", request_body = SemExtendRequest,
     params(("name" = String, Path, description = "the semaphore")),
-    responses((status = 200, body = SemExtendResponse, description = "extended"),
-              (status = 409, body = SemExtendResponse, description = "permit not held")))]
+    responses((status = 200, body = LeaseExtendResponse, description = "extended"),
+              (status = 409, body = LeaseExtendResponse, description = "permit not held")))]
 pub async fn extend(
     Caller(t): Caller,
     Path(name): Path<String>,
@@ -155,15 +129,7 @@ pub async fn extend(
         .extend(&owner, Fence(req.fence), ttl)
         .await
         .map_err(lib(true))?;
-    let ttl_ms = match got {
-        Extend::Extended { ttl, .. } => Some(ms(ttl)),
-        _ => None,
-    };
-    let extended = ttl_ms.is_some();
-    Ok(answer(
-        conflict_unless(extended),
-        SemExtendResponse { extended, ttl_ms },
-    ))
+    Ok(extended(got))
 }
 
 /// Give a permit back.
