@@ -328,21 +328,40 @@ async fn dedup_first_seen() {
         .problem(422, "invalid");
 }
 
-/// A write applies at the highest fence (again at the same one); a smaller fence is 409 with the
-/// current one; no writes is 422.
+/// A write applies at the highest fence (again at the same one), under the tenant's namespace; a
+/// smaller fence is 409 with the current one and writes nothing; no writes is 422.
 #[tokio::test]
 async fn fenced_write() {
     let s = serve("serve-fenced", "").await;
-    let at = |fence: u64| json!({"fence": fence, "writes": [{"key": "state", "value": "v"}]});
-    let a = s.post("/v1/fenced/order-1/write", at(5)).await;
+    let at = |fence: u64, value: &str| {
+        let writes = json!([{"key": "state", "value": value}]);
+        json!({"fence": fence, "writes": writes})
+    };
+    let key = format!(
+        "{}:fenced:v1:{{order-1}}:data:state",
+        s.env.keyspace.namespace()
+    );
+    let mut redis = s
+        .env
+        .server
+        .as_ref()
+        .unwrap()
+        .client()
+        .get_connection()
+        .unwrap();
+    let mut stored =
+        || -> Option<String> { redis::cmd("GET").arg(&key).query(&mut redis).unwrap() };
+    let a = s.post("/v1/fenced/order-1/write", at(5, "paid")).await;
     assert_eq!((a.status, a.body), (200, json!({"applied": true})));
-    let same = s.post("/v1/fenced/order-1/write", at(5)).await;
+    assert_eq!(stored().as_deref(), Some("paid"));
+    let same = s.post("/v1/fenced/order-1/write", at(5, "shipped")).await;
     assert_eq!(same.status, 200);
-    let stale = s.post("/v1/fenced/order-1/write", at(3)).await;
+    let stale = s.post("/v1/fenced/order-1/write", at(3, "zombie")).await;
     assert_eq!(
         (stale.status, stale.body),
         (409, json!({"applied": false, "current_fence": 5}))
     );
+    assert_eq!(stored().as_deref(), Some("shipped"), "a stale fence wrote");
     s.post(
         "/v1/fenced/order-1/write",
         json!({"fence": 6, "writes": []}),
