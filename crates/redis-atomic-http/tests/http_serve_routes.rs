@@ -371,7 +371,8 @@ async fn fenced_write() {
 }
 
 /// Begin claims; a second begin is 409 in progress; extend and complete need the claim; after
-/// complete, begin replays; another fingerprint is 422; lease 0 is 422.
+/// complete, begin replays; another fingerprint is 422; lease 0 is 422; a retryable fail frees the
+/// key (a final one without a status is 422).
 #[tokio::test]
 async fn idempotency_begin_extend_complete() {
     let s = serve("serve-idem", "").await;
@@ -416,6 +417,22 @@ async fn idempotency_begin_extend_complete() {
     s.post("/v1/idempotency/k1/begin", json!({"fingerprint": "other"}))
         .await
         .problem(422, "fingerprint-mismatch");
+    let k3 = json!({"fingerprint": "f3"});
+    let b = s.post("/v1/idempotency/k3/begin", k3.clone()).await;
+    let claim = json!({"token": b.body["token"], "fence": b.body["fence"]});
+    let mut fail = claim.clone();
+    fail["retryable"] = json!(false);
+    s.post("/v1/idempotency/k3/fail", fail.clone())
+        .await
+        .problem(422, "invalid");
+    fail["retryable"] = json!(true);
+    let f = s.post("/v1/idempotency/k3/fail", fail).await;
+    assert_eq!((f.status, f.body), (200, json!({"stored": true})));
+    let again = s.post("/v1/idempotency/k3/begin", k3).await;
+    assert_eq!(
+        again.body["state"], "claimed",
+        "a retryable failure frees the key"
+    );
     s.post(
         "/v1/idempotency/k2/begin",
         json!({"fingerprint": "f", "lease_ms": 0}),
@@ -502,6 +519,7 @@ async fn openapi_lists_every_route() {
         "/v1/idempotency/{key}/begin",
         "/v1/idempotency/{key}/extend",
         "/v1/idempotency/{key}/complete",
+        "/v1/idempotency/{key}/fail",
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), routes.len() + 2);

@@ -1,4 +1,4 @@
-//! `/v1/idempotency/{key}/{begin,extend,complete}`: [`redis_atomic::idempotency`] over HTTP.
+//! `/v1/idempotency/{key}/{begin,extend,complete,fail}`: [`redis_atomic::idempotency`] over HTTP.
 //!
 //! `begin` claims the key for a request with a `fingerprint` (any string identifying the request,
 //! e.g. method + path + body hash): 200 `claimed` with a token and fence (run the request, then
@@ -14,7 +14,8 @@ use axum::extract::Path;
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::idempotency::{
-    Begin, Body, Fingerprint, IdemConfig, Idempotency, Outcome, Response as Stored, Stored as Kept,
+    Begin, Body, Failure, Fingerprint, IdemConfig, Idempotency, Outcome, Response as Stored,
+    Stored as Kept,
 };
 use redis_atomic::Fence;
 use serde::{Deserialize, Serialize};
@@ -100,7 +101,7 @@ pub struct CompleteRequest {
     pub body: String,
 }
 
-/// Answer of `complete`: 200 stored, 409 claim lost (nothing written).
+/// Answer of `complete` and `fail`: 200 stored (or freed), 409 claim lost (nothing written).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CompleteResponse {
     /// Whether the response was stored.
@@ -236,6 +237,49 @@ pub async fn complete(
     let response = Stored::new(req.status, req.body.into_bytes());
     let got = store(&t, None)?
         .complete(SCOPE, key.as_bytes(), &owner, Fence(req.fence), &response)
+        .await
+        .map_err(lib(true))?;
+    let ok = matches!(got, Outcome::Stored);
+    Ok(answer(conflict_unless(ok), CompleteResponse { stored: ok }))
+}
+
+/// Body of idempotency `fail`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailRequest {
+    /// The token `begin` returned.
+    pub token: String,
+    /// The fence `begin` returned.
+    pub fence: u64,
+    /// `true`: free the key (the next `begin` runs the request again); `false`: store `status`
+    /// and `body` as the final answer that duplicates replay.
+    pub retryable: bool,
+    /// The response status to store (final only).
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// The response body to store (final only).
+    #[serde(default)]
+    pub body: String,
+}
+
+/// End a claim with a failure.
+#[utoipa::path(post, path = "/v1/idempotency/{key}/fail", request_body = FailRequest,
+    params(("key" = String, Path, description = "the idempotency key")),
+    responses((status = 200, body = CompleteResponse, description = "freed or stored"),
+              (status = 409, body = CompleteResponse, description = "claim lost")))]
+pub async fn fail(
+    Caller(t): Caller,
+    Path(key): Path<String>,
+    JsonBody(req): JsonBody<FailRequest>,
+) -> Result<Response, ApiError> {
+    let owner = token(&req.token)?;
+    let failure = match (req.retryable, req.status) {
+        (true, _) => Failure::Retryable,
+        (false, Some(status)) => Failure::Final(Stored::new(status, req.body.into_bytes())),
+        (false, None) => return Err(ApiError::invalid("a final failure needs a status")),
+    };
+    let got = store(&t, None)?
+        .fail(SCOPE, key.as_bytes(), &owner, Fence(req.fence), &failure)
         .await
         .map_err(lib(true))?;
     let ok = matches!(got, Outcome::Stored);

@@ -162,7 +162,8 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/fenced/{resource}/write", post(fenced::write))
         .route("/idempotency/{key}/begin", post(idempotency::begin))
         .route("/idempotency/{key}/extend", post(idempotency::extend))
-        .route("/idempotency/{key}/complete", post(idempotency::complete));
+        .route("/idempotency/{key}/complete", post(idempotency::complete))
+        .route("/idempotency/{key}/fail", post(idempotency::fail));
     Router::new()
         .nest("/v1", v1)
         .route("/openapi.json", get(openapi::document))

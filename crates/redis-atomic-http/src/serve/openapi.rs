@@ -36,6 +36,7 @@ use utoipa::OpenApi;
         idempotency::begin,
         idempotency::extend,
         idempotency::complete,
+        idempotency::fail,
     )
 )]
 pub struct ServeApi;
