@@ -87,8 +87,8 @@ pub enum Command {
     /// Uses an embedded redis-server when no --redis is given. Exit 0 after a signal, 2 usage,
     /// config or connection errors.
     Proxy(proxy_cmd::ProxyArgs),
-    /// Every primitive over HTTP/JSON under /v1 (locks, queues, rate limits), with OpenAPI at
-    /// /openapi.json, Prometheus /metrics, /healthz, /readyz and per-token namespaces. Uses an
+    /// Every primitive over HTTP/JSON under /v1 (locks, semaphores, fenced writes, quotas, dedup,
+    /// idempotency, queues with dead letters, rate limits), with OpenAPI at /openapi.json, Prometheus /metrics, /healthz, /readyz and per-token namespaces. Uses an
     /// embedded redis-server when no --redis is given. Exit 0 stopped by a signal, 1 failed
     /// while serving, 2 usage, config, listen address or connection errors.
     Serve(serve_cmd::ServeArgs),

@@ -53,8 +53,8 @@ const TOKENS: &str = r#"
 tokens = { "token-aaaa-1234" = "NS-a", "token-bbbb-1234" = "NS-b" }
 "#;
 
-/// Each token is its own namespace: the same resource under two tokens is two locks; no token
-/// or an unknown one is 401 with `WWW-Authenticate: Bearer`.
+/// Each token is its own namespace: the same resource under two tokens is two locks (and two
+/// fenced-write records); no token or an unknown one is 401 with `WWW-Authenticate: Bearer`.
 #[tokio::test]
 async fn tokens_are_tenants() {
     let ns = redis_atomic_testkit::unique_prefix("serve-auth");
@@ -67,6 +67,19 @@ async fn tokens_are_tenants() {
     assert_eq!((a.status, b.status), (200, 200), "two tenants, two locks");
     let a2 = s.post_raw(path, body(), Some("token-aaaa-1234")).await;
     assert_eq!(a2.status, 409, "same tenant, same lock");
+    let write = |fence: u64| json!({"fence": fence, "writes": [{"key": "k", "value": "v"}]});
+    let path_w = "/v1/fenced/shared/write";
+    let a = s
+        .post_raw(path_w, write(5).to_string(), Some("token-aaaa-1234"))
+        .await;
+    let b = s
+        .post_raw(path_w, write(1).to_string(), Some("token-bbbb-1234"))
+        .await;
+    assert_eq!(
+        (a.status, b.status),
+        (200, 200),
+        "two tenants, two fence records"
+    );
     let none = s.post_raw(path, body(), None).await;
     none.problem(401, "unauthorized");
     assert_eq!(none.header("www-authenticate"), "Bearer");
@@ -123,6 +136,37 @@ async fn outcome_unknown_is_504_with_retry_safe() {
     let ack = s.post("/v1/queues/q/jobs/j/ack", json!({"fence": 1})).await;
     server.resume();
     for (answer, safe) in [(&fresh, false), (&own, true), (&claim, false), (&ack, true)] {
+        answer.problem(504, "outcome-unknown");
+        assert_eq!(answer.body["retry_safe"], safe, "{}", answer.body);
+    }
+}
+
+/// The same for the newer routes (own server: a stalled connection takes about four requests
+/// before the client stops sending): a quota add is retry-safe only with a request id, dedup only
+/// with the caller's token, a fenced write always.
+#[tokio::test]
+async fn outcome_unknown_retry_safe_newer_routes() {
+    let config = ClientConfig::default()
+        .timeout(Duration::from_millis(200))
+        .retry(RetryPolicy::none());
+    let s = serve_with("serve-stall2", "", config).await;
+    let server = s.env.server.as_ref().unwrap();
+    server.pause();
+    let add = s
+        .post("/v1/quotas/c/add", json!({"delta": 1, "max": 9}))
+        .await;
+    let add_id = json!({"delta": 1, "max": 9, "request_id": "r-1"});
+    let add_id = s.post("/v1/quotas/c/add", add_id).await;
+    let seen = s.post("/v1/dedup/e", json!({"ttl_ms": 1000})).await;
+    let fenced = json!({"fence": 1, "writes": [{"key": "k", "value": "v"}]});
+    let fenced = s.post("/v1/fenced/r/write", fenced).await;
+    server.resume();
+    for (answer, safe) in [
+        (&add, false),
+        (&add_id, true),
+        (&seen, false),
+        (&fenced, true),
+    ] {
         answer.problem(504, "outcome-unknown");
         assert_eq!(answer.body["retry_safe"], safe, "{}", answer.body);
     }

@@ -12,7 +12,7 @@ use axum::Json;
 use http::{header, HeaderValue, StatusCode};
 use redis_atomic::lease::{Extend, Release};
 use redis_atomic::lock::Acquire;
-use redis_atomic::OwnerToken;
+use redis_atomic::{Fence, OwnerToken};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -29,10 +29,10 @@ pub struct AcquireRequest {
     pub token: Option<String>,
 }
 
-/// Answer of `acquire`: 200 acquired, 409 held.
+/// Answer of lock and semaphore `acquire`: 200 acquired, 409 held (or full).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AcquireResponse {
-    /// Whether the caller now holds the lock.
+    /// Whether the caller now holds the lock (or a permit).
     pub acquired: bool,
     /// The owner token (acquired only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,7 +43,7 @@ pub struct AcquireResponse {
     /// The lease granted (acquired only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl_ms: Option<u64>,
-    /// The current holder's remaining lease (held only).
+    /// The current holder's remaining lease (held only; for a semaphore, the earliest to end).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
 }
@@ -86,8 +86,16 @@ pub struct ReleaseResponse {
     pub released: bool,
 }
 
-fn token(text: &str) -> Result<OwnerToken, ApiError> {
+pub(super) fn token(text: &str) -> Result<OwnerToken, ApiError> {
     OwnerToken::new(text).map_err(|e| ApiError::invalid(e.to_string()))
+}
+
+/// The caller's own token when given (then resending after a 504 is safe), else a fresh one.
+pub(super) fn own_or_random(given: Option<&str>) -> Result<(OwnerToken, bool), ApiError> {
+    match given {
+        Some(t) => Ok((token(t)?, true)),
+        None => Ok((OwnerToken::random(), false)),
+    }
 }
 
 pub(super) fn ms(d: Duration) -> u64 {
@@ -117,6 +125,30 @@ pub(super) fn with_retry_after(mut r: Response, after: Duration) -> Response {
     r
 }
 
+/// 200 acquired (a lock or a semaphore permit).
+pub(super) fn acquired(token: &OwnerToken, fence: Fence, ttl_ms: u64) -> Response {
+    let body = AcquireResponse {
+        acquired: true,
+        token: Some(token.as_str().to_string()),
+        fence: Some(fence.0),
+        ttl_ms: Some(ttl_ms),
+        retry_after_ms: None,
+    };
+    answer(StatusCode::OK, body)
+}
+
+/// 409 + `Retry-After`: held (a lock) or full (a semaphore).
+pub(super) fn held(retry_after: Duration) -> Response {
+    let body = AcquireResponse {
+        acquired: false,
+        token: None,
+        fence: None,
+        ttl_ms: None,
+        retry_after_ms: Some(ms(retry_after)),
+    };
+    with_retry_after(answer(StatusCode::CONFLICT, body), retry_after)
+}
+
 /// Acquire a lock.
 #[utoipa::path(post, path = "/v1/locks/{resource}/acquire", request_body = AcquireRequest,
     params(("resource" = String, Path, description = "the locked resource")),
@@ -128,11 +160,7 @@ pub async fn acquire(
     JsonBody(req): JsonBody<AcquireRequest>,
 ) -> Result<Response, ApiError> {
     // Resending is safe only with the caller's own token: a fresh one would be a second owner.
-    let retry_safe = req.token.is_some();
-    let token = match &req.token {
-        Some(t) => token(t)?,
-        None => OwnerToken::random(),
-    };
+    let (token, retry_safe) = own_or_random(req.token.as_deref())?;
     let ttl = Duration::from_millis(req.ttl_ms);
     let got = t
         .locks
@@ -140,29 +168,8 @@ pub async fn acquire(
         .await
         .map_err(lib(retry_safe))?;
     Ok(match got {
-        Acquire::Acquired(guard) => answer(
-            StatusCode::OK,
-            AcquireResponse {
-                acquired: true,
-                token: Some(guard.token().as_str().to_string()),
-                fence: Some(guard.fence().0),
-                ttl_ms: Some(req.ttl_ms),
-                retry_after_ms: None,
-            },
-        ),
-        Acquire::Held { retry_after } => with_retry_after(
-            answer(
-                StatusCode::CONFLICT,
-                AcquireResponse {
-                    acquired: false,
-                    token: None,
-                    fence: None,
-                    ttl_ms: None,
-                    retry_after_ms: Some(ms(retry_after)),
-                },
-            ),
-            retry_after,
-        ),
+        Acquire::Acquired(guard) => acquired(guard.token(), guard.fence(), req.ttl_ms),
+        Acquire::Held { retry_after } => held(retry_after),
         _ => return Err(ApiError::internal("unexpected acquire outcome")),
     })
 }

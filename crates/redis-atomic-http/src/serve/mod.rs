@@ -6,14 +6,21 @@
 //! maps to a namespace ([`crate::face::Auth`]), and every key of a request lives under that
 //! namespace, so one tenant's `orders` lock is not another's.
 //!
-//! Routes: [`locks`], [`queues`], [`limits`]; `/openapi.json` ([`openapi`]), `/metrics`,
+//! Routes: [`locks`], [`queues`] ([`dead`] letters), [`limits`], [`semaphores`], [`quotas`], [`dedup`], [`fenced`],
+//! [`idempotency`]; `/openapi.json` ([`openapi`]), `/metrics`,
 //! `/healthz`, `/readyz` ([`crate::face`]).
 
+pub mod dead;
+pub mod dedup;
 pub mod error;
+pub mod fenced;
+pub mod idempotency;
 pub mod limits;
 pub mod locks;
 pub mod openapi;
 pub mod queues;
+pub mod quotas;
+pub mod semaphores;
 
 use crate::config::Config;
 use crate::face::{self, Auth, AuthError};
@@ -142,7 +149,21 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/queues/{queue}/jobs/{id}/ack", post(queues::ack))
         .route("/queues/{queue}/jobs/{id}/extend", post(queues::extend))
         .route("/queues/{queue}/jobs/{id}/nack", post(queues::nack))
-        .route("/limits/{policy}/consume", post(limits::consume));
+        .route("/queues/{queue}/dead", get(dead::list))
+        .route("/queues/{queue}/dead/{id}/requeue", post(dead::requeue))
+        .route("/queues/{queue}/dead/purge", post(dead::purge))
+        .route("/limits/{policy}/consume", post(limits::consume))
+        .route("/semaphores/{name}/acquire", post(semaphores::acquire))
+        .route("/semaphores/{name}/extend", post(semaphores::extend))
+        .route("/semaphores/{name}/release", post(semaphores::release))
+        .route("/quotas/{name}", get(quotas::get))
+        .route("/quotas/{name}/add", post(quotas::add))
+        .route("/dedup/{event}", post(dedup::seen))
+        .route("/fenced/{resource}/write", post(fenced::write))
+        .route("/idempotency/{key}/begin", post(idempotency::begin))
+        .route("/idempotency/{key}/extend", post(idempotency::extend))
+        .route("/idempotency/{key}/complete", post(idempotency::complete))
+        .route("/idempotency/{key}/fail", post(idempotency::fail));
     Router::new()
         .nest("/v1", v1)
         .route("/openapi.json", get(openapi::document))

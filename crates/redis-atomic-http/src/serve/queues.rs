@@ -1,5 +1,6 @@
 //! `/v1/queues/{queue}/…`: [`redis_atomic::queue`] over HTTP: enqueue (deduplicated by job id),
-//! claim (leases with fences), and per job ack, extend and nack by fence.
+//! claim (leases with fences), and per job ack, extend and nack by fence; the dead letters are
+//! [`super::dead`].
 //!
 //! Payloads are UTF-8 text in JSON (base64 it yourself for bytes). A stale fence is 409 with
 //! `{"acked": false}` (or `extended`/`nacked`), not an error: another worker has the job.
@@ -140,7 +141,7 @@ pub struct NackResponse {
     pub dead: bool,
 }
 
-fn queue(t: &super::Tenant, name: &str) -> Result<Queue, ApiError> {
+pub(super) fn queue(t: &super::Tenant, name: &str) -> Result<Queue, ApiError> {
     Queue::new(t.client.clone(), &t.keyspace, name, QueueConfig::default()).map_err(lib(true))
 }
 

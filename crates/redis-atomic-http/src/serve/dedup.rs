@@ -1,0 +1,50 @@
+//! `/v1/dedup/{event}`: [`redis_atomic::dedup`] over HTTP: whether this is the first sighting of
+//! an event id within `ttl_ms`. Both answers are 200. With the caller's own `token` a resend
+//! gives the same answer, so it is safe after a 504; without one a resend would read "seen".
+
+use super::error::{lib, ApiError, JsonBody};
+use super::locks::{answer, own_or_random};
+use super::Caller;
+use axum::extract::Path;
+use axum::response::Response;
+use http::StatusCode;
+use redis_atomic::dedup::Dedup;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use utoipa::ToSchema;
+
+/// Body of `dedup`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DedupRequest {
+    /// How long the id is remembered, in milliseconds.
+    pub ttl_ms: u64,
+    /// Your own token (to resend after a lost answer and get the same one); default: a fresh
+    /// random one.
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+/// Answer of `dedup`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DedupResponse {
+    /// Whether this was the first sighting (for this token) within the ttl.
+    pub first: bool,
+}
+
+/// Record a sighting of an event id.
+#[utoipa::path(post, path = "/v1/dedup/{event}", request_body = DedupRequest,
+    params(("event" = String, Path, description = "the event id")),
+    responses((status = 200, body = DedupResponse, description = "first or repeat sighting")))]
+pub async fn seen(
+    Caller(t): Caller,
+    Path(event): Path<String>,
+    JsonBody(req): JsonBody<DedupRequest>,
+) -> Result<Response, ApiError> {
+    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
+    let first = Dedup::new(t.client.clone(), t.keyspace.clone())
+        .first_seen_as(&event, Duration::from_millis(req.ttl_ms), &owner)
+        .await
+        .map_err(lib(retry_safe))?;
+    Ok(answer(StatusCode::OK, DedupResponse { first }))
+}

@@ -1,0 +1,83 @@
+//! `/v1/fenced/{resource}/write`: [`redis_atomic::fenced`] over HTTP: `SET`s that apply only if
+//! `fence` is at least the highest fence that wrote to the resource. A stale fence is 409 with
+//! the current one, nothing applied. Keys are parts under the tenant's
+//! `<ns>:fenced:v1:{resource}:data:` prefix ([`FencedWrites::key`]), never raw Redis keys. A
+//! resend after a 504 is safe (the writes are idempotent and only the same fence can pass).
+
+use super::error::{lib, ApiError, JsonBody};
+use super::locks::{answer, conflict_unless};
+use super::Caller;
+use axum::extract::Path;
+use axum::response::Response;
+use redis_atomic::fenced::{Fenced, FencedWrites};
+use redis_atomic::write::Write;
+use redis_atomic::Fence;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// One `SET` of a fenced write.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FencedSet {
+    /// The key's part under the resource (the stored key is
+    /// `<ns>:fenced:v1:{resource}:data:<key>`).
+    pub key: String,
+    /// The value (UTF-8).
+    pub value: String,
+}
+
+/// Body of a fenced write.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FencedWriteRequest {
+    /// The writer's fence (from a lock or semaphore acquire).
+    pub fence: u64,
+    /// The `SET`s, applied all or none.
+    pub writes: Vec<FencedSet>,
+}
+
+/// Answer of a fenced write: 200 applied, 409 stale.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FencedWriteResponse {
+    /// Whether the writes applied.
+    pub applied: bool,
+    /// The highest fence that wrote (stale only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_fence: Option<u64>,
+}
+
+/// Write under a fence.
+#[utoipa::path(post, path = "/v1/fenced/{resource}/write", request_body = FencedWriteRequest,
+    params(("resource" = String, Path, description = "the fenced resource")),
+    responses((status = 200, body = FencedWriteResponse, description = "applied"),
+              (status = 409, body = FencedWriteResponse, description = "a larger fence has written")))]
+pub async fn write(
+    Caller(t): Caller,
+    Path(resource): Path<String>,
+    JsonBody(req): JsonBody<FencedWriteRequest>,
+) -> Result<Response, ApiError> {
+    let fenced = FencedWrites::new(t.client.clone(), t.keyspace.clone());
+    let writes = req
+        .writes
+        .into_iter()
+        .map(|w| Ok(Write::set(fenced.key(&resource, &w.key)?, w.value)))
+        .collect::<Result<Vec<_>, redis_atomic::Error>>()
+        .map_err(lib(true))?;
+    let got = fenced
+        .fenced_write(&resource, Fence(req.fence), &writes)
+        .await
+        .map_err(lib(true))?;
+    let current_fence = match got {
+        Fenced::Applied { .. } => None,
+        Fenced::Stale { highest } => Some(highest.0),
+        _ => return Err(ApiError::internal("unexpected fenced write outcome")),
+    };
+    let applied = current_fence.is_none();
+    Ok(answer(
+        conflict_unless(applied),
+        FencedWriteResponse {
+            applied,
+            current_fence,
+        },
+    ))
+}

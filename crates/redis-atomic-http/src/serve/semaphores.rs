@@ -1,0 +1,155 @@
+//! `/v1/semaphores/{name}/{acquire,extend,release}`: [`redis_atomic::semaphore`] over HTTP.
+//!
+//! Like [`super::locks`], with a `capacity` on `acquire` (every caller of one name should pass the
+//! same) and the permit's `fence` alongside its token on `extend` and `release`. All permits taken
+//! is 409 with `Retry-After`, not an error.
+
+use super::error::{lib, ApiError, JsonBody};
+use super::locks::{
+    acquired, answer, conflict_unless, held, ms, own_or_random, token, AcquireResponse,
+};
+use super::Caller;
+use axum::extract::Path;
+use axum::response::Response;
+use redis_atomic::lease::{Extend, Release};
+use redis_atomic::semaphore::{Acquire, Semaphore};
+use redis_atomic::Fence;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use utoipa::ToSchema;
+
+/// Body of semaphore `acquire`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SemAcquireRequest {
+    /// Permits in total (1..=the library's maximum); pass the same for every caller of a name.
+    pub capacity: u32,
+    /// Lease length in milliseconds.
+    pub ttl_ms: u64,
+    /// Your own owner token (to retry an acquisition whose answer was lost); default: a fresh
+    /// random one.
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+/// Body of semaphore `extend`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SemExtendRequest {
+    /// The owner token `acquire` returned.
+    pub token: String,
+    /// The fence `acquire` returned.
+    pub fence: u64,
+    /// New lease from now, in milliseconds.
+    pub ttl_ms: u64,
+}
+
+/// Body of semaphore `release`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SemReleaseRequest {
+    /// The owner token `acquire` returned.
+    pub token: String,
+    /// The fence `acquire` returned.
+    pub fence: u64,
+}
+
+/// Answer of semaphore and idempotency `extend`: 200 extended, 409 not held.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseExtendResponse {
+    /// Whether the lease was extended.
+    pub extended: bool,
+    /// The new remaining lease (extended only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+}
+
+/// 200 with the new lease, or 409 when the permit (or claim) is no longer held.
+pub(super) fn extended(got: Extend) -> Response {
+    let ttl_ms = match got {
+        Extend::Extended { ttl, .. } => Some(ms(ttl)),
+        _ => None,
+    };
+    let extended = ttl_ms.is_some();
+    answer(
+        conflict_unless(extended),
+        LeaseExtendResponse { extended, ttl_ms },
+    )
+}
+
+/// Answer of semaphore `release`: 200 released, 409 not held.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SemReleaseResponse {
+    /// Whether the permit was given back.
+    pub released: bool,
+}
+
+// Capacity only matters to `acquire`; extend and release act on one holder's permit.
+fn semaphore(t: &super::Tenant, name: &str, capacity: u32) -> Result<Semaphore, ApiError> {
+    Semaphore::new(t.client.clone(), &t.keyspace, name, capacity).map_err(lib(true))
+}
+
+/// Take a semaphore permit.
+#[utoipa::path(post, path = "/v1/semaphores/{name}/acquire", request_body = SemAcquireRequest,
+    params(("name" = String, Path, description = "the semaphore")),
+    responses((status = 200, body = AcquireResponse, description = "acquired"),
+              (status = 409, body = AcquireResponse, description = "all permits taken")))]
+pub async fn acquire(
+    Caller(t): Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<SemAcquireRequest>,
+) -> Result<Response, ApiError> {
+    // As for locks: resending is safe only with the caller's own token.
+    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
+    let sem = semaphore(&t, &name, req.capacity)?;
+    let got = sem
+        .acquire_with_token(&owner, Duration::from_millis(req.ttl_ms))
+        .await
+        .map_err(lib(retry_safe))?;
+    Ok(match got {
+        Acquire::Acquired(permit) => acquired(permit.token(), permit.fence(), req.ttl_ms),
+        Acquire::Full { retry_after } => held(retry_after),
+        _ => return Err(ApiError::internal("unexpected semaphore acquire outcome")),
+    })
+}
+
+/// Extend a held permit's lease.
+#[utoipa::path(post, path = "/v1/semaphores/{name}/extend", request_body = SemExtendRequest,
+    params(("name" = String, Path, description = "the semaphore")),
+    responses((status = 200, body = LeaseExtendResponse, description = "extended"),
+              (status = 409, body = LeaseExtendResponse, description = "permit not held")))]
+pub async fn extend(
+    Caller(t): Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<SemExtendRequest>,
+) -> Result<Response, ApiError> {
+    let owner = token(&req.token)?;
+    let ttl = Duration::from_millis(req.ttl_ms);
+    let got = semaphore(&t, &name, 1)?
+        .extend(&owner, Fence(req.fence), ttl)
+        .await
+        .map_err(lib(true))?;
+    Ok(extended(got))
+}
+
+/// Give a permit back.
+#[utoipa::path(post, path = "/v1/semaphores/{name}/release", request_body = SemReleaseRequest,
+    params(("name" = String, Path, description = "the semaphore")),
+    responses((status = 200, body = SemReleaseResponse, description = "released"),
+              (status = 409, body = SemReleaseResponse, description = "permit not held")))]
+pub async fn release(
+    Caller(t): Caller,
+    Path(name): Path<String>,
+    JsonBody(req): JsonBody<SemReleaseRequest>,
+) -> Result<Response, ApiError> {
+    let owner = token(&req.token)?;
+    let got = semaphore(&t, &name, 1)?
+        .release(&owner, Fence(req.fence))
+        .await
+        .map_err(lib(true))?;
+    let released = matches!(got, Release::Released { .. });
+    Ok(answer(
+        conflict_unless(released),
+        SemReleaseResponse { released },
+    ))
+}
