@@ -1,7 +1,7 @@
 //! The testkit's own guarantees: servers start, restart, pause, die with their guard.
 #![allow(clippy::unwrap_used)]
 
-use redis_atomic_testkit::{RedisCluster, RedisServer, ServerOptions, TestkitError};
+use redis_atomic_testkit::{Fsync, RedisCluster, RedisServer, ServerOptions, TestkitError};
 use std::time::{Duration, Instant};
 
 fn alive(pid: u32) -> bool {
@@ -44,6 +44,7 @@ fn unix_socket() {
 fn restart_keeps_port_and_data() {
     let mut s = RedisServer::start(ServerOptions {
         appendonly: true,
+        appendfsync: Some(Fsync::Always), // SIGKILL below: everysec may lose acked writes
         ..Default::default()
     })
     .unwrap();
@@ -201,7 +202,6 @@ fn clock_offset_moves_time_and_expiry() {
 /// server comes back on the same port.
 #[test]
 fn crash_restart_with_fsync_always_keeps_writes() {
-    use redis_atomic_testkit::Fsync;
     let mut s = RedisServer::start(ServerOptions {
         appendonly: true,
         appendfsync: Some(Fsync::Always),

@@ -12,7 +12,7 @@ use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::{Client, Keyspace};
 use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::Duration;
 
 /// Polls (bounded, 10 s: it ends as soon as the lock is held) until the lock is held; its fence.
@@ -254,6 +254,7 @@ async fn restart_loses_nothing_acknowledged() {
     snapshotter();
     let opts = ServerOptions {
         appendonly: true,
+        appendfsync: Some(Fsync::Always), // SIGKILL below: everysec may lose acked writes
         ..ServerOptions::default()
     };
     let mut env = standalone("lock-restart", opts, patient().retry(RetryPolicy::none())).await;

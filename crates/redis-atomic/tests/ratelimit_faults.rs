@@ -9,7 +9,7 @@ use common::{
 };
 use redis_atomic::ratelimit::{Decision, Limit, Policy, RateLimiter};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::Duration;
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -80,6 +80,7 @@ async fn script_cache_loss_is_recovered() {
 async fn restart_keeps_acknowledged_charges() {
     let opts = ServerOptions {
         appendonly: true,
+        appendfsync: Some(Fsync::Always), // SIGKILL below: everysec may lose acked writes
         ..ServerOptions::default()
     };
     let mut env = standalone("rl-restart", opts, patient().retry(RetryPolicy::none())).await;
