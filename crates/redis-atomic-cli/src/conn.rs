@@ -111,3 +111,11 @@ pub async fn connect_or_embed(
         }
     })
 }
+
+/// The multi-threaded tokio runtime every async command runs on (one configuration, one place).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")
+}

@@ -43,11 +43,7 @@ pub struct ProxyArgs {
 
 /// Runs the proxy until a shutdown signal; returns the exit code.
 pub fn run_blocking(args: ProxyArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")
-        .and_then(|rt| rt.block_on(run(&args, out)));
+    let result = crate::conn::runtime().and_then(|rt| rt.block_on(run(&args, out)));
     match result {
         Ok(()) => 0,
         Err(e) => {

@@ -50,13 +50,10 @@ pub struct ServeArgs {
 
 /// Runs `serve` on a fresh runtime until a signal; returns the exit code.
 pub fn run_blocking(args: ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::conn::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = writeln!(err, "error: tokio runtime: {e}");
+            let _ = writeln!(err, "error: {e:#}");
             return 2;
         }
     };

@@ -51,16 +51,12 @@ pub struct HttpReport {
 
 /// `bench --http` on a fresh runtime; returns the exit code (0 ok, 2 error).
 pub fn run_blocking(args: &BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")
-        .and_then(|rt| {
-            rt.block_on(async {
-                let (_url, _server, client) = super::connect(args).await?;
-                run(args, &client).await
-            })
-        });
+    let result = crate::conn::runtime().and_then(|rt| {
+        rt.block_on(async {
+            let (_url, _server, client) = super::connect(args).await?;
+            run(args, &client).await
+        })
+    });
     let printed = result.and_then(|report| {
         if args.json {
             serde_json::to_writer_pretty(&mut *out, &report)?;

@@ -95,11 +95,7 @@ pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
     if args.http {
         return http::run_blocking(&args, out, err);
     }
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("tokio runtime")
-        .and_then(|rt| rt.block_on(run(&args)));
+    let result = crate::conn::runtime().and_then(|rt| rt.block_on(run(&args)));
     let printed = result.and_then(|report| {
         if args.json {
             report.write_json(out)

@@ -64,13 +64,10 @@ pub(crate) struct Target {
 
 /// Runs `doctor`; returns the exit code (0 ok, 1 a check failed, 2 error).
 pub fn run_blocking(args: DoctorArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::conn::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = writeln!(err, "error: tokio runtime: {e}");
+            let _ = writeln!(err, "error: {e:#}");
             return 2;
         }
     };

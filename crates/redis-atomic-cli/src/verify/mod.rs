@@ -165,13 +165,10 @@ pub fn run_blocking(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) 
             Err(_) => 2,
         };
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::conn::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = writeln!(err, "error: tokio runtime: {e}");
+            let _ = writeln!(err, "error: {e:#}");
             return 2;
         }
     };
