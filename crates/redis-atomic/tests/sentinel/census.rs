@@ -54,8 +54,10 @@ impl Census {
     }
 }
 
+/// A sliding log: its charges count for an hour from each admission. (An epoch-aligned fixed
+/// window reset at the top of the hour, and a run straddling it counted every charge lost.)
 fn limit() -> Limit {
-    Limit::fixed_window(N as u64, Duration::from_secs(3600)).unwrap()
+    Limit::sliding_log(N as u64, Duration::from_secs(3600)).unwrap()
 }
 
 fn fingerprint() -> Fingerprint {
