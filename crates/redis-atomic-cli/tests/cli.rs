@@ -97,6 +97,10 @@ fn verify_embedded_json() {
     assert_eq!(queue["violations"], 0);
     for (name, invariant) in [
         ("ratelimit-fw", "admitted ≤ limit per window"),
+        (
+            "ratelimit-aw",
+            "admitted ≤ limit per window, windows by their ends",
+        ),
         ("ratelimit-sl", "admitted ≤ limit in any period"),
         (
             "ratelimit-sw",
@@ -241,6 +245,7 @@ fn verify_detects_a_broken_limiter_decisively() {
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     for name in [
         "ratelimit-fw",
+        "ratelimit-aw",
         "ratelimit-sl",
         "ratelimit-sw",
         "ratelimit-tb",

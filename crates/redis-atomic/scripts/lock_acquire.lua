@@ -5,28 +5,37 @@
 --- args: token ttl_ms
 --- returns: {'acquired', fence:fence, ttl:ms} | {'held', retry_after:ms}
 --- retry: safe
---- version: 2
---@include int_arg
---@include now_us
---@include lock_value
---@include next_fence
+--- version: 3
+-- Flat on purpose (no functions: a closure per call is measurable on this hot path; see
+-- docs/scripts.md "Fragments"): four commands when the lock is free, TIME, GET, SET NX, SET.
+-- Fences follow next_fence's rule, max(last + 1, server µs), so they keep increasing even when
+-- the fence key was lost (a failover to a lagging replica, an expired key). The fence key is
+-- kept 14 days from its last issue: at least a week beyond any lease (leases are at most 7 days).
 -- Retry safety: the same token while it holds the lock gets its own fence back (and a fresh TTL),
 -- so a client that lost the reply to its first attempt can simply send it again.
--- Fences: next_fence (max(last + 1, server µs)); the fence key is kept a week beyond the lease.
-local token = ARGV[1]
+local token, ttl = ARGV[1], tonumber(ARGV[2])
 if token == '' then return redis.error_reply('ERR redis-atomic: token must not be empty') end
-local ttl, bad = int_arg(ARGV[2], 'ttl_ms', 1, 604800000)
-if not ttl then return bad end
-local current = redis.call('GET', KEYS[1])
-if current then
-  local fence, owner = lock_value(current)
-  if owner == token then
-    redis.call('PEXPIRE', KEYS[1], ttl)
-    return {'acquired', fence, ttl}
-  end
-  return {'held', math.max(0, redis.call('PTTL', KEYS[1]))}
+if not ttl or ttl % 1 ~= 0 or ttl < 1 or ttl > 604800000 then
+  return redis.error_reply('ERR redis-atomic: ttl_ms must be an integer in 1..604800000')
 end
-local fence, bad_fence = issue_fence(KEYS[2], now_us(), ttl + 604800000)
-if not fence then return bad_fence end
-redis.call('SET', KEYS[1], fence .. ':' .. token, 'PX', ttl)
-return {'acquired', fence, ttl}
+local t = redis.call('TIME')
+local fence, last = t[1] * 1000000 + t[2], redis.call('GET', KEYS[2])
+if last then
+  last = tonumber(last)
+  if not last then return redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end
+  if last >= fence then fence = last + 1 end
+end
+fence = string.format('%d', fence)
+if redis.call('SET', KEYS[1], fence .. ':' .. token, 'NX', 'PX', ARGV[2]) then
+  redis.call('SET', KEYS[2], fence, 'PX', '1209600000')
+  return {'acquired', fence, ttl}
+end
+-- Held ("<fence>:<token>", see lock_value): by this token (a resend) or by another owner; a
+-- value in no such form is someone else's data, held, never overwritten.
+local current = redis.call('GET', KEYS[1])
+local sep = string.find(current, ':', 1, true)
+if sep and string.sub(current, sep + 1) == token then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'acquired', string.sub(current, 1, sep - 1), ttl}
+end
+return {'held', math.max(0, redis.call('PTTL', KEYS[1]))}

@@ -5,8 +5,8 @@
 --- args: cost request_id request_ttl_us test_now_us spec...
 --- returns: {'allowed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'limited', retry:us, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'replayed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n}
 --- retry: unsafe
---- version: 5
--- spec: four arguments per limit, in KEYS order: algorithm (fw|sl|sw|tb|gcra) limit period_us burst.
+--- version: 6
+-- spec: four arguments per limit, in KEYS order: algorithm (fw|aw|sl|sw|tb|gcra) limit period_us burst.
 -- Also the script for one limit with a request id (the rl_<algorithm> scripts keep no records).
 -- Every limit is checked before any is charged (checks only read, but for the sliding log
 -- trimming entries that already expired), so a refusal by one leaves every other limit as it
@@ -20,8 +20,11 @@ local specs = {}
 for i = 1, n do
   local base = 4 * i
   local algo, limit, period, burst, cost = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4], ARGV[1]
-  if algo ~= 'fw' and algo ~= 'sl' and algo ~= 'sw' and algo ~= 'tb' and algo ~= 'gcra' then
+  if algo ~= 'fw' and algo ~= 'aw' and algo ~= 'sl' and algo ~= 'sw' and algo ~= 'tb' and algo ~= 'gcra' then
     return redis.error_reply('ERR redis-atomic: unknown algorithm')
+  end
+  if algo == 'aw' and ARGV[4] ~= '' then
+    return redis.error_reply('ERR redis-atomic: the anchored window runs on key expiry and takes no test clock')
   end
   for j = 2, i do
     if KEYS[j] == KEYS[i + 1] then return redis.error_reply('ERR redis-atomic: duplicate limit key') end
@@ -48,6 +51,8 @@ for i = 1, n do
   local key, ok, remaining, reset, retry, w1, w2 = KEYS[i + 1]
   if algo == 'fw' then
 --@include rl_fixed_window
+  elseif algo == 'aw' then
+--@include rl_anchored_window
   elseif algo == 'sl' then
 --@include rl_sliding_log
   elseif algo == 'sw' then
@@ -76,6 +81,8 @@ for i = 1, n do
   local key, period, w1, w2 = KEYS[i + 1], specs[i][3], checks[i][5], checks[i][6]
   if specs[i][1] == 'sl' then
 --@include rl_sliding_log_write
+  elseif specs[i][1] == 'aw' then
+--@include rl_anchored_write
   else
 --@include rl_set_write
   end

@@ -10,6 +10,7 @@ use common::{
 };
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
+use redis_atomic::script::registry::LOCK_ACQUIRE;
 use redis_atomic::{Client, Keyspace};
 use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
@@ -213,10 +214,13 @@ async fn safe_script_retried_after_timeout() {
             ("reason", "timeout"),
         ],
     );
-    let timeouts = counter(
-        "redis_atomic_timeouts_total",
-        &[("primitive", "lock"), ("op", "acquire"), ("version", "2")],
-    );
+    let version = LOCK_ACQUIRE.def.version.to_string();
+    let labels = [
+        ("primitive", "lock"),
+        ("op", "acquire"),
+        ("version", version.as_str()),
+    ];
+    let timeouts = counter("redis_atomic_timeouts_total", &labels);
     let acquire = retrying.acquire("r", Duration::from_secs(30));
     let out = stalled_for(server, Duration::from_millis(250), acquire)
         .await
@@ -234,10 +238,7 @@ async fn safe_script_retried_after_timeout() {
             ]
         ) > before
     );
-    let timed_out = counter(
-        "redis_atomic_timeouts_total",
-        &[("primitive", "lock"), ("op", "acquire"), ("version", "2")],
-    );
+    let timed_out = counter("redis_atomic_timeouts_total", &labels);
     assert!(
         timed_out > timeouts,
         "timeouts counted: {timeouts} → {timed_out}"

@@ -16,7 +16,7 @@ const HOUR: Duration = Duration::from_secs(3600);
 
 /// One limit of each algorithm, named after it, `n` per hour (units regenerate every 360 s at
 /// the fastest: nothing does while a test runs).
-fn every_algorithm(n: [u64; 5]) -> Policy {
+fn every_algorithm(n: [u64; 6]) -> Policy {
     let limits = Algorithm::ALL
         .iter()
         .zip(n)
@@ -48,14 +48,14 @@ async fn snapshot(env: &Env, limiter: &RateLimiter, key: &str) -> Vec<redis::Val
     out
 }
 
-/// 1000 requests from 32 tasks against five limits of every algorithm (the tightest 10): exactly
+/// 1000 requests from 32 tasks against six limits of every algorithm (the tightest 10): exactly
 /// 10 admitted, and every limit was charged exactly 10: no limit over-consumed by refusals of
 /// another (node-rate-limiter-flexible #280).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn policy_is_all_or_nothing_under_contention() {
     for mode in MODES {
         let env = env(mode, "rl-policy", ClientConfig::default()).await;
-        let limits = [40, 30, 10, 20, 50];
+        let limits = [40, 30, 10, 20, 50, 60];
         let limiter = RateLimiter::new(
             env.client.clone(),
             env.keyspace.clone(),
@@ -96,8 +96,8 @@ async fn policy_is_all_or_nothing_under_contention() {
 async fn refused_requests_change_no_state() {
     for mode in MODES {
         let env = env(mode, "rl-refused", ClientConfig::default()).await;
-        for tight in 0..5 {
-            let mut n = [50; 5];
+        for tight in 0..6 {
+            let mut n = [50; 6];
             n[tight] = 3;
             let limiter =
                 RateLimiter::new(env.client.clone(), env.keyspace.clone(), every_algorithm(n));

@@ -128,6 +128,9 @@ pub const CHECKS: &[Check] = &[
     check("ratelimit-fw", ratelimit::FIXED_WINDOW, |c| {
         Box::pin(ratelimit::run(c, Algorithm::FixedWindow))
     }),
+    check("ratelimit-aw", ratelimit::ANCHORED_WINDOW, |c| {
+        Box::pin(ratelimit::run(c, Algorithm::AnchoredWindow))
+    }),
     check("ratelimit-sl", ratelimit::SLIDING_LOG, |c| {
         Box::pin(ratelimit::run(c, Algorithm::SlidingLog))
     }),

@@ -5,6 +5,8 @@
 //! judge the record against each algorithm's own bound:
 //!
 //! * fixed window: the `k`-th admission of a window has `k ≤ limit`;
+//! * anchored window: the same, its windows found by their ends (an admission's estimated server
+//!   time plus its `reset`), since they are not aligned;
 //! * sliding window counter: at each admission, the previous window's admissions weighted by the
 //!   part of the period still inside it, plus this window's, are at most `limit`;
 //! * sliding log: at most `limit` admissions in any `period`;
@@ -38,6 +40,8 @@ use std::time::Duration;
 
 /// Fixed window's invariant.
 pub(super) const FIXED_WINDOW: &str = "admitted ≤ limit per window";
+/// Anchored window's invariant.
+pub(super) const ANCHORED_WINDOW: &str = "admitted ≤ limit per window, windows by their ends";
 /// Sliding window counter's invariant.
 pub(super) const SLIDING_WINDOW: &str = "weighted two-window count ≤ limit at each admission";
 /// Sliding log's invariant.
@@ -94,9 +98,11 @@ fn windows_in_reset(algorithm: Algorithm) -> Option<u32> {
 pub(super) async fn run(ctx: CheckCtx, algorithm: Algorithm) -> anyhow::Result<Findings> {
     let limit = Limit::new(algorithm, LIMIT, PERIOD)?;
     let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace.clone(), limit.clone());
-    let offset = match windows_in_reset(algorithm) {
-        Some(_) => Some(clock::offset(&ctx).await?),
-        None => None,
+    let attributed =
+        windows_in_reset(algorithm).is_some() || algorithm == Algorithm::AnchoredWindow;
+    let offset = match attributed {
+        true => Some(clock::offset(&ctx).await?),
+        false => None,
     };
     let sabotaged = match ctx.sabotage {
         true => Some(Arc::new(Sabotaged::new(&limiter, "verify")?)),
@@ -128,6 +134,10 @@ fn judge(limit: &Limit, log: &[Record]) -> Verdict {
             let weighted = limit.algorithm() == Algorithm::SlidingWindow;
             history::check_windows(&positions, limit.limit(), limit.period(), weighted)
         }
+        Algorithm::AnchoredWindow => {
+            let positions: Vec<_> = log.iter().map(|r| (r.position, r.outcome)).collect();
+            history::check_anchored_windows(&positions, limit.limit(), limit.period())
+        }
         Algorithm::SlidingLog => {
             history::check_in_any_period(&spans(), limit.limit(), limit.period())
         }
@@ -154,6 +164,7 @@ async fn worker(
                     (true, Some(offset), Some(n)) => {
                         clock::position(&span, reset, offset, PERIOD, n)
                     }
+                    (true, Some(offset), None) => clock::anchored_end(&span, reset, offset, PERIOD),
                     _ => None,
                 };
                 (Some(admitted), position)

@@ -40,7 +40,10 @@ pub use leases::{check_leases, LeaseSpan};
 pub use once::{
     check_accepted_once, check_acked_once, check_exactly_once, check_executed_once, check_none_lost,
 };
-pub use rates::{check_in_any_period, check_rate, check_windows, WindowPosition, RATE_SLACK};
+pub use rates::{
+    check_anchored_windows, check_in_any_period, check_rate, check_windows, WindowPosition,
+    RATE_SLACK,
+};
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

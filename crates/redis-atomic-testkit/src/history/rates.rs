@@ -7,7 +7,7 @@
 //!   admissions whose spans all lie inside `[a, b]` happened within `b − a` of server time (clock
 //!   rates agree; [`RATE_SLACK`] covers the rest), so counting only such sets never accuses a
 //!   correct limiter, however slow the replies: slow replies only make the check more lenient.
-//! * **Window positions** (fixed and sliding window): an admitted reply's `reset` gives the
+//! * **Window positions** (fixed, anchored and sliding window): an admitted reply's `reset` gives the
 //!   decision's exact offset into its window on the server's clock, and the window itself once
 //!   the caller has attributed it (see the CLI's `verify`); the order of two admissions of one
 //!   window is then exact (the server runs one script at a time).
@@ -103,7 +103,8 @@ pub fn check_rate(
 /// the server's clock, exact (from the reply's `reset`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowPosition {
-    /// The window's index (its start divided by the period).
+    /// The window's index (its start divided by the period); for the anchored window, whose
+    /// windows are not aligned, its end in µs ([`check_anchored_windows`]).
     pub window: u64,
     /// Time since the window's start at the decision.
     pub elapsed: Duration,
@@ -148,9 +149,90 @@ pub fn check_windows(
     verdict
 }
 
+/// Anchored window: windows are not aligned, so each admission comes with its window's *end*
+/// instead of an index (in [`WindowPosition::window`], µs on the server's clock: the decision's
+/// estimated server time plus its reply's `reset`). All ends of one window agree within the
+/// estimate's error; two windows' ends are at least a period apart (the next opens after the last
+/// one closed). So, with the caller attributing only decisions whose estimates of one window
+/// differ by less than half a period, ends within half a period of a window's first end are that
+/// window, and a window with `n > limit` admissions has `n − limit` violations. (Counted, not
+/// ordered: `reset` has whole-ms resolution here, so offsets tie.)
+pub fn check_anchored_windows(
+    decisions: &[(Option<WindowPosition>, Option<bool>)],
+    limit: u64,
+    period: Duration,
+) -> Verdict {
+    let mut verdict = verdict_of(decisions);
+    let half = u64::try_from(period.as_micros() / 2).unwrap_or(u64::MAX);
+    let mut ends: Vec<u64> = decisions
+        .iter()
+        .filter(|(_, r)| *r == Some(true))
+        .filter_map(|(p, _)| p.map(|p| p.window))
+        .collect();
+    ends.sort_unstable();
+    let mut windows: Vec<(u64, u64)> = Vec::new(); // (first end, admissions)
+    for e in ends {
+        match windows.last_mut() {
+            Some((first, n)) if e - *first <= half => *n += 1,
+            _ => windows.push((e, 1)),
+        }
+    }
+    for (end, n) in windows {
+        for k in limit + 1..=n {
+            verdict.violation(format!(
+                "window ending at {end} µs: admission {k} of {n}, limit {limit}"
+            ));
+        }
+    }
+    verdict
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Windows found by their ends: one window's jittered ends are one window, two windows a
+    /// period apart are two, and a window over its limit is flagged once per extra admission.
+    #[test]
+    fn anchored_windows_by_their_ends() {
+        let p = Duration::from_millis(200);
+        let at = |end_ms: u64, jitter_us: u64| {
+            let window = end_ms * 1000 + jitter_us;
+            (
+                Some(WindowPosition {
+                    window,
+                    elapsed: Duration::from_millis(10),
+                }),
+                Some(true),
+            )
+        };
+        // 3 admissions around an end at 1 000 ms, 3 at 1 230 ms (the next window): limit 3 holds.
+        let ok: Vec<_> = [
+            (1000, 0),
+            (1000, 900),
+            (999, 400),
+            (1230, 0),
+            (1231, 0),
+            (1229, 700),
+        ]
+        .iter()
+        .map(|&(e, j)| at(e, j))
+        .collect();
+        assert!(check_anchored_windows(&ok, 3, p).violations.is_empty());
+        // Same, limit 2: one extra in each window.
+        assert_eq!(check_anchored_windows(&ok, 2, p).violations.len(), 2);
+        // Unknown outcomes and unattributed admissions never count.
+        let mut more = ok.clone();
+        more.push((
+            Some(WindowPosition {
+                window: 1_000_000,
+                elapsed: p / 2,
+            }),
+            None,
+        ));
+        more.push((None, Some(true)));
+        assert!(check_anchored_windows(&more, 3, p).violations.is_empty());
+    }
 
     fn ms(a: u64, b: u64) -> Range<Duration> {
         Duration::from_millis(a)..Duration::from_millis(b)

@@ -1,6 +1,8 @@
 //! The rate-limit scripts (`rl_*.lua`) as pure Rust: same inputs, same integer µs arithmetic,
 //! same verdicts. Key expiry is not modelled: the scripts give every key a TTL longer than the
-//! time its state can matter, so an expired key and the model's stale state decide alike.
+//! time its state can matter, so an expired key and the model's stale state decide alike. The
+//! anchored window is the exception: its key's expiry (whole ms) is its window, so its state
+//! carries the instant the key expires.
 //!
 //! ```
 //! use redis_atomic::model::ratelimit::PolicyModel;
@@ -28,6 +30,13 @@ pub enum State {
         start: u64,
         /// Units charged in it.
         count: u64,
+    },
+    /// Anchored window: units charged and the key's expiry (µs, a whole ms).
+    Anchored {
+        /// Units charged in the window.
+        count: u64,
+        /// The window closes (the key expires) after this instant.
+        closes: u64,
     },
     /// Sliding log: one timestamp per admitted unit.
     Log(Vec<u64>),
@@ -91,11 +100,29 @@ pub fn check(limit: &Limit, state: Option<&State>, cost: u64, now: u64) -> Check
     let (l, p, b) = (limit.limit(), limit.period_us(), limit.burst());
     match limit.algorithm() {
         Algorithm::FixedWindow => fixed_window(l, p, state, cost, now),
+        Algorithm::AnchoredWindow => anchored_window(l, p, state, cost, now),
         Algorithm::SlidingLog => sliding_log(l, p, state, cost, now),
         Algorithm::SlidingWindow => sliding_window(l, p, state, cost, now),
         Algorithm::TokenBucket => token_bucket(limit.interval_us(), b, state, cost, now),
         _ => gcra(limit.interval_us(), b, state, cost, now),
     }
+}
+
+/// Redis keeps expiry in ms: `PEXPIRE` sets `closes` at now's ms plus the window, the key lives
+/// while the clock's ms is at most `closes`, and `PTTL` (at least 1 ms, as the script reports
+/// it) is `closes` minus now's ms.
+fn anchored_window(l: u64, p: u64, state: Option<&State>, cost: u64, now: u64) -> Check {
+    let now_ms = now / 1000 * 1000;
+    let (count, closes) = match state {
+        Some(&State::Anchored { count, closes }) if closes >= now_ms => (count, closes),
+        _ => (0, now_ms + p.div_ceil(1000) * 1000),
+    };
+    let reset = (closes - now_ms).max(1000);
+    if count + cost > l {
+        return refused(l.saturating_sub(count), reset, reset);
+    }
+    let count = count + cost;
+    admitted(l - count, reset, State::Anchored { count, closes })
 }
 
 fn fixed_window(l: u64, p: u64, state: Option<&State>, cost: u64, now: u64) -> Check {

@@ -70,6 +70,29 @@ pub(super) fn position(
     })
 }
 
+/// An anchored window's admission: its window's end (µs on the server's clock: the decision's
+/// estimated time plus `reset`, in [`WindowPosition::window`]) and its offset `period − reset`,
+/// for the testkit's `check_anchored_windows`. The offset's error is common to every decision, so
+/// ends of one window differ only by their spans (and `PTTL`'s whole ms): None when the reply took
+/// over an eighth of the period, which keeps them well within the quarter period the checker needs.
+pub(super) fn anchored_end(
+    span: &Range<Duration>,
+    reset: Duration,
+    offset: i64,
+    period: Duration,
+) -> Option<WindowPosition> {
+    let period_us = us(period);
+    if us(span.end) - us(span.start) > period_us / 8 {
+        return None;
+    }
+    let decided = (us(span.start) + us(span.end)) / 2 + offset;
+    let elapsed = (period_us - us(reset)).clamp(0, period_us - 1);
+    Some(WindowPosition {
+        window: u64::try_from(decided.checked_add(us(reset))?).ok()?,
+        elapsed: Duration::from_micros(u64::try_from(elapsed).ok()?),
+    })
+}
+
 /// The server clock in µs from a `TIME` reply, `[seconds, microseconds]` as decimal texts.
 /// Any other shape, or numbers out of range (whose product would overflow), is a typed
 /// [`redis_atomic::Error::BadReply`]: a server's reply never panics the check.

@@ -6,7 +6,7 @@
 //!
 //! **Keys** ([`LockKeys`], one `{resource}` hash tag, so one slot): `<ns>:lock:v1:{resource}`
 //! holds `"<fence>:<token>"` with the lease as its TTL; `<ns>:lock:v1:{resource}:fence` holds the
-//! last fence issued, kept for a week beyond the lease.
+//! last fence issued, kept 14 days from its last issue (at least a week beyond any lease).
 //!
 //! **Mechanism.** Lua scripts (`lock_acquire`, `lock_release`, `lock_extend`, `lock_inspect`): the
 //! read-decide-write of ownership and the fence must not interleave, and `SET NX PX` alone cannot

@@ -1,12 +1,12 @@
 //! What a rate-limit decision says, and how a script reply becomes one.
 //!
-//! The five single-limit scripts share one `returns:` line but each gets its own generated reply
-//! type; one macro gives the five the same conversion ([`SingleReply`]), so there is one decoder
+//! The six single-limit scripts share one `returns:` line but each gets its own generated reply
+//! type; one macro gives the six the same conversion ([`SingleReply`]), so there is one decoder
 //! for them and one for `rl_policy`.
 
 use crate::script::registry::{
-    RlFixedWindowReply, RlGcraReply, RlPolicyLimitsItem, RlPolicyReply, RlSlidingLogReply,
-    RlSlidingWindowReply, RlTokenBucketReply, RL_POLICY,
+    RlAnchoredWindowReply, RlFixedWindowReply, RlGcraReply, RlPolicyLimitsItem, RlPolicyReply,
+    RlSlidingLogReply, RlSlidingWindowReply, RlTokenBucketReply, RL_POLICY,
 };
 use crate::script::FromReply;
 use crate::Error;
@@ -121,6 +121,7 @@ macro_rules! single_reply {
 }
 
 single_reply!(
+    RlAnchoredWindowReply,
     RlFixedWindowReply,
     RlSlidingLogReply,
     RlSlidingWindowReply,

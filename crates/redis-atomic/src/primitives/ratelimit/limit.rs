@@ -33,6 +33,12 @@ pub enum Algorithm {
     /// At most `limit` units per window of `period` aligned to the epoch. Cheapest; allows up to
     /// 2 × limit across a window boundary.
     FixedWindow,
+    /// At most `limit` units per window of `period` (rounded up to whole ms) that opens at an
+    /// identity's first request after its last window closed: a plain counter whose key expiry
+    /// closes the window. The cheapest on the server (no clock read, no parsing; about the
+    /// classic `INCR` + `EXPIRE`), with the fixed window's 2 × limit across a boundary; windows
+    /// are not aligned, and no test clock can drive it (docs/ratelimit.md "Anchored window").
+    AnchoredWindow,
     /// At most `limit` units within any `period` (one sorted-set member per unit). Exact; memory
     /// grows with the limit.
     SlidingLog,
@@ -47,18 +53,20 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm.
-    pub const ALL: [Algorithm; 5] = [
+    pub const ALL: [Algorithm; 6] = [
         Algorithm::FixedWindow,
+        Algorithm::AnchoredWindow,
         Algorithm::SlidingLog,
         Algorithm::SlidingWindow,
         Algorithm::TokenBucket,
         Algorithm::Gcra,
     ];
 
-    /// The code the scripts and key names use (`fw`, `sl`, `sw`, `tb`, `gcra`).
+    /// The code the scripts and key names use (`fw`, `aw`, `sl`, `sw`, `tb`, `gcra`).
     pub fn code(self) -> &'static str {
         match self {
             Algorithm::FixedWindow => "fw",
+            Algorithm::AnchoredWindow => "aw",
             Algorithm::SlidingLog => "sl",
             Algorithm::SlidingWindow => "sw",
             Algorithm::TokenBucket => "tb",
@@ -66,10 +74,12 @@ impl Algorithm {
         }
     }
 
-    /// The CLI name (`fixed-window`, `sliding-log`, `sliding-window`, `token-bucket`, `gcra`).
+    /// The CLI name (`fixed-window`, `anchored-window`, `sliding-log`, `sliding-window`,
+    /// `token-bucket`, `gcra`).
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::FixedWindow => "fixed-window",
+            Algorithm::AnchoredWindow => "anchored-window",
             Algorithm::SlidingLog => "sliding-log",
             Algorithm::SlidingWindow => "sliding-window",
             Algorithm::TokenBucket => "token-bucket",
@@ -80,6 +90,12 @@ impl Algorithm {
     /// Whether the algorithm has a burst distinct from its limit.
     pub fn has_burst(self) -> bool {
         matches!(self, Algorithm::TokenBucket | Algorithm::Gcra)
+    }
+
+    /// Whether a test clock (`consume_at`, feature `test-clock`) can drive it: every algorithm
+    /// but the anchored window, whose clock is its key's expiry on the server.
+    pub fn takes_test_clock(self) -> bool {
+        self != Algorithm::AnchoredWindow
     }
 }
 
@@ -102,7 +118,8 @@ impl std::str::FromStr for Algorithm {
             .find(|a| a.name() == s)
             .ok_or_else(|| {
                 Error::BadArgument(format!(
-                    "unknown algorithm `{s}` (fixed-window, sliding-log, sliding-window, token-bucket, gcra)"
+                    "unknown algorithm `{s}` (fixed-window, anchored-window, sliding-log, \
+                     sliding-window, token-bucket, gcra)"
                 ))
             })
     }
@@ -165,6 +182,11 @@ impl Limit {
     /// [`Algorithm::FixedWindow`].
     pub fn fixed_window(limit: u64, period: Duration) -> Result<Limit, Error> {
         Limit::new(Algorithm::FixedWindow, limit, period)
+    }
+
+    /// [`Algorithm::AnchoredWindow`].
+    pub fn anchored_window(limit: u64, period: Duration) -> Result<Limit, Error> {
+        Limit::new(Algorithm::AnchoredWindow, limit, period)
     }
 
     /// [`Algorithm::SlidingLog`].

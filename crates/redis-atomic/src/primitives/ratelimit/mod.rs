@@ -1,5 +1,5 @@
-//! Rate limits: fixed window, sliding log, sliding window counter, token bucket and GCRA, alone
-//! or several at once, decided on the server's clock in one round trip.
+//! Rate limits: fixed window, anchored window, sliding log, sliding window counter, token bucket
+//! and GCRA, alone or several at once, decided on the server's clock in one round trip.
 //!
 //! **Invariant.** No limit ever admits more than its algorithm permits (e.g. exactly 100 of 1000
 //! concurrent requests against 100 per window), a refused request is charged to no limit, and a
@@ -19,8 +19,10 @@
 //! reads, except that the sliding log drops entries that already expired, which changes no
 //! decision). Time is the server's `TIME` in µs; all arithmetic is on integers below 2^53
 //! ([`Limit`] refuses sizes that would not be). Stored timestamps decide; key TTLs only collect
-//! state that no longer matters. Replies decode through the generated reply types: the five
-//! single-limit ones share one conversion.
+//! state that no longer matters — except for the anchored window, a plain counter whose key
+//! expiry is its window (no `TIME`, no parsing: the cheapest script, at the classic `INCR` +
+//! `EXPIRE`'s cost, but refusing without charging). Replies decode through the generated reply
+//! types: the six single-limit ones share one conversion.
 //!
 //! **Retry.** Without a request id a consume is `retry: unsafe`: after
 //! [`Error::OutcomeUnknown`] the request may or may not have been charged, and it is not resent.
@@ -32,7 +34,8 @@
 //! **Not guaranteed.** Replication is asynchronous: a failover can lose recent charges, admitting
 //! up to one more window's worth. A server clock stepping back is treated as standing still at the
 //! latest time stored in a limit's state (no window reopens), except by the sliding log, whose
-//! entries keep their own times.
+//! entries keep their own times, and the anchored window, whose window ends when the server's
+//! clock says its key expired (a clock stepping forward closes it early).
 
 mod decision;
 mod limit;
@@ -46,7 +49,8 @@ pub use limit::{
 use crate::client::{Arg, Client};
 use crate::keys::{digest, Keyspace};
 use crate::script::registry::{
-    RL_FIXED_WINDOW, RL_GCRA, RL_POLICY, RL_SLIDING_LOG, RL_SLIDING_WINDOW, RL_TOKEN_BUCKET,
+    RL_ANCHORED_WINDOW, RL_FIXED_WINDOW, RL_GCRA, RL_POLICY, RL_SLIDING_LOG, RL_SLIDING_WINDOW,
+    RL_TOKEN_BUCKET,
 };
 use crate::script::{RetryClass, Script};
 use crate::Error;
@@ -229,6 +233,9 @@ impl RateLimiter {
         now_us: Option<u64>,
     ) -> Result<Verdict, Error> {
         self.policy.check_cost(cost)?;
+        if now_us.is_some() {
+            self.check_test_clock()?;
+        }
         let target = self.target(identity, request_id)?;
         let cost = cost.to_string();
         let now = now_us.map(|n| n.to_string()).unwrap_or_default();
@@ -236,6 +243,7 @@ impl RateLimiter {
             let key = target.keys.limits[0].as_str();
             return match self.policy.limits()[0].algorithm() {
                 Algorithm::FixedWindow => self.single(&RL_FIXED_WINDOW, key, &cost, &now).await,
+                Algorithm::AnchoredWindow => self.anchored(key, &cost).await,
                 Algorithm::SlidingLog => self.single(&RL_SLIDING_LOG, key, &cost, &now).await,
                 Algorithm::SlidingWindow => self.single(&RL_SLIDING_WINDOW, key, &cost, &now).await,
                 Algorithm::TokenBucket => self.single(&RL_TOKEN_BUCKET, key, &cost, &now).await,
@@ -266,6 +274,24 @@ impl RateLimiter {
         Verdict::of_policy(reply, self.policy.limits().len())
     }
 
+    /// A test clock drives every limit or none: refused up front when one limit runs on its
+    /// key's expiry (the scripts refuse it too, for callers that bypass this type).
+    fn check_test_clock(&self) -> Result<(), Error> {
+        match self
+            .policy
+            .limits()
+            .iter()
+            .find(|l| !l.algorithm().takes_test_clock())
+        {
+            Some(l) => Err(Error::BadArgument(format!(
+                "limit {:?} ({}) runs on key expiry: no test clock can drive it",
+                l.name(),
+                l.algorithm()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Whether a consume runs `rl_policy` (several limits, or a request id to record) rather than
     /// its one limit's own script.
     fn uses_policy_script(&self, with_request_id: bool) -> bool {
@@ -290,6 +316,25 @@ impl RateLimiter {
             now.into(),
         ];
         Ok(self.client.call(script, [key], args).await?.verdict())
+    }
+
+    /// The anchored window's own script: no clock argument (it reads none) and its period in
+    /// whole ms, as `PEXPIRE` takes it, so the script formats no number.
+    async fn anchored(&self, key: &str, cost: &str) -> Result<Verdict, Error> {
+        let ms = self.policy.limits()[0]
+            .period_us()
+            .div_ceil(1000)
+            .to_string();
+        let args = [
+            cost.into(),
+            self.specs[0][1].as_str().into(),
+            ms.as_str().into(),
+        ];
+        Ok(self
+            .client
+            .call(&RL_ANCHORED_WINDOW, [key], args)
+            .await?
+            .verdict())
     }
 }
 

@@ -1,0 +1,46 @@
+#!lua
+--- summary: consume cost units of one fixed window anchored at its first request, all or nothing, without reading the clock
+--- invariant: at most limit units per window; a window opens at the first request after the last one closed and lasts period_ms; a refused request changes nothing
+--- keys: state
+--- args: cost limit period_ms
+--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}
+--- retry: unsafe
+--- version: 1
+-- The lean variant of the fixed window (docs/ratelimit.md "Anchored window"): the state is a
+-- plain counter and the window is the key's expiry, so no TIME, no state to parse and no number
+-- to format: INCRBY, then PTTL (or PEXPIRE on a window's first request), arguments handed to
+-- Redis as the strings they came in as. Windows are not aligned: each identity's window opens at
+-- its own first request. The key's expiry is on the server's clock, so no test clock drives it
+-- (the script takes none; the library refuses one). Retry: unsafe (a resend charges twice); with
+-- a request id, rl_policy records the decision. Flat on purpose.
+local key, cost, limit, ms = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local n, period = cost == '1' and 1 or tonumber(cost), tonumber(ms)
+if not limit or limit % 1 ~= 0 or limit < 1 or limit > 1000000000 then
+  return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..1000000000')
+end
+if not period or period % 1 ~= 0 or period < 1 or period > 31622400000 then
+  return redis.error_reply('ERR redis-atomic: period_ms must be an integer in 1..31622400000')
+end
+if not n or n % 1 ~= 0 or n < 1 or n > limit then
+  return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..limit')
+end
+local count = redis.pcall('INCRBY', key, cost)
+if type(count) ~= 'number' then
+  return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')
+end
+if count == n then -- the window's first request (a refusal never leaves the counter at 0)
+  redis.call('PEXPIRE', key, ms)
+  return {'allowed', limit - count, period * 1000}
+end
+local ttl = redis.call('PTTL', key)
+if ttl < 0 then -- a counter without expiry (not ours, or persisted): it gets a whole window now
+  redis.call('PEXPIRE', key, ms)
+  ttl = period
+elseif ttl == 0 then
+  ttl = 1 -- expires within the millisecond: never tell a caller to retry after 0
+end
+if count > limit then
+  redis.call('DECRBY', key, cost)
+  return {'limited', ttl * 1000, ttl * 1000, limit - count + n}
+end
+return {'allowed', limit - count, ttl * 1000}
