@@ -27,7 +27,7 @@ struct Args {
     /// Redis URL; an embedded redis-server is started when absent.
     #[arg(long)]
     redis: Option<String>,
-    /// fixed-window | sliding-log | sliding-window | token-bucket | gcra.
+    /// fixed-window | anchored-window | sliding-log | sliding-window | token-bucket | gcra.
     #[arg(long, default_value = "gcra")]
     algorithm: String,
     /// Requests per window.

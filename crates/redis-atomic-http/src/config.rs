@@ -105,7 +105,8 @@ pub struct PolicyConfig {
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct LimitConfig {
-    /// `fixed-window`, `sliding-log`, `sliding-window`, `token-bucket` or `gcra`.
+    /// `fixed-window`, `anchored-window`, `sliding-log`, `sliding-window`, `token-bucket` or
+    /// `gcra`.
     pub algorithm: String,
     /// Units per period.
     pub limit: u64,
