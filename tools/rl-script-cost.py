@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Server cost per decision of the rate-limit scripts against the classic scripts.
+"""Server cost per decision of the rate-limit and lock scripts against the classic scripts.
 
-Why: the rate-limit issue bounds our scripts' server time by what the classic scripts (seed 000's
-sliding log, the widely copied float GCRA, both on server TIME, and §7's INCR + EXPIRE fixed
-window) cost on the same machine. Absolute
+Why: issues 16 and 18 bound our scripts' server time by what the classic scripts (seed 000's
+sliding log, the widely copied float GCRA, float token bucket and two-counter sliding window, all
+on server TIME, §7's INCR + EXPIRE fixed window, and §17 Template 3's fenced SET NX PX + INCR
+lock acquire) cost on the same machine. Absolute
 µs on a shared VM move by 2x within an hour, so every run measures ours and the classics on the
 same server, in shuffled order, each run on an empty database, and reports medians.
 
@@ -14,6 +15,8 @@ same server, in shuffled order, each run on an empty database, and reports media
 µs: `usec_per_call` of EVALSHA (INFO commandstats) under `redis-benchmark -c 8`, one random
 identity per call out of --identities (10^6: practically every decision is a new identity's
 first; 100: every identity holds state). Every decision is an admission (limits never reached).
+The lock cases (two keys, lock and fence, each with its own random number) always draw from
+2^31 resources whatever --identities says, so every call acquires a free lock.
 --instructions runs redis-server under callgrind and counts instructions inside evalShaCommand.
 Needs redis-server, redis-cli, redis-benchmark (Debian: redis-server, redis-tools) and the built
 CLI (`target/release/redis-atomic` or `target/debug/redis-atomic`, or --bin) for our sources.
@@ -33,7 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CLASSIC = ROOT / "crates/redis-atomic-cli/src/bench/classic"
 
-# name -> (source, key prefix, args). Ours: one key, cost limit period_us burst test_now ("").
+# name -> (source, key prefix or list of prefixes, args). Our limiters: one key, cost limit
+# period_us burst test_now (""). Classic token bucket: capacity rate_per_s; classic sliding
+# window: window_ms limit. Locks: keys lock fence, args token ttl_ms.
 CASES = {
     "classic sliding log": ("file:sliding_log.lua", "cl", ["100", "10000"]),
     "rl_sliding_log": ("ours:rl_sliding_log", "sl", ["1", "10000", "100000", "10000", ""]),
@@ -41,9 +46,16 @@ CASES = {
     "rl_gcra": ("ours:rl_gcra", "g", ["1", "1000", "1000000", "1000", ""]),
     "classic fixed window": ("file:fixed_window.lua", "cf", ["60", "100000"]),
     "rl_fixed_window": ("ours:rl_fixed_window", "fw", ["1", "100000", "60000000", "100000", ""]),
+    "classic token bucket": ("file:token_bucket.lua", "ct", ["1000", "1000"]),
     "rl_token_bucket": ("ours:rl_token_bucket", "tb", ["1", "1000", "1000000", "1000", ""]),
+    "classic sliding window": ("file:sliding_window.lua", "cs", ["60000", "100000"]),
     "rl_sliding_window": ("ours:rl_sliding_window", "sw", ["1", "100000", "60000000", "100000", ""]),
+    "classic fenced acquire": ("file:fenced_acquire.lua", ["ck", "ckf"], ["token-1", "30000"]),
+    "lock_acquire": ("ours:lock_acquire", ["lk", "lkf"], ["token-1", "30000"]),
 }
+# Lock cases: resources drawn from 2^31 (redis-benchmark's random() range), never --identities.
+FRESH = {"classic fenced acquire", "lock_acquire"}
+FRESH_IDENTITIES = 2**31 - 1
 
 
 def run(cmd, **kw):
@@ -91,10 +103,24 @@ class Server:
         return subprocess.run(["redis-cli", "-s", self.sock, *args], input=stdin,
                               capture_output=True, text=True).stdout
 
-    def bench(self, sha, prefix, args, n, identities):
+    def bench(self, sha, case, n, identities):
+        _, prefixes, args = CASES[case]
+        prefixes = [prefixes] if isinstance(prefixes, str) else prefixes
+        keys = [p + ":{__rand_int__}" for p in prefixes]
+        space = FRESH_IDENTITIES if case in FRESH else identities
         cmd = self.client_prefix + ["redis-benchmark", "-s", self.sock, "-q", "-n", str(n), "-c", "8",
-               "-r", str(identities), "EVALSHA", sha, "1", prefix + ":{__rand_int__}", *args]
+               "-r", str(space), "EVALSHA", sha, str(len(keys)), *keys, *args]
         subprocess.run(cmd, check=True, capture_output=True)
+
+    def check_acquired(self, case, n):
+        """A lock case: every call took a free lock (its lock keys, but for a rare repeat of one
+        of 2^31 resources). The scripts answer nil or 'held' without failing, so count."""
+        if case not in FRESH:
+            return
+        prefix = CASES[case][1][0]
+        locks = len(self.cli("--scan", "--pattern", prefix + ":*").split())
+        if locks < n - max(2, n // 1000):
+            sys.exit(f"rl-script-cost: {case}: {locks} locks after {n} acquires")
 
     def evalsha_stats(self):
         line = next(l for l in self.cli("INFO", "commandstats").splitlines()
@@ -155,8 +181,8 @@ def measure_usec(srv, names, shas, a):
         for n in random.sample(names, len(names)):
             srv.cli("FLUSHALL", "SYNC")
             srv.cli("CONFIG", "RESETSTAT")
-            _, prefix, args = CASES[n]
-            srv.bench(shas[n], prefix, args, a.requests, a.identities)
+            srv.bench(shas[n], n, a.requests, a.identities)
+            srv.check_acquired(n, a.requests)
             usec, failed = srv.evalsha_stats()
             if failed:
                 sys.exit(f"rl-script-cost: {n}: {failed} failed calls")
@@ -174,12 +200,11 @@ def measure_instructions(srv, names, shas, a):
     n_calls = min(a.requests, 4000)  # ~50x slower under valgrind
     print(f"instructions per decision inside EVALSHA: {n_calls} calls, {a.identities} identities")
     for n in names:
-        _, prefix, args = CASES[n]
         srv.cli("FLUSHALL", "SYNC")
-        srv.bench(shas[n], prefix, args, 200, a.identities)  # warm
+        srv.bench(shas[n], n, 200, a.identities)  # warm
         run(["callgrind_control", "-z", str(srv.proc.pid)])
         srv.cli("CONFIG", "RESETSTAT")
-        srv.bench(shas[n], prefix, args, n_calls, a.identities)
+        srv.bench(shas[n], n, n_calls, a.identities)
         _, failed = srv.evalsha_stats()
         if failed:
             sys.exit(f"rl-script-cost: {n}: {failed} failed calls")

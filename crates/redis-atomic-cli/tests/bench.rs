@@ -107,7 +107,17 @@ fn every_entry_both_ways_one_round_trip() {
         .filter(|r| r["reference"].is_object())
         .map(|r| r["primitive"].as_str().unwrap())
         .collect();
-    assert_eq!(references, ["lock", "ratelimit", "ratelimit-sl"]);
+    assert_eq!(
+        references,
+        [
+            "lock",
+            "ratelimit",
+            "ratelimit-fw",
+            "ratelimit-sl",
+            "ratelimit-sw",
+            "ratelimit-tb"
+        ]
+    );
 }
 
 /// Unknown entries, bad durations and zero rounds are errors (exit 2) with a message.

@@ -39,15 +39,62 @@ pub static INCR: Classic = Classic::new(
     include_str!("classic/incr.lua"),
 );
 
-/// Seed 000 §8's lock release: compare-and-delete of a plain token (its acquire is `SET NX PX`,
-/// no script). Keys: lock. Args: token. Replies 1 released, 0 not the owner.
+/// The widely copied token bucket of blog posts and StackOverflow answers (no redis-cell): a hash
+/// of `tokens` and `timestamp` read with `HMGET`, refilled by elapsed seconds × rate in floats on
+/// server `TIME`, one token taken, written back with `HMSET` and `EXPIRE` (twice the fill time).
+/// It writes on refusal too and has no retry safety. Keys: bucket. Args: capacity
+/// rate_per_second. Replies `{1, tokens_left}` admitted, `{0, tokens}` refused.
+pub static TOKEN_BUCKET: Classic = Classic::new(
+    "classic float token bucket (blog/StackOverflow hash form, server TIME)",
+    include_str!("classic/token_bucket.lua"),
+);
+
+/// The common two-counter sliding window on server `TIME`: the current and previous fixed
+/// windows' counters, the previous weighted by its overlap (floats); if the estimate leaves room,
+/// `INCR` the current counter and `PEXPIRE` it for two windows. Builds both counters' names in
+/// Lua from KEYS[1] and the window number (as commonly written; seed 000 §7 advises against it;
+/// a hash-tagged KEYS[1] keeps them in its slot). Keys: prefix. Args: window_ms limit. Replies
+/// `{1, count}` admitted, `{0, count}` refused.
+pub static SLIDING_WINDOW: Classic = Classic::new(
+    "classic two-counter sliding window (floats, server TIME)",
+    include_str!("classic/sliding_window.lua"),
+);
+
+/// Seed 000 §7's fixed window: `INCR`, `EXPIRE` on the first hit, compare (charges on refusal;
+/// window aligned to the first hit). Keys: counter. Args: window_s limit. Replies 1 admitted,
+/// 0 refused.
+pub static FIXED_WINDOW: Classic = Classic::new(
+    "classic INCR + EXPIRE fixed window (seed 000 §7)",
+    include_str!("classic/fixed_window.lua"),
+);
+
+/// Seed 000 §17 Template 3 applied to §8's lock: `SET NX PX` of a plain token and, when it took
+/// the lock, `INCR` of a fence counter (kept forever), in one script; no re-entry, so a resend
+/// after a lost reply finds the lock held. Keys: lock fence. Args: token ttl_ms. Replies the
+/// fence acquired, nil held. Its release is [`LOCK_RELEASE`].
+pub static FENCED_ACQUIRE: Classic = Classic::new(
+    "classic fenced lock (seed 000 §17 Template 3 on §8: SET NX PX + INCR script, then compare-and-delete script)",
+    include_str!("classic/fenced_acquire.lua"),
+);
+
+/// Seed 000 §8's lock release: compare-and-delete of a plain token. Keys: lock. Args: token.
+/// Replies 1 released, 0 not the owner.
 pub static LOCK_RELEASE: Classic = Classic::new(
-    "classic lock (seed 000 §8: SET NX PX + compare-and-delete script)",
+    "classic lock release (seed 000 §8 compare-and-delete script)",
     include_str!("classic/lock_release.lua"),
 );
 
 /// Every reference script (loaded before the first phase).
-pub static ALL: [&Classic; 4] = [&SLIDING_LOG, &GCRA, &INCR, &LOCK_RELEASE];
+pub static ALL: [&Classic; 8] = [
+    &SLIDING_LOG,
+    &GCRA,
+    &TOKEN_BUCKET,
+    &SLIDING_WINDOW,
+    &FIXED_WINDOW,
+    &INCR,
+    &FENCED_ACQUIRE,
+    &LOCK_RELEASE,
+];
 
 impl Classic {
     const fn new(name: &'static str, source: &'static str) -> Classic {
@@ -75,8 +122,9 @@ impl Classic {
         Ok(())
     }
 
-    /// One raw `EVALSHA`, its first integer: the classic rate limits answer `{1, ..}` when
-    /// they admit, the increment its new value. Fails on any other reply.
+    /// One raw `EVALSHA`, its first integer: the classic rate limits answer `1` or `{1, ..}`
+    /// when they admit, the increment its new value, the fenced acquire its fence. Fails on any
+    /// other reply (the fenced acquire's nil when the lock is held).
     pub async fn eval(
         &self,
         conn: &mut MultiplexedConnection,

@@ -36,7 +36,7 @@ impl Bench {
 pub const BENCHES: &[Bench] = &[
     Bench::new(
         "lock",
-        "acquire | release, alternating on one resource per task; reference: seed 000 §8's SET NX PX + compare-and-delete",
+        "acquire | release, alternating on one resource per task; reference: seed 000 §17's fenced SET NX PX + INCR script | §8's compare-and-delete",
         lock::cycle,
     ),
     Bench::new(
@@ -76,7 +76,7 @@ pub const BENCHES: &[Bench] = &[
     ),
     Bench::new(
         "ratelimit-fw",
-        "consume 1 on a fixed window (never refused), one identity per task",
+        "consume 1 on a fixed window (never refused), one identity per task; reference: seed 000 §7's INCR + EXPIRE",
         ratelimit::fixed_window,
     ),
     Bench::new(
@@ -86,12 +86,12 @@ pub const BENCHES: &[Bench] = &[
     ),
     Bench::new(
         "ratelimit-sw",
-        "consume 1 on a sliding window (never refused), one identity per task",
+        "consume 1 on a sliding window (never refused), one identity per task; reference: the classic two-counter window",
         ratelimit::sliding_window,
     ),
     Bench::new(
         "ratelimit-tb",
-        "consume 1 on a token bucket (never refused), one identity per task",
+        "consume 1 on a token bucket (never refused), one identity per task; reference: the classic float token bucket",
         ratelimit::token_bucket,
     ),
     Bench::new(

@@ -4,7 +4,8 @@
 //! task's own again in every round) and extends it. A record is a held lock: its lock and fence
 //! keys. The library path releases and extends through the task's `LockGuard`, so it takes the
 //! native command where the server has one (`DELIFEQ`, `SET IFEQ`; the header's `native:` line);
-//! the raw path is `EVALSHA` of the scripts.
+//! the raw path is `EVALSHA` of the scripts. `lock` has a reference path: the classic fenced
+//! lock ([`classic::FENCED_ACQUIRE`], then [`classic::LOCK_RELEASE`]) on the same key layout.
 
 use super::classic::{self, Classic};
 use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, Record, Workload};
@@ -150,30 +151,21 @@ impl Workload for LockBench {
     }
 
     fn reference_script(&self) -> Option<&'static Classic> {
-        (!self.extend).then_some(&classic::LOCK_RELEASE)
+        (!self.extend).then_some(&classic::FENCED_ACQUIRE)
     }
 
-    fn reference_sent_directly(&self) -> &'static [&'static str] {
-        &["set"]
-    }
-
-    /// Seed §8: `SET lock token NX PX ttl`, then the compare-and-delete script (no fence).
+    /// Seed 000 §17 Template 3 on §8: `SET lock token NX PX ttl` and `INCR fence` in one script,
+    /// then §8's compare-and-delete script.
     fn reference<'a>(&'a self, conn: &'a mut Conn, task: usize, i: u64) -> Decided<'a> {
         Box::pin(async move {
             let k = self.keys(Path::Reference, task)?;
             let token = self.ctx.token.as_str();
             if i % 2 == 0 {
-                let mut set = redis::cmd("SET");
-                set.arg(&k.lock)
-                    .arg(token)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(TTL.as_millis() as u64);
-                let got: redis::Value = set.query_async(conn).await?;
-                anyhow::ensure!(
-                    matches!(got, redis::Value::Okay),
-                    "classic lock: not acquired"
-                );
+                let args = [token.into(), ms(TTL)];
+                let fence = classic::FENCED_ACQUIRE
+                    .eval(conn, &[&k.lock, &k.fence], &args)
+                    .await?;
+                anyhow::ensure!(fence >= 1, "classic fenced lock: fence {fence}");
             } else {
                 let released = classic::LOCK_RELEASE
                     .eval(conn, &[&k.lock], &[token.into()])

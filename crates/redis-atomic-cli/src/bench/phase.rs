@@ -209,8 +209,7 @@ async fn run_phase(
     bar.finish_and_clear();
     let direct = match path {
         Path::Library => fresh.workload.sent_directly(),
-        Path::Reference => fresh.workload.reference_sent_directly(),
-        Path::Raw => &[],
+        Path::Raw | Path::Reference => &[],
     };
     let server = before.since(&after, direct);
     let phase = Phase {

@@ -2,9 +2,11 @@
 //! rate-limited user per task, no request id), on limits high enough that nothing is ever
 //! refused, so every decision is an admission that writes the limit's state on both paths (a
 //! refusal only reads). One entry per algorithm (its own script, one key, five arguments) and
-//! one for a policy of two limits (`rl_policy`). GCRA and the sliding log add a reference path:
-//! the classic script each replaces ([`super::classic`]) on the same number of tasks and
-//! connections, one key per identity of the same layout. A record is one identity's limit
+//! one for a policy of two limits (`rl_policy`). Each algorithm adds a reference path: the
+//! classic script it replaces ([`super::classic`]: §7's INCR + EXPIRE, seed 000's sliding log,
+//! the float GCRA, the float token bucket, the two-counter sliding window) on the same number of
+//! tasks and connections, one key per identity of the same layout (the two-counter window
+//! derives its counters' names from it). A record is one identity's limit
 //! state after 100 admissions (a sliding log then holds 100 entries).
 
 use super::classic::{self, Classic};
@@ -66,10 +68,12 @@ pub(super) fn gcra(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     single(ctx, limit, &RL_GCRA, Some(reference))
 }
 
-/// A fixed window of 10^9 per minute.
+/// A fixed window of 10^9 per minute, against seed 000 §7's INCR + EXPIRE with the same window
+/// and limit.
 pub(super) fn fixed_window(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     let limit = Limit::new(Algorithm::FixedWindow, 1_000_000_000, 60 * SECOND)?;
-    single(ctx, limit, &RL_FIXED_WINDOW, None)
+    let reference: Reference = (&classic::FIXED_WINDOW, &["60", "1000000000"]);
+    single(ctx, limit, &RL_FIXED_WINDOW, Some(reference))
 }
 
 /// A sliding log of 10 000 per 100 ms (its largest limit), against seed 000's log with the
@@ -81,16 +85,20 @@ pub(super) fn sliding_log(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     single(ctx, limit, &RL_SLIDING_LOG, Some(reference))
 }
 
-/// A sliding window of 10^6 per second (limit × period stays within its 2^52 bound).
+/// A sliding window of 10^6 per second (limit × period stays within its 2^52 bound), against
+/// the classic two-counter window with the same window and limit.
 pub(super) fn sliding_window(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     let limit = Limit::new(Algorithm::SlidingWindow, 1_000_000, SECOND)?;
-    single(ctx, limit, &RL_SLIDING_WINDOW, None)
+    let reference: Reference = (&classic::SLIDING_WINDOW, &["1000", "1000000"]);
+    single(ctx, limit, &RL_SLIDING_WINDOW, Some(reference))
 }
 
-/// A token bucket of 10^6 per second.
+/// A token bucket of 10^6 per second (burst 10^6), against the classic float token bucket with
+/// the same capacity and rate.
 pub(super) fn token_bucket(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     let limit = Limit::new(Algorithm::TokenBucket, 1_000_000, SECOND)?;
-    single(ctx, limit, &RL_TOKEN_BUCKET, None)
+    let reference: Reference = (&classic::TOKEN_BUCKET, &["1000000", "1000000"]);
+    single(ctx, limit, &RL_TOKEN_BUCKET, Some(reference))
 }
 
 /// Two limits, GCRA 10^6 per second and a fixed window of 10^9 per day, through `rl_policy`.

@@ -132,10 +132,6 @@ pub trait Workload: Send + Sync {
     fn sent_directly(&self) -> &'static [&'static str] {
         &[]
     }
-    /// [`Workload::sent_directly`] of the reference path (e.g. the classic lock's `SET NX PX`).
-    fn reference_sent_directly(&self) -> &'static [&'static str] {
-        &[]
-    }
     /// Conflicts so far (CAS); none by default.
     fn conflicts(&self) -> Conflicts {
         Conflicts::default()
