@@ -32,6 +32,13 @@ pub static GCRA: Classic = Classic::new(
     include_str!("classic/gcra.lua"),
 );
 
+/// Seed 000 §7's fixed window: `INCR`, `EXPIRE` on the first hit, compare. Keys: counter.
+/// Args: window_s limit. Replies 1 admitted, 0 refused (the refused hit is still counted).
+pub static FIXED_WINDOW: Classic = Classic::new(
+    "classic fixed window (seed 000 §7, INCR + EXPIRE)",
+    include_str!("classic/fixed_window.lua"),
+);
+
 /// Rung 5 of the ladder for a counter: `GET`, add one, `SET`, as one script (the same
 /// read-modify-write a CAS closure does). Keys: counter. Replies the new value.
 pub static INCR: Classic = Classic::new(
@@ -47,7 +54,7 @@ pub static LOCK_RELEASE: Classic = Classic::new(
 );
 
 /// Every reference script (loaded before the first phase).
-pub static ALL: [&Classic; 4] = [&SLIDING_LOG, &GCRA, &INCR, &LOCK_RELEASE];
+pub static ALL: [&Classic; 5] = [&SLIDING_LOG, &GCRA, &FIXED_WINDOW, &INCR, &LOCK_RELEASE];
 
 impl Classic {
     const fn new(name: &'static str, source: &'static str) -> Classic {

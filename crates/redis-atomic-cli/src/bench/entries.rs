@@ -76,7 +76,7 @@ pub const BENCHES: &[Bench] = &[
     ),
     Bench::new(
         "ratelimit-fw",
-        "consume 1 on a fixed window (never refused), one identity per task",
+        "consume 1 on a fixed window (never refused), one identity per task; reference: seed 000 §7's INCR + EXPIRE",
         ratelimit::fixed_window,
     ),
     Bench::new(

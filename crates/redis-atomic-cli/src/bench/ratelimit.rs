@@ -1,8 +1,10 @@
 //! The rate limiter's benchmarks: each task consumes 1 unit for its own identity (one
-//! rate-limited user per task, no request id), on limits high enough that nothing is ever
+//! rate-limited user per task, no request id; with `--identities N`, each decision for one drawn
+//! at random from N, as peers' benchmarks spread load over users), on limits high enough that nothing is ever
 //! refused, so every decision is an admission that writes the limit's state on both paths (a
 //! refusal only reads). One entry per algorithm (its own script, one key, five arguments) and
-//! one for a policy of two limits (`rl_policy`). GCRA and the sliding log add a reference path:
+//! one for a policy of two limits (`rl_policy`). GCRA, the fixed window and the sliding log add a
+//! reference path:
 //! the classic script each replaces ([`super::classic`]) on the same number of tasks and
 //! connections, one key per identity of the same layout. A record is one identity's limit
 //! state after 100 admissions (a sliding log then holds 100 entries).
@@ -57,6 +59,8 @@ struct RateBench<R: 'static> {
     /// The arguments the library sends (see `RateLimiter::run`).
     args: Vec<String>,
     reference: Option<Reference>,
+    /// `--identities`: each decision's identity drawn from this many; `None`, one per task.
+    identities: Option<u64>,
 }
 
 /// GCRA, 10^6 per second (burst 10^6), against the classic float GCRA with the same rate.
@@ -66,10 +70,11 @@ pub(super) fn gcra(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     single(ctx, limit, &RL_GCRA, Some(reference))
 }
 
-/// A fixed window of 10^9 per minute.
+/// A fixed window of 10^9 per minute, against seed 000 §7's INCR + EXPIRE with the same window.
 pub(super) fn fixed_window(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     let limit = Limit::new(Algorithm::FixedWindow, 1_000_000_000, 60 * SECOND)?;
-    single(ctx, limit, &RL_FIXED_WINDOW, None)
+    let reference: Reference = (&classic::FIXED_WINDOW, &["60", "1000000000"]);
+    single(ctx, limit, &RL_FIXED_WINDOW, Some(reference))
 }
 
 /// A sliding log of 10 000 per 100 ms (its largest limit), against seed 000's log with the
@@ -99,6 +104,7 @@ pub(super) fn policy(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
         Limit::gcra(1_000_000, SECOND)?,
         Limit::fixed_window(1_000_000_000, 86_400 * SECOND)?,
     ])?;
+    let identities = ctx.identities;
     let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace, policy);
     // rl_policy: cost, request id (none), request ttl µs, test clock (none), then per limit
     // algorithm, limit, period_us, burst.
@@ -114,6 +120,7 @@ pub(super) fn policy(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
         script: None,
         args,
         reference: None,
+        identities,
     }))
 }
 
@@ -131,20 +138,26 @@ fn single<R: Admits>(
         limit.burst().to_string(),
         String::new(),
     ];
+    let identities = ctx.identities;
     let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace, limit);
     Ok(Box::new(RateBench {
         limiter,
         script: Some(script),
         args,
         reference,
+        identities,
     }))
 }
 
-fn identity(path: Path, task: usize) -> String {
-    format!("user-{}-{task}", path.name())
-}
-
 impl<R: Admits> RateBench<R> {
+    /// The identity of task `task`'s next decision on `path` (paths never share one).
+    fn identity(&self, path: Path, task: usize) -> String {
+        match self.identities {
+            None => format!("user-{}-{task}", path.name()),
+            Some(n) => format!("user-{}-{}", path.name(), rand::random_range(0..n)),
+        }
+    }
+
     /// What the library sends for `identity`, as one raw `EVALSHA`: whether it admitted.
     async fn raw_consume(&self, conn: &mut Conn, identity: &str) -> anyhow::Result<bool> {
         let args: Vec<Arg<'_>> = self.args.iter().map(Arg::from).collect();
@@ -169,7 +182,7 @@ impl<R: Admits> Workload for RateBench<R> {
         Box::pin(async move {
             let got = self
                 .limiter
-                .consume(&identity(Path::Library, task), 1)
+                .consume(&self.identity(Path::Library, task), 1)
                 .await?;
             anyhow::ensure!(got.is_allowed(), "consume: {got:?}");
             Ok(())
@@ -178,7 +191,9 @@ impl<R: Admits> Workload for RateBench<R> {
 
     fn raw<'a>(&'a self, conn: &'a mut Conn, task: usize, _i: u64) -> Decided<'a> {
         Box::pin(async move {
-            let admitted = self.raw_consume(conn, &identity(Path::Raw, task)).await?;
+            let admitted = self
+                .raw_consume(conn, &self.identity(Path::Raw, task))
+                .await?;
             anyhow::ensure!(admitted, "raw consume refused");
             Ok(())
         })
@@ -197,7 +212,7 @@ impl<R: Admits> Workload for RateBench<R> {
             // there in its own format).
             let state = &self
                 .limiter
-                .keys(&identity(Path::Reference, task), None)?
+                .keys(&self.identity(Path::Reference, task), None)?
                 .limits[0];
             let args: Vec<Arg<'_>> = args.iter().map(|a| Arg::from(*a)).collect();
             let admitted = classic.eval(conn, &[state], &args).await?;
