@@ -110,6 +110,7 @@ class Runner:
         self.a, self.procs, self.server, self.pin = a, procs, server, pin
         self.cli, self.node_dir, self.py = cli, node_dir, py
         self.versions = {}
+        self.bench_connections = None
 
     def run(self, client):
         kind, target, _ = CLIENTS[client]
@@ -123,8 +124,7 @@ class Runner:
                    "--only", target, "--rounds", "2"] + common
             out = self.procs.run(self.pin + cmd, 3 * a.seconds + TIMEOUT_MARGIN, client)
             row = json.loads(out)["benches"][0]
-            self.versions.setdefault("redis-atomic bench connections",
-                                     json.loads(out)["connections"])
+            self.bench_connections = json.loads(out)["connections"]
             paths = {"library": row["library"], "raw": row["raw"]}
             if row.get("reference"):
                 paths["reference"] = row["reference"]["stats"]
@@ -184,6 +184,10 @@ def write_table(report, out):
           f"{s['concurrency']} in flight per client, identities {s['identities']}, every "
           "decision an admission; srv cpu: the share of one core redis-server used (median)",
           file=out)
+    if s["bench_connections"]:
+        print(f"redis-atomic library and raw redis-rs: {s['bench_connections']} connections "
+              "(the library's default pool); Node: one ioredis connection; Python: its pool",
+              file=out)
     rows = report["rows"]
     rounds = max(len(r["rates"]) for r in rows)
     libs = [(lib, head) for lib, head in LIBRARY if any(lib in r["library_over_this"]
@@ -255,6 +259,8 @@ def run(a, procs, tmp):
     server_pin, client_pin = pinning(a)
     kinds = {CLIENTS[c][0] for c in a.only}
     cli = find_cli(a.bin) if "bench" in kinds else None
+    if cli and "/debug/" in cli:
+        progress(f"{cli} is a debug build: the library's and raw figures are not representative")
     node_dir = prepare_node(procs, a.cache) if NODE in kinds else None
     py = prepare_python(procs, a.cache) if PYTHON in kinds else None
     load_start = load()
@@ -276,7 +282,8 @@ def run(a, procs, tmp):
     versions.update(runner.versions)
     return {
         "settings": {"rounds": a.rounds, "seconds": a.seconds, "concurrency": a.concurrency,
-                     "identities": a.identities, "python_mode": a.python_mode},
+                     "identities": a.identities, "python_mode": a.python_mode,
+                     "bench_connections": runner.bench_connections},
         "pinned": {"redis-server": " ".join(server_pin) or "not pinned",
                    "clients": " ".join(client_pin) or "not pinned",
                    "cores": os.cpu_count()},

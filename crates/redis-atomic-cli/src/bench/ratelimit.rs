@@ -149,13 +149,18 @@ fn single<R: Admits>(
     }))
 }
 
+/// The identity of task `task`'s next decision on `path` (paths never share one): the task's own,
+/// or with `identities`, one drawn at random from that many.
+fn identity(path: Path, task: usize, identities: Option<u64>) -> String {
+    match identities {
+        None => format!("user-{}-{task}", path.name()),
+        Some(n) => format!("user-{}-{}", path.name(), rand::random_range(0..n.max(1))),
+    }
+}
+
 impl<R: Admits> RateBench<R> {
-    /// The identity of task `task`'s next decision on `path` (paths never share one).
     fn identity(&self, path: Path, task: usize) -> String {
-        match self.identities {
-            None => format!("user-{}-{task}", path.name()),
-            Some(n) => format!("user-{}-{}", path.name(), rand::random_range(0..n)),
-        }
+        identity(path, task, self.identities)
     }
 
     /// What the library sends for `identity`, as one raw `EVALSHA`: whether it admitted.
@@ -230,5 +235,24 @@ impl<R: Admits> Workload for RateBench<R> {
             }
             Ok(self.limiter.keys(identity, None)?.limits)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{identity, Path};
+    use std::collections::BTreeSet;
+
+    /// One identity per task by default; with `--identities 3`, draws from exactly three (all
+    /// three seen in 1 000 draws: missing one has probability 3 × (2/3)^1000), per path.
+    #[test]
+    fn identities_per_task_or_drawn_from_n() {
+        assert_eq!(identity(Path::Raw, 7, None), "user-raw-7");
+        let drawn: BTreeSet<String> = (0..1000)
+            .map(|t| identity(Path::Library, t, Some(3)))
+            .collect();
+        let want: BTreeSet<String> = (0..3).map(|i| format!("user-library-{i}")).collect();
+        assert_eq!(drawn, want);
+        assert_eq!(identity(Path::Reference, 5, Some(1)), "user-reference-0");
     }
 }
