@@ -68,7 +68,6 @@ LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-gcra/library", "lib gcra ÷")]
 TIMEOUT_MARGIN = 60.0
 
 
-
 def find_cli(explicit):
     if explicit:
         if not Path(explicit).is_file():

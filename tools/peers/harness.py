@@ -49,9 +49,9 @@ class Procs:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.stop(p)
-            raise Fail(f"{what}: no result within {timeout:.0f} s (stopped)", 1)
-        finally:
-            self.forget(p)
+            raise Fail(f"{what}: no result within {timeout:.0f} s (stopped)", 1) from None
+        # Done; on any other way out (Ctrl-C) it stays listed, for stop_all.
+        self.forget(p)
         if p.returncode != 0:
             last = (err.strip().splitlines() or [f"exit {p.returncode}"])[-1]
             raise Fail(f"{what}: {last}", 1)
