@@ -200,6 +200,9 @@ def write_table(report, out):
         line += f"{r['server_cpu']:>9.0%}"
         line += "".join(f"{r['library_over_this'].get(lib, 0):>12.2f}" for lib, _ in libs)
         print(line, file=out)
+    if libs:
+        print("lib fw ÷, lib gcra ÷: the library's median (fixed window, GCRA) over the row's",
+              file=out)
     print("", file=out)
     for k, v in report["pinned"].items():
         print(f"pinned: {k}: {v}", file=out)
