@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CLASSIC = ROOT / "crates/redis-atomic-cli/src/bench/classic"
 
 # name -> (source, key prefix or list of prefixes, args). Our limiters: one key, cost limit
-# period_us burst test_now (""). Classic token bucket: capacity rate_per_s; classic sliding
+# period_us burst test_now (""); the anchored window: cost limit period_ms. Classic token
+# bucket: capacity rate_per_s; classic sliding
 # window: window_ms limit. Locks: keys lock fence, args token ttl_ms.
 CASES = {
     "classic sliding log": ("file:sliding_log.lua", "cl", ["100", "10000"]),
@@ -46,6 +47,7 @@ CASES = {
     "rl_gcra": ("ours:rl_gcra", "g", ["1", "1000", "1000000", "1000", ""]),
     "classic fixed window": ("file:fixed_window.lua", "cf", ["60", "100000"]),
     "rl_fixed_window": ("ours:rl_fixed_window", "fw", ["1", "100000", "60000000", "100000", ""]),
+    "rl_anchored_window": ("ours:rl_anchored_window", "aw", ["1", "100000", "60000"]),
     "classic token bucket": ("file:token_bucket.lua", "ct", ["1000", "1000"]),
     "rl_token_bucket": ("ours:rl_token_bucket", "tb", ["1", "1000", "1000000", "1000", ""]),
     "classic sliding window": ("file:sliding_window.lua", "cs", ["60000", "100000"]),

@@ -113,11 +113,40 @@ fn every_entry_both_ways_one_round_trip() {
             "lock",
             "ratelimit",
             "ratelimit-fw",
+            "ratelimit-aw",
             "ratelimit-sl",
             "ratelimit-sw",
             "ratelimit-tb"
         ]
     );
+}
+
+/// `--identities N` (what tools/peer-bench.py passes): the rate-limit paths run on identities
+/// drawn from N, the report says N; 0 is an error.
+#[test]
+fn identities_spread_rate_limit_decisions() {
+    let o = bench(&[
+        "--only",
+        "ratelimit-fw",
+        "--identities",
+        "5",
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "1",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["identities"], 5);
+    let row = &doc["benches"][0];
+    for path in ["library", "raw"] {
+        check_path("ratelimit-fw", path, &row[path]);
+    }
+    check_path("ratelimit-fw", "reference", &row["reference"]["stats"]);
+    let o = bench(&["--identities", "0", "--seconds", "0.1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--identities"));
 }
 
 /// Unknown entries, bad durations and zero rounds are errors (exit 2) with a message.

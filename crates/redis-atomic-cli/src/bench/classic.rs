@@ -32,6 +32,13 @@ pub static GCRA: Classic = Classic::new(
     include_str!("classic/gcra.lua"),
 );
 
+/// Seed 000 §7's fixed window: `INCR`, `EXPIRE` on the first hit, compare. Keys: counter.
+/// Args: window_s limit. Replies 1 admitted, 0 refused (the refused hit is still counted).
+pub static FIXED_WINDOW: Classic = Classic::new(
+    "classic fixed window (seed 000 §7, INCR + EXPIRE)",
+    include_str!("classic/fixed_window.lua"),
+);
+
 /// Rung 5 of the ladder for a counter: `GET`, add one, `SET`, as one script (the same
 /// read-modify-write a CAS closure does). Keys: counter. Replies the new value.
 pub static INCR: Classic = Classic::new(
@@ -58,14 +65,6 @@ pub static TOKEN_BUCKET: Classic = Classic::new(
 pub static SLIDING_WINDOW: Classic = Classic::new(
     "classic two-counter sliding window (floats, server TIME)",
     include_str!("classic/sliding_window.lua"),
-);
-
-/// Seed 000 §7's fixed window: `INCR`, `EXPIRE` on the first hit, compare (charges on refusal;
-/// window aligned to the first hit). Keys: counter. Args: window_s limit. Replies 1 admitted,
-/// 0 refused.
-pub static FIXED_WINDOW: Classic = Classic::new(
-    "classic INCR + EXPIRE fixed window (seed 000 §7)",
-    include_str!("classic/fixed_window.lua"),
 );
 
 /// Seed 000 §17 Template 3 applied to §8's lock: `SET NX PX` of a plain token and, when it took

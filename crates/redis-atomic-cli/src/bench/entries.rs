@@ -80,6 +80,11 @@ pub const BENCHES: &[Bench] = &[
         ratelimit::fixed_window,
     ),
     Bench::new(
+        "ratelimit-aw",
+        "consume 1 on an anchored window (never refused), one identity per task; reference: seed 000 §7's INCR + EXPIRE",
+        ratelimit::anchored_window,
+    ),
+    Bench::new(
         "ratelimit-sl",
         "consume 1 on a sliding log of 10 000 per 100 ms (never refused), one identity per task; reference: seed 000's sliding log",
         ratelimit::sliding_log,

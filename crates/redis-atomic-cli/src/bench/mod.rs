@@ -78,6 +78,10 @@ pub struct BenchArgs {
     /// Defaults to the library's own default pool size.
     #[arg(long, default_value_t = ClientConfig::default().pool_size)]
     pub connections: usize,
+    /// Rate-limit entries: each decision's identity drawn at random from this many per path
+    /// (1: every task on one identity). Default: one identity per task.
+    #[arg(long)]
+    pub identities: Option<u64>,
     /// Only these entries (repeatable); default all.
     #[arg(long)]
     pub only: Vec<String>,
@@ -138,6 +142,7 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
             client: client.clone(),
             keyspace: Keyspace::new(&namespace)?,
             tasks,
+            identities: args.identities,
             token: OwnerToken::random(),
         };
         let mut driver = phase::Driver {
@@ -194,6 +199,11 @@ fn check_args(args: &BenchArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         (1..=1024).contains(&args.concurrency) && (1..=64).contains(&args.connections),
         "--concurrency must be 1..=1024 and --connections 1..=64"
+    );
+    anyhow::ensure!(
+        args.identities
+            .is_none_or(|n| (1..=1_000_000_000).contains(&n)),
+        "--identities must be 1..=1000000000"
     );
     if let Some(unknown) = args
         .only

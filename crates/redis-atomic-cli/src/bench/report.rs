@@ -191,6 +191,9 @@ pub struct Report {
     pub concurrency: usize,
     /// Connections.
     pub connections: usize,
+    /// Rate-limit entries: identities each decision draws from (`--identities`); `None`, one
+    /// per task.
+    pub identities: Option<u64>,
     /// Seconds per path (summed over the rounds).
     pub seconds: f64,
     /// Rounds per entry (paths in ABBA order).
@@ -213,6 +216,7 @@ impl Report {
             cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
             concurrency: args.concurrency,
             connections: args.connections,
+            identities: args.identities,
             seconds: args.seconds,
             rounds: args.rounds,
             benches,

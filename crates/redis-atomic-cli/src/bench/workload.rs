@@ -89,6 +89,9 @@ pub struct BenchCtx {
     pub keyspace: Keyspace,
     /// Concurrent tasks (per-task state is indexed by task).
     pub tasks: usize,
+    /// Rate-limit entries: identities each decision draws from at random (`--identities`);
+    /// `None`, one per task.
+    pub identities: Option<u64>,
     /// One owner token for this run and entry, the same in every round (so a lease taken in
     /// one round is the caller's own in the next).
     pub token: OwnerToken,

@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Rate-limit decisions/s of redis-atomic against raw redis-rs and the Node and Python peers.
+
+Why: issue 18 asks how the library compares with what people would otherwise use, measured
+honestly on one machine: one private redis-server pinned to one core, every client pinned to the
+other (taskset), the clients alternating round by round (so drift on a shared machine hits all
+alike), FLUSHALL before every run, and the same workload for all: every decision an admission
+(limits of 10^9 per minute, never reached), --concurrency requests in flight per client, each
+decision for an identity drawn at random from --identities.
+
+Clients (--only, repeatable; default all):
+  ra-fw            `redis-atomic bench --only ratelimit-fw`: the library's fixed window, the same
+                   script as raw redis-rs EVALSHA, and seed 000's INCR + EXPIRE script (reference)
+  ra-gcra          `redis-atomic bench --only ratelimit`: GCRA; raw; the classic float GCRA
+  rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
+  rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
+  limits-fw        Python `limits` FixedWindowRateLimiter (limits.aio, redis-py asyncio, uvloop)
+  limits-mw        Python `limits` MovingWindowRateLimiter (a sliding log), same client
+
+The peers are installed on demand outside the repository, under --cache (default
+~/.cache/redis-atomic-peers): Node packages by `npm ci` from tools/peers/node/package-lock.json,
+Python packages into a venv from tools/peers/python/requirements.txt. Needs redis-server,
+taskset (unless --no-pin), node + npm and python3 for the peers, and the CLI (--bin; default
+target/release/redis-atomic, $CARGO_TARGET_DIR/release/redis-atomic, else the debug build).
+
+Exit codes: 0 ok; 1 a client's run failed (an error or a refused decision); 2 usage, a missing
+tool, a failed install (no network?), or the server did not start; 130 interrupted.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.dont_write_bytecode = True  # no __pycache__ in the repository
+sys.path.insert(0, str(ROOT / "tools/peers"))
+from harness import (PEERS, Fail, Procs, Server, prepare_node, prepare_python,  # noqa: E402
+                     progress, resp)
+
+NODE, PYTHON = "node", "python"
+# client -> (kind, what it runs, [series it reports: (key, label)]).
+CLIENTS = {
+    "ra-fw": ("bench", "ratelimit-fw", [
+        ("library", "redis-atomic library, fixed window"),
+        ("raw", "redis-rs EVALSHA, rl_fixed_window (raw)"),
+        ("reference", "redis-rs EVALSHA, classic INCR+EXPIRE"),
+    ]),
+    "ra-gcra": ("bench", "ratelimit", [
+        ("library", "redis-atomic library, GCRA"),
+        ("raw", "redis-rs EVALSHA, rl_gcra (raw)"),
+        ("reference", "redis-rs EVALSHA, classic float GCRA"),
+    ]),
+    "rlflx": (NODE, "redis", [("rate", "rate-limiter-flexible RateLimiterRedis")]),
+    "rlflx-nonatomic": (NODE, "redis-nonatomic", [
+        ("rate", "rate-limiter-flexible RateLimiterRedisNonAtomic")]),
+    "limits-fw": (PYTHON, "fixed-window", [("rate", "limits FixedWindowRateLimiter")]),
+    "limits-mw": (PYTHON, "moving-window", [("rate", "limits MovingWindowRateLimiter")]),
+}
+# Series the ratios divide by (the library's medians).
+LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-gcra/library", "lib gcra ÷")]
+TIMEOUT_MARGIN = 60.0
+
+
+def find_cli(explicit):
+    if explicit:
+        if not Path(explicit).is_file():
+            raise Fail(f"--bin {explicit}: no such file")
+        return explicit
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+    for c in (ROOT / "target/release/redis-atomic", target / "release/redis-atomic",
+              ROOT / "target/debug/redis-atomic", target / "debug/redis-atomic"):
+        if c.is_file():
+            return str(c)
+    raise Fail("no redis-atomic binary: cargo build --release -p redis-atomic-cli, or --bin")
+
+
+def version_of(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def redis_rs_version():
+    lock = (ROOT / "Cargo.lock").read_text().split("\n[[package]]\n")
+    for block in lock:
+        if 'name = "redis"\n' in block + "\n":
+            return next((l.split('"')[1] for l in block.splitlines() if l.startswith("version")),
+                        "?")
+    return "?"
+
+
+def load():
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+class Runner:
+    """Runs one client once against the server, pinned: {series key: (decisions/s, the share of
+    one core the server used meanwhile)}."""
+
+    def __init__(self, a, procs, server, pin, cli, node_dir, py):
+        self.a, self.procs, self.server, self.pin = a, procs, server, pin
+        self.cli, self.node_dir, self.py = cli, node_dir, py
+        self.versions = {}
+        self.bench_connections = None
+
+    def run(self, client):
+        kind, target, _ = CLIENTS[client]
+        a, port = self.a, self.server.port
+        common = ["--seconds", str(a.seconds), "--concurrency", str(a.concurrency),
+                  "--identities", str(a.identities)]
+        if kind == "bench":
+            # ABBA inside one invocation: raw, library, reference, reference, library, raw; each
+            # path --seconds in all. Three paths plus warm-ups and connecting.
+            cmd = [self.cli, "bench", "--url", f"redis://127.0.0.1:{port}", "--json",
+                   "--only", target, "--rounds", "2"] + common
+            out = self.procs.run(self.pin + cmd, 3 * a.seconds + TIMEOUT_MARGIN, client)
+            row = json.loads(out)["benches"][0]
+            self.bench_connections = json.loads(out)["connections"]
+            paths = {"library": row["library"], "raw": row["raw"]}
+            if row.get("reference"):
+                paths["reference"] = row["reference"]["stats"]
+            return {k: (p["decisions_per_sec"], p["server_cpu"]) for k, p in paths.items()}
+        if kind == NODE:
+            cmd = ["node", "bench.mjs", "--port", str(port), "--limiter", target] + common
+            out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client,
+                                 cwd=self.node_dir)
+        else:
+            cmd = [str(self.py), str(PEERS / "python/bench.py"), "--port", str(port),
+                   "--strategy", target, "--mode", a.python_mode] + common
+            out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
+        got = json.loads(out.strip().splitlines()[-1])
+        self.versions[kind] = got["runtime"]
+        for name, v in got["packages"].items():
+            self.versions[f"{kind} package {name}"] = v
+        return {"rate": (got["rate"], got["server_cpu"])}
+
+
+def measure(a, runner):
+    """Rounds of every client, the order reversed every other round (ABBA); FLUSHALL before
+    each run. {"client/key": [(decisions/s, server cpu) per round]}."""
+    rates = {f"{c}/{k}": [] for c in a.only for k, _ in CLIENTS[c][2]}
+    for r in range(a.rounds):
+        order = a.only if r % 2 == 0 else list(reversed(a.only))
+        for client in order:
+            resp(runner.server.port, "FLUSHALL")
+            got = runner.run(client)
+            for key, rate in got.items():
+                rates[f"{client}/{key}"].append(rate)
+            shown = ", ".join(f"{k} {v:,.0f}/s (srv cpu {c:.0%})" for k, (v, c) in got.items())
+            progress(f"round {r + 1}/{a.rounds} {client}: {shown}")
+    return {k: v for k, v in rates.items() if v}
+
+
+def summarize(rates):
+    """One row per series: rates, median, the server's median CPU share, and the library's
+    medians over this one."""
+    medians = {k: statistics.median(r for r, _ in v) for k, v in rates.items()}
+    rows = []
+    for client, (_, _, series) in CLIENTS.items():
+        for key, label in series:
+            name = f"{client}/{key}"
+            if name not in rates:
+                continue
+            ratios = {lib: medians[lib] / medians[name] for lib, _ in LIBRARY if lib in medians}
+            rows.append({"series": name, "label": label, "rates": [r for r, _ in rates[name]],
+                         "median": medians[name],
+                         "server_cpu": statistics.median(c for _, c in rates[name]),
+                         "library_over_this": ratios})
+    return rows
+
+
+def write_table(report, out):
+    s = report["settings"]
+    print(f"rate-limit decisions/s: {s['rounds']} round(s) × {s['seconds']} s per client, "
+          f"{s['concurrency']} in flight per client, identities {s['identities']}, every "
+          "decision an admission; srv cpu: the share of one core redis-server used (median)",
+          file=out)
+    if s["bench_connections"]:
+        print(f"redis-atomic library and raw redis-rs: {s['bench_connections']} connections "
+              "(the library's default pool); Node: one ioredis connection; Python: its pool",
+              file=out)
+    rows = report["rows"]
+    rounds = max(len(r["rates"]) for r in rows)
+    libs = [(lib, head) for lib, head in LIBRARY if any(lib in r["library_over_this"]
+                                                         for r in rows)]
+    head = f"{'series':<48}" + "".join(f"{'round ' + str(i + 1):>10}" for i in range(rounds))
+    head += f"{'median':>10}{'srv cpu':>9}" + "".join(f"{h:>12}" for _, h in libs)
+    print(head, file=out)
+    for r in rows:
+        line = f"{r['label']:<48}" + "".join(f"{x:>10,.0f}" for x in r["rates"])
+        line += " " * 10 * (rounds - len(r["rates"])) + f"{r['median']:>10,.0f}"
+        line += f"{r['server_cpu']:>9.0%}"
+        line += "".join(f"{r['library_over_this'].get(lib, 0):>12.2f}" for lib, _ in libs)
+        print(line, file=out)
+    if libs:
+        print("lib fw ÷, lib gcra ÷: the library's median (fixed window, GCRA) over the row's",
+              file=out)
+    print("", file=out)
+    for k, v in report["pinned"].items():
+        print(f"pinned: {k}: {v}", file=out)
+    for k, v in report["versions"].items():
+        print(f"version: {k}: {v}", file=out)
+    print(f"load average: start {report['load_start']}, end {report['load_end']}", file=out)
+
+
+def parse():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__.split(
+        "\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of every client (default 3)")
+    ap.add_argument("--seconds", type=float, default=5.0,
+                    help="measured seconds per client (and per bench path) per round")
+    ap.add_argument("--concurrency", type=int, default=16, help="requests in flight per client")
+    ap.add_argument("--identities", type=int, default=100000,
+                    help="identities each decision draws from at random (1: one hot identity)")
+    ap.add_argument("--only", action="append", choices=list(CLIENTS),
+                    help="only these clients (repeatable; default all)")
+    ap.add_argument("--bin", help="redis-atomic CLI binary")
+    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache/redis-atomic-peers",
+                    help="where the peers are installed (default ~/.cache/redis-atomic-peers)")
+    ap.add_argument("--python-mode", choices=["async", "sync"], default="async",
+                    help="limits.aio on one event loop (default) or the sync API on threads")
+    ap.add_argument("--server-core", type=int, default=0, help="core of redis-server (default 0)")
+    ap.add_argument("--client-core", type=int, default=1, help="core of every client (default 1)")
+    ap.add_argument("--no-pin", action="store_true", help="no taskset (figures not comparable)")
+    ap.add_argument("--json", action="store_true", help="JSON on stdout instead of the table")
+    a = ap.parse_args()
+    if not (1 <= a.rounds <= 100 and 0 < a.seconds <= 600 and 1 <= a.concurrency <= 1024
+            and 1 <= a.identities <= 10**9):
+        ap.error("--rounds 1..100, --seconds (0, 600], --concurrency 1..1024, "
+                 "--identities 1..10^9")
+    a.only = a.only or list(CLIENTS)
+    return a
+
+
+def pinning(a):
+    """taskset prefixes for the server and the clients."""
+    if a.no_pin:
+        return [], []
+    if not shutil.which("taskset"):
+        raise Fail("taskset not found (util-linux), or --no-pin")
+    cores = os.sched_getaffinity(0)
+    for c in (a.server_core, a.client_core):
+        if c not in cores:
+            raise Fail(f"core {c} not available to this process (have {sorted(cores)})")
+    if a.server_core == a.client_core:
+        raise Fail("--server-core and --client-core must differ")
+    return (["taskset", "-c", str(a.server_core)], ["taskset", "-c", str(a.client_core)])
+
+
+def run(a, procs, tmp):
+    if not shutil.which("redis-server"):
+        raise Fail("redis-server not found (Debian: apt install redis-server)")
+    server_pin, client_pin = pinning(a)
+    kinds = {CLIENTS[c][0] for c in a.only}
+    cli = find_cli(a.bin) if "bench" in kinds else None
+    if cli and "/debug/" in cli:
+        progress(f"{cli} is a debug build: the library's and raw figures are not representative")
+    node_dir = prepare_node(procs, a.cache) if NODE in kinds else None
+    py = prepare_python(procs, a.cache) if PYTHON in kinds else None
+    load_start = load()
+    server = Server(procs, tmp, server_pin)
+    try:
+        runner = Runner(a, procs, server, client_pin, cli, node_dir, py)
+        progress(f"redis-server on 127.0.0.1:{server.port}; clients: {', '.join(a.only)}")
+        rates = measure(a, runner)
+    finally:
+        server.stop()
+    versions = {"redis-server": version_of(["redis-server", "--version"])}
+    if cli:
+        versions["redis-atomic"] = f"{version_of([cli, '--version'])} ({cli})"
+        versions["redis-rs (Cargo.lock)"] = redis_rs_version()
+    if node_dir:
+        versions["node"] = version_of(["node", "--version"])
+    if py:
+        versions["python"] = version_of([str(py), "--version"])
+    versions.update(runner.versions)
+    return {
+        "settings": {"rounds": a.rounds, "seconds": a.seconds, "concurrency": a.concurrency,
+                     "identities": a.identities, "python_mode": a.python_mode,
+                     "bench_connections": runner.bench_connections},
+        "pinned": {"redis-server": " ".join(server_pin) or "not pinned",
+                   "clients": " ".join(client_pin) or "not pinned",
+                   "cores": os.cpu_count()},
+        "versions": versions,
+        "load_start": load_start,
+        "load_end": load(),
+        "rows": summarize(rates),
+    }
+
+
+def main():
+    a = parse()
+    procs = Procs()
+    # SIGTERM unwinds like Ctrl-C, through the finally blocks that stop every process.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        with tempfile.TemporaryDirectory(prefix="peer-bench-") as tmp:
+            report = run(a, procs, tmp)
+    except Fail as e:
+        print(f"peer-bench: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print("peer-bench: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        procs.stop_all()
+    if a.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+    else:
+        write_table(report, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

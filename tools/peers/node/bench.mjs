@@ -1,0 +1,94 @@
+// One client's run for tools/peer-bench.py: rate-limiter-flexible over one ioredis connection
+// (ioredis pipelines every in-flight command on it), `--concurrency` async workers each awaiting
+// one `consume(identity, 1)` at a time, for `--seconds` after an unmeasured `--warmup`. Limits
+// are never reached (10^9 points per 60 s), so every decision is an admission, as in
+// `redis-atomic bench`; a refusal or an error fails the run. Prints one JSON line on stdout:
+// decisions, seconds, decisions/s, the share of one core the server used meanwhile (INFO cpu),
+// versions.
+//
+//   node bench.mjs --port 6379 --limiter redis --seconds 5 --concurrency 16 --identities 100000
+
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import Redis from 'ioredis';
+import { RateLimiterRedis, RateLimiterRedisNonAtomic } from 'rate-limiter-flexible';
+
+const require = createRequire(import.meta.url);
+const LIMITERS = {
+  // Fixed window: one Lua script (SET NX EX, INCRBY, PTTL) by EVALSHA; charges refused hits.
+  redis: RateLimiterRedis,
+  // The same fixed window as a MULTI/EXEC transaction of plain commands, no Lua.
+  'redis-nonatomic': RateLimiterRedisNonAtomic,
+};
+
+const { values: a } = parseArgs({
+  options: {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string' },
+    limiter: { type: 'string', default: 'redis' },
+    seconds: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '0.25' },
+    concurrency: { type: 'string', default: '16' },
+    identities: { type: 'string', default: '100000' },
+  },
+});
+const Limiter = LIMITERS[a.limiter];
+if (!Limiter || !a.port) {
+  console.error(`usage: bench.mjs --port P --limiter ${Object.keys(LIMITERS).join('|')}`);
+  process.exit(2);
+}
+const seconds = Number(a.seconds);
+const warmup = Number(a.warmup);
+const concurrency = Number(a.concurrency);
+const identities = Number(a.identities);
+
+const redis = new Redis({ host: a.host, port: Number(a.port), lazyConnect: true, maxRetriesPerRequest: 0 });
+await redis.connect();
+const limiter = new Limiter({ storeClient: redis, points: 1e9, duration: 60, keyPrefix: `rlflx-${a.limiter}` });
+
+// Drives every worker until `until` (ms, performance.now()); returns the decisions made.
+async function drive(until) {
+  let decisions = 0;
+  const worker = async () => {
+    while (performance.now() < until) {
+      const id = `user-${Math.floor(Math.random() * identities)}`;
+      const res = await limiter.consume(id, 1).catch((e) => {
+        throw e instanceof Error ? e : new Error(`refused: ${JSON.stringify(e)}`);
+      });
+      if (res.remainingPoints < 0) throw new Error('negative remaining points');
+      decisions += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return decisions;
+}
+
+// CPU seconds the server has used (INFO cpu, user + system).
+async function serverCpu() {
+  const info = await redis.info('cpu');
+  const field = (name) => Number(info.match(new RegExp(`^${name}:([0-9.]+)`, 'm'))?.[1] ?? NaN);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+try {
+  await drive(performance.now() + warmup * 1000);
+  const cpu = await serverCpu();
+  const started = performance.now();
+  const decisions = await drive(started + seconds * 1000);
+  const secs = (performance.now() - started) / 1000;
+  const serverCpuShare = ((await serverCpu()) - cpu) / secs;
+  const version = (name) => require(`${name}/package.json`).version;
+  console.log(JSON.stringify({
+    decisions,
+    secs,
+    rate: decisions / secs,
+    server_cpu: serverCpuShare,
+    runtime: `node ${process.version}`,
+    packages: { 'rate-limiter-flexible': version('rate-limiter-flexible'), ioredis: version('ioredis') },
+  }));
+} catch (e) {
+  console.error(`node bench: ${e.message ?? e}`);
+  process.exitCode = 1;
+} finally {
+  redis.disconnect();
+}
