@@ -11,6 +11,8 @@ decision for an identity drawn at random from --identities.
 Clients (--only, repeatable; default all):
   ra-fw            `redis-atomic bench --only ratelimit-fw`: the library's fixed window, the same
                    script as raw redis-rs EVALSHA, and seed 000's INCR + EXPIRE script (reference)
+  ra-aw            `redis-atomic bench --only ratelimit-aw`: the anchored window (no TIME); raw;
+                   INCR + EXPIRE again (reference)
   ra-gcra          `redis-atomic bench --only ratelimit`: GCRA; raw; the classic float GCRA
   rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
@@ -52,6 +54,11 @@ CLIENTS = {
         ("raw", "redis-rs EVALSHA, rl_fixed_window (raw)"),
         ("reference", "redis-rs EVALSHA, classic INCR+EXPIRE"),
     ]),
+    "ra-aw": ("bench", "ratelimit-aw", [
+        ("library", "redis-atomic library, anchored window"),
+        ("raw", "redis-rs EVALSHA, rl_anchored_window (raw)"),
+        ("reference", "redis-rs EVALSHA, classic INCR+EXPIRE"),
+    ]),
     "ra-gcra": ("bench", "ratelimit", [
         ("library", "redis-atomic library, GCRA"),
         ("raw", "redis-rs EVALSHA, rl_gcra (raw)"),
@@ -64,7 +71,8 @@ CLIENTS = {
     "limits-mw": (PYTHON, "moving-window", [("rate", "limits MovingWindowRateLimiter")]),
 }
 # Series the ratios divide by (the library's medians).
-LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-gcra/library", "lib gcra ÷")]
+LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
+           ("ra-gcra/library", "lib gcra ÷")]
 TIMEOUT_MARGIN = 60.0
 
 
