@@ -128,7 +128,7 @@ class Runner:
             # ABBA inside one invocation: raw, library, reference, reference, library, raw; each
             # path --seconds in all. Three paths plus warm-ups and connecting.
             cmd = [self.cli, "bench", "--url", f"redis://127.0.0.1:{port}", "--json",
-                   "--only", target, "--rounds", "2"] + common
+                   "--only", target, "--rounds", "2", "--connections", str(a.connections)] + common
             out = self.procs.run(self.pin + cmd, 3 * a.seconds + TIMEOUT_MARGIN, client)
             row = json.loads(out)["benches"][0]
             self.bench_connections = json.loads(out)["connections"]
@@ -226,6 +226,11 @@ def parse():
     ap.add_argument("--seconds", type=float, default=5.0,
                     help="measured seconds per client (and per bench path) per round")
     ap.add_argument("--concurrency", type=int, default=16, help="requests in flight per client")
+    ap.add_argument("--connections", type=int, default=1,
+                    help="connections of the library and raw redis-rs (default 1, like "
+                         "rate-limiter-flexible's one ioredis connection; the library's own "
+                         "default pool is 4: more, smaller pipelined batches, more server time "
+                         "per decision)")
     ap.add_argument("--identities", type=int, default=100000,
                     help="identities each decision draws from at random (1: one hot identity)")
     ap.add_argument("--only", action="append", choices=list(CLIENTS),
@@ -241,9 +246,9 @@ def parse():
     ap.add_argument("--json", action="store_true", help="JSON on stdout instead of the table")
     a = ap.parse_args()
     if not (1 <= a.rounds <= 100 and 0 < a.seconds <= 600 and 1 <= a.concurrency <= 1024
-            and 1 <= a.identities <= 10**9):
+            and 1 <= a.identities <= 10**9 and 1 <= a.connections <= 64):
         ap.error("--rounds 1..100, --seconds (0, 600], --concurrency 1..1024, "
-                 "--identities 1..10^9")
+                 "--identities 1..10^9, --connections 1..64")
     a.only = a.only or list(CLIENTS)
     return a
 

@@ -9,17 +9,15 @@
 -- The lean variant of the fixed window (docs/ratelimit.md "Anchored window"): the state is a
 -- plain counter and the window is the key's expiry, so no TIME, no state to parse and no number
 -- to format: INCRBY, then PTTL (or PEXPIRE on a window's first request), arguments handed to
--- Redis as the strings they came in as. Windows are not aligned: each identity's window opens at
--- its own first request. The key's expiry is on the server's clock, so no test clock drives it
--- (the script takes none; the library refuses one). Retry: unsafe (a resend charges twice); with
--- a request id, rl_policy records the decision. Flat on purpose.
+-- Redis as the strings they came in as (period_ms is parsed only to open a window). Windows
+-- are not aligned: each identity's window opens at its own first request. The key's expiry is
+-- on the server's clock, so no test clock drives it (the script takes none; the library refuses
+-- one). Retry: unsafe (a resend charges twice); with a request id, rl_policy records the
+-- decision. Flat on purpose.
 local key, cost, limit, ms = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local n, period = cost == '1' and 1 or tonumber(cost), tonumber(ms)
+local n = cost == '1' and 1 or tonumber(cost)
 if not limit or limit % 1 ~= 0 or limit < 1 or limit > 1000000000 then
   return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..1000000000')
-end
-if not period or period % 1 ~= 0 or period < 1 or period > 31622400000 then
-  return redis.error_reply('ERR redis-atomic: period_ms must be an integer in 1..31622400000')
 end
 if not n or n % 1 ~= 0 or n < 1 or n > limit then
   return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..limit')
@@ -28,12 +26,16 @@ local count = redis.pcall('INCRBY', key, cost)
 if type(count) ~= 'number' then
   return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')
 end
-if count == n then -- the window's first request (a refusal never leaves the counter at 0)
-  redis.call('PEXPIRE', key, ms)
-  return {'allowed', limit - count, period * 1000}
-end
-local ttl = redis.call('PTTL', key)
-if ttl < 0 then -- a counter without expiry (not ours, or persisted): it gets a whole window now
+-- The window's first request (a refusal never leaves the counter at 0) opens it; so does a
+-- counter found without expiry (not ours, or persisted). period_ms is parsed only then, and a
+-- bad one takes the charge back.
+local ttl = count == n and -1 or redis.call('PTTL', key)
+if ttl < 0 then
+  local period = tonumber(ms)
+  if not period or period % 1 ~= 0 or period < 1 or period > 31622400000 then
+    if count == n then redis.call('DEL', key) else redis.call('DECRBY', key, cost) end
+    return redis.error_reply('ERR redis-atomic: period_ms must be an integer in 1..31622400000')
+  end
   redis.call('PEXPIRE', key, ms)
   ttl = period
 elseif ttl == 0 then
