@@ -44,6 +44,13 @@ pub(super) async fn offset(ctx: &CheckCtx) -> anyhow::Result<i64> {
         .ok_or_else(|| anyhow::anyhow!("no TIME reply"))
 }
 
+/// The server's time (µs) of a decision made within `span` (the check's clock): its midpoint
+/// plus `offset`; None when the reply took longer than `longest` µs to be attributed.
+fn decided(span: &Range<Duration>, offset: i64, longest: i64) -> Option<i64> {
+    let (start, end) = (us(span.start), us(span.end));
+    (end - start <= longest).then(|| (start + end) / 2 + offset)
+}
+
 /// The window of an admission decided within `span` (the check's clock) whose reply said
 /// `reset`, that being `windows` periods minus the elapsed part of the window (1 for a fixed
 /// window, 2 for the sliding window counter). None when the reply took over a quarter period:
@@ -56,12 +63,9 @@ pub(super) fn position(
     windows: u32,
 ) -> Option<WindowPosition> {
     let period_us = us(period);
-    if us(span.end) - us(span.start) > period_us / 4 {
-        return None;
-    }
+    let decided = decided(span, offset, period_us / 4)?;
     let reset = us(reset);
     let elapsed = (period_us * i64::from(windows) - reset).clamp(0, period_us - 1);
-    let decided = (us(span.start) + us(span.end)) / 2 + offset;
     let start = decided - elapsed;
     let window = u64::try_from((start + period_us / 2).div_euclid(period_us)).ok()?;
     Some(WindowPosition {
@@ -82,10 +86,7 @@ pub(super) fn anchored_end(
     period: Duration,
 ) -> Option<WindowPosition> {
     let period_us = us(period);
-    if us(span.end) - us(span.start) > period_us / 8 {
-        return None;
-    }
-    let decided = (us(span.start) + us(span.end)) / 2 + offset;
+    let decided = decided(span, offset, period_us / 8)?;
     let elapsed = (period_us - us(reset)).clamp(0, period_us - 1);
     Some(WindowPosition {
         window: u64::try_from(decided.checked_add(us(reset))?).ok()?,
@@ -173,6 +174,10 @@ mod tests {
         let off = position(&span, ms(170), 1_040_000, p, 1).unwrap();
         assert_eq!(off.window, 5);
         assert_eq!(position(&(ms(0)..ms(60)), ms(170), 1_000_000, p, 1), None);
+        // Anchored: the end is the decision's server time plus reset; 30 ms is over p / 8.
+        let end = anchored_end(&span, ms(170), 1_000_000, p).unwrap();
+        assert_eq!((end.window, end.elapsed), (1_200_000, ms(30)));
+        assert_eq!(anchored_end(&(ms(0)..ms(30)), ms(170), 1_000_000, p), None);
     }
 
     proptest! {
