@@ -13,9 +13,11 @@
 -- kept 14 days from its last issue: at least a week beyond any lease (leases are at most 7 days).
 -- Retry safety: the same token while it holds the lock gets its own fence back (and a fresh TTL),
 -- so a client that lost the reply to its first attempt can simply send it again.
-local token, ttl = ARGV[1], tonumber(ARGV[2])
+-- ttl_ms goes on to SET and PEXPIRE as sent, so it must be what they parse: plain decimal digits
+-- (tonumber alone would let '0x10' or '1e3' through to a command that refuses it mid-script).
+local token, ttl = ARGV[1], string.find(ARGV[2], '^[1-9]%d*$') and tonumber(ARGV[2])
 if token == '' then return redis.error_reply('ERR redis-atomic: token must not be empty') end
-if not ttl or ttl % 1 ~= 0 or ttl < 1 or ttl > 604800000 then
+if not ttl or ttl > 604800000 then
   return redis.error_reply('ERR redis-atomic: ttl_ms must be an integer in 1..604800000')
 end
 local t = redis.call('TIME')

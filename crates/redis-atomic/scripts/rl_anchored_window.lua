@@ -15,11 +15,13 @@
 -- one). Retry: unsafe (a resend charges twice); with a request id, rl_policy records the
 -- decision. Flat on purpose.
 local key, cost, limit, ms = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local n = cost == '1' and 1 or tonumber(cost)
+-- cost and period_ms go on to INCRBY and PEXPIRE as sent, so they must be what those parse:
+-- plain decimal digits (tonumber alone would let '0x10' or '1e3' through).
+local n = cost == '1' and 1 or string.find(cost, '^[1-9]%d*$') and tonumber(cost)
 if not limit or limit % 1 ~= 0 or limit < 1 or limit > 1000000000 then
   return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..1000000000')
 end
-if not n or n % 1 ~= 0 or n < 1 or n > limit then
+if not n or n > limit then
   return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..limit')
 end
 local count = redis.pcall('INCRBY', key, cost)
@@ -31,8 +33,8 @@ end
 -- bad one takes the charge back.
 local ttl = count == n and -1 or redis.call('PTTL', key)
 if ttl < 0 then
-  local period = tonumber(ms)
-  if not period or period % 1 ~= 0 or period < 1 or period > 31622400000 then
+  local period = string.find(ms, '^[1-9]%d*$') and tonumber(ms)
+  if not period or period > 31622400000 then
     if count == n then redis.call('DEL', key) else redis.call('DECRBY', key, cost) end
     return redis.error_reply('ERR redis-atomic: period_ms must be an integer in 1..31622400000')
   end
