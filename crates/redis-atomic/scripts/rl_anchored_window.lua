@@ -38,7 +38,7 @@ if ttl < 0 then
     if count == n then redis.call('DEL', key) else redis.call('DECRBY', key, cost) end
     return redis.error_reply('ERR redis-atomic: period_ms must be an integer in 1..31622400000')
   end
-  redis.call('PEXPIRE', key, ms)
+  redis.call('PEXPIRE', key, ms, 'NX') -- no expiry yet (new, or found without one): set it once
   ttl = period
 elseif ttl == 0 then
   ttl = 1 -- expires within the millisecond: never tell a caller to retry after 0
