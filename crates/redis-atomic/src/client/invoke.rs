@@ -9,6 +9,11 @@ use crate::script::{
 use crate::{keys, Error};
 use redis::{Cmd, Value};
 
+/// `FUNCTION LIST` questions after a refused `FUNCTION LOAD` (see [`Client::load_functions`]).
+const LIST_TRIES: u32 = 5;
+/// Between them: replication of the winner's load to a replica takes well under this.
+const LIST_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// One script argument: bytes or an integer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -251,21 +256,27 @@ impl Client {
     /// `FUNCTION LOAD` of `library` (every primary in a cluster). A library already loaded under
     /// that name is left alone: replacing it is the ops CLI's decision. Whether a refused load
     /// means "already there" (another client won the race) is asked of the server (`FUNCTION
-    /// LIST`), not read from the error text.
+    /// LIST`), not read from the error text. In a cluster that question goes to a random node,
+    /// possibly a replica the winner's load has not reached yet, so it is asked up to
+    /// five times, 20 ms apart, before the refusal stands.
     pub async fn load_functions(&self, library: &LibraryDef) -> Result<(), Error> {
         let mut load = redis::cmd("FUNCTION");
         load.arg("LOAD").arg(library.source);
-        match self.command(&load).await {
-            Err(err @ Error::Server { .. }) => {
-                let mut list = redis::cmd("FUNCTION");
-                list.arg("LIST").arg("LIBRARYNAME").arg(library.name);
-                match self.command(&list).await? {
-                    Value::Array(libs) if !libs.is_empty() => Ok(()),
-                    _ => Err(err),
-                }
+        let err = match self.command(&load).await {
+            Err(err @ Error::Server { .. }) => err,
+            other => return other.map(drop),
+        };
+        let mut list = redis::cmd("FUNCTION");
+        list.arg("LIST").arg("LIBRARYNAME").arg(library.name);
+        for attempt in 0..LIST_TRIES {
+            if attempt > 0 {
+                tokio::time::sleep(LIST_PAUSE).await;
             }
-            other => other.map(drop),
+            if matches!(self.command(&list).await?, Value::Array(libs) if !libs.is_empty()) {
+                return Ok(());
+            }
         }
+        Err(err)
     }
 }
 
