@@ -1,15 +1,15 @@
 //! The rate limiter's benchmarks: each task consumes 1 unit for its own identity (one
 //! rate-limited user per task, no request id; with `--identities N`, each decision for one drawn
-//! at random from N, as peers' benchmarks spread load over users), on limits high enough that nothing is ever
-//! refused, so every decision is an admission that writes the limit's state on both paths (a
-//! refusal only reads). One entry per algorithm (its own script, one key, five arguments; the
-//! anchored window's three) and
-//! one for a policy of two limits (`rl_policy`). Each algorithm adds a reference path: the
-//! classic script it replaces ([`super::classic`]: §7's INCR + EXPIRE for both fixed windows, seed 000's sliding log,
-//! the float GCRA, the float token bucket, the two-counter sliding window) on the same number of
-//! tasks and connections, one key per identity of the same layout (the two-counter window
-//! derives its counters' names from it). A record is one identity's limit
-//! state after 100 admissions (a sliding log then holds 100 entries).
+//! at random from N, as peers' benchmarks spread load over users), on limits high enough that
+//! nothing is ever refused, so every decision is an admission that writes the limit's state on
+//! both paths (a refusal only reads). One entry per algorithm (its own script, one key, five
+//! arguments; the anchored window's three) and one for a policy of two limits (`rl_policy`).
+//! Each algorithm adds a reference path: the classic script it replaces ([`super::classic`]:
+//! §7's INCR + EXPIRE for both fixed windows, seed 000's sliding log, the float GCRA, the float
+//! token bucket, the two-counter sliding window) on the same number of tasks and connections,
+//! one key per identity of the same layout (the two-counter window derives its counters' names
+//! from it). A record is one identity's limit state after 100 admissions (a sliding log then
+//! holds 100 entries).
 
 use super::classic::{self, Classic};
 use super::workload::{evalsha_dyn, send, BenchCtx, Conn, Decided, Path, Record, Workload};
@@ -155,7 +155,7 @@ fn single<R: Admits>(
     // window's: cost, limit, period_ms (see `RateLimiter::run`).
     let mut args = vec!["1".to_string(), limit.limit().to_string()];
     match limit.algorithm() {
-        Algorithm::AnchoredWindow => args.push(limit.period_us().div_ceil(1000).to_string()),
+        Algorithm::AnchoredWindow => args.push(limit.period_ms().to_string()),
         _ => args.extend([
             limit.period_us().to_string(),
             limit.burst().to_string(),

@@ -100,7 +100,7 @@ pub fn check(limit: &Limit, state: Option<&State>, cost: u64, now: u64) -> Check
     let (l, p, b) = (limit.limit(), limit.period_us(), limit.burst());
     match limit.algorithm() {
         Algorithm::FixedWindow => fixed_window(l, p, state, cost, now),
-        Algorithm::AnchoredWindow => anchored_window(l, p, state, cost, now),
+        Algorithm::AnchoredWindow => anchored_window(l, limit.period_ms(), state, cost, now),
         Algorithm::SlidingLog => sliding_log(l, p, state, cost, now),
         Algorithm::SlidingWindow => sliding_window(l, p, state, cost, now),
         Algorithm::TokenBucket => token_bucket(limit.interval_us(), b, state, cost, now),
@@ -111,11 +111,11 @@ pub fn check(limit: &Limit, state: Option<&State>, cost: u64, now: u64) -> Check
 /// Redis keeps expiry in ms: `PEXPIRE` sets `closes` at now's ms plus the window, the key lives
 /// while the clock's ms is at most `closes`, and `PTTL` (at least 1 ms, as the script reports
 /// it) is `closes` minus now's ms.
-fn anchored_window(l: u64, p: u64, state: Option<&State>, cost: u64, now: u64) -> Check {
+fn anchored_window(l: u64, window_ms: u64, state: Option<&State>, cost: u64, now: u64) -> Check {
     let now_ms = now / 1000 * 1000;
     let (count, closes) = match state {
         Some(&State::Anchored { count, closes }) if closes >= now_ms => (count, closes),
-        _ => (0, now_ms + p.div_ceil(1000) * 1000),
+        _ => (0, now_ms + window_ms * 1000),
     };
     let reset = (closes - now_ms).max(1000);
     if count + cost > l {

@@ -60,7 +60,7 @@ impl Sabotaged {
             Algorithm::AnchoredWindow => vec![
                 "1".to_string(),
                 limit.limit().to_string(),
-                limit.period_us().div_ceil(1000).to_string(),
+                limit.period_ms().to_string(),
             ],
             _ => vec![
                 "1".to_string(),

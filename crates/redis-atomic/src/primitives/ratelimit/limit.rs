@@ -291,6 +291,11 @@ impl Limit {
         self.period_us
     }
 
+    /// The period rounded up to whole ms: the anchored window's key expiry (`PEXPIRE` takes ms).
+    pub fn period_ms(&self) -> u64 {
+        self.period_us.div_ceil(1000)
+    }
+
     /// The largest cost one request may have: the burst for the bucket algorithms, else the
     /// limit.
     pub fn burst(&self) -> u64 {

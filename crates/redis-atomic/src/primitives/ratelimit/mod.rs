@@ -321,10 +321,7 @@ impl RateLimiter {
     /// The anchored window's own script: no clock argument (it reads none) and its period in
     /// whole ms, as `PEXPIRE` takes it, so the script formats no number.
     async fn anchored(&self, key: &str, cost: &str) -> Result<Verdict, Error> {
-        let ms = self.policy.limits()[0]
-            .period_us()
-            .div_ceil(1000)
-            .to_string();
+        let ms = self.policy.limits()[0].period_ms().to_string();
         let args = [
             cost.into(),
             self.specs[0][1].as_str().into(),
