@@ -7,7 +7,7 @@
 //! * keys a primitive keeps without one on purpose (a queue's state, a counter created by
 //!   `INCRBY`) get it from a [`Keeper`] that re-applies `PEXPIRE ... NX` every 200 ms while the
 //!   check runs, so even a killed run leaves only keys that expire;
-//! * when the run ends (all checks passed or not), [`sweep`] deletes the run's namespaces on every
+//! * when the run ends (all checks passed or not), the sweep deletes the run's namespaces on every
 //!   primary: `SCAN MATCH <namespace>-<run>-*` a page of 500 at a time (on each primary of a
 //!   cluster: a cursor belongs to one node), each key of a page unlinked on its own, 32 in flight
 //!   (cluster-safe: no multi-key command crosses slots).

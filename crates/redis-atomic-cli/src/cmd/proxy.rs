@@ -1,7 +1,7 @@
 //! `redis-atomic proxy`: a reverse proxy that gives any HTTP service Idempotency-Key semantics
 //! and rate limits — the `redis-atomic-server` crate's `proxy` face ([`ProxyFace`]) started from
 //! flags. The flags every face takes ([`FaceArgs`]) and the one call into the server crate's
-//! start-up ([`start`]) are here too, for `serve` and any later face.
+//! start-up ([`start()`]) are here too, for `serve` and any later face.
 
 use crate::args::ConnArgs;
 use crate::output::{one_line, runtime};

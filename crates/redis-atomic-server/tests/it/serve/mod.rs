@@ -1,7 +1,8 @@
-//! `serve`'s routes ([`routes`]) and error mapping ([`errors`]), and what their tests share: the
-//! router on a real port over a real server, and a JSON POST.
+//! `serve`'s routes ([`leases`], [`routes`]) and error mapping ([`errors`]), and what their tests
+//! share: the router on a real port over a real server, and a JSON POST.
 
 mod errors;
+mod leases;
 mod routes;
 
 use crate::common::{env, private_env, Env, Mode};
