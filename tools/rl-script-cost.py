@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CLASSIC = ROOT / "crates/redis-atomic-cli/src/bench/classic"
+CLASSIC = ROOT / "crates/redis-atomic-cli/src/cmd/bench/classic"
 
 # name -> (source, key prefix or list of prefixes, args). Our limiters: one key, cost limit
 # period_us burst test_now (""); the anchored window: cost limit period_ms. Classic token

@@ -1,11 +1,11 @@
 #!lua
---- summary: touch a session and index it under its user, both with TTLs, in one step (seed 000 §11)
+--- summary: touch a session and index it under its user, both with TTLs, in one step
 --- invariant: a session belongs to one user for its whole life, and that user's index lists it until it expires
 --- keys: session user_sessions
 --- args: session_id user_id ttl_s
 --- returns: {'touched', sessions:uint} | {'other_user', owner:str}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 --@include now_ms
 -- Keys share the user's hash tag (app:session:{u1}:s1, app:user-sessions:{u1}): one slot in a

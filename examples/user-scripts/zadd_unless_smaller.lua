@@ -1,11 +1,11 @@
 #!lua
---- summary: set members' scores in a sorted set unless that would lower them, for a bounded batch (seed 002)
+--- summary: set members' scores in a sorted set unless that would lower them, for a bounded batch
 --- invariant: a member's score never decreases; absent members are added
 --- keys: board
 --- args: ttl_s score_member...
 --- returns: {'changed', count:uint}
 --- retry: safe
---- version: 1
+--- version: 2
 --@include int_arg
 -- One command keeps the invariant (ZADD GT CH: the weakest mechanism). The script adds what a
 -- command cannot: every pair checked before anything is written, a bounded batch, and the

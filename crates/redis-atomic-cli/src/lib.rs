@@ -1,23 +1,18 @@
 //! The `redis-atomic` command line: inspect and check scripts, compute slots, and prove each
 //! primitive's invariant against a real server (`verify`, the main job).
 //!
-//! The binary is a few lines over [`run`]; each verb lives in its own module and prints through
-//! writers so tests can drive it.
+//! The CLI is arguments and printing. The work is in the crates each audience can use without
+//! it: the Lua lint in `redis-atomic-lint`, the invariant checks and the embedded-server
+//! bootstrap in `redis-atomic-verify`, the HTTP faces in `redis-atomic-server`. The binary is a
+//! few lines over [`run`]; each verb is one module under [`cmd`] and prints through writers so
+//! tests can drive it; [`output`] turns a closed pipe into a quiet exit 0 for all of them.
 
-pub mod bench;
-pub mod conn;
-pub mod doctor;
-pub mod errors;
-pub mod fixtures;
-pub mod functions;
-pub mod lint;
-pub mod proxy_cmd;
-pub mod scripts;
-pub mod serve_cmd;
-mod slot_cmd;
-pub mod verify;
+pub mod args;
+pub mod cmd;
+pub mod output;
 
 use clap::{Parser, Subcommand};
+use cmd::{bench, doctor, functions, lint, proxy, scripts, serve, slot, test, verify};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,12 +30,20 @@ pub struct Cli {
 pub enum Command {
     /// The server-side scripts this build ships, or a folder of your own: list, show, acl,
     /// check, lock.
+    #[command(
+        after_help = "Exit codes: 0 ok / clean; 1 findings (check) or a refused lock \
+        (lock); 2 usage or unreadable input."
+    )]
     Scripts {
         /// list, show, acl, check or lock.
         #[command(subcommand)]
         command: ScriptsCommand,
     },
     /// Print the Redis Cluster hash slot of each key.
+    #[command(
+        after_help = "Exit codes: 0 printed; 1 --check-same and the keys span more \
+        than one slot; 2 usage."
+    )]
     Slot {
         /// Keys.
         #[arg(required = true)]
@@ -74,7 +77,7 @@ pub enum Command {
     /// real server (an embedded redis-server when no --url is given), a clean database per
     /// case. Exit 0 all pass, 1 any fail, 2 usage (bad fixture, unknown script, wrong counts,
     /// no fixtures) or connection errors.
-    Test(fixtures::TestArgs),
+    Test(test::TestArgs),
     /// Audit a deployment against what the primitives assume: maxmemory-policy, persistence,
     /// replication, busy-reply-threshold, version and capabilities, the Function library, cluster
     /// slots, and whether the user may run what each primitive needs; every node of a cluster.
@@ -84,14 +87,15 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// A reverse proxy giving any HTTP service Idempotency-Key semantics (IETF draft) and rate
     /// limits: `proxy --upstream URL`. Prints the bound address, serves until ctrl-c or SIGTERM.
-    /// Uses an embedded redis-server when no --redis is given. Exit 0 after a signal, 2 usage,
-    /// config or connection errors.
-    Proxy(proxy_cmd::ProxyArgs),
+    /// Uses an embedded redis-server when no --url is given. Exit 0 stopped by a signal, 1
+    /// failed while serving, 2 usage, config, listen address or connection errors.
+    Proxy(proxy::ProxyArgs),
     /// Every primitive over HTTP/JSON under /v1 (locks, semaphores, fenced writes, quotas, dedup,
-    /// idempotency, queues with dead letters, rate limits), with OpenAPI at /openapi.json, Prometheus /metrics, /healthz, /readyz and per-token namespaces. Uses an
-    /// embedded redis-server when no --redis is given. Exit 0 stopped by a signal, 1 failed
-    /// while serving, 2 usage, config, listen address or connection errors.
-    Serve(serve_cmd::ServeArgs),
+    /// idempotency, queues with dead letters, rate limits), with OpenAPI at /openapi.json,
+    /// Prometheus /metrics, /healthz, /readyz and per-token namespaces. Uses an embedded
+    /// redis-server when no --url is given. Exit 0 stopped by a signal, 1 failed while serving,
+    /// 2 usage, config, listen address or connection errors.
+    Serve(serve::ServeArgs),
 }
 
 /// `scripts` verbs.
@@ -142,23 +146,22 @@ pub enum ScriptsCommand {
 /// Runs the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
     init_tracing();
-    // Unlocked handles (each write locks briefly): holding the stderr lock for the whole run
-    // would block the progress bar's tick thread and any log line from a worker thread forever.
-    let mut out = std::io::stdout();
-    let mut err = std::io::stderr();
+    let streams = output::Streams::default();
+    let (mut out, mut err) = (streams.out(), streams.err());
+    let (out, err) = (&mut out, &mut err);
     let code = match cli.command {
-        Command::Scripts { command } => scripts::run(command, &mut out, &mut err),
-        Command::Slot { keys, check_same } => slot_cmd::run(&keys, check_same, &mut out),
-        Command::Verify(args) => verify::run_blocking(args, &mut out, &mut err),
-        Command::Lint(args) => lint::run(args, &mut out, &mut err),
-        Command::Functions { command } => functions::run(command, &mut out, &mut err),
-        Command::Bench(args) => bench::run_blocking(args, &mut out, &mut err),
-        Command::Test(args) => fixtures::run_blocking(args, &mut out, &mut err),
-        Command::Doctor(args) => doctor::run_blocking(args, &mut out, &mut err),
-        Command::Proxy(args) => proxy_cmd::run_blocking(args, &mut out, &mut err),
-        Command::Serve(args) => serve_cmd::run_blocking(args, &mut out, &mut err),
+        Command::Scripts { command } => scripts::run(command, out, err),
+        Command::Slot { keys, check_same } => slot::run(&keys, check_same, out),
+        Command::Verify(args) => verify::run(args, out, err),
+        Command::Lint(args) => lint::run(args, out, err),
+        Command::Functions { command } => functions::run(command, out, err),
+        Command::Bench(args) => bench::run_blocking(args, out, err),
+        Command::Test(args) => test::run_blocking(args, out, err),
+        Command::Doctor(args) => doctor::run_blocking(args, out, err),
+        Command::Proxy(args) => proxy::run(args, out, err),
+        Command::Serve(args) => serve::run(args, out, err),
     };
-    ExitCode::from(u8::try_from(code).unwrap_or(2))
+    ExitCode::from(u8::try_from(streams.exit_code(code)).unwrap_or(2))
 }
 
 /// Log lines to stderr, filtered by `RUST_LOG` (default: errors only, so tables stay clean;

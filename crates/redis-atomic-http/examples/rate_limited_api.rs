@@ -45,11 +45,15 @@ async fn hello() -> Json<serde_json::Value> {
     Json(json!({"hello": "world"}))
 }
 
-/// The service: `GET /hello` behind a rate limit keyed by `X-Api-Key` (401 without one).
-pub fn app(client: Client, limit: Limit, unavailable: Unavailable) -> Router {
+/// The layer's settings: keyed by `X-Api-Key` (401 without one), `unavailable` when Redis is not.
+pub fn layer_config(unavailable: Unavailable) -> RateLimitLayerConfig {
+    RateLimitLayerConfig::by_header("x-api-key", unavailable)
+        .missing_key(axum::http::StatusCode::UNAUTHORIZED)
+}
+
+/// The service: `GET /hello` behind a rate limit of `limit` with `config`.
+pub fn app(client: Client, limit: Limit, config: RateLimitLayerConfig) -> Router {
     let limiter = RateLimiter::new(client, Keyspace::new("api").unwrap(), limit);
-    let config = RateLimitLayerConfig::by_header("x-api-key", unavailable)
-        .missing_key(axum::http::StatusCode::UNAUTHORIZED);
     Router::new().route(
         "/hello",
         get(hello).layer(RateLimitLayer::new(limiter, config)),
@@ -81,7 +85,7 @@ async fn main() -> anyhow::Result<()> {
         args.limit,
         args.window_ms
     );
-    axum::serve(listener, app(client, limit, unavailable)).await?;
+    axum::serve(listener, app(client, limit, layer_config(unavailable))).await?;
     Ok(())
 }
 
@@ -108,7 +112,10 @@ mod tests {
             let limit = Limit::new(algorithm, 100, Duration::from_secs(period)).unwrap();
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
-            let app = app(client.clone(), limit, Unavailable::FailClosed);
+            // This test counts admissions: a decision slowed past the production 250 ms by a
+            // loaded machine must not become a 503, so the timeout here is generous.
+            let config = layer_config(Unavailable::FailClosed).timeout(Duration::from_secs(10));
+            let app = app(client.clone(), limit, config);
             tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
             let http = reqwest::Client::new();
             let key = format!("key-{}", rand::random::<u64>());

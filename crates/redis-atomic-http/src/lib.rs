@@ -5,15 +5,15 @@
 //! * [`idempotency::IdempotencyLayer`]: the IETF `Idempotency-Key` header.
 //! * [`ratelimit::RateLimitLayer`]: 429 with `Retry-After`, IETF `RateLimit-Policy` / `RateLimit`
 //!   headers, an explicit fail-open or fail-closed policy when Redis is unreachable.
-//! * [`proxy::Proxy`]: both, per route, in front of any HTTP service (`redis-atomic proxy`).
+//! * [`problem`]: the `application/problem+json` bodies they answer errors with.
 //!
-//! A crate of its own, not a feature of `redis-atomic`: a service that only locks, queues or
-//! limits in Rust should not compile axum, tower and hyper. Depend on this crate where a layer
-//! goes in front of handlers; `redis-atomic serve` and `redis-atomic proxy` build on it too.
+//! **Who it is for:** a Rust service on axum that puts a layer in front of its handlers.
 //!
-//! Two HTTP faces build on the same pieces: [`serve`] (every primitive over HTTP/JSON, the
-//! router behind `redis-atomic serve`) and the proxy; what they share (auth, health, metrics,
-//! shutdown) is in [`face`].
+//! **Why a crate of its own:** not a feature of `redis-atomic`, because a service that only
+//! locks, queues or limits in Rust should not compile axum, tower and hyper; and not the
+//! applications built on these layers (`redis-atomic serve` and `redis-atomic proxy`, in
+//! `redis-atomic-server`), because a user of one layer should not compile an OpenAPI generator,
+//! a Prometheus exporter and a TOML parser.
 //!
 //! Both layers are one skeleton ([`layer`]): the tower plumbing (readiness, handing the ready
 //! inner service to the request, boxing the future) is written once, and each layer is a
@@ -32,14 +32,10 @@
 //! # Ok(()) }
 //! ```
 
-pub mod config;
-pub mod face;
 pub mod idempotency;
 pub mod layer;
-mod problem;
-pub mod proxy;
+pub mod problem;
 pub mod ratelimit;
-pub mod serve;
 
 pub use idempotency::{IdempotencyLayer, IdempotencyLayerConfig};
 pub use ratelimit::{RateLimitLayer, RateLimitLayerConfig, Unavailable};

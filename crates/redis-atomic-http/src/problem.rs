@@ -1,12 +1,13 @@
-//! `application/problem+json` error bodies (RFC 9457): one shape for every error the HTTP faces
-//! answer (the layers' and `serve`'s), so a client parses errors once.
+//! `application/problem+json` error bodies (RFC 9457): one shape for every error the layers
+//! answer, and the HTTP faces built on them (`redis-atomic-server`) answer theirs with the same
+//! functions, so a client parses errors once.
 
 use axum::body::Body;
 use http::{header, HeaderValue, Response, StatusCode};
 
 /// A problem with a stable `type` (`urn:redis-atomic:problem:<kind>`), `detail`, and extra
 /// members (e.g. `retry_safe`) merged into the body.
-pub(crate) fn typed(
+pub fn typed(
     status: StatusCode,
     kind: &str,
     detail: &str,
@@ -38,7 +39,7 @@ fn with_type(mut r: Response<Body>, status: StatusCode) -> Response<Body> {
 }
 
 /// A problem response with a title from the status and `detail`.
-pub(crate) fn response(status: StatusCode, detail: &str) -> Response<Body> {
+pub fn response(status: StatusCode, detail: &str) -> Response<Body> {
     let body = format!(
         r#"{{"type":"about:blank","title":{},"status":{},"detail":{}}}"#,
         json_string(status.canonical_reason().unwrap_or("Error")),

@@ -230,12 +230,14 @@ pub(crate) fn too_many(retry_after: Duration) -> Response<Body> {
     r
 }
 
-pub(crate) fn ceil_secs(d: Duration) -> u128 {
+/// Whole seconds of `d`, rounded up (what `Retry-After` and the `RateLimit` header's `t` carry).
+pub fn ceil_secs(d: Duration) -> u128 {
     d.as_micros().div_ceil(1_000_000)
 }
 
-/// `"name";q=<limit>[;w=<seconds>], ...` (names are `[A-Za-z0-9_.-]`, so valid sf-strings).
-pub(crate) fn policy_header(limits: &[Limit]) -> HeaderValue {
+/// The `RateLimit-Policy` header of `limits`: `"name";q=<limit>[;w=<seconds>], ...` (names are
+/// `[A-Za-z0-9_.-]`, so valid sf-strings).
+pub fn policy_header(limits: &[Limit]) -> HeaderValue {
     let items: Vec<String> = limits
         .iter()
         .map(|l| {
@@ -251,8 +253,8 @@ pub(crate) fn policy_header(limits: &[Limit]) -> HeaderValue {
     HeaderValue::from_str(&items.join(", ")).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-/// `"name";r=<remaining>;t=<seconds>, ...`
-pub(crate) fn ratelimit_header(limits: &[Limit], verdict: &Verdict) -> Option<HeaderValue> {
+/// The `RateLimit` header of a decision on `limits`: `"name";r=<remaining>;t=<seconds>, ...`.
+pub fn ratelimit_header(limits: &[Limit], verdict: &Verdict) -> Option<HeaderValue> {
     let items: Vec<String> = limits
         .iter()
         .zip(&verdict.limits)

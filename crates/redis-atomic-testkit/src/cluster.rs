@@ -104,8 +104,9 @@ impl RedisCluster {
     }
 
     /// Starts one more node and `CLUSTER MEET`s it: a primary that owns no slots, like a shard
-    /// just added before resharding (Redis copies no Function libraries to it, redis/redis
-    /// #11780). Returns once every node knows every node. It is listed last in [`Self::nodes`].
+    /// just added before resharding (Redis copies no Function libraries to it:
+    /// <https://github.com/redis/redis/issues/11780>). Returns once every node knows every node. It
+    /// is listed last in [`Self::nodes`].
     pub fn add_primary(&mut self) -> Result<&RedisServer, TestkitError> {
         let node = Self::start_node(&self.opts)?;
         let port = node.port().unwrap_or(0).to_string();
@@ -115,12 +116,17 @@ impl RedisCluster {
         )?;
         self.nodes.push(node);
         let total = self.nodes.len();
-        self.wait("every node knows the added primary", |c| {
+        let knows_all = |c: &mut Conn| {
             let nodes: String = query(c, &["CLUSTER", "NODES"])?;
             Ok(nodes.lines().count() == total
                 && !nodes.contains("handshake")
                 && !nodes.contains("noaddr"))
-        })?;
+        };
+        self.wait_nudging(
+            "every node knows the added primary",
+            || self.meet_the_missing(),
+            knows_all,
+        )?;
         Ok(&self.nodes[total - 1])
     }
 
@@ -151,12 +157,17 @@ impl RedisCluster {
             let _: () = query(&mut conns[0], &["CLUSTER", "MEET", "127.0.0.1", &port])?;
         }
         let total = self.nodes.len();
-        self.wait("every node knows every node", |c| {
+        let knows_all = |c: &mut Conn| {
             let nodes: String = query(c, &["CLUSTER", "NODES"])?;
             Ok(nodes.lines().count() == total
                 && !nodes.contains("handshake")
                 && !nodes.contains("noaddr"))
-        })?;
+        };
+        self.wait_nudging(
+            "every node knows every node",
+            || self.meet_the_missing(),
+            knows_all,
+        )?;
         let ids = conns[..self.primaries]
             .iter_mut()
             .map(|c| query::<String>(c, &["CLUSTER", "MYID"]))
@@ -198,26 +209,74 @@ impl RedisCluster {
         what: &str,
         check: impl Fn(&mut Conn) -> Result<bool, TestkitError>,
     ) -> Result<(), TestkitError> {
+        self.wait_nudging(what, || Ok(()), check)
+    }
+
+    /// Waits (30 s deadline) until `check` holds on every node, calling `nudge` every twice the
+    /// node timeout while it does not. A node that does not answer in time, or a connection
+    /// refused, is "not yet" (a loaded machine can be that slow), reported only if the deadline
+    /// passes.
+    fn wait_nudging(
+        &self,
+        what: &str,
+        mut nudge: impl FnMut() -> Result<(), TestkitError>,
+        check: impl Fn(&mut Conn) -> Result<bool, TestkitError>,
+    ) -> Result<(), TestkitError> {
         let deadline = Instant::now() + Duration::from_secs(30);
+        let every = Duration::from_millis(2 * self.opts.node_timeout_ms.max(100));
+        let mut next_nudge = Instant::now() + every;
+        let mut last_error = None;
         loop {
-            let mut all = true;
-            for node in &self.nodes {
-                let mut c = conn(node)?;
-                if !check(&mut c)? {
-                    all = false;
-                    break;
-                }
-            }
-            if all {
-                return Ok(());
+            match self.holds_everywhere(&check) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => last_error = Some(e),
             }
             if Instant::now() > deadline {
+                let last = last_error.map_or(String::new(), |e| format!(" (last error: {e})"));
                 return Err(TestkitError::Cluster(format!(
-                    "not reached within 30 s: {what}"
+                    "not reached within 30 s: {what}{last}"
                 )));
+            }
+            if Instant::now() > next_nudge {
+                if let Err(e) = nudge() {
+                    last_error = Some(e);
+                }
+                next_nudge = Instant::now() + every;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    fn holds_everywhere(
+        &self,
+        check: &impl Fn(&mut Conn) -> Result<bool, TestkitError>,
+    ) -> Result<bool, TestkitError> {
+        for node in &self.nodes {
+            if !check(&mut conn(node)?)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `CLUSTER MEET`s, from the first node, every node it does not know yet. A handshake that
+    /// does not complete within the node timeout is dropped by the server, and nobody meets that
+    /// node again: on a loaded machine the cluster would never form.
+    fn meet_the_missing(&self) -> Result<(), TestkitError> {
+        let mut first = conn(&self.nodes[0])?;
+        let known: String = query(&mut first, &["CLUSTER", "NODES"])?;
+        for node in &self.nodes[1..] {
+            let port = node.port().unwrap_or(0).to_string();
+            let addr = format!(" 127.0.0.1:{port}@");
+            let met = known
+                .lines()
+                .any(|l| l.contains(&addr) && !l.contains("handshake"));
+            if !met {
+                let _: () = query(&mut first, &["CLUSTER", "MEET", "127.0.0.1", &port])?;
+            }
+        }
+        Ok(())
     }
 
     /// One default 3+3 cluster per test binary. Its nodes are spawned from a dedicated thread

@@ -16,12 +16,14 @@
 //! [`ServerOptions::appendfsync`]); [`clock`] makes a running server's wall clock jump. [`history`]
 //! records what concurrent clients saw (ok / fail / unknown, with times) and checks it against
 //! the models the primitives claim, so a test under faults asserts the invariant instead of
-//! hoping for no errors. [`arb`] generates arbitrary server replies for decoder proptests.
+//! hoping for no errors. `arb` (with the `arb` feature) generates arbitrary server replies for
+//! decoder proptests.
 //!
 //! TLS: [`TlsMaterial`] generates a throwaway CA and certificates; [`ServerOptions::tls`] and
 //! [`ClusterOptions::tls`] start servers and clusters that speak TLS only. Sentinel:
 //! [`SentinelGroup`] runs a primary, replicas and Sentinels, and fails them over on demand.
 
+#[cfg(feature = "arb")]
 pub mod arb;
 pub mod clock;
 mod cluster;

@@ -1,0 +1,155 @@
+//! `redis-atomic verify`: prove every primitive's invariant against a real server — the
+//! `redis-atomic-verify` crate's [`Verify`] run, from flags: which server (`--url`, or an
+//! embedded one), how long, how many tasks, faults or not; then the doctor's failures first
+//! (with `--url`), the report last (table or JSON).
+//!
+//! Exit codes: 0 every invariant held, 1 a violation, 2 usage, connection or server errors.
+
+use crate::args::ConnArgs;
+use crate::output::{one_line, runtime};
+use redis_atomic::ClientConfig;
+use redis_atomic_verify::{
+    acl, connect_or_embed, Cleanup, Report, Verify, CLEAN_TIMEOUT, DEFAULT_NAMESPACE, MAX_DURATION,
+    MAX_TASKS,
+};
+use std::io::Write;
+use std::time::Duration;
+
+/// Arguments of `verify`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 every invariant held; 1 a violation was found; 2 usage, \
+    connection or server errors."
+)]
+pub struct VerifyArgs {
+    /// Server to verify against (redis://, rediss://, redis+unix://, redis+sentinel://h:p,h:p/
+    /// service). Default: an embedded redis-server started for the run. Keys are written under a
+    /// fresh `verify-<run>-*` namespace, each with a TTL, and deleted when the run ends (see --acl
+    /// for the user).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// TLS files for a rediss:// --url.
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// Print the ACL SETUSER line of a user that can run `verify --url` (and nothing else:
+    /// keys `verify-*`, the primitives' commands and verify's own), then exit.
+    #[arg(long)]
+    pub acl: bool,
+    /// With --url, leave the run's keys for inspection instead of deleting them (each expires
+    /// by itself, 2 × --seconds + 10 min after it was written).
+    #[arg(long)]
+    pub keep_keys: bool,
+    /// Use Redis Cluster (embedded: a 3-primary, 3-replica cluster).
+    #[arg(long)]
+    pub cluster: bool,
+    /// Seconds each check runs [default: 2, or 1 with --faults, which runs every check once
+    /// per kind of fault: the whole matrix then stays under two minutes].
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    /// Concurrent tasks per check.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// JSON output on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Then run every check again under each kind of fault (lost replies, killed connections,
+    /// stalls, script-cache flushes, crashes, a full memory; with --cluster slot migrations and
+    /// failovers). Needs the embedded server: it stalls and restarts it.
+    #[arg(long)]
+    pub faults: bool,
+    /// Run each check with its primitive bypassed, to show the check catches the violations a
+    /// broken primitive causes (used by the tests; exits 1).
+    #[arg(long, hide = true)]
+    pub sabotage: bool,
+}
+
+impl VerifyArgs {
+    /// Seconds each check runs: as given, else 2 (1 under `--faults`).
+    pub fn seconds(&self) -> f64 {
+        self.seconds.unwrap_or(if self.faults { 1.0 } else { 2.0 })
+    }
+
+    /// The flags checked before anything starts: each error names its flag.
+    fn check(&self) -> anyhow::Result<Duration> {
+        let seconds = self.seconds();
+        if !(seconds > 0.0 && seconds <= MAX_DURATION.as_secs_f64()) {
+            anyhow::bail!(
+                "--seconds must be in (0, {}], got {seconds}",
+                MAX_DURATION.as_secs()
+            );
+        }
+        if self.concurrency == 0 || self.concurrency > MAX_TASKS {
+            anyhow::bail!(
+                "--concurrency must be in 1..={MAX_TASKS}, got {}",
+                self.concurrency
+            );
+        }
+        if self.faults && self.url.is_some() {
+            anyhow::bail!("--faults needs the embedded server (it stalls, restarts and fails over its nodes): drop --url");
+        }
+        self.conn.require_url(self.url.as_deref())?;
+        Ok(Duration::from_secs_f64(seconds))
+    }
+}
+
+/// Runs `verify` on a fresh tokio runtime; returns the exit code (0 ok, 1 violations, 2 error).
+pub fn run(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    if args.acl {
+        let line = acl::setuser_line("verify", DEFAULT_NAMESPACE);
+        return match writeln!(out, "{line}") {
+            Ok(()) => 0,
+            Err(_) => 2,
+        };
+    }
+    let report = args.check().and_then(|duration| {
+        let runtime = runtime()?;
+        if let Some(url) = &args.url {
+            // The doctor's failures first: a setting that breaks an invariant explains a violation.
+            let tls = args.conn.tls();
+            super::doctor::print_failures(&runtime, url, args.cluster, tls.as_ref(), err);
+        }
+        runtime.block_on(verify(&args, duration))
+    });
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => {
+            let _ = writeln!(err, "error: {}", one_line(&e));
+            return 2;
+        }
+    };
+    let printed = if args.json {
+        report.write_json(out)
+    } else {
+        report.write_table(out)
+    };
+    match printed {
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}");
+            2
+        }
+        Ok(()) if report.ok => 0,
+        Ok(()) => 1,
+    }
+}
+
+/// Connects (or starts the embedded server) and runs every check.
+async fn verify(args: &VerifyArgs, duration: Duration) -> anyhow::Result<Report> {
+    let config = args
+        .conn
+        .client_config(ClientConfig::default().timeout(CLEAN_TIMEOUT));
+    let (client, _embedded) = connect_or_embed(args.url.as_deref(), args.cluster, config).await?;
+    let cleanup = match &args.url {
+        Some(url) if !args.keep_keys => Cleanup::Sweep { url: url.clone() },
+        _ => Cleanup::Keep,
+    };
+    let report = Verify::new(client)
+        .duration(duration)
+        .tasks(args.concurrency)
+        .faults(args.faults)
+        .sabotage(args.sabotage)
+        .progress(!args.json)
+        .cleanup(cleanup)
+        .run()
+        .await?;
+    Ok(report)
+}

@@ -1,0 +1,171 @@
+//! How `serve` answers what went wrong: every error is `application/problem+json` with a stable
+//! `type` (`urn:redis-atomic:problem:<kind>`), and the library's errors map by what a client
+//! should do next:
+//!
+//! | cause | status | kind | client should |
+//! |---|---|---|---|
+//! | body not JSON | 400 | `bad-json` | fix the request |
+//! | body over the size limit | 413 | `too-large` | send less |
+//! | JSON of the wrong shape, a value out of range ([`Error::BadArgument`], cost above burst) | 422 | `invalid` | fix the request |
+//! | unknown policy, unknown route | 404 | `not-found` | fix the request |
+//! | missing or unknown bearer token | 401 | `unauthorized` | authenticate |
+//! | nothing ran ([`Error::NotSent`], [`Error::Rejected`], connection) | 503 + `Retry-After` | `unavailable` | resend later |
+//! | may have run ([`Error::OutcomeUnknown`]) | 504 | `outcome-unknown`, with `retry_safe` | resend only if `retry_safe` |
+//! | ran, not replicated ([`Error::NotReplicated`]) | 503 + `Retry-After` | `not-replicated` | resend later |
+//! | Redis refused or answered oddly (script error, `NOPERM`, wrong type at a key) | 502 | `redis-error` | tell the operator |
+//! | anything else | 500 | `internal` | tell the operator |
+//!
+//! A refusal by the primitive (lock held, rate limited, stale fence) is not an error: it is a
+//! normal JSON body with 409 or 429.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderValue, StatusCode};
+use redis_atomic::Error;
+use redis_atomic_http::problem;
+use serde::de::DeserializeOwned;
+
+/// An error answer of `serve`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// A library error; `retry_safe` says whether resending the same request after an unknown
+    /// outcome is safe for this route (and these arguments).
+    Library {
+        /// The error.
+        error: Error,
+        /// Whether the same request may be resent after an unknown outcome.
+        retry_safe: bool,
+    },
+    /// The request itself is wrong.
+    Client {
+        /// 400, 404, 413 or 422.
+        status: StatusCode,
+        /// The problem kind.
+        kind: &'static str,
+        /// One line for the client.
+        detail: String,
+    },
+}
+
+impl ApiError {
+    /// 422 with `detail`.
+    pub fn invalid(detail: impl Into<String>) -> Self {
+        ApiError::Client {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            kind: "invalid",
+            detail: detail.into(),
+        }
+    }
+
+    /// 500 with `detail` (a library outcome this build does not know).
+    pub fn internal(detail: impl Into<String>) -> Self {
+        ApiError::Client {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            kind: "internal",
+            detail: detail.into(),
+        }
+    }
+
+    /// 404 with `detail`.
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        ApiError::Client {
+            status: StatusCode::NOT_FOUND,
+            kind: "not-found",
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Wraps a library error for a route; `retry_safe` as in [`ApiError::Library`].
+pub fn lib(retry_safe: bool) -> impl FnOnce(Error) -> ApiError {
+    move |error| ApiError::Library { error, retry_safe }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match self {
+            ApiError::Client {
+                status,
+                kind,
+                detail,
+            } => problem::typed(status, kind, &detail, Default::default()),
+            ApiError::Library { error, retry_safe } => library(error, retry_safe),
+        }
+    }
+}
+
+fn library(error: Error, retry_safe: bool) -> Response {
+    let detail = error.to_string();
+    let (status, kind) = match &error {
+        Error::BadArgument(_) | Error::CostExceedsBurst { .. } => {
+            return ApiError::invalid(detail).into_response()
+        }
+        Error::OutcomeUnknown { .. } => {
+            tracing::warn!(error = %detail, retry_safe, "outcome unknown");
+            let mut extra = serde_json::Map::new();
+            extra.insert("retry_safe".into(), retry_safe.into());
+            return problem::typed(
+                StatusCode::GATEWAY_TIMEOUT,
+                "outcome-unknown",
+                &detail,
+                extra,
+            );
+        }
+        Error::NotSent(_) | Error::Rejected { .. } | Error::Connection(_) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+        }
+        Error::NotReplicated { .. } => (StatusCode::SERVICE_UNAVAILABLE, "not-replicated"),
+        Error::Server { .. } | Error::BadReply { .. } | Error::WrongType(_) => {
+            (StatusCode::BAD_GATEWAY, "redis-error")
+        }
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+    };
+    tracing::warn!(error = %detail, status = status.as_u16(), "request failed");
+    let mut r = problem::typed(status, kind, &detail, Default::default());
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    r
+}
+
+/// A JSON request body, whatever its `Content-Type` (clients' defaults differ), size-limited by
+/// the router's body limit; an empty body reads as `{}`. Rejections are problems: 400 not JSON,
+/// 413 too large, 422 wrong shape.
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::Client {
+                status: e.status(),
+                kind: if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    "too-large"
+                } else {
+                    "bad-body"
+                },
+                detail: e.body_text(),
+            })?;
+        let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+            b"{}"
+        } else {
+            &bytes
+        };
+        serde_json::from_slice(bytes).map(JsonBody).map_err(|e| {
+            use serde_json::error::Category;
+            match e.classify() {
+                Category::Data => ApiError::invalid(e.to_string()),
+                _ => ApiError::Client {
+                    status: StatusCode::BAD_REQUEST,
+                    kind: "bad-json",
+                    detail: e.to_string(),
+                },
+            }
+        })
+    }
+}
