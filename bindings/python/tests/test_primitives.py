@@ -98,7 +98,8 @@ def test_fenced_writes_refuse_stale_fences(client: ra.Client, redis_server: Redi
     assert fenced.highest("order-1") == 10 and fenced.highest("none") == 0
     assert fenced.fence_key("order-1") == "f:fenced:v1:{order-1}:fence"
     later = [ra.Write.delete(data), ra.Write.srem(members, ["x"]), ra.Write.hdel(hashk, ["a"])]
-    assert fenced.write("order-1", 11, later + [ra.Write.expire(hashk, 30)]).writes == 4
+    written = fenced.write("order-1", 11, later + [ra.Write.expire(hashk, 30)])
+    assert isinstance(written, ra.Written) and written.writes == 4
     assert redis_server.command("EXISTS", data) == 0
     assert redis_server.command("SMEMBERS", members) == [b"y"]
 

@@ -116,13 +116,15 @@ def test_results_are_dataclass_like() -> None:
     a = ra.Allowed(remaining=3, reset_after=timedelta(milliseconds=1500))
     assert a == ra.Allowed(3, 1.5) and hash(a) == hash(ra.Allowed(3, 1.5))
     assert repr(a) == "Allowed(remaining=3, reset_after=1.5)"
-    assert a != ra.Limited(1.5, 1.5)
+    other: object = ra.Limited(1.5, 1.5)
+    assert a != other
     match ra.Limited(retry_after=0.25, reset_after=1.0):
         case ra.Limited(retry_after, _):
             assert retry_after == 0.25
         case _:
             pytest.fail("Limited did not match")
-    assert ra.Applied(5) == ra.Applied(value=5) and ra.Applied(5) != ra.Refused(5)
+    refused: object = ra.Refused(5)
+    assert ra.Applied(5) == ra.Applied(value=5) and ra.Applied(5) != refused
 
 
 def test_keys_and_limits(client: ra.Client) -> None:

@@ -12,7 +12,7 @@ type-check like any other exception.
 from __future__ import annotations
 
 import builtins
-from typing import ClassVar, List, Optional
+from typing import Any, ClassVar, List, Optional
 
 __all__ = [
     "RedisAtomicError",
@@ -63,7 +63,7 @@ class Rejected(RedisAtomicError):
 
     code = "rejected"
 
-    def __init__(self, message: str, *, server_code: str = "", **kw: bool):
+    def __init__(self, message: str, *, server_code: str = "", **kw: Any):
         super().__init__(message, **kw)
         self.server_code = server_code
 
@@ -86,7 +86,7 @@ class OutcomeUnknown(RedisAtomicError):
         attempts: int = 1,
         timed_out: bool = False,
         retry_safe: bool = False,
-        **kw: bool,
+        **kw: Any,
     ):
         super().__init__(message, **kw)
         self.reason = reason
@@ -113,7 +113,7 @@ class CostExceedsBurst(BadArgument):
 
     code = "cost_exceeds_burst"
 
-    def __init__(self, message: str, *, cost: int = 0, burst: int = 0, **kw: bool):
+    def __init__(self, message: str, *, cost: int = 0, burst: int = 0, **kw: Any):
         super().__init__(message, **kw)
         self.cost = cost
         self.burst = burst
@@ -124,7 +124,7 @@ class BadReply(RedisAtomicError):
 
     code = "bad_reply"
 
-    def __init__(self, message: str, *, script: str = "", detail: str = "", **kw: bool):
+    def __init__(self, message: str, *, script: str = "", detail: str = "", **kw: Any):
         super().__init__(message, **kw)
         self.script = script
         self.detail = detail
@@ -136,7 +136,7 @@ class CrossSlot(RedisAtomicError):
 
     code = "cross_slot"
 
-    def __init__(self, message: str, *, slots: Optional[List[int]] = None, **kw: bool):
+    def __init__(self, message: str, *, slots: Optional[List[int]] = None, **kw: Any):
         super().__init__(message, **kw)
         self.slots: List[int] = list(slots or [])
 
@@ -147,7 +147,7 @@ class ServerError(RedisAtomicError):
 
     code = "server_error"
 
-    def __init__(self, message: str, *, server_code: str = "", **kw: bool):
+    def __init__(self, message: str, *, server_code: str = "", **kw: Any):
         super().__init__(message, **kw)
         self.server_code = server_code
 
@@ -177,7 +177,7 @@ class NotReplicated(RedisAtomicError):
 
     code = "not_replicated"
 
-    def __init__(self, message: str, *, acked: int = 0, wanted: int = 0, **kw: bool):
+    def __init__(self, message: str, *, acked: int = 0, wanted: int = 0, **kw: Any):
         super().__init__(message, **kw)
         self.acked = acked
         self.wanted = wanted
@@ -189,7 +189,7 @@ class UsedAfterFork(RedisAtomicError):
 
     code = "used_after_fork"
 
-    def __init__(self, message: str, **kw: bool):
+    def __init__(self, message: str, **kw: Any):
         kw.setdefault("nothing_ran", True)
         super().__init__(message, **kw)
 
@@ -200,6 +200,6 @@ class ScriptFolderError(RedisAtomicError):
 
     code = "script_folder"
 
-    def __init__(self, message: str, **kw: bool):
+    def __init__(self, message: str, **kw: Any):
         kw.setdefault("nothing_ran", True)
         super().__init__(message, **kw)

@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import BinaryIO, Iterator, Optional, Union
 
 import pytest
 
@@ -63,8 +63,8 @@ def _free_port() -> int:
         return port
 
 
-def _read_reply(f: "socket.SocketIO | object") -> Reply:
-    line = f.readline()  # type: ignore[attr-defined]
+def _read_reply(f: BinaryIO) -> Reply:
+    line = f.readline()
     if not line:
         raise ConnectionError("connection closed")
     kind, rest = line[:1], line[1:].rstrip(b"\r\n")
@@ -78,7 +78,7 @@ def _read_reply(f: "socket.SocketIO | object") -> Reply:
         n = int(rest)
         if n < 0:
             return None
-        data: bytes = f.read(n + 2)[:-2]  # type: ignore[attr-defined]
+        data: bytes = f.read(n + 2)[:-2]
         return data
     if kind == b"*":
         n = int(rest)
