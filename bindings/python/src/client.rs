@@ -32,9 +32,13 @@ impl RetryPolicy {
         max_backoff: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let d = Policy::default();
-        let attempts = max_attempts.map_or(Ok(u64::from(d.max_attempts)), |a| uint(a, "max_attempts"))?;
-        let attempts = u32::try_from(attempts)
-            .map_err(|_| raise(redis_atomic::Error::BadArgument("max_attempts too large".into())))?;
+        let attempts =
+            max_attempts.map_or(Ok(u64::from(d.max_attempts)), |a| uint(a, "max_attempts"))?;
+        let attempts = u32::try_from(attempts).map_err(|_| {
+            raise(redis_atomic::Error::BadArgument(
+                "max_attempts too large".into(),
+            ))
+        })?;
         let deadline = opt_duration(deadline, "deadline")?.unwrap_or(d.deadline);
         let base = opt_duration(base_backoff, "base_backoff")?.unwrap_or(d.base_backoff);
         let cap = opt_duration(max_backoff, "max_backoff")?.unwrap_or(d.max_backoff);
@@ -116,7 +120,11 @@ impl Replicas {
         secs(self.timeout)
     }
     fn __repr__(&self) -> String {
-        format!("Replicas(count={}, timeout={:?})", self.count, secs(self.timeout))
+        format!(
+            "Replicas(count={}, timeout={:?})",
+            self.count,
+            secs(self.timeout)
+        )
     }
 }
 
@@ -151,7 +159,12 @@ impl TlsOptions {
         if let Some(p) = ca_pem {
             inner = inner.ca_pem(p);
         }
-        inner = match (client_cert_file, client_key_file, client_cert_pem, client_key_pem) {
+        inner = match (
+            client_cert_file,
+            client_key_file,
+            client_cert_pem,
+            client_key_pem,
+        ) {
             (None, None, None, None) => inner,
             (Some(c), Some(k), None, None) => inner.client_cert_files(c, k),
             (None, None, Some(c), Some(k)) => inner.client_cert_pem(c, k),
@@ -266,7 +279,11 @@ impl Client {
             Ok(url) => Target::Url(url),
             Err(_) => Target::Seeds(target.extract()?),
         };
-        let mode = if is_async { Mode::Async } else { Mode::Blocking };
+        let mode = if is_async {
+            Mode::Async
+        } else {
+            Mode::Blocking
+        };
         let bridge = Bridge::current(mode).map_err(|e| e.into_py(py))?;
         bridge.run(py, true, async move {
             let inner = match target {
@@ -299,7 +316,11 @@ impl Client {
             .into_iter()
             .map(|k| String::from_utf8(k.into_bytes()))
             .collect::<Result<_, _>>()
-            .map_err(|_| raise(redis_atomic::Error::BadArgument("keys must be UTF-8".into())))?;
+            .map_err(|_| {
+                raise(redis_atomic::Error::BadArgument(
+                    "keys must be UTF-8".into(),
+                ))
+            })?;
         let args: Vec<Value> = crate::convert::values(args, "args")?;
         let client = self.inner.clone();
         let safe = def.retry == redis_atomic::RetryClass::Safe;
@@ -335,7 +356,11 @@ impl Client {
             "Client(cluster={}, timeout={:?}, delivery={}, pool_size={}, async={})",
             self.inner.is_cluster(),
             secs(c.timeout),
-            if c.delivery == Delivery::Functions { "functions" } else { "evalsha" },
+            if c.delivery == Delivery::Functions {
+                "functions"
+            } else {
+                "evalsha"
+            },
             c.pool_size,
             self.bridge.mode == Mode::Async
         )

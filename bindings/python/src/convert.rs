@@ -26,8 +26,7 @@ pub(crate) fn duration(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Duration>
         let days = i64::from(delta.get_days());
         let secs = days * 86_400 + i64::from(delta.get_seconds());
         let micros = u32::try_from(delta.get_microseconds()).unwrap_or(0);
-        let secs =
-            u64::try_from(secs).map_err(|_| bad(format!("{what} must not be negative")))?;
+        let secs = u64::try_from(secs).map_err(|_| bad(format!("{what} must not be negative")))?;
         return Ok(Duration::from_secs(secs) + Duration::from_micros(u64::from(micros)));
     }
     if obj.is_instance_of::<PyBool>()
@@ -49,7 +48,10 @@ pub(crate) fn duration(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Duration>
 }
 
 /// An optional duration (None stays None).
-pub(crate) fn opt_duration(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Duration>> {
+pub(crate) fn opt_duration(
+    obj: Option<&Bound<'_, PyAny>>,
+    what: &str,
+) -> PyResult<Option<Duration>> {
     match obj {
         Some(o) if !o.is_none() => duration(o, what).map(Some),
         _ => Ok(None),
@@ -186,7 +188,11 @@ fn reply(py: Python<'_>, value: redis::Value) -> PyResult<Bound<'_, PyAny>> {
             dict.into_bound_py_any(py)
         }
         V::Attribute { data, .. } => reply(py, *data),
-        V::Push { data, .. } => data.into_iter().map(|v| reply(py, v)).collect::<PyResult<Vec<_>>>()?.into_bound_py_any(py),
+        V::Push { data, .. } => data
+            .into_iter()
+            .map(|v| reply(py, v))
+            .collect::<PyResult<Vec<_>>>()?
+            .into_bound_py_any(py),
         V::ServerError(e) => e.to_string().into_bound_py_any(py),
         other => format!("{other:?}").into_bound_py_any(py),
     }

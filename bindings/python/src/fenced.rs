@@ -25,11 +25,18 @@ fn strings(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
         .into_iter()
         .map(|v| String::from_utf8(v.into_bytes()))
         .collect::<Result<_, _>>()
-        .map_err(|_| raise(redis_atomic::Error::BadArgument(format!("{what} must be UTF-8"))))
+        .map_err(|_| {
+            raise(redis_atomic::Error::BadArgument(format!(
+                "{what} must be UTF-8"
+            )))
+        })
 }
 
 fn bytes_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Vec<u8>>> {
-    Ok(values(obj, what)?.into_iter().map(Value::into_bytes).collect())
+    Ok(values(obj, what)?
+        .into_iter()
+        .map(Value::into_bytes)
+        .collect())
 }
 
 #[pymethods]
@@ -37,7 +44,11 @@ impl Write {
     /// `SET key value [PX ttl]`.
     #[staticmethod]
     #[pyo3(signature = (key, value, *, ttl=None))]
-    fn set(key: String, value: &Bound<'_, PyAny>, ttl: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    fn set(
+        key: String,
+        value: &Bound<'_, PyAny>,
+        ttl: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let value = Value::of(value, "value")?.into_bytes();
         let inner = match opt_duration(ttl, "ttl")? {
             Some(t) => LibWrite::set_px(key, value, t),
@@ -201,6 +212,7 @@ impl FencedWrites {
     /// The highest fence that wrote to `resource` (0 if none is remembered).
     fn highest(&self, py: Python<'_>, resource: String) -> PyResult<Py<PyAny>> {
         let f = self.inner.clone();
-        self.bridge.run(py, true, async move { Ok(f.highest(&resource).await?.0) })
+        self.bridge
+            .run(py, true, async move { Ok(f.highest(&resource).await?.0) })
     }
 }

@@ -110,7 +110,9 @@ impl<'py> IntoPyObject<'py> for RaiseOut {
 
 /// A result kind this binding does not know (a newer library): none today.
 pub(crate) fn unknown(what: &str) -> PyErr {
-    raise(redis_atomic::Error::Client(format!("{what}: a result this package does not know")))
+    raise(redis_atomic::Error::Client(format!(
+        "{what}: a result this package does not know"
+    )))
 }
 
 fn bounds_of(obj: &Bound<'_, PyAny>) -> PyResult<quota::Bounds> {
@@ -172,7 +174,8 @@ impl Quotas {
                 (None, true) => q.add_clamped(&name, delta, bounds, ttl).await?,
                 (Some(id), false) => q.add_with_id(&name, delta, bounds, ttl, &id).await?,
                 (Some(id), true) => {
-                    q.add_clamped_with_id(&name, delta, bounds, ttl, &id).await?
+                    q.add_clamped_with_id(&name, delta, bounds, ttl, &id)
+                        .await?
                 }
             };
             Ok(BoundedOut(out))
@@ -186,22 +189,39 @@ impl Quotas {
     }
 
     /// Sets the counter's TTL only if it has none: whether it was set.
-    fn expire_once(&self, py: Python<'_>, name: String, ttl: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn expire_once(
+        &self,
+        py: Python<'_>,
+        name: String,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let ttl = duration(ttl, "ttl")?;
         let q = self.inner.clone();
-        self.bridge.run(py, true, async move { q.expire_once(&name, ttl).await })
+        self.bridge
+            .run(py, true, async move { q.expire_once(&name, ttl).await })
     }
 
     /// Moves the counter's expiry to `ttl` from now only if that is later: whether it moved.
-    fn extend_ttl(&self, py: Python<'_>, name: String, ttl: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn extend_ttl(
+        &self,
+        py: Python<'_>,
+        name: String,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let ttl = duration(ttl, "ttl")?;
         let q = self.inner.clone();
-        self.bridge.run(py, true, async move { q.extend_ttl(&name, ttl).await })
+        self.bridge
+            .run(py, true, async move { q.extend_ttl(&name, ttl).await })
     }
 
     /// Raises the value to `candidate` unless it already holds at least that: `Raised` or
     /// `Kept` (a monotonic max).
-    fn raise_to(&self, py: Python<'_>, name: String, candidate: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn raise_to(
+        &self,
+        py: Python<'_>,
+        name: String,
+        candidate: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let candidate = int(candidate, "candidate")?;
         let q = self.inner.clone();
         self.bridge.run(py, true, async move {
@@ -211,7 +231,12 @@ impl Quotas {
 
     /// `ZADD GT CH` of `(score, member)` pairs: adds new members and raises smaller scores,
     /// never lowering one. How many were added or raised.
-    fn add_unless_smaller(&self, py: Python<'_>, set: String, entries: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn add_unless_smaller(
+        &self,
+        py: Python<'_>,
+        set: String,
+        entries: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let mut pairs = Vec::new();
         for item in entries.try_iter()? {
             let (score, member): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
@@ -288,7 +313,11 @@ impl Dedup {
             .into_iter()
             .map(|v| String::from_utf8(v.into_bytes()))
             .collect::<Result<_, _>>()
-            .map_err(|_| raise(redis_atomic::Error::BadArgument("event ids must be UTF-8".into())))?;
+            .map_err(|_| {
+                raise(redis_atomic::Error::BadArgument(
+                    "event ids must be UTF-8".into(),
+                ))
+            })?;
         let ttl = duration(ttl, "ttl")?;
         let (token, safe) = token_of(token)?;
         let d = self.inner.clone();

@@ -15,7 +15,13 @@ use redis_atomic::Keyspace;
 use std::time::Duration;
 
 /// A rate-limiting algorithm.
-#[pyclass(frozen, eq, hash, module = "redis_atomic", rename_all = "SCREAMING_SNAKE_CASE")]
+#[pyclass(
+    frozen,
+    eq,
+    hash,
+    module = "redis_atomic",
+    rename_all = "SCREAMING_SNAKE_CASE"
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
     FixedWindow,
@@ -97,8 +103,12 @@ fn build(
     burst: Option<&Bound<'_, PyAny>>,
     name: Option<&str>,
 ) -> PyResult<Limit> {
-    let mut l = rl::Limit::new(algorithm, uint(limit, "limit")?, duration(period, "period")?)
-        .map_err(raise)?;
+    let mut l = rl::Limit::new(
+        algorithm,
+        uint(limit, "limit")?,
+        duration(period, "period")?,
+    )
+    .map_err(raise)?;
     if let Some(b) = burst.filter(|b| !b.is_none()) {
         l = l.with_burst(uint(b, "burst")?).map_err(raise)?;
     }
@@ -402,7 +412,9 @@ impl RateLimiter {
         let limiter = self.inner.clone();
         let safe = request_id.is_some();
         self.bridge.run(py, safe, async move {
-            let v = limiter.consume_detailed(&key, cost, request_id.as_deref()).await?;
+            let v = limiter
+                .consume_detailed(&key, cost, request_id.as_deref())
+                .await?;
             Ok(Decision::from(v.decision))
         })
     }
@@ -420,7 +432,9 @@ impl RateLimiter {
         let limiter = self.inner.clone();
         let safe = request_id.is_some();
         self.bridge.run(py, safe, async move {
-            let v = limiter.consume_detailed(&key, cost, request_id.as_deref()).await?;
+            let v = limiter
+                .consume_detailed(&key, cost, request_id.as_deref())
+                .await?;
             Ok(Verdict::from(v))
         })
     }

@@ -107,7 +107,9 @@ impl Bridge {
             Mode::Async => {
                 let task = rt.spawn(fut);
                 let awaited = async move {
-                    let out = task.await.unwrap_or_else(|e| Err(Error::Task(e.to_string())));
+                    let out = task
+                        .await
+                        .unwrap_or_else(|e| Err(Error::Task(e.to_string())));
                     Ok(Failure(out))
                 };
                 pyo3_async_runtimes::generic::future_into_py::<Tokio, _, _>(py, awaited)

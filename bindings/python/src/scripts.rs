@@ -106,7 +106,10 @@ impl Script {
         self.def.retry == redis_atomic::RetryClass::Safe
     }
     fn __repr__(&self) -> String {
-        format!("Script(name={:?}, version={})", self.def.name, self.def.version)
+        format!(
+            "Script(name={:?}, version={})",
+            self.def.name, self.def.version
+        )
     }
 }
 
