@@ -138,22 +138,107 @@ fn handle() -> Handle {
     }
 }
 
+/// pyo3-async-runtimes hands every finished call's "set the asyncio future's result" to
+/// `spawn_blocking`: a closure that takes the GIL. One blocking-pool thread and one GIL
+/// acquisition per call made the event loop and the runtime trade the GIL thousands of times a
+/// second; instead the closures queue up for one completer thread per process, which runs
+/// every closure queued so far under a single acquisition of the GIL.
+type Completion = Box<dyn FnOnce() + Send>;
+
+/// The completer's queue and its wake-up.
+#[derive(Default)]
+struct Completions {
+    queue: Mutex<Vec<Completion>>,
+    ready: std::sync::Condvar,
+}
+
+impl Completions {
+    fn push(&self, f: Completion) {
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        q.push(f);
+        if q.len() == 1 {
+            self.ready.notify_one();
+        }
+    }
+
+    /// The completer thread: waits for closures, runs each batch with the GIL held once.
+    fn run(&self) {
+        loop {
+            let batch = {
+                let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                while q.is_empty() {
+                    q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+                }
+                std::mem::take(&mut *q)
+            };
+            Python::attach(|_| batch.into_iter().for_each(|f| f()));
+        }
+    }
+}
+
+/// This process's completer (after a fork: a fresh one; the parent's thread is not in the
+/// child). `None` only if no thread could be started.
+fn completions() -> Option<std::sync::Arc<Completions>> {
+    static CURRENT: Mutex<Option<(u32, std::sync::Arc<Completions>)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut current = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((owner, c)) = &*current {
+        if *owner == pid {
+            return Some(c.clone());
+        }
+    }
+    let c = std::sync::Arc::new(Completions::default());
+    let worker = c.clone();
+    std::thread::Builder::new()
+        .name("redis-atomic-completer".into())
+        .spawn(move || worker.run())
+        .ok()?;
+    *current = Some((pid, c.clone()));
+    Some(c)
+}
+
+/// A spawned task, or a closure handed to the completer (done as far as the caller knows:
+/// pyo3-async-runtimes never awaits it).
+pub(crate) enum Spawned {
+    Task(tokio::task::JoinHandle<()>),
+    Queued,
+}
+
+impl Future for Spawned {
+    type Output = Result<(), tokio::task::JoinError>;
+    fn poll(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match self.get_mut() {
+            Spawned::Task(h) => Pin::new(h).poll(cx),
+            Spawned::Queued => std::task::Poll::Ready(Ok(())),
+        }
+    }
+}
+
 impl GenericRuntime for Tokio {
     type JoinError = tokio::task::JoinError;
-    type JoinHandle = tokio::task::JoinHandle<()>;
+    type JoinHandle = Spawned;
 
     fn spawn<F>(fut: F) -> Self::JoinHandle
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        handle().spawn(fut)
+        Spawned::Task(handle().spawn(fut))
     }
 
     fn spawn_blocking<F>(f: F) -> Self::JoinHandle
     where
         F: FnOnce() + Send + 'static,
     {
-        handle().spawn_blocking(f)
+        match completions() {
+            Some(c) => {
+                c.push(Box::new(f));
+                Spawned::Queued
+            }
+            None => Spawned::Task(handle().spawn_blocking(f)),
+        }
     }
 }
 
