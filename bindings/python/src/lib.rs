@@ -30,7 +30,6 @@ mod ratelimit;
 mod record;
 mod runtime;
 mod scripts;
-mod sink;
 
 use pyo3::prelude::*;
 
@@ -64,7 +63,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scripts::ScriptSet>()?;
     m.add_class::<scripts::Script>()?;
     m.add_class::<scripts::ScriptReply>()?;
-    m.add_class::<sink::Sink>()?;
     m.add("LIBRARY_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
