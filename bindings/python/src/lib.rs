@@ -11,7 +11,8 @@
 //! convert.rs   durations, integers, script arguments and replies
 //! record.rs    the frozen, dataclass-like result classes (one macro)
 //! client.rs    Client, RetryPolicy, Replicas, TlsOptions; user scripts are called here
-//! ratelimit.rs Algorithm, Limit, Policy, RateLimiter, Allowed/Limited/Verdict
+//! ratelimit.rs Algorithm, Limit, Policy, RateLimiter
+//! decision.rs  Allowed/Limited, LimitStatus, Verdict, RateLimitKeys
 //! quota.rs     Quotas, Bounds, Applied/Refused/Raised/Kept; Dedup
 //! fenced.rs    Write, FencedWrites, Written/Stale
 //! scripts.rs   ScriptSet, Script, ScriptReply
@@ -23,6 +24,7 @@
 
 mod client;
 mod convert;
+mod decision;
 mod errors;
 mod fenced;
 mod quota;
@@ -43,11 +45,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ratelimit::Limit>()?;
     m.add_class::<ratelimit::Policy>()?;
     m.add_class::<ratelimit::RateLimiter>()?;
-    m.add_class::<ratelimit::Allowed>()?;
-    m.add_class::<ratelimit::Limited>()?;
-    m.add_class::<ratelimit::LimitStatus>()?;
-    m.add_class::<ratelimit::Verdict>()?;
-    m.add_class::<ratelimit::RateLimitKeys>()?;
+    m.add_class::<decision::Allowed>()?;
+    m.add_class::<decision::Limited>()?;
+    m.add_class::<decision::LimitStatus>()?;
+    m.add_class::<decision::Verdict>()?;
+    m.add_class::<decision::RateLimitKeys>()?;
     m.add("ALGORITHMS", ratelimit::all_algorithms())?;
     m.add_class::<quota::Bounds>()?;
     m.add_class::<quota::Quotas>()?;

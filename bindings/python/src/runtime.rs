@@ -23,7 +23,7 @@
 use crate::errors::{Error, Failure};
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
-use pyo3_async_runtimes::generic::{ContextExt, Runtime as GenericRuntime};
+use pyo3_async_runtimes::generic::{self, ContextExt, Runtime as GenericRuntime};
 use pyo3_async_runtimes::TaskLocals;
 use std::cell::OnceCell;
 use std::future::Future;
@@ -112,7 +112,11 @@ impl Bridge {
                         .unwrap_or_else(|e| Err(Error::Task(e.to_string())));
                     Ok(Failure(out))
                 };
-                pyo3_async_runtimes::generic::future_into_py::<Tokio, _, _>(py, awaited)
+                // The running loop, without a copy of the contextvars (`future_into_py` makes
+                // one per call): the call never runs Python code, and the result is set
+                // without them.
+                let locals = TaskLocals::with_running_loop(py)?;
+                generic::future_into_py_with_locals::<Tokio, _, _>(py, locals, awaited)
                     .map(Bound::unbind)
             }
         }
