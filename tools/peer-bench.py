@@ -18,10 +18,14 @@ Clients (--only, repeatable; default all):
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
   limits-fw        Python `limits` FixedWindowRateLimiter (limits.aio, redis-py asyncio, uvloop)
   limits-mw        Python `limits` MovingWindowRateLimiter (a sliding log), same client
+  ra-py-sync       the redis_atomic Python package (bindings/python), fixed window, blocking
+                   RateLimiter.consume on --concurrency threads (--connections connections)
+  ra-py-async      the same, AsyncRateLimiter.consume on --concurrency asyncio tasks (uvloop)
 
 The peers are installed on demand outside the repository, under --cache (default
 ~/.cache/redis-atomic-peers): Node packages by `npm ci` from tools/peers/node/package-lock.json,
-Python packages into a venv from tools/peers/python/requirements.txt. Needs redis-server,
+Python packages into a venv from tools/peers/python/requirements.txt, and for ra-py-* the
+package itself by `pip install ./bindings/python` into that venv (a release build). Needs redis-server,
 taskset (unless --no-pin), node + npm and python3 for the peers, and the CLI (--bin; default
 target/release/redis-atomic, $CARGO_TARGET_DIR/release/redis-atomic, else the debug build).
 
@@ -44,9 +48,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in the repository
 sys.path.insert(0, str(ROOT / "tools/peers"))
 from harness import (PEERS, Fail, Procs, Server, prepare_node, prepare_python,  # noqa: E402
-                     progress, resp)
+                     prepare_redis_atomic, progress, resp)
 
-NODE, PYTHON = "node", "python"
+NODE, PYTHON, PYRA = "node", "python", "redis-atomic-python"
 # client -> (kind, what it runs, [series it reports: (key, label)]).
 CLIENTS = {
     "ra-fw": ("bench", "ratelimit-fw", [
@@ -69,10 +73,13 @@ CLIENTS = {
         ("rate", "rate-limiter-flexible RateLimiterRedisNonAtomic")]),
     "limits-fw": (PYTHON, "fixed-window", [("rate", "limits FixedWindowRateLimiter")]),
     "limits-mw": (PYTHON, "moving-window", [("rate", "limits MovingWindowRateLimiter")]),
+    "ra-py-sync": (PYRA, "sync", [("rate", "redis_atomic Python, fixed window, threads")]),
+    "ra-py-async": (PYRA, "async", [("rate", "redis_atomic Python, fixed window, asyncio")]),
 }
 # Series the ratios divide by (the library's medians).
 LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
-           ("ra-gcra/library", "lib gcra ÷")]
+           ("ra-gcra/library", "lib gcra ÷"), ("ra-py-sync/rate", "py sync ÷"),
+           ("ra-py-async/rate", "py async ÷")]
 TIMEOUT_MARGIN = 60.0
 
 
@@ -140,6 +147,11 @@ class Runner:
             cmd = ["node", "bench.mjs", "--port", str(port), "--limiter", target] + common
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client,
                                  cwd=self.node_dir)
+        elif kind == PYRA:
+            cmd = [str(self.py), str(PEERS / "python/bench_redis_atomic.py"), "--port",
+                   str(port), "--mode", target, "--algorithm", "fixed-window",
+                   "--pool-size", str(a.connections)] + common
+            out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
         else:
             cmd = [str(self.py), str(PEERS / "python/bench.py"), "--port", str(port),
                    "--strategy", target, "--mode", a.python_mode] + common
@@ -209,8 +221,8 @@ def write_table(report, out):
         line += "".join(f"{r['library_over_this'].get(lib, 0):>12.2f}" for lib, _ in libs)
         print(line, file=out)
     if libs:
-        print("lib fw ÷, lib gcra ÷: the library's median (fixed window, GCRA) over the row's",
-              file=out)
+        print("lib fw ÷, lib gcra ÷: the library's median (fixed window, GCRA) over the row's;",
+              "py sync ÷, py async ÷: the Python package's", file=out)
     print("", file=out)
     for k, v in report["pinned"].items():
         print(f"pinned: {k}: {v}", file=out)
@@ -277,7 +289,9 @@ def run(a, procs, tmp):
     if cli and "/debug/" in cli:
         progress(f"{cli} is a debug build: the library's and raw figures are not representative")
     node_dir = prepare_node(procs, a.cache) if NODE in kinds else None
-    py = prepare_python(procs, a.cache) if PYTHON in kinds else None
+    py = prepare_python(procs, a.cache) if kinds & {PYTHON, PYRA} else None
+    if PYRA in kinds:
+        prepare_redis_atomic(procs, py)
     load_start = load()
     server = Server(procs, tmp, server_pin)
     try:

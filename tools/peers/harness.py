@@ -185,3 +185,13 @@ def prepare_python(procs, cache):
         install(procs, "pip install", [str(py), "-m", "pip", "install", "-q", "-r", str(req)])
         stamp.write_text(want)
     return py
+
+
+def prepare_redis_atomic(procs, py):
+    """The redis_atomic package (bindings/python) into the Python peer's venv, the way a user
+    installs it: `pip install ./bindings/python` (maturin through PEP 517, a release build in the
+    workspace's target dir; cargo rebuilds only what changed)."""
+    progress("building and installing redis_atomic (bindings/python) into the Python peer venv")
+    install(procs, "pip install ./bindings/python",
+            [str(py), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps",
+             str(PEERS.parent.parent / "bindings/python")])

@@ -1,0 +1,192 @@
+"""The clients: ``Client`` (blocking) and ``AsyncClient`` (asyncio), and ``connect``.
+
+Both wrap one native client (``redis_atomic._native.Client``) connected on the process's tokio
+runtime; a blocking call waits with the GIL released, an async call returns an awaitable that
+asyncio resolves when the library's future completes. Every ``ClientConfig`` setting of the
+library is a keyword argument here (see ``connect``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence, Union, cast
+
+from . import _native
+from ._native import Replicas, RetryPolicy, Script, ScriptReply, TlsOptions
+from ._types import Delivery, Seconds
+
+__all__ = ["Client", "AsyncClient", "connect"]
+
+Target = Union[str, Sequence[str]]
+
+
+def _settings(
+    timeout: Seconds | None,
+    retry: RetryPolicy | None,
+    contention: RetryPolicy | None,
+    delivery: Delivery | None,
+    pool_size: int | None,
+    replicas: Replicas | None,
+    tls: TlsOptions | None,
+    force_lua: bool | None,
+) -> dict[str, Any]:
+    return {
+        "timeout": timeout,
+        "retry": retry,
+        "contention": contention,
+        "delivery": delivery,
+        "pool_size": pool_size,
+        "replicas": replicas,
+        "tls": tls,
+        "force_lua": force_lua,
+    }
+
+
+def _target(url: Target) -> Any:
+    return url if isinstance(url, str) else list(url)
+
+
+class Client:
+    """A blocking client. Create it with ``Client.connect`` (or ``redis_atomic.connect``), in
+    the process that uses it (after any ``os.fork()``). Thread-safe: share one per process."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.Client) -> None:
+        if native.is_async:
+            raise TypeError("an async native client: use AsyncClient")
+        self._native = native
+
+    @classmethod
+    def connect(
+        cls,
+        url: Target,
+        *,
+        timeout: Seconds | None = None,
+        retry: RetryPolicy | None = None,
+        contention: RetryPolicy | None = None,
+        delivery: Delivery | None = None,
+        pool_size: int | None = None,
+        replicas: Replicas | None = None,
+        tls: TlsOptions | None = None,
+        force_lua: bool | None = None,
+    ) -> Client:
+        """Connects to ``url`` (``redis://``, ``rediss://``, ``redis+unix://``,
+        ``redis+sentinel://``), or to a Redis Cluster through a list of seed URLs.
+
+        ``timeout``: deadline of one request (default 1 s), past which its outcome is unknown.
+        ``retry``: retries of failed calls that may be retried (default 4 attempts within 3 s).
+        ``contention``: retries under contention (default ``RetryPolicy.contention()``).
+        ``delivery``: ``"evalsha"`` (default) or ``"functions"`` (``FCALL``).
+        ``pool_size``: connections in the pool (default 4).
+        ``replicas``: every write waits for ``Replicas(count, timeout)`` (``WAIT``).
+        ``tls``: CA and client certificate for ``rediss://`` (default: system trust store).
+        ``force_lua``: never use native commands where the server has them.
+        """
+        settings = _settings(
+            timeout, retry, contention, delivery, pool_size, replicas, tls, force_lua
+        )
+        native = _native.Client.connect(_target(url), False, **settings)
+        return cls(cast(_native.Client, native))
+
+    def call(
+        self,
+        script: Script,
+        keys: Sequence[str | bytes] = (),
+        args: Sequence[str | bytes | int] = (),
+    ) -> ScriptReply:
+        """Runs one of your scripts (from a ``ScriptSet``): its reply."""
+        return cast(ScriptReply, self._native.call(script, keys, args))
+
+    @property
+    def is_cluster(self) -> bool:
+        """Whether this client talks to a Redis Cluster."""
+        return self._native.is_cluster
+
+    @property
+    def timeout(self) -> float:
+        """The per-request timeout, in seconds."""
+        return self._native.timeout
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+
+class AsyncClient:
+    """An asyncio client. Create it with ``await AsyncClient.connect(...)``, in the process
+    that uses it. Its calls may be awaited from any event loop of that process."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.Client) -> None:
+        if not native.is_async:
+            raise TypeError("a blocking native client: use Client")
+        self._native = native
+
+    @classmethod
+    async def connect(
+        cls,
+        url: Target,
+        *,
+        timeout: Seconds | None = None,
+        retry: RetryPolicy | None = None,
+        contention: RetryPolicy | None = None,
+        delivery: Delivery | None = None,
+        pool_size: int | None = None,
+        replicas: Replicas | None = None,
+        tls: TlsOptions | None = None,
+        force_lua: bool | None = None,
+    ) -> AsyncClient:
+        """Connects like ``Client.connect`` (same settings), without blocking the loop."""
+        settings = _settings(
+            timeout, retry, contention, delivery, pool_size, replicas, tls, force_lua
+        )
+        native = await _native.Client.connect(_target(url), True, **settings)
+        return cls(cast(_native.Client, native))
+
+    async def call(
+        self,
+        script: Script,
+        keys: Sequence[str | bytes] = (),
+        args: Sequence[str | bytes | int] = (),
+    ) -> ScriptReply:
+        """Runs one of your scripts (from a ``ScriptSet``): its reply."""
+        return cast(ScriptReply, await self._native.call(script, keys, args))
+
+    @property
+    def is_cluster(self) -> bool:
+        """Whether this client talks to a Redis Cluster."""
+        return self._native.is_cluster
+
+    @property
+    def timeout(self) -> float:
+        """The per-request timeout, in seconds."""
+        return self._native.timeout
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+
+def connect(
+    url: Target,
+    *,
+    timeout: Seconds | None = None,
+    retry: RetryPolicy | None = None,
+    contention: RetryPolicy | None = None,
+    delivery: Delivery | None = None,
+    pool_size: int | None = None,
+    replicas: Replicas | None = None,
+    tls: TlsOptions | None = None,
+    force_lua: bool | None = None,
+) -> Client:
+    """``Client.connect``: a blocking client."""
+    return Client.connect(
+        url,
+        timeout=timeout,
+        retry=retry,
+        contention=contention,
+        delivery=delivery,
+        pool_size=pool_size,
+        replicas=replicas,
+        tls=tls,
+        force_lua=force_lua,
+    )

@@ -1,0 +1,205 @@
+"""The exceptions of redis_atomic: one hierarchy, classified by what a retry would do.
+
+Every class has a stable ``code`` (the same words as the Rust library's ``Error::label``) and
+every instance says ``nothing_ran``: True when the request surely did not run (a resend cannot
+repeat an effect), False when it may have. A refusal by a primitive (rate limited, quota
+exhausted) is never an exception: it is a value (``Limited``, ``Refused``).
+
+The native module raises these; they are plain Python classes so they pickle, subclass and
+type-check like any other exception.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, ClassVar, List, Optional
+
+__all__ = [
+    "RedisAtomicError",
+    "NotSent",
+    "Rejected",
+    "OutcomeUnknown",
+    "WrongType",
+    "BadArgument",
+    "CostExceedsBurst",
+    "BadReply",
+    "CrossSlot",
+    "ServerError",
+    "ConnectionError",
+    "TlsError",
+    "ClientError",
+    "NotReplicated",
+    "UsedAfterFork",
+    "ScriptFolderError",
+]
+
+
+class RedisAtomicError(Exception):
+    """Base class of every error this package raises."""
+
+    code: ClassVar[str] = "redis_atomic"
+
+    def __init__(self, message: str, *, nothing_ran: bool = False, code: Optional[str] = None):
+        super().__init__(message)
+        self.message = message
+        self.nothing_ran = nothing_ran
+        if code is not None:
+            # An error kind this package version does not know by name (newer library).
+            self.code = code  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class NotSent(RedisAtomicError):
+    """The request never reached a server (connection refused): nothing ran; safe to retry."""
+
+    code = "not_sent"
+
+
+class Rejected(RedisAtomicError):
+    """A server refused the request before running it (``BUSY``, ``READONLY``, ``OOM``, ...):
+    nothing ran. ``server_code`` is the server's error code."""
+
+    code = "rejected"
+
+    def __init__(self, message: str, *, server_code: str = "", **kw: Any):
+        super().__init__(message, **kw)
+        self.server_code = server_code
+
+
+class OutcomeUnknown(RedisAtomicError):
+    """The request may or may not have run (timeout, connection lost after sending).
+
+    ``retry_safe``: whether resending this same call (same arguments, same request id or token)
+    cannot repeat its effect. ``attempts``: attempts made. ``timed_out``: the client gave up
+    waiting (the ``timeout`` setting) rather than the connection failing.
+    """
+
+    code = "outcome_unknown"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "",
+        attempts: int = 1,
+        timed_out: bool = False,
+        retry_safe: bool = False,
+        **kw: Any,
+    ):
+        super().__init__(message, **kw)
+        self.reason = reason
+        self.attempts = attempts
+        self.timed_out = timed_out
+        self.retry_safe = retry_safe
+
+
+class WrongType(RedisAtomicError):
+    """A key holds a value of another type (or another primitive's data); nothing changed."""
+
+    code = "wrong_type"
+
+
+class BadArgument(RedisAtomicError, ValueError):
+    """An argument was refused, by this package before sending or by the script."""
+
+    code = "bad_argument"
+
+
+class CostExceedsBurst(BadArgument):
+    """A request costs more than its limits could ever admit at once: not a wait but a refusal
+    for good. Nothing was sent."""
+
+    code = "cost_exceeds_burst"
+
+    def __init__(self, message: str, *, cost: int = 0, burst: int = 0, **kw: Any):
+        super().__init__(message, **kw)
+        self.cost = cost
+        self.burst = burst
+
+
+class BadReply(RedisAtomicError):
+    """A script replied in a shape its binding does not understand (version skew?)."""
+
+    code = "bad_reply"
+
+    def __init__(self, message: str, *, script: str = "", detail: str = "", **kw: Any):
+        super().__init__(message, **kw)
+        self.script = script
+        self.detail = detail
+
+
+class CrossSlot(RedisAtomicError):
+    """The keys of one call span hash slots; nothing was sent (or the server refused it).
+    ``slots``: the slot of each key, in order (empty when the server refused)."""
+
+    code = "cross_slot"
+
+    def __init__(self, message: str, *, slots: Optional[List[int]] = None, **kw: Any):
+        super().__init__(message, **kw)
+        self.slots: List[int] = list(slots or [])
+
+
+class ServerError(RedisAtomicError):
+    """Any other server error (script runtime error, ACL ``NOPERM``, ...); ``server_code`` is
+    the server's error code."""
+
+    code = "server_error"
+
+    def __init__(self, message: str, *, server_code: str = "", **kw: Any):
+        super().__init__(message, **kw)
+        self.server_code = server_code
+
+
+class ConnectionError(RedisAtomicError, builtins.ConnectionError):
+    """Could not connect or configure a connection."""
+
+    code = "connection"
+
+
+class TlsError(RedisAtomicError):
+    """TLS could not be set up (a CA, certificate or key unreadable, a failed handshake).
+    Nothing was sent; a retry cannot help."""
+
+    code = "tls"
+
+
+class ClientError(RedisAtomicError):
+    """The client failed on its own side (a reply it could not parse, a misconfiguration)."""
+
+    code = "client"
+
+
+class NotReplicated(RedisAtomicError):
+    """The write ran and stands on the primary, but fewer replicas than asked acknowledged it
+    in time (the ``replicas`` setting): a failover now may lose it."""
+
+    code = "not_replicated"
+
+    def __init__(self, message: str, *, acked: int = 0, wanted: int = 0, **kw: Any):
+        super().__init__(message, **kw)
+        self.acked = acked
+        self.wanted = wanted
+
+
+class UsedAfterFork(RedisAtomicError):
+    """A client created before ``os.fork()`` was used in the child. Its connections are the
+    parent's sockets: create clients after forking. Nothing was sent."""
+
+    code = "used_after_fork"
+
+    def __init__(self, message: str, **kw: Any):
+        kw.setdefault("nothing_ran", True)
+        super().__init__(message, **kw)
+
+
+class ScriptFolderError(RedisAtomicError):
+    """A folder of scripts could not be loaded (unreadable, a header that does not match its
+    body, no ``library.version``, ...)."""
+
+    code = "script_folder"
+
+    def __init__(self, message: str, **kw: Any):
+        kw.setdefault("nothing_ran", True)
+        super().__init__(message, **kw)
