@@ -1,0 +1,156 @@
+//! The one path from a library future to a JavaScript `Promise`, with `AbortSignal` support.
+//!
+//! Every asynchronous method goes through [`spawn`]: the future runs on napi-rs's tokio runtime
+//! (one per process, built on first use, shared by every `Client`, worker threads included), and
+//! its result is converted on the JavaScript thread when the promise settles: a value by the
+//! method's own conversion, an error into the package's error classes ([`crate::errors`]).
+//!
+//! **Cancellation.** A call given `signal` (an `AbortSignal`) rejects with `AbortedError` as soon
+//! as the signal fires; the library future is dropped at its next await point. A request already
+//! written to a connection is not recalled: an aborted call **may still have run**, exactly like
+//! `OutcomeUnknown` (`AbortedError` is a subclass of `OutcomeUnknownError`; resend with the same
+//! request id to learn the outcome). A signal that had already fired when the call was made
+//! rejects at once with `nothingRan: true`. The listener is removed when the call settles, so one
+//! long-lived signal (a shutdown signal) can serve any number of calls.
+
+use crate::errors::{self, Failure};
+use napi::bindgen_prelude::{
+    FnArgs, Function, FunctionRef, JsObjectValue, Object, PromiseRaw, ToNapiValue, Unknown,
+};
+use napi::Env;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// What a call needs besides its future: whether resending it cannot repeat its effect (for
+/// `OutcomeUnknownError.retrySafe`) and its `AbortSignal`, if any.
+pub(crate) struct Call<'a, 'env> {
+    pub retry_safe: bool,
+    pub signal: Option<&'a Object<'env>>,
+}
+
+impl<'a, 'env> Call<'a, 'env> {
+    /// A call whose resend cannot repeat its effect.
+    pub fn safe(signal: Option<&'a Object<'env>>) -> Self {
+        Call {
+            retry_safe: true,
+            signal,
+        }
+    }
+
+    /// A call whose resend may repeat its effect (an add without a request id).
+    pub fn unsafe_to_resend(signal: Option<&'a Object<'env>>) -> Self {
+        Call {
+            retry_safe: false,
+            signal,
+        }
+    }
+}
+
+/// How a spawned call ended.
+enum Ended<T> {
+    Done(Result<T, redis_atomic::Error>),
+    Aborted { started: bool },
+}
+
+/// Runs `fut` on the runtime; the promise resolves with `to_js(env, value)` or rejects with the
+/// error's class.
+pub(crate) fn spawn<'env, T, V, F, C>(
+    env: &'env Env,
+    call: Call<'_, 'env>,
+    fut: F,
+    to_js: C,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue,
+    F: Future<Output = Result<T, redis_atomic::Error>> + Send + 'static,
+    C: FnOnce(&'env Env, T) -> napi::Result<V> + 'static,
+{
+    let retry_safe = call.retry_safe;
+    let watch = match call.signal {
+        Some(signal) => Some(Watch::start(env, signal)?),
+        None => None,
+    };
+    let (stop, aborted_already) = match &watch {
+        Some(w) => (Some(w.fired.clone()), w.already),
+        None => (None, false),
+    };
+    let run = async move {
+        if aborted_already {
+            return Ok(Ended::Aborted { started: false });
+        }
+        let Some(stop) = stop else {
+            return Ok(Ended::Done(fut.await));
+        };
+        let receiver = stop.lock().ok().and_then(|mut r| r.take());
+        let Some(receiver) = receiver else {
+            return Ok(Ended::Done(fut.await));
+        };
+        tokio::select! {
+            out = fut => Ok(Ended::Done(out)),
+            () = fired(receiver) => Ok(Ended::Aborted { started: true }),
+        }
+    };
+    env.spawn_future_with_callback(run, move |env, ended| {
+        let reason = match watch {
+            Some(w) => w.unwatch.borrow_back(env)?.call(()).ok(),
+            None => None,
+        };
+        match ended {
+            Ended::Done(Ok(value)) => to_js(env, value),
+            Ended::Done(Err(e)) => Err(errors::to_js(env, Failure::Library(e), retry_safe, None)),
+            Ended::Aborted { started } => Err(errors::to_js(
+                env,
+                Failure::Aborted { started },
+                retry_safe,
+                reason,
+            )),
+        }
+    })
+}
+
+/// Resolves when the signal fires; never when its listener is dropped unfired.
+async fn fired(receiver: oneshot::Receiver<()>) {
+    if receiver.await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+type Receiver = Arc<Mutex<Option<oneshot::Receiver<()>>>>;
+
+/// A call's watch on its `AbortSignal`: fired by its listener, or `already` fired before the
+/// call; `unwatch()` removes the listener and returns `signal.reason`.
+struct Watch {
+    fired: Receiver,
+    already: bool,
+    unwatch: FunctionRef<(), Unknown<'static>>,
+}
+
+impl Watch {
+    /// Registers a once-listener on `signal` through the package's `watchSignal` hook.
+    fn start(env: &Env, signal: &Object) -> napi::Result<Watch> {
+        let already: Option<bool> = signal.get_named_property("aborted")?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let tx = Mutex::new(Some(tx));
+        let listener = env.create_function_from_closure::<(), (), _>("onAbort", move |_| {
+            if let Some(tx) = tx.lock().ok().and_then(|mut t| t.take()) {
+                let _ = tx.send(());
+            }
+            Ok(())
+        })?;
+        type Unwatch<'f> = Function<'f, (), Unknown<'static>>;
+        let watch: Function<FnArgs<(&Object, Function<(), ()>)>, Option<Unwatch>> =
+            errors::hook(env, "watchSignal").ok_or_else(|| {
+                napi::Error::new(napi::Status::GenericFailure, "hooks not installed")
+            })?;
+        let Some(unwatch) = watch.call((signal, listener).into())? else {
+            return Err(napi::Error::from_reason("signal must be an AbortSignal"));
+        };
+        Ok(Watch {
+            fired: Arc::new(Mutex::new(Some(rx))),
+            already: already.unwrap_or(false),
+            unwatch: unwatch.create_ref()?,
+        })
+    }
+}
