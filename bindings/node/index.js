@@ -16,12 +16,13 @@ function watchSignal(signal, onAbort) {
 
 native.__init({ createError: errors.createError, watchSignal })
 
-// A JavaScript value of the wrong type (a string where a number goes) is refused by the
-// addon's argument conversion before any library code runs: it is thrown, synchronously, as
-// BadArgumentError like every other bad input (TypeScript reports it at compile time).
+// A JavaScript value of the wrong type (a string where a number goes, a missing options object)
+// is refused by the addon's argument conversion before any library code runs, with napi's
+// conversion codes or a TypeError: it is thrown, synchronously, as BadArgumentError like every
+// other bad input (TypeScript reports it at compile time).
 const CONVERSION = /^(InvalidArg|ObjectExpected|StringExpected|NameExpected|FunctionExpected|NumberExpected|BooleanExpected|ArrayExpected|BigintExpected|DateExpected|ArrayBufferExpected)$/
 function converted(e) {
-  if (e && !(e instanceof errors.RedisAtomicError) && CONVERSION.test(e.code)) {
+  if (e && !(e instanceof errors.RedisAtomicError) && (CONVERSION.test(e.code) || e instanceof TypeError)) {
     return new errors.BadArgumentError(e.message, { nothingRan: true, cause: e })
   }
   return e
@@ -63,5 +64,14 @@ for (const [name, value] of Object.entries(native)) {
   if (name.startsWith('__') || name === 'Algorithm') continue
   api[name] = typeof value === 'function' && value.prototype ? guard(value) : value
 }
-module.exports = { ...api, ...errors }
-delete module.exports.createError
+const { createError: _factory, ...errorClasses } = errors
+Object.assign(module.exports, api, errorClasses)
+
+// The names `import { Client } from 'redis-atomic'` finds: Node reads them from this line
+// without running it (test/exports.test.mjs checks that it lists exactly the exports).
+0 && (module.exports = {
+  Client, RateLimiter, Quotas, Dedup, FencedWrites, ScriptSet, algorithms,
+  RedisAtomicError, NotSentError, RejectedError, OutcomeUnknownError, AbortedError,
+  WrongTypeError, BadArgumentError, CostExceedsBurstError, BadReplyError, CrossSlotError,
+  ServerError, ConnectionError, TlsError, NotReplicatedError, ClientError,
+})

@@ -119,6 +119,12 @@ async fn fired(receiver: oneshot::Receiver<()>) {
 
 type Receiver = Arc<Mutex<Option<oneshot::Receiver<()>>>>;
 
+/// `watchSignal(signal, onAbort)` of `index.js`: adds the listener, returns `unwatch`.
+type WatchSignal<'f> =
+    Function<'f, FnArgs<(&'f Object<'f>, Function<'f, (), ()>)>, Option<Unwatch<'f>>>;
+/// `unwatch()`: removes the listener, returns `signal.reason`.
+type Unwatch<'f> = Function<'f, (), Unknown<'static>>;
+
 /// A call's watch on its `AbortSignal`: fired by its listener, or `already` fired before the
 /// call; `unwatch()` removes the listener and returns `signal.reason`.
 struct Watch {
@@ -139,8 +145,7 @@ impl Watch {
             }
             Ok(())
         })?;
-        type Unwatch<'f> = Function<'f, (), Unknown<'static>>;
-        let watch: Function<FnArgs<(&Object, Function<(), ()>)>, Option<Unwatch>> =
+        let watch: WatchSignal =
             errors::hook(env, "watchSignal").ok_or_else(|| {
                 napi::Error::new(napi::Status::GenericFailure, "hooks not installed")
             })?;

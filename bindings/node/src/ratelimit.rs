@@ -132,6 +132,7 @@ pub struct RateLimitKeys {
 
 /// The names of every algorithm, in the library's order.
 #[napi(ts_return_type = "Algorithm[]")]
+#[allow(dead_code)] // called from JavaScript only
 pub fn algorithms() -> Vec<String> {
     LibAlgorithm::ALL
         .iter()
