@@ -65,7 +65,8 @@ test: ensure-redis ensure-cc valkey
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
 # The addon in the dev profile in this target dir (only the binding crate compiles after `cargo
 # test`), the committed index.d.ts checked against what the Rust sources generate, the TypeScript
-# example type-checked (tsc --noEmit --strict), then node --test on Redis and again on Valkey.
+# example type-checked (tsc --noEmit --strict), then node --test on Redis and again on Valkey
+# (test/redis-only: TLS, which PyPI's Valkey build lacks).
 NODE_PKG = bindings/node
 node: ensure-redis valkey
 	@echo "--- node: $$(node --version), npm $$(npm --version)"
@@ -73,9 +74,10 @@ node: ensure-redis valkey
 	cd $(NODE_PKG) && node build.mjs --check-types
 	cd examples/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(NODE_PKG)/node_modules/.bin/tsc -p examples/node --noEmit --strict
-	cd $(NODE_PKG) && node --test test/*.test.mjs
+	cd $(NODE_PKG) && node --test test/*.test.mjs test/redis-only/*.test.mjs
 	@echo "--- node: the same tests on $$($$($(FIND_VALKEY)) --version)"
-	cd $(NODE_PKG) && REDIS_ATOMIC_SERVER_BIN=$$(realpath ../../$$($(FIND_VALKEY))) node --test test/*.test.mjs
+	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd $(NODE_PKG) \
+		&& node --test test/*.test.mjs
 # ---- end of the Node package block ----------------------------------------------------------------
 
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.

@@ -274,7 +274,7 @@ export interface ClientOptions {
   tls?: TlsConfig
   /** Never use native commands (`DELIFEQ`, `SET … IFEQ`), always the scripts (default false). */
   forceLua?: boolean
-  /** Pooled connections (default 4; one server or the Sentinel-named primary). */
+  /** Pooled connections, 1..=1024 (default 4; one server or the Sentinel-named primary). */
   poolSize?: number
   /** Connect to a Redis Cluster through this URL (implied by an array of URLs). */
   cluster?: boolean

@@ -145,10 +145,8 @@ impl Watch {
             }
             Ok(())
         })?;
-        let watch: WatchSignal =
-            errors::hook(env, "watchSignal").ok_or_else(|| {
-                napi::Error::new(napi::Status::GenericFailure, "hooks not installed")
-            })?;
+        let watch: WatchSignal = errors::hook(env, "watchSignal")
+            .ok_or_else(|| napi::Error::new(napi::Status::GenericFailure, "hooks not installed"))?;
         let Some(unwatch) = watch.call((signal, listener).into())? else {
             return Err(napi::Error::from_reason("signal must be an AbortSignal"));
         };

@@ -74,7 +74,7 @@ pub struct ClientOptions<'a> {
     pub tls: Option<TlsConfig>,
     /// Never use native commands (`DELIFEQ`, `SET … IFEQ`), always the scripts (default false).
     pub force_lua: Option<bool>,
-    /// Pooled connections (default 4; one server or the Sentinel-named primary).
+    /// Pooled connections, 1..=1024 (default 4; one server or the Sentinel-named primary).
     pub pool_size: Option<f64>,
     /// Connect to a Redis Cluster through this URL (implied by an array of URLs).
     pub cluster: Option<bool>,
@@ -200,12 +200,14 @@ fn policy(what: &str, base: RetryPolicy, o: &RetryOptions) -> Result<RetryPolicy
     let mut p = base;
     if let Some(n) = o.max_attempts {
         let n = uint(&format!("{what}.maxAttempts"), n)?;
-        if !(1..=1000).contains(&n) {
-            return Err(errors::bad(format!(
-                "{what}.maxAttempts must be in 1..=1000, got {n}"
-            )));
+        match u32::try_from(n) {
+            Ok(n) if n >= 1 => p = p.max_attempts(n),
+            _ => {
+                return Err(errors::bad(format!(
+                    "{what}.maxAttempts must be at least 1 (and below 2^32), got {n}"
+                )))
+            }
         }
-        p = p.max_attempts(n as u32);
     }
     if let Some(d) = opt_duration(&format!("{what}.deadlineMs"), o.deadline_ms)? {
         p = p.deadline(d);
