@@ -4,12 +4,32 @@
 const native = require('./redis-atomic.node')
 const errors = require('./errors.js')
 
-// Registers an 'abort' listener for one call (none when the signal has already fired). The
-// returned function, called when the call settles, removes it and gives the signal's reason.
+// Watches a signal for one call: `onAbort` runs when it fires. One listener per signal fans out
+// to every call in flight on it (a shutdown signal shared by thousands of concurrent calls adds
+// one listener, not thousands), and is removed when the last of them settles. The returned
+// function, called when the call settles, unregisters it and gives the signal's reason.
+const watched = new WeakMap() // signal -> { calls: Set<onAbort>, listener }
 function watchSignal(signal, onAbort) {
-  if (!signal.aborted) signal.addEventListener('abort', onAbort, { once: true })
+  if (!signal.aborted) {
+    let entry = watched.get(signal)
+    if (!entry) {
+      const calls = new Set()
+      const listener = () => {
+        watched.delete(signal)
+        for (const f of calls) f()
+      }
+      entry = { calls, listener }
+      watched.set(signal, entry)
+      signal.addEventListener('abort', listener, { once: true })
+    }
+    entry.calls.add(onAbort)
+  }
   return () => {
-    signal.removeEventListener('abort', onAbort)
+    const entry = watched.get(signal)
+    if (entry?.calls.delete(onAbort) && entry.calls.size === 0) {
+      watched.delete(signal)
+      signal.removeEventListener('abort', entry.listener)
+    }
     return signal.reason
   }
 }

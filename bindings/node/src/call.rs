@@ -10,8 +10,9 @@
 //! written to a connection is not recalled: an aborted call **may still have run**, exactly like
 //! `OutcomeUnknown` (`AbortedError` is a subclass of `OutcomeUnknownError`; resend with the same
 //! request id to learn the outcome). A signal that had already fired when the call was made
-//! rejects at once with `nothingRan: true`. The listener is removed when the call settles, so one
-//! long-lived signal (a shutdown signal) can serve any number of calls.
+//! rejects at once with `nothingRan: true`. `index.js` keeps one listener per signal that fans out
+//! to the calls in flight on it, removed when the last settles: one long-lived signal (a shutdown
+//! signal) can serve any number of calls.
 
 use crate::errors::{self, Failure};
 use napi::bindgen_prelude::{
