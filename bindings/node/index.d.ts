@@ -204,7 +204,7 @@ export declare class ScriptSet {
    * Loads every script (and, with `delivery: 'functions'`, the library) on the server(s)
    * now rather than on first use.
    */
-  preload(client: Client): Promise<undefined>
+  preload(client: Client): Promise<void>
 }
 
 /** Options of one add. */

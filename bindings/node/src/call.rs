@@ -20,7 +20,7 @@ use napi::bindgen_prelude::{
 };
 use napi::Env;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use tokio::sync::oneshot;
 
 /// What a call needs besides its future: whether resending it cannot repeat its effect (for
@@ -69,33 +69,26 @@ where
     C: FnOnce(&'env Env, T) -> napi::Result<V> + 'static,
 {
     let retry_safe = call.retry_safe;
-    let watch = match call.signal {
-        Some(signal) => Some(Watch::start(env, signal)?),
-        None => None,
-    };
-    let (stop, aborted_already) = match &watch {
-        Some(w) => (Some(w.fired.clone()), w.already),
-        None => (None, false),
+    let (fired, unwatch) = match call.signal {
+        Some(signal) => {
+            let w = Watch::start(env, signal)?;
+            (Some((w.fired, w.already)), Some(w.unwatch))
+        }
+        None => (None, None),
     };
     let run = async move {
-        if aborted_already {
-            return Ok(Ended::Aborted { started: false });
-        }
-        let Some(stop) = stop else {
-            return Ok(Ended::Done(fut.await));
-        };
-        let receiver = stop.lock().ok().and_then(|mut r| r.take());
-        let Some(receiver) = receiver else {
-            return Ok(Ended::Done(fut.await));
-        };
-        tokio::select! {
-            out = fut => Ok(Ended::Done(out)),
-            () = fired(receiver) => Ok(Ended::Aborted { started: true }),
-        }
+        Ok(match fired {
+            None => Ended::Done(fut.await),
+            Some((_, true)) => Ended::Aborted { started: false },
+            Some((receiver, false)) => tokio::select! {
+                out = fut => Ended::Done(out),
+                () = aborted(receiver) => Ended::Aborted { started: true },
+            },
+        })
     };
     env.spawn_future_with_callback(run, move |env, ended| {
-        let reason = match watch {
-            Some(w) => w.unwatch.borrow_back(env)?.call(()).ok(),
+        let reason = match unwatch {
+            Some(unwatch) => unwatch.borrow_back(env)?.call(()).ok(),
             None => None,
         };
         match ended {
@@ -112,13 +105,11 @@ where
 }
 
 /// Resolves when the signal fires; never when its listener is dropped unfired.
-async fn fired(receiver: oneshot::Receiver<()>) {
+async fn aborted(receiver: oneshot::Receiver<()>) {
     if receiver.await.is_err() {
         std::future::pending::<()>().await;
     }
 }
-
-type Receiver = Arc<Mutex<Option<oneshot::Receiver<()>>>>;
 
 /// `watchSignal(signal, onAbort)` of `index.js`: adds the listener, returns `unwatch`.
 type WatchSignal<'f> =
@@ -129,7 +120,7 @@ type Unwatch<'f> = Function<'f, (), Unknown<'static>>;
 /// A call's watch on its `AbortSignal`: fired by its listener, or `already` fired before the
 /// call; `unwatch()` removes the listener and returns `signal.reason`.
 struct Watch {
-    fired: Receiver,
+    fired: oneshot::Receiver<()>,
     already: bool,
     unwatch: FunctionRef<(), Unknown<'static>>,
 }
@@ -152,7 +143,7 @@ impl Watch {
             return Err(napi::Error::from_reason("signal must be an AbortSignal"));
         };
         Ok(Watch {
-            fired: Arc::new(Mutex::new(Some(rx))),
+            fired: rx,
             already: already.unwrap_or(false),
             unwatch: unwatch.create_ref()?,
         })

@@ -49,12 +49,6 @@ pub(crate) enum Failure {
     Aborted { started: bool },
 }
 
-impl From<LibError> for Failure {
-    fn from(e: LibError) -> Self {
-        Failure::Library(e)
-    }
-}
-
 /// One error's class code, message and extra properties.
 struct Shape {
     code: &'static str,
@@ -179,6 +173,12 @@ pub(crate) fn to_js(
 /// A library error for a synchronous method (constructors, key helpers): nothing was sent.
 pub(crate) fn sync(env: &Env, error: LibError) -> napi::Error {
     to_js(env, Failure::Library(error), true, None)
+}
+
+/// An outcome variant the library added after this binding was written (its enums are
+/// `#[non_exhaustive]`): a `ClientError`, never a guess.
+pub(crate) fn unknown_outcome(what: &dyn std::fmt::Debug) -> LibError {
+    LibError::Client(format!("an outcome this package does not know: {what:?}"))
 }
 
 /// A bad argument found by the binding itself (a fractional cost, an unknown write op).

@@ -105,7 +105,7 @@ impl FencedWrites {
             match f.fenced_write(&resource, fence, &writes?).await? {
                 Fenced::Applied { fence, writes } => Ok((true, fence.0, writes as u64)),
                 Fenced::Stale { highest } => Ok((false, highest.0, 0)),
-                other => Err(crate::quota::unknown(&other)),
+                other => Err(errors::unknown_outcome(&other)),
             }
         };
         spawn(env, Call::safe(None), fut, |_, (applied, fence, writes)| {

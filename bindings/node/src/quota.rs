@@ -129,7 +129,7 @@ impl Quotas {
             match b {
                 Bounded::Applied { value } => Ok((true, value)),
                 Bounded::Refused { value } => Ok((false, value)),
-                other => Err(unknown(&other)),
+                other => Err(errors::unknown_outcome(&other)),
             }
         };
         spawn(env, call, fut, |_, (applied, value)| {
@@ -188,7 +188,7 @@ impl Quotas {
             match q.raise(&name, int("candidate", candidate)?).await? {
                 Raise::Raised { value } => Ok((true, value)),
                 Raise::Kept { value } => Ok((false, value)),
-                other => Err(unknown(&other)),
+                other => Err(errors::unknown_outcome(&other)),
             }
         };
         spawn(env, Call::safe(None), fut, |_, (raised, value)| {
@@ -240,9 +240,4 @@ impl Quotas {
             request: k.request,
         })
     }
-}
-
-/// An outcome the library added after this binding was written.
-pub(crate) fn unknown(what: &dyn std::fmt::Debug) -> Error {
-    Error::Client(format!("an outcome this package does not know: {what:?}"))
 }

@@ -291,6 +291,6 @@ fn to_js(v: Verdict, names: &[String]) -> Result<Either<Allowed, Limited>, Error
             replayed: v.replayed,
             limits,
         }),
-        other => return Err(crate::quota::unknown(&other)),
+        other => return Err(errors::unknown_outcome(&other)),
     })
 }

@@ -87,7 +87,7 @@ impl ScriptSet {
 
     /// Runs script `name` with `keys` and `args` through `client`. Rejects with
     /// `OutcomeUnknownError` whose `retrySafe` is the header's `retry: safe`.
-    #[napi(ts_return_type = "Promise<ScriptReply>")]
+    #[napi]
     pub fn call<'env>(
         &self,
         env: &'env Env,
@@ -130,7 +130,7 @@ impl ScriptSet {
 
     /// Loads every script (and, with `delivery: 'functions'`, the library) on the server(s)
     /// now rather than on first use.
-    #[napi]
+    #[napi(ts_return_type = "Promise<void>")]
     pub fn preload<'env>(
         &self,
         env: &'env Env,
