@@ -34,7 +34,28 @@ function watchSignal(signal, onAbort) {
   }
 }
 
-native.__init({ createError: errors.createError, watchSignal })
+// The promise bridge (src/bridge.rs): `defer(id)` makes a call's promise, `settle(id, failed,
+// value)` ends it; `schedule()` asks for the current batch of calls to be flushed. While any is pending a referenced timer keeps the event loop alive (the
+// addon's completion queue does not), as Node's own pending I/O would.
+const pending = new Map() // id -> [resolve, reject]
+const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+keepAlive.unref()
+function defer(id) {
+  if (pending.size === 0) keepAlive.ref()
+  return new Promise((resolve, reject) => pending.set(id, [resolve, reject]))
+}
+function settle(id, failed, value) {
+  const p = pending.get(id)
+  pending.delete(id)
+  if (pending.size === 0) keepAlive.unref()
+  if (p) p[failed ? 1 : 0](value)
+}
+
+// Calls made during one turn of the event loop go to the runtime together, after it.
+const flush = () => native.__flush()
+const schedule = () => setImmediate(flush)
+
+native.__init({ createError: errors.createError, watchSignal, defer, settle, schedule, noop() {} })
 
 // A JavaScript value of the wrong type (a string where a number goes, a missing options object)
 // is refused by the addon's argument conversion before any library code runs, with napi's

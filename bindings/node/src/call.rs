@@ -2,8 +2,9 @@
 //!
 //! Every asynchronous method goes through [`spawn`]: the future runs on napi-rs's tokio runtime
 //! (one per process, built on first use, shared by every `Client`, worker threads included), and
-//! its result is converted on the JavaScript thread when the promise settles: a value by the
-//! method's own conversion, an error into the package's error classes ([`crate::errors`]).
+//! its result is converted on the JavaScript thread when the promise settles ([`crate::bridge`]):
+//! a value by the method's own conversion, an error into the package's error classes
+//! ([`crate::errors`]).
 //!
 //! **Cancellation.** A call given `signal` (an `AbortSignal`) rejects with `AbortedError` as soon
 //! as the signal fires; the library future is dropped at its next await point. A request already
@@ -14,11 +15,12 @@
 //! to the calls in flight on it, removed when the last settles: one long-lived signal (a shutdown
 //! signal) can serve any number of calls.
 
+use crate::bridge::{self, Settled, ToJs};
 use crate::errors::{self, Failure};
 use napi::bindgen_prelude::{
     FnArgs, Function, FunctionRef, JsObjectValue, Object, PromiseRaw, ToNapiValue, Unknown,
 };
-use napi::Env;
+use napi::{Env, JsValue};
 use std::future::Future;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -54,19 +56,37 @@ enum Ended<T> {
     Aborted { started: bool },
 }
 
-/// Runs `fut` on the runtime; the promise resolves with `to_js(env, value)` or rejects with the
-/// error's class.
-pub(crate) fn spawn<'env, T, V, F, C>(
+/// Runs `fut` on the runtime; the promise resolves with its value or rejects with the error's
+/// class.
+pub(crate) fn spawn<'env, V, M, F>(
     env: &'env Env,
     call: Call<'_, 'env>,
-    fut: F,
-    to_js: C,
+    make: M,
 ) -> napi::Result<PromiseRaw<'env, V>>
 where
+    V: ToNapiValue + Send + 'static,
+    M: FnOnce() -> F + Send + 'static,
+    F: Future<Output = Result<V, redis_atomic::Error>> + Send + 'static,
+{
+    spawn_with(env, call, make, |env, value: V| value.into_unknown(env))
+}
+
+/// [`spawn`] for a value that needs the JavaScript thread to convert (`to_js`); the promise is
+/// typed as resolving with `R`, what `to_js` makes.
+///
+/// The call is `make`, a closure that builds its future on the runtime: a library future is
+/// kilobytes (its largest state), and built here it would be copied on the JavaScript thread;
+/// boxed there, the parked job is a few words.
+pub(crate) fn spawn_with<'env, R, T, M, F>(
+    env: &'env Env,
+    call: Call<'_, 'env>,
+    make: M,
+    to_js: ToJs<T>,
+) -> napi::Result<PromiseRaw<'env, R>>
+where
     T: Send + 'static,
-    V: ToNapiValue,
+    M: FnOnce() -> F + Send + 'static,
     F: Future<Output = Result<T, redis_atomic::Error>> + Send + 'static,
-    C: FnOnce(&'env Env, T) -> napi::Result<V> + 'static,
 {
     let retry_safe = call.retry_safe;
     let (fired, unwatch) = match call.signal {
@@ -76,32 +96,32 @@ where
         }
         None => (None, None),
     };
-    let run = async move {
-        Ok(match fired {
+    let (id, inbox, promise) = bridge::defer(env)?;
+    let job = Box::pin(async move {
+        let fut = Box::pin(make());
+        let ended = match fired {
             None => Ended::Done(fut.await),
             Some((_, true)) => Ended::Aborted { started: false },
             Some((receiver, false)) => tokio::select! {
                 out = fut => Ended::Done(out),
                 () = aborted(receiver) => Ended::Aborted { started: true },
             },
-        })
-    };
-    env.spawn_future_with_callback(run, move |env, ended| {
-        let reason = match unwatch {
-            Some(unwatch) => unwatch.borrow_back(env)?.call(()).ok(),
-            None => None,
         };
-        match ended {
-            Ended::Done(Ok(value)) => to_js(env, value),
-            Ended::Done(Err(e)) => Err(errors::to_js(env, Failure::Library(e), retry_safe, None)),
-            Ended::Aborted { started } => Err(errors::to_js(
-                env,
-                Failure::Aborted { started },
-                retry_safe,
-                reason,
-            )),
-        }
-    })
+        let outcome = match ended {
+            Ended::Done(Ok(value)) => Ok(bridge::convert(to_js, value)),
+            Ended::Done(Err(e)) => Err(Failure::Library(e)),
+            Ended::Aborted { started } => Err(Failure::Aborted { started }),
+        };
+        let settled = Settled {
+            id,
+            outcome,
+            retry_safe,
+            unwatch,
+        };
+        bridge::send(&inbox, settled);
+    });
+    bridge::submit(env, job)?;
+    Ok(PromiseRaw::new(env.raw(), promise.raw()))
 }
 
 /// Resolves when the signal fires; never when its listener is dropped unfired.

@@ -107,19 +107,20 @@ impl Client {
             Either::B(urls) => (urls, true),
         };
         let config = config(&options);
-        let fut = async move {
+        let fut = move || async move {
             let config = config?;
             if urls.is_empty() {
                 return Err(errors::bad("connect needs at least one URL"));
             }
-            if cluster {
-                redis_atomic::Client::connect_cluster(&urls, config).await
+            let inner = if cluster {
+                redis_atomic::Client::connect_cluster(&urls, config).await?
             } else {
-                redis_atomic::Client::connect(&urls[0], config).await
-            }
+                redis_atomic::Client::connect(&urls[0], config).await?
+            };
+            Ok(Client { inner })
         };
         let call = Call::safe(options.signal.as_ref());
-        spawn(env, call, fut, |_, inner| Ok(Client { inner }))
+        spawn(env, call, fut)
     }
 
     /// Whether this client talks to a Redis Cluster.

@@ -67,11 +67,11 @@ impl Dedup {
     ) -> napi::Result<PromiseRaw<'env, bool>> {
         let (token, signal) = split(options);
         let d = self.inner.clone();
-        let fut = async move {
+        let fut = move || async move {
             let ttl = duration("ttlMs", ttl_ms)?;
             d.first_seen_as(&event_id, ttl, &token?).await
         };
-        spawn(env, Call::safe(signal.as_ref()), fut, |_, v| Ok(v))
+        spawn(env, Call::safe(signal.as_ref()), fut)
     }
 
     /// `firstSeen` for up to 1000 ids at once (one token; not atomic across ids): one answer per
@@ -86,12 +86,12 @@ impl Dedup {
     ) -> napi::Result<PromiseRaw<'env, Vec<bool>>> {
         let (token, signal) = split(options);
         let d = self.inner.clone();
-        let fut = async move {
+        let fut = move || async move {
             let ttl = duration("ttlMs", ttl_ms)?;
             let ids: Vec<&str> = event_ids.iter().map(String::as_str).collect();
             d.first_seen_many_as(&ids, ttl, &token?).await
         };
-        spawn(env, Call::safe(signal.as_ref()), fut, |_, v| Ok(v))
+        spawn(env, Call::safe(signal.as_ref()), fut)
     }
 
     /// The key of `eventId`.

@@ -13,7 +13,7 @@
 use napi::bindgen_prelude::{
     FnArgs, Function, JsObjectValue, Object, ObjectRef, ToNapiValue, Unknown,
 };
-use napi::{Env, Status};
+use napi::{Env, JsValue, Status};
 use redis_atomic::Error as LibError;
 use std::cell::RefCell;
 
@@ -146,33 +146,35 @@ fn aborted(started: bool, retry_safe: bool) -> Shape {
     }
 }
 
-/// The JavaScript error for `failure` as a `napi::Error` that carries it: returned from a
-/// settle callback it rejects the promise with that very object; from a synchronous method it
-/// is thrown. `cause` (an abort's `signal.reason`) is attached when given.
-pub(crate) fn to_js(
-    env: &Env,
+/// The JavaScript error for `failure` (a promise rejects with it). `cause` (an abort's
+/// `signal.reason`) is attached when given.
+pub(crate) fn value<'env>(
+    env: &'env Env,
     failure: Failure,
     retry_safe: bool,
     cause: Option<Unknown>,
-) -> napi::Error {
+) -> napi::Result<Unknown<'env>> {
     let shape = match &failure {
         Failure::Library(e) => shape(e, retry_safe),
         Failure::Aborted { started } => aborted(*started, retry_safe),
     };
-    match build(env, &shape, cause) {
-        Ok(value) => napi::Error::from(value),
-        // No hooks (the addon loaded without `index.js`) or no memory: a plain error that
-        // still names the code.
-        Err(_) => napi::Error::new(
+    build(env, &shape, cause).or_else(|_| {
+        // No hooks (the addon loaded without `index.js`): a plain error that still names the code.
+        let plain = napi::Error::new(
             Status::GenericFailure,
             format!("{}: {}", shape.code, shape.message),
-        ),
-    }
+        );
+        Ok(env.create_error(plain)?.to_unknown())
+    })
 }
 
-/// A library error for a synchronous method (constructors, key helpers): nothing was sent.
+/// A library error thrown by a synchronous method (constructors, key helpers): a `napi::Error`
+/// carrying the JavaScript error, which napi throws as that very object. Nothing was sent.
 pub(crate) fn sync(env: &Env, error: LibError) -> napi::Error {
-    to_js(env, Failure::Library(error), true, None)
+    match value(env, Failure::Library(error), true, None) {
+        Ok(v) => napi::Error::from(v),
+        Err(e) => e,
+    }
 }
 
 /// An outcome variant the library added after this binding was written (its enums are

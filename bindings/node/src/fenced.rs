@@ -100,21 +100,20 @@ impl FencedWrites {
     ) -> napi::Result<PromiseRaw<'env, FencedResult>> {
         let f = self.inner.clone();
         let writes: Result<Vec<Write>, Error> = writes.iter().map(write).collect();
-        let fut = async move {
+        let fut = move || async move {
             let fence = Fence(uint("fence", fence)?);
-            match f.fenced_write(&resource, fence, &writes?).await? {
-                Fenced::Applied { fence, writes } => Ok((true, fence.0, writes as u64)),
-                Fenced::Stale { highest } => Ok((false, highest.0, 0)),
-                other => Err(errors::unknown_outcome(&other)),
-            }
-        };
-        spawn(env, Call::safe(None), fut, |_, (applied, fence, writes)| {
+            let (applied, fence, writes) = match f.fenced_write(&resource, fence, &writes?).await? {
+                Fenced::Applied { fence, writes } => (true, fence.0, writes as u64),
+                Fenced::Stale { highest } => (false, highest.0, 0),
+                other => return Err(errors::unknown_outcome(&other)),
+            };
             Ok(FencedResult {
                 applied,
                 fence: num(fence),
                 writes: num(writes),
             })
-        })
+        };
+        spawn(env, Call::safe(None), fut)
     }
 
     /// The highest fence that wrote to `resource` (0 if none is remembered).
@@ -125,8 +124,8 @@ impl FencedWrites {
         resource: String,
     ) -> napi::Result<PromiseRaw<'env, f64>> {
         let f = self.inner.clone();
-        let fut = async move { f.highest(&resource).await };
-        spawn(env, Call::safe(None), fut, |_, fence| Ok(num(fence.0)))
+        let fut = move || async move { Ok(num(f.highest(&resource).await?.0)) };
+        spawn(env, Call::safe(None), fut)
     }
 
     /// A data key under `resource`'s tag.

@@ -7,7 +7,8 @@
 //! ## Layout
 //!
 //! ```text
-//! call.rs      the one future → Promise path (tokio runtime, AbortSignal, error conversion)
+//! call.rs      the one future → Promise path (tokio runtime, AbortSignal)
+//! bridge.rs    finished calls back to their JavaScript thread (one thread-safe function each)
 //! errors.rs    library errors → the package's Error subclasses (errors.js), stable `code`s
 //! convert.rs   ms durations, integers, script replies
 //! client.rs    Client.connect(url | urls, options)
@@ -40,6 +41,7 @@
 //! go through [`call::spawn`] like every call here; a watched lease (`Watched<L>`) becomes an
 //! `AbortSignal` the handle exposes (`lease.lost`), fired when the watchdog loses it.
 
+mod bridge;
 mod call;
 mod client;
 mod convert;
@@ -53,9 +55,17 @@ mod scripts;
 use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 
-/// Called once per JavaScript thread by the package's `index.js` with `{ createError,
-/// watchSignal }`: the error factory of `errors.js` and the `AbortSignal` listener helper.
+/// Called once per JavaScript thread by the package's `index.js` with its hooks: `createError`
+/// (the factory of `errors.js`), `watchSignal` (the `AbortSignal` helper), `defer` / `settle` /
+/// `schedule` / `noop` (the promise bridge, [`bridge`]).
 #[napi(js_name = "__init", skip_typescript)]
 pub fn init(hooks: Object) -> napi::Result<()> {
-    errors::install(&hooks)
+    errors::install(&hooks)?;
+    bridge::install(&hooks)
+}
+
+/// Sends this thread's batch of calls to the runtime (`index.js` calls it via `setImmediate`).
+#[napi(js_name = "__flush", skip_typescript)]
+pub fn flush() {
+    bridge::flush();
 }

@@ -116,7 +116,7 @@ impl Quotas {
         let q = self.inner.clone();
         let (min, max, ttl) = (options.min, options.max, options.ttl_ms);
         let (clamp, id) = (options.clamp.unwrap_or(false), options.request_id);
-        let fut = async move {
+        let fut = move || async move {
             let delta = int("delta", delta)?;
             let bounds = Bounds::new(int("min", min.unwrap_or(0.0))?, int("max", max)?)?;
             let ttl = opt_duration("ttlMs", ttl)?;
@@ -126,26 +126,25 @@ impl Quotas {
                 (true, None) => q.add_clamped(&name, delta, bounds, ttl).await,
                 (true, Some(id)) => q.add_clamped_with_id(&name, delta, bounds, ttl, &id).await,
             }?;
-            match b {
-                Bounded::Applied { value } => Ok((true, value)),
-                Bounded::Refused { value } => Ok((false, value)),
-                other => Err(errors::unknown_outcome(&other)),
-            }
-        };
-        spawn(env, call, fut, |_, (applied, value)| {
+            let (applied, value) = match b {
+                Bounded::Applied { value } => (true, value),
+                Bounded::Refused { value } => (false, value),
+                other => return Err(errors::unknown_outcome(&other)),
+            };
             Ok(AddResult {
                 applied,
                 value: value as f64,
             })
-        })
+        };
+        spawn(env, call, fut)
     }
 
     /// The counter's value (0 when absent).
     #[napi]
     pub fn get<'env>(&self, env: &'env Env, name: String) -> napi::Result<PromiseRaw<'env, f64>> {
         let q = self.inner.clone();
-        let fut = async move { q.get(&name).await };
-        spawn(env, Call::safe(None), fut, |_, v| Ok(v as f64))
+        let fut = move || async move { Ok(q.get(&name).await? as f64) };
+        spawn(env, Call::safe(None), fut)
     }
 
     /// Sets the counter's TTL only if it has none: `true` when set.
@@ -157,8 +156,8 @@ impl Quotas {
         ttl_ms: f64,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
         let q = self.inner.clone();
-        let fut = async move { q.expire_once(&name, duration("ttlMs", ttl_ms)?).await };
-        spawn(env, Call::safe(None), fut, |_, v| Ok(v))
+        let fut = move || async move { q.expire_once(&name, duration("ttlMs", ttl_ms)?).await };
+        spawn(env, Call::safe(None), fut)
     }
 
     /// Moves expiry to `ttlMs` from now only if that is later (never shortens): `true` when
@@ -171,8 +170,8 @@ impl Quotas {
         ttl_ms: f64,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
         let q = self.inner.clone();
-        let fut = async move { q.extend_ttl(&name, duration("ttlMs", ttl_ms)?).await };
-        spawn(env, Call::safe(None), fut, |_, v| Ok(v))
+        let fut = move || async move { q.extend_ttl(&name, duration("ttlMs", ttl_ms)?).await };
+        spawn(env, Call::safe(None), fut)
     }
 
     /// Raises the value to `candidate` unless it already holds at least that.
@@ -184,19 +183,18 @@ impl Quotas {
         candidate: f64,
     ) -> napi::Result<PromiseRaw<'env, RaiseResult>> {
         let q = self.inner.clone();
-        let fut = async move {
-            match q.raise(&name, int("candidate", candidate)?).await? {
-                Raise::Raised { value } => Ok((true, value)),
-                Raise::Kept { value } => Ok((false, value)),
-                other => Err(errors::unknown_outcome(&other)),
-            }
-        };
-        spawn(env, Call::safe(None), fut, |_, (raised, value)| {
+        let fut = move || async move {
+            let (raised, value) = match q.raise(&name, int("candidate", candidate)?).await? {
+                Raise::Raised { value } => (true, value),
+                Raise::Kept { value } => (false, value),
+                other => return Err(errors::unknown_outcome(&other)),
+            };
             Ok(RaiseResult {
                 raised,
                 value: value as f64,
             })
-        })
+        };
+        spawn(env, Call::safe(None), fut)
     }
 
     /// Adds members and raises smaller scores, never lowering one (`ZADD GT CH`): how many
@@ -213,14 +211,14 @@ impl Quotas {
             .iter()
             .map(|e| (e.score, bytes(&e.member)))
             .collect();
-        let fut = async move {
+        let fut = move || async move {
             let scored = entries
                 .iter()
                 .map(|(s, m)| Ok((int("score", *s)?, m.as_slice())))
                 .collect::<Result<Vec<_>, Error>>()?;
-            q.add_unless_smaller(&set, &scored).await
+            Ok(q.add_unless_smaller(&set, &scored).await? as f64)
         };
-        spawn(env, Call::safe(None), fut, |_, n| Ok(n as f64))
+        spawn(env, Call::safe(None), fut)
     }
 
     /// The keys of counter `name` (and of `requestId`'s record).

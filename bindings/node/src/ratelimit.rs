@@ -176,14 +176,14 @@ impl RateLimiter {
         };
         let limiter = self.inner.clone();
         let names = self.names.clone();
-        let fut = async move {
+        let fut = move || async move {
             let cost = uint("cost", cost.unwrap_or(1.0))?;
             let verdict = limiter
                 .consume_detailed(&key, cost, request_id.as_deref())
                 .await?;
             to_js(verdict, &names)
         };
-        spawn(env, call, fut, |_, decision| Ok(decision))
+        spawn(env, call, fut)
     }
 
     /// The keys a consume for `identity` (with `requestId`) uses.

@@ -6,11 +6,11 @@
 //! word the header declares and the items after it as JavaScript values (see
 //! [`crate::convert::reply`]).
 
-use crate::call::{spawn, Call};
+use crate::call::{spawn, spawn_with, Call};
 use crate::client::Client;
 use crate::convert::{int, reply, too_deep};
 use crate::errors::{self, bad};
-use napi::bindgen_prelude::{Buffer, Either3, Object, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Buffer, Either3, Object, PromiseRaw, ToNapiValue, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::client::Arg;
@@ -107,7 +107,7 @@ impl ScriptSet {
         let retry_safe = script.is_some_and(|s| s.retry == RetryClass::Safe);
         let args = args.iter().map(arg).collect::<Result<Vec<_>, _>>();
         let client = client.inner.clone();
-        let fut = async move {
+        let fut = move || async move {
             let script = script.ok_or_else(|| bad(format!("no script named {name:?}")))?;
             run(&client, script, keys, args?).await
         };
@@ -115,17 +115,7 @@ impl ScriptSet {
             retry_safe,
             signal: signal.as_ref(),
         };
-        spawn(env, call, fut, |env, raw: RawReply| {
-            let fields = raw
-                .fields
-                .into_iter()
-                .map(|v| reply(env, v))
-                .collect::<napi::Result<Vec<_>>>()?;
-            Ok(ScriptReply {
-                status: raw.status,
-                fields,
-            })
-        })
+        spawn_with(env, call, fut, to_js)
     }
 
     /// Loads every script (and, with `delivery: 'functions'`, the library) on the server(s)
@@ -138,9 +128,23 @@ impl ScriptSet {
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let defs = self.inner.defs();
         let client = client.inner.clone();
-        let fut = async move { client.preload(&defs).await };
-        spawn(env, Call::safe(None), fut, |_, ()| Ok(()))
+        let fut = move || async move { client.preload(&defs).await };
+        spawn(env, Call::safe(None), fut)
     }
+}
+
+/// A reply as `{ status, fields }` (on the JavaScript thread).
+fn to_js(env: &Env, raw: RawReply) -> napi::Result<Unknown<'_>> {
+    let fields = raw
+        .fields
+        .into_iter()
+        .map(|v| reply(env, v))
+        .collect::<napi::Result<Vec<_>>>()?;
+    let reply = ScriptReply {
+        status: raw.status,
+        fields,
+    };
+    reply.into_unknown(env)
 }
 
 /// One argument as bytes (integers in decimal).
