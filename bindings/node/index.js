@@ -35,8 +35,9 @@ function watchSignal(signal, onAbort) {
 }
 
 // The promise bridge (src/bridge.rs): `defer(id)` makes a call's promise, `settle(id, failed,
-// value)` ends it; `schedule()` asks for the current batch of calls to be flushed. While any is pending a referenced timer keeps the event loop alive (the
-// addon's completion queue does not), as Node's own pending I/O would.
+// value)` ends it; `schedule()` asks for the current batch of calls to be flushed. While any
+// promise is pending a referenced timer keeps the event loop alive (the addon's completion
+// queue does not), as Node's own pending I/O would.
 const pending = new Map() // id -> [resolve, reject]
 const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
 keepAlive.unref()
