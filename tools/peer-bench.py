@@ -14,6 +14,8 @@ Clients (--only, repeatable; default all):
   ra-aw            `redis-atomic bench --only ratelimit-aw`: the anchored window (no TIME); raw;
                    INCR + EXPIRE again (reference)
   ra-gcra          `redis-atomic bench --only ratelimit`: GCRA; raw; the classic float GCRA
+  ra-node          this repository's Node package (bindings/node, napi-rs over the library): its
+                   fixed window over one connection; built first (`node build.mjs --release`)
   rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
   limits-fw        Python `limits` FixedWindowRateLimiter (limits.aio, redis-py asyncio, uvloop)
@@ -68,6 +70,7 @@ CLIENTS = {
         ("raw", "redis-rs EVALSHA, rl_gcra (raw)"),
         ("reference", "redis-rs EVALSHA, classic float GCRA"),
     ]),
+    "ra-node": (NODE, "redis-atomic", [("rate", "redis-atomic Node package, fixed window")]),
     "rlflx": (NODE, "redis", [("rate", "rate-limiter-flexible RateLimiterRedis")]),
     "rlflx-nonatomic": (NODE, "redis-nonatomic", [
         ("rate", "rate-limiter-flexible RateLimiterRedisNonAtomic")]),
@@ -79,7 +82,9 @@ CLIENTS = {
 # Series the ratios divide by (the library's medians).
 LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
            ("ra-gcra/library", "lib gcra ÷"), ("ra-py-sync/rate", "py sync ÷"),
-           ("ra-py-async/rate", "py async ÷")]
+           ("ra-py-async/rate", "py async ÷"),
+           ("ra-node/rate", "node pkg ÷")]
+NODE_PACKAGE = ROOT / "bindings/node"
 TIMEOUT_MARGIN = 60.0
 
 
@@ -145,6 +150,8 @@ class Runner:
             return {k: (p["decisions_per_sec"], p["server_cpu"]) for k, p in paths.items()}
         if kind == NODE:
             cmd = ["node", "bench.mjs", "--port", str(port), "--limiter", target] + common
+            if target == "redis-atomic":
+                cmd += ["--package", str(NODE_PACKAGE)]
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client,
                                  cwd=self.node_dir)
         elif kind == PYRA:
@@ -289,6 +296,9 @@ def run(a, procs, tmp):
     if cli and "/debug/" in cli:
         progress(f"{cli} is a debug build: the library's and raw figures are not representative")
     node_dir = prepare_node(procs, a.cache) if NODE in kinds else None
+    if "ra-node" in a.only:
+        progress("building the Node package's release addon (node build.mjs --release)")
+        procs.run(["node", "build.mjs", "--release"], 3600, "ra-node build", cwd=NODE_PACKAGE)
     py = prepare_python(procs, a.cache) if kinds & {PYTHON, PYRA} else None
     if PYRA in kinds:
         prepare_redis_atomic(procs, py)

@@ -1,14 +1,16 @@
 // One client's run for tools/peer-bench.py: rate-limiter-flexible over one ioredis connection
-// (ioredis pipelines every in-flight command on it), `--concurrency` async workers each awaiting
-// one `consume(identity, 1)` at a time, for `--seconds` after an unmeasured `--warmup`. Limits
-// are never reached (10^9 points per 60 s), so every decision is an admission, as in
-// `redis-atomic bench`; a refusal or an error fails the run. Prints one JSON line on stdout:
-// decisions, seconds, decisions/s, the share of one core the server used meanwhile (INFO cpu),
-// versions.
+// (ioredis pipelines every in-flight command on it), or this repository's own Node package
+// (`--limiter redis-atomic --package bindings/node`: its fixed window over one pooled
+// connection), `--concurrency` async workers each awaiting one `consume(identity, 1)` at a time,
+// for `--seconds` after an unmeasured `--warmup`. Limits are never reached (10^9 points per
+// 60 s), so every decision is an admission, as in `redis-atomic bench`; a refusal or an error
+// fails the run. Prints one JSON line on stdout: decisions, seconds, decisions/s, the share of
+// one core the server used meanwhile (INFO cpu, over a separate ioredis connection), versions.
 //
 //   node bench.mjs --port 6379 --limiter redis --seconds 5 --concurrency 16 --identities 100000
 
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRedisNonAtomic } from 'rate-limiter-flexible';
@@ -19,6 +21,8 @@ const LIMITERS = {
   redis: RateLimiterRedis,
   // The same fixed window as a MULTI/EXEC transaction of plain commands, no Lua.
   'redis-nonatomic': RateLimiterRedisNonAtomic,
+  // The redis-atomic Node package (napi-rs over the Rust library), loaded from --package.
+  'redis-atomic': null,
 };
 
 const { values: a } = parseArgs({
@@ -30,11 +34,12 @@ const { values: a } = parseArgs({
     warmup: { type: 'string', default: '0.25' },
     concurrency: { type: 'string', default: '16' },
     identities: { type: 'string', default: '100000' },
+    package: { type: 'string' },
   },
 });
-const Limiter = LIMITERS[a.limiter];
-if (!Limiter || !a.port) {
-  console.error(`usage: bench.mjs --port P --limiter ${Object.keys(LIMITERS).join('|')}`);
+const native = a.limiter === 'redis-atomic';
+if (!(a.limiter in LIMITERS) || !a.port || (native && !a.package)) {
+  console.error(`usage: bench.mjs --port P --limiter ${Object.keys(LIMITERS).join('|')} [--package DIR]`);
   process.exit(2);
 }
 const seconds = Number(a.seconds);
@@ -44,18 +49,39 @@ const identities = Number(a.identities);
 
 const redis = new Redis({ host: a.host, port: Number(a.port), lazyConnect: true, maxRetriesPerRequest: 0 });
 await redis.connect();
-const limiter = new Limiter({ storeClient: redis, points: 1e9, duration: 60, keyPrefix: `rlflx-${a.limiter}` });
+const version = (name) => require(`${name}/package.json`).version;
+const packages = { ioredis: version('ioredis') };
+// consume(identity): resolves on an admission; a refusal throws.
+let consume;
+if (native) {
+  const ra = require(resolve(a.package));
+  packages['redis-atomic'] = require(resolve(a.package, 'package.json')).version;
+  const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1 });
+  const limiter = new ra.RateLimiter(client, {
+    namespace: 'ra-node',
+    limits: [{ algorithm: 'fixed-window', limit: 1e9, periodMs: 60_000 }],
+  });
+  consume = async (id) => {
+    const d = await limiter.consume(id);
+    if (!d.allowed) throw new Error(`refused: ${JSON.stringify(d)}`);
+  };
+} else {
+  packages['rate-limiter-flexible'] = version('rate-limiter-flexible');
+  const limiter = new LIMITERS[a.limiter]({ storeClient: redis, points: 1e9, duration: 60, keyPrefix: `rlflx-${a.limiter}` });
+  consume = async (id) => {
+    const res = await limiter.consume(id, 1).catch((e) => {
+      throw e instanceof Error ? e : new Error(`refused: ${JSON.stringify(e)}`);
+    });
+    if (res.remainingPoints < 0) throw new Error('negative remaining points');
+  };
+}
 
 // Drives every worker until `until` (ms, performance.now()); returns the decisions made.
 async function drive(until) {
   let decisions = 0;
   const worker = async () => {
     while (performance.now() < until) {
-      const id = `user-${Math.floor(Math.random() * identities)}`;
-      const res = await limiter.consume(id, 1).catch((e) => {
-        throw e instanceof Error ? e : new Error(`refused: ${JSON.stringify(e)}`);
-      });
-      if (res.remainingPoints < 0) throw new Error('negative remaining points');
+      await consume(`user-${Math.floor(Math.random() * identities)}`);
       decisions += 1;
     }
   };
@@ -77,18 +103,19 @@ try {
   const decisions = await drive(started + seconds * 1000);
   const secs = (performance.now() - started) / 1000;
   const serverCpuShare = ((await serverCpu()) - cpu) / secs;
-  const version = (name) => require(`${name}/package.json`).version;
   console.log(JSON.stringify({
     decisions,
     secs,
     rate: decisions / secs,
     server_cpu: serverCpuShare,
     runtime: `node ${process.version}`,
-    packages: { 'rate-limiter-flexible': version('rate-limiter-flexible'), ioredis: version('ioredis') },
+    packages,
   }));
 } catch (e) {
   console.error(`node bench: ${e.message ?? e}`);
   process.exitCode = 1;
 } finally {
   redis.disconnect();
+  // The native package's connection lives on its own runtime: exit rather than wait for GC.
+  if (native) process.exit();
 }

@@ -1,0 +1,4 @@
+//! Link arguments of a Node-API addon (napi-rs).
+fn main() {
+    napi_build::setup();
+}

@@ -1,0 +1,246 @@
+//! `Client.connect(url, options)`: every URL form and every `ClientConfig` setting, by name.
+//!
+//! One URL connects to one server (`redis://`, `rediss://`, `redis+unix://`) or to the primary
+//! Sentinel names (`redis+sentinel://`, `rediss+sentinel://`); an array of URLs, or
+//! `cluster: true`, connects to a Redis Cluster through those seed nodes. The options are
+//! [`redis_atomic::ClientConfig`]'s fields in camelCase, durations in milliseconds; a value the
+//! library would refuse is refused here with `BadArgumentError` before anything connects.
+
+use crate::call::{spawn, Call};
+use crate::convert::{duration, opt_duration, uint};
+use crate::errors;
+use napi::bindgen_prelude::{Buffer, Either, Object, PromiseRaw};
+use napi::Env;
+use napi_derive::napi;
+use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy, TlsOptions};
+
+/// A retry policy: attempts in all (the first included), a deadline after which no retry
+/// starts, and the full-jitter backoff's base and cap. Unset fields keep the default policy's.
+#[napi(object)]
+#[derive(Default)]
+pub struct RetryOptions {
+    /// Attempts in all, the first included (1 = never retry).
+    pub max_attempts: Option<f64>,
+    /// No retry starts after this many ms since the first attempt.
+    pub deadline_ms: Option<f64>,
+    /// Backoff base, ms.
+    pub base_backoff_ms: Option<f64>,
+    /// Backoff cap, ms.
+    pub max_backoff_ms: Option<f64>,
+}
+
+/// Wait for this many replicas to acknowledge every write (`WAIT`), up to `timeoutMs`.
+#[napi(object)]
+pub struct ReplicaOptions {
+    /// Replicas that must acknowledge.
+    pub count: f64,
+    /// How long the server waits for them, ms.
+    pub timeout_ms: f64,
+}
+
+/// TLS for `rediss://` URLs: the CA to trust (default: the system's trust store) and a client
+/// certificate for mutual TLS, each as a PEM file path or as PEM text / bytes.
+#[napi(object)]
+pub struct TlsConfig {
+    /// A PEM file of CA certificates.
+    pub ca_file: Option<String>,
+    /// CA certificates as PEM.
+    pub ca: Option<Either<String, Buffer>>,
+    /// The client certificate (chain), a PEM file; with `keyFile`.
+    pub cert_file: Option<String>,
+    /// Its private key, a PEM file.
+    pub key_file: Option<String>,
+    /// The client certificate (chain) as PEM; with `key`.
+    pub cert: Option<Either<String, Buffer>>,
+    /// Its private key as PEM.
+    pub key: Option<Either<String, Buffer>>,
+}
+
+/// Settings of a client; every one optional.
+#[napi(object)]
+pub struct ClientOptions<'a> {
+    /// Deadline of one request, ms (default 1000); past it the outcome is unknown.
+    pub timeout_ms: Option<f64>,
+    /// Retries of failed requests that may be retried (default: 4 attempts within 3 s).
+    pub retry: Option<RetryOptions>,
+    /// Retries under contention (default: 16 attempts within 2 s).
+    pub contention: Option<RetryOptions>,
+    /// `'eval'` (EVALSHA, default) or `'functions'` (FCALL of the library's Functions).
+    #[napi(ts_type = "'eval' | 'functions'")]
+    pub delivery: Option<String>,
+    /// Wait for replicas after every write (default: none).
+    pub replicas: Option<ReplicaOptions>,
+    /// CA and client certificate for `rediss://`.
+    pub tls: Option<TlsConfig>,
+    /// Never use native commands (`DELIFEQ`, `SET … IFEQ`), always the scripts (default false).
+    pub force_lua: Option<bool>,
+    /// Pooled connections, 1..=1024 (default 4; one server or the Sentinel-named primary).
+    pub pool_size: Option<f64>,
+    /// Connect to a Redis Cluster through this URL (implied by an array of URLs).
+    pub cluster: Option<bool>,
+    /// Abandons connecting (the promise rejects with `AbortedError`).
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
+}
+
+/// A connection pool to Redis (one server, a Sentinel-named primary, or a Redis Cluster) that
+/// the primitives share. Made by `Client.connect`; cheap to share.
+#[napi]
+pub struct Client {
+    pub(crate) inner: redis_atomic::Client,
+}
+
+#[napi]
+impl Client {
+    /// Connects: one URL (`redis://`, `rediss://`, `redis+unix://`, `redis+sentinel://`), or the
+    /// seed URLs of a Redis Cluster as an array. Rejects with `ConnectionError`, `TlsError` or
+    /// `BadArgumentError`.
+    #[napi]
+    pub fn connect<'env>(
+        env: &'env Env,
+        url: Either<String, Vec<String>>,
+        options: Option<ClientOptions<'env>>,
+    ) -> napi::Result<PromiseRaw<'env, Client>> {
+        let options = options.unwrap_or_else(empty);
+        let (urls, cluster) = match url {
+            Either::A(url) => (vec![url], options.cluster.unwrap_or(false)),
+            Either::B(urls) => (urls, true),
+        };
+        let config = config(&options);
+        let fut = move || async move {
+            let config = config?;
+            if urls.is_empty() {
+                return Err(errors::bad("connect needs at least one URL"));
+            }
+            let inner = if cluster {
+                redis_atomic::Client::connect_cluster(&urls, config).await?
+            } else {
+                redis_atomic::Client::connect(&urls[0], config).await?
+            };
+            Ok(Client { inner })
+        };
+        let call = Call::safe(options.signal.as_ref());
+        spawn(env, call, fut)
+    }
+
+    /// Whether this client talks to a Redis Cluster.
+    #[napi(getter)]
+    pub fn is_cluster(&self) -> bool {
+        self.inner.is_cluster()
+    }
+
+    /// The per-request timeout, ms.
+    #[napi(getter)]
+    pub fn timeout_ms(&self) -> f64 {
+        crate::convert::ms(self.inner.config().timeout)
+    }
+}
+
+fn empty<'a>() -> ClientOptions<'a> {
+    ClientOptions {
+        timeout_ms: None,
+        retry: None,
+        contention: None,
+        delivery: None,
+        replicas: None,
+        tls: None,
+        force_lua: None,
+        pool_size: None,
+        cluster: None,
+        signal: None,
+    }
+}
+
+/// The library's configuration for `o`.
+fn config(o: &ClientOptions) -> Result<ClientConfig, Error> {
+    let mut c = ClientConfig::default();
+    if let Some(t) = o.timeout_ms {
+        c = c.timeout(duration("timeoutMs", t)?);
+    }
+    if let Some(r) = &o.retry {
+        c = c.retry(policy("retry", RetryPolicy::default(), r)?);
+    }
+    if let Some(r) = &o.contention {
+        c = c.contention(policy("contention", RetryPolicy::contention(), r)?);
+    }
+    if let Some(d) = &o.delivery {
+        c = c.delivery(match d.as_str() {
+            "eval" => Delivery::Eval,
+            "functions" => Delivery::Functions,
+            other => {
+                return Err(errors::bad(format!(
+                    "delivery must be 'eval' or 'functions', got {other:?}"
+                )))
+            }
+        });
+    }
+    if let Some(r) = &o.replicas {
+        let count = u32::try_from(uint("replicas.count", r.count)?)
+            .map_err(|_| errors::bad("replicas.count too large"))?;
+        c = c.replicas(count, duration("replicas.timeoutMs", r.timeout_ms)?);
+    }
+    if let Some(t) = &o.tls {
+        c = c.tls(tls(t)?);
+    }
+    if let Some(f) = o.force_lua {
+        c = c.force_lua(f);
+    }
+    if let Some(n) = o.pool_size {
+        let n = uint("poolSize", n)?;
+        if !(1..=1024).contains(&n) {
+            return Err(errors::bad(format!(
+                "poolSize must be in 1..=1024, got {n}"
+            )));
+        }
+        c = c.pool_size(n as usize);
+    }
+    Ok(c)
+}
+
+fn policy(what: &str, base: RetryPolicy, o: &RetryOptions) -> Result<RetryPolicy, Error> {
+    let mut p = base;
+    if let Some(n) = o.max_attempts {
+        let n = uint(&format!("{what}.maxAttempts"), n)?;
+        match u32::try_from(n) {
+            Ok(n) if n >= 1 => p = p.max_attempts(n),
+            _ => {
+                return Err(errors::bad(format!(
+                    "{what}.maxAttempts must be at least 1 (and below 2^32), got {n}"
+                )))
+            }
+        }
+    }
+    if let Some(d) = opt_duration(&format!("{what}.deadlineMs"), o.deadline_ms)? {
+        p = p.deadline(d);
+    }
+    let base_backoff = opt_duration(&format!("{what}.baseBackoffMs"), o.base_backoff_ms)?;
+    let max_backoff = opt_duration(&format!("{what}.maxBackoffMs"), o.max_backoff_ms)?;
+    if base_backoff.is_some() || max_backoff.is_some() {
+        let (base, cap) = (p.base_backoff, p.max_backoff);
+        p = p.backoff(base_backoff.unwrap_or(base), max_backoff.unwrap_or(cap));
+    }
+    Ok(p)
+}
+
+fn tls(t: &TlsConfig) -> Result<TlsOptions, Error> {
+    let mut o = TlsOptions::new();
+    match (&t.ca_file, &t.ca) {
+        (Some(_), Some(_)) => return Err(errors::bad("tls: give caFile or ca, not both")),
+        (Some(f), None) => o = o.ca_file(f),
+        (None, Some(pem)) => o = o.ca_pem(crate::convert::bytes(pem)),
+        (None, None) => {}
+    }
+    match (&t.cert_file, &t.key_file, &t.cert, &t.key) {
+        (Some(c), Some(k), None, None) => o = o.client_cert_files(c, k),
+        (None, None, Some(c), Some(k)) => {
+            o = o.client_cert_pem(crate::convert::bytes(c), crate::convert::bytes(k))
+        }
+        (None, None, None, None) => {}
+        _ => {
+            return Err(errors::bad(
+                "tls: a client certificate is certFile + keyFile, or cert + key",
+            ))
+        }
+    }
+    Ok(o)
+}

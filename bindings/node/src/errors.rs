@@ -1,0 +1,213 @@
+//! The library's errors as the package's JavaScript error classes.
+//!
+//! The classes are plain JavaScript (`errors.js`: `RedisAtomicError` and one subclass per
+//! [`redis_atomic::Error`] variant, each with a stable `code`), so `instanceof` works across the
+//! package and users can subclass nothing native. The package's `index.js` hands this module a
+//! factory once per JavaScript thread ([`install`]); a failed call then rejects with the very
+//! instance the factory built, carrying what a retry would do (`nothingRan`, `transient`, and for
+//! `OutcomeUnknown`: `retrySafe`, `attempts`, `timedOut`).
+//!
+//! Every conversion here runs on the JavaScript thread (a promise's settle callback, or a
+//! synchronous method), the only thread where JavaScript values may be made.
+
+use napi::bindgen_prelude::{
+    FnArgs, Function, JsObjectValue, Object, ObjectRef, ToNapiValue, Unknown,
+};
+use napi::{Env, JsValue, Status};
+use redis_atomic::Error as LibError;
+use std::cell::RefCell;
+
+thread_local! {
+    /// `{ createError, watchSignal }` from `index.js`, per JavaScript thread (main or worker).
+    static HOOKS: RefCell<Option<ObjectRef<false>>> = const { RefCell::new(None) };
+}
+
+/// Keeps the package's hooks for this JavaScript thread (called once by `index.js`).
+pub(crate) fn install(hooks: &Object) -> napi::Result<()> {
+    let reference = hooks.create_ref::<false>()?;
+    HOOKS.with(|h| *h.borrow_mut() = Some(reference));
+    Ok(())
+}
+
+/// A hook function by name, if `index.js` installed the hooks on this thread.
+pub(crate) fn hook<'env, Args, Ret>(env: &'env Env, name: &str) -> Option<Function<'env, Args, Ret>>
+where
+    Args: napi::bindgen_prelude::JsValuesTupleIntoVec,
+    Ret: napi::bindgen_prelude::FromNapiValue,
+{
+    let hooks = HOOKS.with(|h| h.borrow().as_ref().map(|r| r.get_value(env)))?;
+    hooks.ok()?.get_named_property(name).ok()
+}
+
+/// Why a call failed: the library's error, or the caller's `AbortSignal`.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The library's error.
+    Library(LibError),
+    /// The call's `AbortSignal` fired: `started` says whether the call had been handed to the
+    /// runtime (then it may have run, like `OutcomeUnknown`).
+    Aborted { started: bool },
+}
+
+/// One error's class code, message and extra properties.
+struct Shape {
+    code: &'static str,
+    message: String,
+    props: Vec<(&'static str, Prop)>,
+}
+
+enum Prop {
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    Nums(Vec<f64>),
+}
+
+/// The `code` of each library error, and the properties that say what a retry would do.
+fn shape(error: &LibError, retry_safe: bool) -> Shape {
+    use LibError as E;
+    let mut props = vec![
+        ("nothingRan", Prop::Bool(error.nothing_ran())),
+        ("transient", Prop::Bool(error.is_transient())),
+    ];
+    let code = match error {
+        E::NotSent(_) => "NotSent",
+        E::Rejected { code, .. } => {
+            props.push(("serverCode", Prop::Str(code.clone())));
+            "Rejected"
+        }
+        E::OutcomeUnknown {
+            attempts,
+            timed_out,
+            ..
+        } => {
+            props.push(("retrySafe", Prop::Bool(retry_safe)));
+            props.push(("attempts", Prop::Num(f64::from(*attempts))));
+            props.push(("timedOut", Prop::Bool(*timed_out)));
+            "OutcomeUnknown"
+        }
+        E::WrongType(_) => "WrongType",
+        E::BadArgument(_) => "BadArgument",
+        E::CostExceedsBurst { cost, burst } => {
+            props.push(("cost", Prop::Num(*cost as f64)));
+            props.push(("burst", Prop::Num(*burst as f64)));
+            "CostExceedsBurst"
+        }
+        E::BadReply { script, .. } => {
+            props.push(("script", Prop::Str((*script).to_string())));
+            "BadReply"
+        }
+        E::CrossSlot { slots } => {
+            props.push((
+                "slots",
+                Prop::Nums(slots.iter().map(|&s| f64::from(s)).collect()),
+            ));
+            "CrossSlot"
+        }
+        E::Server { code, .. } => {
+            props.push(("serverCode", Prop::Str(code.clone())));
+            "ServerError"
+        }
+        E::Connection(_) => "ConnectionError",
+        E::Tls(_) => "TlsError",
+        E::NotReplicated { acked, wanted } => {
+            props.push(("acked", Prop::Num(f64::from(*acked))));
+            props.push(("wanted", Prop::Num(f64::from(*wanted))));
+            "NotReplicated"
+        }
+        E::Client(_) => "ClientError",
+        // A variant added to the library later: still an error of the base class.
+        _ => "RedisAtomicError",
+    };
+    Shape {
+        code,
+        message: error.to_string(),
+        props,
+    }
+}
+
+/// What an abort says: like `OutcomeUnknown` once the call started.
+fn aborted(started: bool, retry_safe: bool) -> Shape {
+    let message = if started {
+        "aborted by its AbortSignal: the call may still have run"
+    } else {
+        "aborted by its AbortSignal before it was sent: nothing ran"
+    };
+    Shape {
+        code: "Aborted",
+        message: message.into(),
+        props: vec![
+            ("nothingRan", Prop::Bool(!started)),
+            ("transient", Prop::Bool(false)),
+            ("retrySafe", Prop::Bool(retry_safe || !started)),
+            ("attempts", Prop::Num(if started { 1.0 } else { 0.0 })),
+            ("timedOut", Prop::Bool(false)),
+        ],
+    }
+}
+
+/// The JavaScript error for `failure` (a promise rejects with it). `cause` (an abort's
+/// `signal.reason`) is attached when given.
+pub(crate) fn value<'env>(
+    env: &'env Env,
+    failure: Failure,
+    retry_safe: bool,
+    cause: Option<Unknown>,
+) -> napi::Result<Unknown<'env>> {
+    let shape = match &failure {
+        Failure::Library(e) => shape(e, retry_safe),
+        Failure::Aborted { started } => aborted(*started, retry_safe),
+    };
+    build(env, &shape, cause).or_else(|_| {
+        // No hooks (the addon loaded without `index.js`): a plain error that still names the code.
+        let plain = napi::Error::new(
+            Status::GenericFailure,
+            format!("{}: {}", shape.code, shape.message),
+        );
+        Ok(env.create_error(plain)?.to_unknown())
+    })
+}
+
+/// A library error thrown by a synchronous method (constructors, key helpers): a `napi::Error`
+/// carrying the JavaScript error, which napi throws as that very object. Nothing was sent.
+pub(crate) fn sync(env: &Env, error: LibError) -> napi::Error {
+    match value(env, Failure::Library(error), true, None) {
+        Ok(v) => napi::Error::from(v),
+        Err(e) => e,
+    }
+}
+
+/// An outcome variant the library added after this binding was written (its enums are
+/// `#[non_exhaustive]`): a `ClientError`, never a guess.
+pub(crate) fn unknown_outcome(what: &dyn std::fmt::Debug) -> LibError {
+    LibError::Client(format!("an outcome this package does not know: {what:?}"))
+}
+
+/// A bad argument found by the binding itself (a fractional cost, an unknown write op).
+pub(crate) fn bad(message: impl Into<String>) -> LibError {
+    LibError::BadArgument(message.into())
+}
+
+fn build<'env>(
+    env: &'env Env,
+    shape: &Shape,
+    cause: Option<Unknown>,
+) -> napi::Result<Unknown<'env>> {
+    let create: Function<FnArgs<(&str, &str, Object)>, Unknown> = hook(env, "createError")
+        .ok_or_else(|| napi::Error::new(Status::GenericFailure, "hooks not installed"))?;
+    let mut props = Object::new(env)?;
+    for (name, prop) in &shape.props {
+        match prop {
+            Prop::Bool(b) => props.set(name, *b)?,
+            Prop::Num(n) => props.set(name, *n)?,
+            Prop::Str(s) => props.set(name, s.as_str())?,
+            Prop::Nums(v) => props.set(name, v.clone())?,
+        }
+    }
+    if let Some(cause) = cause {
+        props.set("cause", cause)?;
+    }
+    let value = create.call((shape.code, shape.message.as_str(), props).into())?;
+    // `Unknown` from `call` borrows nothing but the env: re-tie it to `env`.
+    value.into_unknown(env)
+}

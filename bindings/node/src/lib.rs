@@ -1,0 +1,71 @@
+//! # redis-atomic for Node
+//!
+//! The npm package `redis-atomic`: the Rust library bound directly into Node with napi-rs — no
+//! HTTP hop, no second implementation. Every decision is the library's; this crate only turns
+//! JavaScript values into the library's types and back.
+//!
+//! ## Layout
+//!
+//! ```text
+//! call.rs      the one future → Promise path (tokio runtime, AbortSignal)
+//! bridge.rs    finished calls back to their JavaScript thread (one thread-safe function each)
+//! errors.rs    library errors → the package's Error subclasses (errors.js), stable `code`s
+//! convert.rs   ms durations, integers, script replies
+//! client.rs    Client.connect(url | urls, options)
+//! ratelimit.rs RateLimiter      quota.rs Quotas      dedup.rs Dedup
+//! fenced.rs    FencedWrites     scripts.rs ScriptSet
+//! ```
+//!
+//! ## Conventions (the same in every module)
+//!
+//! * One class per library type, built with `new X(client, { namespace, … })`; methods take the
+//!   identity first and an options object last; names are camelCase.
+//! * Durations are milliseconds as `number` (`…Ms`), fractions to the µs; integers are `number`s
+//!   checked to be integers below 2^53 ([`convert`]).
+//! * Every call returns a `Promise`; refusals resolve as values (`{ allowed: false, … }`,
+//!   `{ applied: false, … }`); errors reject with a `RedisAtomicError` subclass whose `code` is
+//!   stable ([`errors`]). A synchronous method (constructor, `keys`) throws the same classes.
+//! * Calls whose wait can be long take `signal` (an `AbortSignal`); an aborted call may still
+//!   have run ([`call`]).
+//!
+//! ## Lease-like primitives (locks, semaphores, idempotency, the queue): where they go
+//!
+//! Each becomes a class over the library type (`Locks`, `Semaphores`, `Idempotency`, `Queue`)
+//! whose acquiring call resolves with a refusal value or a **handle** class (`Lease`, `Permit`,
+//! `Claim`) holding the library's handle behind a `Mutex<Option<…>>`: `fence`, `token` and `ttlMs`
+//! as getters; `extend(ttlMs)` resolving `{ extended: true, fence, ttlMs } | { extended: false }`;
+//! the end verbs (`release`, `complete`, `ack`) taking the handle out of the option, so a second
+//! end is a typed `BadArgumentError` rather than a second request, and resolving
+//! `{ released: true, fence } | { released: false }`. By-parts calls take `{ token, fence }` for
+//! a handle rebuilt in another process. Acquire-with-timeout and queue claims take `signal` and
+//! go through [`call::spawn`] like every call here; a watched lease (`Watched<L>`) becomes an
+//! `AbortSignal` the handle exposes (`lease.lost`), fired when the watchdog loses it.
+
+mod bridge;
+mod call;
+mod client;
+mod convert;
+mod dedup;
+mod errors;
+mod fenced;
+mod quota;
+mod ratelimit;
+mod scripts;
+
+use napi::bindgen_prelude::Object;
+use napi_derive::napi;
+
+/// Called once per JavaScript thread by the package's `index.js` with its hooks: `createError`
+/// (the factory of `errors.js`), `watchSignal` (the `AbortSignal` helper), `defer` / `settle` /
+/// `schedule` / `noop` (the promise bridge, [`bridge`]).
+#[napi(js_name = "__init", skip_typescript)]
+pub fn init(hooks: Object) -> napi::Result<()> {
+    errors::install(&hooks)?;
+    bridge::install(&hooks)
+}
+
+/// Sends this thread's batch of calls to the runtime (`index.js` calls it via `setImmediate`).
+#[napi(js_name = "__flush", skip_typescript)]
+pub fn flush() {
+    bridge::flush();
+}
