@@ -9,6 +9,7 @@
 
 use crate::conn::{ConnArgs, Embedded};
 use anyhow::Context as _;
+use redis_atomic::script::registry;
 use redis_atomic::{Client, ClientConfig};
 use redis_atomic_http::config::Config;
 use redis_atomic_http::face;
@@ -90,7 +91,10 @@ async fn run(args: &ServeArgs, out: &mut dyn Write) -> Result<(), Failure> {
     face::check_listen(args.listen, &state_auth).map_err(anyhow::Error::msg)?;
     args.conn.require_url(args.redis.as_deref())?;
     let (client, _embedded) = connect(args).await?;
-    client.load_all().await.context("loading the scripts")?;
+    client
+        .load(registry::ALL)
+        .await
+        .context("loading the scripts")?;
     let state = ServeState::new(client, &config)?;
     let max_body = config
         .serve

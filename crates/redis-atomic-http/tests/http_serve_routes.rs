@@ -9,7 +9,7 @@ use serde_json::json;
 use serve::serve;
 
 /// Acquire gives a token and fence; a second acquire is 409 with Retry-After; extend and release
-/// act only for the token; acquiring again with the holder's own token returns the same fence.
+/// act only for the token and fence; acquiring again with the holder's own token returns the same fence.
 #[tokio::test]
 async fn locks_acquire_extend_release() {
     let s = serve("serve-locks", "").await;
@@ -38,7 +38,7 @@ async fn locks_acquire_extend_release() {
         (again.status, again.body["fence"].as_u64()),
         (200, Some(fence))
     );
-    let wrong = json!({"token": "someone-else", "ttl_ms": 5000});
+    let wrong = json!({"token": "someone-else", "fence": fence, "ttl_ms": 5000});
     let e = s.post("/v1/locks/r1/extend", wrong).await;
     assert_eq!(
         (e.status, e.body.clone()),
@@ -47,7 +47,7 @@ async fn locks_acquire_extend_release() {
     let e = s
         .post(
             "/v1/locks/r1/extend",
-            json!({"token": token, "ttl_ms": 5000}),
+            json!({"token": token, "fence": fence, "ttl_ms": 5000}),
         )
         .await;
     assert_eq!(e.status, 200);
@@ -56,11 +56,17 @@ async fn locks_acquire_extend_release() {
         (json!(true), Some(fence))
     );
     let r = s
-        .post("/v1/locks/r1/release", json!({"token": "someone-else"}))
+        .post(
+            "/v1/locks/r1/release",
+            json!({"token": "someone-else", "fence": fence}),
+        )
         .await;
     assert_eq!((r.status, r.body), (409, json!({"released": false})));
     let r = s
-        .post("/v1/locks/r1/release", json!({"token": token}))
+        .post(
+            "/v1/locks/r1/release",
+            json!({"token": token, "fence": fence}),
+        )
         .await;
     assert_eq!((r.status, r.body), (200, json!({"released": true})));
     let next = s
@@ -70,7 +76,7 @@ async fn locks_acquire_extend_release() {
 }
 
 /// Enqueue dedups by id; claim leases with fences; extend, nack (redelivered with a new fence)
-/// and ack act only for the current fence.
+/// and ack act only for the worker and the current fence.
 #[tokio::test]
 async fn queue_enqueue_claim_extend_nack_ack() {
     let s = serve("serve-queue", "").await;
@@ -98,14 +104,14 @@ async fn queue_enqueue_claim_extend_nack_ack() {
     let x = s
         .post(
             "/v1/queues/q/jobs/j1/extend",
-            json!({"fence": f1, "ttl_ms": 20000}),
+            json!({"worker": "w1", "fence": f1, "ttl_ms": 20000}),
         )
         .await;
     assert_eq!((x.status, x.body), (200, json!({"extended": true})));
     let n = s
         .post(
             "/v1/queues/q/jobs/j1/nack",
-            json!({"fence": f1, "error": "boom"}),
+            json!({"worker": "w1", "fence": f1, "error": "boom"}),
         )
         .await;
     assert_eq!(
@@ -117,15 +123,24 @@ async fn queue_enqueue_claim_extend_nack_ack() {
     assert_eq!(c.body["jobs"][0]["deliveries"], 2);
     assert!(f2 > f1);
     let stale = s
-        .post("/v1/queues/q/jobs/j1/ack", json!({"fence": f1}))
+        .post(
+            "/v1/queues/q/jobs/j1/ack",
+            json!({"worker": "w1", "fence": f1}),
+        )
         .await;
     assert_eq!((stale.status, stale.body), (409, json!({"acked": false})));
     let stale = s
-        .post("/v1/queues/q/jobs/j1/nack", json!({"fence": f1}))
+        .post(
+            "/v1/queues/q/jobs/j1/nack",
+            json!({"worker": "w1", "fence": f1}),
+        )
         .await;
     assert_eq!(stale.status, 409);
     let ok = s
-        .post("/v1/queues/q/jobs/j1/ack", json!({"fence": f2}))
+        .post(
+            "/v1/queues/q/jobs/j1/ack",
+            json!({"worker": "w1", "fence": f2}),
+        )
         .await;
     assert_eq!((ok.status, ok.body), (200, json!({"acked": true})));
     let again = s

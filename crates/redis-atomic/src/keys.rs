@@ -33,7 +33,7 @@ pub fn slot(key: &[u8]) -> u16 {
 /// assert_eq!(hash_tag(b"app:lock:v1:{order-42}:fence"), b"order-42");
 /// assert_eq!(hash_tag(b"{}x"), b"{}x");
 /// ```
-pub fn hash_tag(key: &[u8]) -> &[u8] {
+pub(crate) fn hash_tag(key: &[u8]) -> &[u8] {
     if let Some(open) = key.iter().position(|&b| b == b'{') {
         if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
             if len > 0 {

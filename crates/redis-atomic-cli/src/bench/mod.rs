@@ -50,6 +50,7 @@ pub use workload::{BenchCtx, Conflicts, Path, SetupFn, Stop, Workload};
 use crate::verify::ServerInfo;
 use anyhow::Context as _;
 use redis::aio::MultiplexedConnection;
+use redis_atomic::script::registry;
 use redis_atomic::{Client, ClientConfig, Keyspace, OwnerToken};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
 use std::io::Write;
@@ -181,7 +182,7 @@ pub(crate) async fn connect(
         .conn
         .client_config(ClientConfig::default().pool_size(args.connections));
     let client = Client::connect(&url, config).await?;
-    client.load_all().await?;
+    client.load(registry::ALL).await?;
     Ok((url, server, client))
 }
 

@@ -16,7 +16,7 @@
 use super::ctx::locked;
 use super::{CheckCtx, Findings};
 use redis_atomic::lease::OwnerToken;
-use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
+use redis_atomic::semaphore::{Acquire, Permit, Semaphore, SemaphoreConfig};
 use redis_atomic_testkit::{history, LeaseSpan};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,7 +31,12 @@ const DRIFT: Duration = Duration::from_millis(1);
 type Spans = Arc<Mutex<Vec<LeaseSpan>>>;
 
 pub(super) async fn run(ctx: CheckCtx) -> anyhow::Result<Findings> {
-    let sem = Semaphore::new(ctx.client.clone(), &ctx.keyspace, NAME, CAPACITY)?;
+    let sem = Semaphore::new(
+        ctx.client.clone(),
+        &ctx.keyspace,
+        NAME,
+        SemaphoreConfig::new(CAPACITY),
+    )?;
     let spans = Spans::default();
     ctx.run_workers(|t, ctx| worker(t, ctx, sem.clone(), spans.clone()))
         .await?;

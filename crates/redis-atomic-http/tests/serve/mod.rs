@@ -20,7 +20,10 @@ pub struct Served {
 /// a fresh standalone server, client settings `config`.
 pub async fn serve_with(test: &str, config_toml: &str, config: ClientConfig) -> Served {
     let env = env(Mode::StandaloneEval, test, config).await;
-    env.client.load_all().await.unwrap();
+    env.client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let mut toml = config_toml.to_string();
     if !toml.contains("[serve]") {
         toml.push_str(&format!(

@@ -6,7 +6,7 @@
 //! **Keys** ([`DedupKeys`]). `<ns>:dedup:v1:{event_id}` holds the claim token of the first
 //! sighting, with `ttl`. Each id is its own hash tag, so ids spread over the cluster.
 //!
-//! **Mechanism.** Rung 2 of the ladder, one command with options: `SET key token NX PX ttl GET`
+//! **Mechanism.** Rung 2, one command with options: `SET key token NX PX ttl GET`
 //! (`NX` with `GET` needs Redis 7.0). A nil reply means this call set it: first sighting. The
 //! stored token coming back is the caller's own earlier attempt whose reply was lost: still
 //! `true`. Any other token: a duplicate.
