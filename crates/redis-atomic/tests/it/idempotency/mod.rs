@@ -1,0 +1,3 @@
+//! Idempotency keys: one execution per key, takeover, replay, storage size.
+
+mod basics;
