@@ -13,17 +13,17 @@
 mod common;
 
 // One per primitive.
-// TODO mod cas;
-// TODO mod dedup;
+mod cas;
+mod dedup;
 // TODO mod doctor;
-// TODO mod fenced;
+mod fenced;
 mod idempotency;
 mod lock;
-// TODO mod multi;
+mod multi;
 // TODO mod observe;
 mod queue;
-// TODO mod quota;
-// TODO mod ratelimit;
+mod quota;
+mod ratelimit;
 // TODO mod scripts;
 mod semaphore;
 // TODO mod user_scripts;

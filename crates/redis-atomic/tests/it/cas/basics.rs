@@ -1,9 +1,9 @@
 //! Optimistic CAS on real servers, standalone and cluster: no lost update under contention or
-//! when a watched key changes, expires or disappears mid-attempt; the seeds' examples; no watch
-//! left behind on any exit path. (No scripts are involved, so delivery does not matter.)
+//! when a watched key changes, expires or disappears mid-attempt; the classic examples (a quota
+//! window, setMax, a profile and its index); no watch left behind on any exit path. (No scripts are involved, so delivery does not matter.)
 
+use crate::common::metrics::Recorded;
 use crate::common::{env, Env, Mode};
-use crate::{counter, counter_with};
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read, CAS_ABORTS_TOTAL};
 use redis_atomic::write::Write;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// `redis_atomic_ops_total` of CAS updates that ended with `outcome`.
-pub(crate) fn updates(outcome: &str) -> u64 {
-    counter_with(
+pub(crate) fn updates(m: &Recorded, outcome: &str) -> u64 {
+    m.counter(
         "redis_atomic_ops_total",
         &[
             ("primitive", "cas"),
@@ -54,11 +54,17 @@ async fn increment(cas: &Cas, key: &str) -> CasOutcome<i64> {
 /// 32 tasks × 200 increments of one counter: the final value equals the number of `Committed`
 /// outcomes (conflicts that ran out of attempts are counted apart, and wrote nothing); the
 /// aborted `EXEC`s are counted by the abort metric, the outcomes by `redis_atomic_ops_total`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn counter_race_final_equals_committed() {
+#[test]
+fn counter_race_final_equals_committed() {
+    let m = Recorded::new();
+    m.block_on(counter_race(&m));
+}
+
+async fn counter_race(m: &Recorded) {
     for mode in TOPOLOGIES {
-        let aborts_before = counter(CAS_ABORTS_TOTAL);
-        let (committed_before, conflicts_before) = (updates("committed"), updates("conflict"));
+        let aborts_before = m.counter(CAS_ABORTS_TOTAL, &[]);
+        let (committed_before, conflicts_before) =
+            (updates(m, "committed"), updates(m, "conflict"));
         let env = Arc::new(env(mode, "cas-race", ClientConfig::default()).await);
         let key = env.keyspace.key("cas", 1, "counter", &[]).unwrap();
         let (committed, conflicts) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
@@ -98,15 +104,16 @@ async fn counter_race_final_equals_committed() {
             committed as i64,
             "{mode:?}: lost update (conflicts: {conflicts})"
         );
-        let aborts = counter(CAS_ABORTS_TOTAL) - aborts_before;
+        let aborts = m.counter(CAS_ABORTS_TOTAL, &[]) - aborts_before;
         assert!(aborts >= conflicts, "{mode:?}: aborts not counted");
-        // Other tests of this binary update too: at least ours are counted.
-        assert!(
-            updates("committed") - committed_before >= committed,
+        assert_eq!(
+            updates(m, "committed") - committed_before,
+            committed,
             "{mode:?}: commits not counted"
         );
-        assert!(
-            updates("conflict") - conflicts_before >= conflicts,
+        assert_eq!(
+            updates(m, "conflict") - conflicts_before,
+            conflicts,
             "{mode:?}: conflicts not counted"
         );
         eprintln!("{mode:?}: {committed} committed, {conflicts} gave up, {aborts} EXEC aborts");
@@ -176,10 +183,10 @@ pub(crate) fn interfere(client: &redis_atomic::Client, case: &str, key: &str) {
     .unwrap();
 }
 
-/// Seed 000 §5, the WATCH quota update: 16 tasks × 10 tries against a limit of 50. Grants never
+/// The WATCH quota update: 16 tasks × 10 tries against a limit of 50. Grants never
 /// exceed the limit, the counter equals the grants, and the window TTL is set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seed_000_quota_update_with_watch() {
+async fn quota_update_with_watch() {
     for mode in TOPOLOGIES {
         let env = Arc::new(env(mode, "cas-quota", ClientConfig::default()).await);
         let key = env.keyspace.key("cas", 1, "user-7", &["minute"]).unwrap();
@@ -224,13 +231,13 @@ async fn seed_000_quota_update_with_watch() {
     }
 }
 
-/// The one-script version of seed 003's setMax (rung 5): never aborts.
+/// The one-script version of setMax (rung 5): never aborts.
 const SET_MAX: &str = "#!lua\nlocal cur = tonumber(redis.call('GET', KEYS[1]))\nlocal new = tonumber(ARGV[1])\nif cur == nil or new > cur then redis.call('SET', KEYS[1], ARGV[1]) return 1 end\nreturn 0\n";
 
-/// Seed 003's setMax, via WATCH and via one script, raced by 16 tasks: both end at the maximum
+/// setMax, via WATCH and via one script, raced by 16 tasks: both end at the maximum
 /// of the values whose update completed; only WATCH needed retries.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn seed_003_set_max_watch_vs_script() {
+async fn set_max_watch_vs_script() {
     for mode in TOPOLOGIES {
         let env = Arc::new(env(mode, "cas-setmax", ClientConfig::default()).await);
         let watch_key = env.keyspace.key("max", 1, "m", &["watch"]).unwrap();

@@ -1,9 +1,9 @@
 //! How an optimistic update ends when it cannot commit: the attempt count of a `Conflict`, and
 //! the one retry rule — a failure before `EXEC` was sent is retried, a lost `EXEC` reply is not.
 
-use crate::cas::{contention, get_i64, interfere, updates, TOPOLOGIES};
+use crate::cas::basics::{contention, get_i64, interfere, updates, TOPOLOGIES};
+use crate::common::metrics::Recorded;
 use crate::common::{env, stalled_for, standalone};
-use crate::{counter, counter_with};
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read, CAS_ABORTS_TOTAL};
 use redis_atomic::write::Write;
 use redis_atomic::{ClientConfig, Error};
@@ -13,8 +13,13 @@ use std::time::Duration;
 /// A key changed during every attempt: the update ends `Conflict` with the number of attempts
 /// made — the policy's when it bounds by attempts, as many as the closure ran when the deadline
 /// does — each one an aborted `EXEC`, and nothing of the update written.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conflict_reports_every_attempt() {
+#[test]
+fn conflict_reports_every_attempt() {
+    let m = Recorded::new();
+    m.block_on(conflicts(&m));
+}
+
+async fn conflicts(m: &Recorded) {
     for mode in TOPOLOGIES {
         let env = env(mode, "cas-conflict", ClientConfig::default()).await;
         for (case, policy) in [
@@ -24,14 +29,14 @@ async fn conflict_reports_every_attempt() {
             let key = env.keyspace.key("cas", 1, case, &[]).unwrap();
             let interferer = env.client.clone();
             let conflict_retries = || {
-                counter_with(
+                m.counter(
                     "redis_atomic_retries_total",
                     &[("primitive", "cas"), ("reason", "conflict")],
                 )
             };
             let (aborts_before, conflicts_before, retries_before) = (
-                counter(CAS_ABORTS_TOTAL),
-                updates("conflict"),
+                m.counter(CAS_ABORTS_TOTAL, &[]),
+                updates(m, "conflict"),
                 conflict_retries(),
             );
             let mut calls = 0u32;
@@ -61,12 +66,12 @@ async fn conflict_reports_every_attempt() {
                     "{mode:?}: conflict not retried before the deadline"
                 );
             }
-            let aborts = counter(CAS_ABORTS_TOTAL) - aborts_before;
+            let aborts = m.counter(CAS_ABORTS_TOTAL, &[]) - aborts_before;
             assert!(
                 aborts >= u64::from(calls),
                 "{mode:?} {case}: {aborts} aborts"
             );
-            assert!(updates("conflict") > conflicts_before, "{mode:?} {case}");
+            assert!(updates(m, "conflict") > conflicts_before, "{mode:?} {case}");
             assert!(
                 conflict_retries() - retries_before >= u64::from(calls - 1),
                 "{mode:?} {case}: conflicts retried without reason=conflict"
@@ -79,8 +84,13 @@ async fn conflict_reports_every_attempt() {
 /// A lost reply to `WATCH` and the reads wrote nothing: retried (the closure then runs once, on
 /// a fresh connection), the retry counted with reason `timeout`. A lost `EXEC` reply may have
 /// written: not retried, the closure ran once, the error says the outcome is unknown.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lost_read_retried_lost_exec_not() {
+#[test]
+fn lost_read_retried_lost_exec_not() {
+    let m = Recorded::new();
+    m.block_on(lost_read_and_exec(&m));
+}
+
+async fn lost_read_and_exec(m: &Recorded) {
     let config = ClientConfig::default().timeout(Duration::from_millis(100));
     let env = standalone("cas-lost", ServerOptions::default(), config).await;
     let server = env.server.as_ref().unwrap();
@@ -88,7 +98,7 @@ async fn lost_read_retried_lost_exec_not() {
     let key = env.keyspace.key("cas", 1, "lost", &[]).unwrap();
     drop(env.client.dedicated(&key).await.unwrap()); // an idle dedicated connection to stall
     let retried = || {
-        counter_with(
+        m.counter(
             "redis_atomic_retries_total",
             &[
                 ("primitive", "cas"),

@@ -87,3 +87,12 @@ impl Recorded {
             .collect()
     }
 }
+
+impl Recorded {
+    /// Runs `test` to completion on a 2-worker multi-thread runtime whose every thread, and the
+    /// calling one, record here.
+    pub fn block_on<F: std::future::Future>(&self, test: F) -> F::Output {
+        let _here = self.on_this_thread();
+        self.runtime(2).block_on(test)
+    }
+}

@@ -43,7 +43,7 @@ async fn hget(env: &Env, key: &str, field: &str) -> Option<String> {
     redis::from_redis_value(env.raw(redis::cmd("HGET").arg(key).arg(field)).await).unwrap()
 }
 
-/// Seed 001's zombie worker: A pauses past its lease, B acquires and writes, A wakes and writes:
+/// The zombie worker: A pauses past its lease, B acquires and writes, A wakes and writes:
 /// A is rejected and B's data is intact, in every mode.
 #[tokio::test]
 async fn zombie_rejected_after_newer_holder_wrote() {
@@ -269,15 +269,15 @@ async fn bad_input_is_typed() {
             vec!["5", "1000", "del", "0", "extra"], // trailing arguments
         ] {
             let args: Vec<redis_atomic::Arg<'_>> = args.into_iter().map(Into::into).collect();
-            let r = env.client.call_dyn(script, &[&record, &mine], &args).await;
+            let r = env.client.call(script, &[&record, &mine], &args).await;
             assert!(matches!(r, Err(Error::BadArgument(_))), "{r:?}");
         }
         let r = env
             .client
-            .call_dyn(script, &[&record], &["5".into(), "1000".into()])
+            .call(script, &[&record], &["5".into(), "1000".into()])
             .await;
         assert!(matches!(r, Err(Error::BadArgument(_))), "no writes: {r:?}");
-        let r = env.client.call_dyn(script, &[], &[]).await;
+        let r = env.client.call(script, &[], &[]).await;
         assert!(
             matches!(r, Err(Error::BadArgument(_))),
             "below the fixed part: {r:?}"

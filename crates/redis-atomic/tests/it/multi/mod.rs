@@ -16,7 +16,7 @@ async fn int(env: &Env, cmd: &redis::Cmd) -> i64 {
     redis::from_redis_value(env.raw(cmd).await).unwrap()
 }
 
-/// Seed 000 §4, object + index + TTL: a writer flips a user between two statuses, moving it
+/// Object + index + TTL: a writer flips a user between two statuses, moving it
 /// between two index sets in each batch; an observer reading all three atomically (MULTI/EXEC
 /// of reads) always finds the user in exactly the index of its status.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -88,7 +88,7 @@ async fn object_and_index_never_seen_half_written() {
     }
 }
 
-/// Seed 000 §11, session hash + the user's session set, each with its TTL, in one batch.
+/// A session hash + the user's session set, each with its TTL, in one batch.
 #[tokio::test]
 async fn session_and_reverse_index_with_ttls() {
     for mode in TOPOLOGIES {

@@ -1,7 +1,7 @@
 //! Quotas and counters in every mode: bounds under concurrency, TTL set once and extended only
 //! forward, monotonic max, batch "ZADD unless smaller", bad input.
 
-use crate::common::metrics::{counter, snapshotter};
+use crate::common::metrics::Recorded;
 use crate::common::{env, Env, MODES};
 use redis_atomic::quota::{Bounded, Bounds, Quotas, Raise};
 use redis_atomic::script::registry::QUOTA_ADD;
@@ -113,7 +113,7 @@ async fn ttl_set_once_and_extended_only_forward() {
 }
 
 /// 32 tasks raise one value concurrently: it ends at the largest candidate, and every reply is
-/// at least its candidate (a max that never decreases; seed 003 without the GETSET loop).
+/// at least its candidate (a max that never decreases; no GETSET loop).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn monotonic_max_never_decreases() {
     for mode in MODES {
@@ -237,7 +237,7 @@ async fn bad_input_is_typed_and_harmless() {
     }
 }
 
-/// Issue 15: `i64::MIN` (whose `abs()` overflowed: a panic in debug, a skipped bound check and
+/// `i64::MIN` (whose `abs()` once overflowed: a panic in debug, a skipped bound check and
 /// an out-of-bound `ZADD GT` score in release) and every magnitude past 2^53 − 1 are refused with
 /// a typed error before anything is sent: the keys stay absent.
 #[tokio::test]
@@ -273,7 +273,7 @@ async fn magnitudes_past_the_bound_are_refused_before_sending() {
 }
 
 /// `redis_atomic_ops_total` for quota operation `op` sent as `script`, outcome `ok`, version `-`.
-fn ops(op: &str, script: &str) -> u64 {
+fn ops(m: &Recorded, op: &str, script: &str) -> u64 {
     let with = [
         ("primitive", "quota"),
         ("op", op),
@@ -281,15 +281,15 @@ fn ops(op: &str, script: &str) -> u64 {
         ("version", "-"),
         ("outcome", "ok"),
     ];
-    counter(redis_atomic::observe::OPS_TOTAL, &with)
+    m.counter(redis_atomic::observe::OPS_TOTAL, &with)
 }
 
 /// Quota's own commands run on the client's one call path: each is an observed operation of
-/// primitive `quota`, named by its op and command (other tests of this binary only add to the
-/// counts, so each grows by at least what this test sent).
+/// primitive `quota`, named by its op and (lower-case) command.
 #[tokio::test]
 async fn own_commands_are_observed_operations() {
-    snapshotter();
+    let m = Recorded::new();
+    let _recording = m.on_this_thread();
     let env = env(MODES[0], "quota-observed", ClientConfig::default()).await;
     let q = quotas(&env);
     let cases = [
@@ -298,7 +298,7 @@ async fn own_commands_are_observed_operations() {
         ("extend_ttl", "pexpire_gt"),
         ("add_unless_smaller", "zadd_gt_ch"),
     ];
-    let before = cases.map(|(op, script)| ops(op, script));
+    let before = cases.map(|(op, script)| ops(&m, op, script));
     let b = Bounds::up_to(10).unwrap();
     q.add("seen", 1, b, None).await.unwrap();
     assert_eq!(q.get("seen").await.unwrap(), 1);
@@ -317,7 +317,7 @@ async fn own_commands_are_observed_operations() {
     );
     for (i, (op, script)) in cases.into_iter().enumerate() {
         assert!(
-            ops(op, script) > before[i],
+            ops(&m, op, script) > before[i],
             "quota {op} ({script}) not counted"
         );
     }

@@ -20,7 +20,7 @@ fn anchored(n: u64, name: &str) -> Limit {
         .unwrap()
 }
 
-/// A small deterministic generator (xorshift), so a failure names its seed.
+/// A small deterministic generator (xorshift), so a failure names its starting state.
 struct Rng(u64);
 
 impl Rng {
@@ -245,7 +245,7 @@ async fn foreign_state_and_test_clocks_are_refused_or_healed() {
         ];
         let r = env
             .client
-            .call_dyn(&RL_POLICY, &[&req, &keys.limits[0]], &args.map(Arg::from))
+            .call(&RL_POLICY, &[&req, &keys.limits[0]], &args.map(Arg::from))
             .await;
         assert!(matches!(r, Err(Error::BadArgument(_))), "{mode:?}: {r:?}");
         for key in keys.limits {

@@ -33,7 +33,8 @@ async fn clear_of_window_end(env: &Env) {
 }
 
 /// 1000 requests from 32 tasks against a limit of 100 inside one window: exactly 100 admitted,
-/// for every algorithm, in every mode (seed 000 §19's test, asserting equality, not just ≤).
+/// for every algorithm, in every mode (the classic concurrency test, asserting equality, not just
+/// ≤).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_the_limit_of_1000_concurrent_requests() {
     for mode in MODES {

@@ -2,7 +2,8 @@
 //! partial writes, and a request id is charged once however its replies were lost.
 
 use crate::common::{
-    assert_down, env, impatient, patient, recovering, stalled_for, standalone, Env, Mode, MODES,
+    assert_down, flush_env, impatient, own_env, patient, recovering, stalled_for, standalone, Env,
+    Mode, MODES,
 };
 use redis_atomic::ratelimit::{Decision, Limit, Policy, RateLimiter};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
@@ -51,7 +52,7 @@ async fn state(env: &Env, limiter: &RateLimiter, key: &str) -> Vec<redis::Value>
 #[tokio::test]
 async fn script_cache_loss_is_recovered() {
     for mode in MODES {
-        let env = env(mode, "rl-flush", ClientConfig::default()).await;
+        let env = flush_env(mode, "rl-flush", ClientConfig::default()).await;
         let single = RateLimiter::new(
             env.client.clone(),
             env.keyspace.clone(),
@@ -116,7 +117,7 @@ async fn oom_is_refused_with_no_partial_write() {
             ClientConfig::default().delivery(delivery),
         )
         .await;
-        env.client.load_all().await.unwrap();
+        env.client.load(redis_atomic::script::registry::ALL).await.unwrap();
         let single = RateLimiter::new(
             env.client.clone(),
             env.keyspace.clone(),
@@ -175,8 +176,8 @@ async fn oom_is_refused_with_no_partial_write() {
 #[tokio::test]
 async fn lost_reply_then_same_id_is_charged_once() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = env(mode, "rl-lost", patient()).await;
-        env.client.load_all().await.unwrap();
+        let env = own_env(mode, "rl-lost", patient()).await;
+        env.client.load(redis_atomic::script::registry::ALL).await.unwrap();
         let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy());
         let lossy = lossy(&env.client, &env.keyspace);
         let server = env.server.as_ref().unwrap();
@@ -223,7 +224,7 @@ async fn resend_is_charged_once(client: &Client, limiter: &RateLimiter) {
 #[tokio::test]
 async fn request_id_is_resent_by_the_binding() {
     let env = standalone("rl-resend", ServerOptions::default(), patient()).await;
-    env.client.load_all().await.unwrap();
+    env.client.load(redis_atomic::script::registry::ALL).await.unwrap();
     let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy());
     // Only the stalled call is impatient (and retried by the binding).
     let retrying = RateLimiter::new(
@@ -257,7 +258,7 @@ async fn lost_reply_on_cluster_then_same_id_is_charged_once() {
         let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
             .await
             .unwrap();
-        client.load_all().await.unwrap();
+        client.load(redis_atomic::script::registry::ALL).await.unwrap();
         let ks = Keyspace::new(unique_prefix("rl-lost-cluster")).unwrap();
         let lossy = lossy(&client, &ks);
         let limiter = RateLimiter::new(client.clone(), ks, policy());

@@ -265,7 +265,7 @@ async fn bad_input(env: Env) {
         let args = ["1", id, ttl, "", algorithm, "5", "1000000", "5"].map(Arg::from);
         let r = env
             .client
-            .call_dyn(&RL_POLICY, &[&req, &keys[0]], &args)
+            .call(&RL_POLICY, &[&req, &keys[0]], &args)
             .await;
         assert!(
             matches!(r, Err(Error::BadArgument(_))),

@@ -74,8 +74,8 @@ async fn quota_repeat_returns_first_answer_and_charges_once() {
         let keys = q.keys("c", Some("r1")).unwrap();
         let record = keys.request.unwrap();
         assert_eq!(
-            redis_atomic::slot(record.as_bytes()),
-            redis_atomic::slot(keys.value.as_bytes())
+            redis_atomic::keys::slot(record.as_bytes()),
+            redis_atomic::keys::slot(keys.value.as_bytes())
         );
         let ttl = int(&env, redis::cmd("PTTL").arg(&record)).await;
         assert!(ttl > 0 && ttl <= 3_600_000, "{mode:?}: {ttl}");
@@ -152,7 +152,7 @@ async fn claimed(q: &Queue, w: &OwnerToken, n: usize, id: &str) -> Vec<Job> {
 /// A repeated claim id returns the same jobs with the same fences and delivery counts (nothing
 /// re-leased, no delivery counted twice) while the leases are live; acked or nacked jobs drop out
 /// (all gone: `Claimed` with no jobs, never new ones); another worker gets none; another id
-/// leases other jobs; a claim that found nothing records nothing.
+/// leases other jobs; a claim that found nothing (the queue idle) records nothing.
 #[tokio::test]
 async fn claim_repeat_returns_same_leases() {
     for mode in MODES {
@@ -168,7 +168,7 @@ async fn claim_repeat_returns_same_leases() {
             q.enqueue(id, id.as_bytes(), RunAt::Now).await.unwrap();
         }
         let w = OwnerToken::new("w1").unwrap();
-        let first = claimed(&q, &w, 2, "c1").await;
+        let mut first = claimed(&q, &w, 2, "c1").await;
         assert_eq!(first.len(), 2);
         let meta_before = env.raw(redis::cmd("HGETALL").arg(&q.keys().meta)).await;
         let again = claimed(&q, &w, 2, "c1").await;
@@ -180,30 +180,33 @@ async fn claim_repeat_returns_same_leases() {
             meta_before, meta_after,
             "{mode:?}: a repeat changed the jobs"
         );
-        let other = claimed(&q, &w, 2, "c2").await;
+        let mut other = claimed(&q, &w, 2, "c2").await;
         assert_eq!(other.len(), 1);
         assert_eq!(other[0].id(), "c");
         let stranger = OwnerToken::new("w2").unwrap();
         assert!(claimed(&q, &stranger, 2, "c1").await.is_empty());
-        assert_eq!(first[0].ack().await.unwrap(), Ack::Acked);
-        assert_eq!(ids(&claimed(&q, &w, 2, "c1").await), ids(&first[1..]));
-        let nack = first[1].nack(Duration::ZERO, "again").await.unwrap();
+        assert_eq!(first.remove(0).ack().await.unwrap(), Ack::Acked);
+        assert_eq!(ids(&claimed(&q, &w, 2, "c1").await), ids(&first));
+        let nacked = first.remove(0);
+        let nacked_id = nacked.id().to_string();
+        let nack = nacked.nack(Duration::ZERO, "again").await.unwrap();
         assert!(matches!(nack, Nack::Retrying { .. }), "{nack:?}");
         assert!(claimed(&q, &w, 2, "c1").await.is_empty(), "{mode:?}");
         // The nacked job is due again, for a new claim id, as its second delivery.
-        let retried = claimed(&q, &w, 2, "c3").await;
-        assert_eq!(ids(&retried)[0].0, first[1].id());
+        let mut retried = claimed(&q, &w, 2, "c3").await;
+        assert_eq!(ids(&retried)[0].0, nacked_id);
         assert_eq!(retried[0].deliveries(), 2);
-        retried[0].ack().await.unwrap();
-        other[0].ack().await.unwrap();
-        // Nothing due: an empty claim records nothing, so its id claims what comes later.
-        let empty = q
+        retried.remove(0).ack().await.unwrap();
+        other.remove(0).ack().await.unwrap();
+        // Nothing queued or running: an idle claim records nothing, so its id claims what comes
+        // later.
+        let idle = q
             .claim_with_id(&w, Duration::from_secs(30), 2, "c4")
             .await
             .unwrap();
-        assert!(matches!(empty, Claim::Empty { .. }), "{empty:?}");
+        assert!(matches!(idle, Claim::Idle), "{idle:?}");
         assert_eq!(
-            int(&env, redis::cmd("EXISTS").arg(q.claim_key("c4").unwrap())).await,
+            int(&env, redis::cmd("EXISTS").arg(q.keys().claim("c4").unwrap())).await,
             0
         );
         q.enqueue("d", b"d", RunAt::Now).await.unwrap();
@@ -213,7 +216,7 @@ async fn claim_repeat_returns_same_leases() {
 
 /// A lease from a claim id whose deadline passed is not returned by a repeat (and the repeat does
 /// not re-lease it: its delivery count stays); the next claim reaps it. The record lives
-/// max(claim-id TTL, visibility).
+/// max(claim-id TTL, the claim's ttl).
 #[tokio::test]
 async fn claim_repeat_after_expiry_returns_nothing() {
     let env = env(
@@ -237,7 +240,7 @@ async fn claim_repeat_after_expiry_returns_nothing() {
     let Claim::Claimed(first) = q.claim_with_id(&w, vis, 1, "e1").await.unwrap() else {
         panic!("nothing claimed")
     };
-    let record = q.claim_key("e1").unwrap();
+    let record = q.keys().claim("e1").unwrap();
     let ttl = int(&env, redis::cmd("PTTL").arg(&record)).await;
     assert!(ttl > 300 && ttl <= 1000, "{ttl}");
     eventually("the repeat stops returning the expired lease", || async {

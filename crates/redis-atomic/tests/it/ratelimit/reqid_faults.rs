@@ -152,9 +152,9 @@ async fn claims_and_acks(run: &Run) {
                 };
                 for job in jobs {
                     assert_eq!(job.deliveries(), 1, "{}: delivered twice", job.id());
-                    let ack = match lossy.ack(job.id(), job.fence()).await {
+                    let ack = match lossy.ack(job.id(), &worker, job.fence()).await {
                         Ok(a) => a,
-                        Err(_) => patient.ack(job.id(), job.fence()).await.unwrap(),
+                        Err(_) => patient.ack(job.id(), &worker, job.fence()).await.unwrap(),
                     };
                     assert_eq!(ack, Ack::Acked, "{}", job.id());
                     acked.fetch_add(1, Ordering::SeqCst);
@@ -204,7 +204,7 @@ async fn lost_replies_standalone_one_effect_per_id() {
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     let proxy = FaultProxy::start(server.addr().unwrap()).unwrap();
     let patient = Client::connect(&server.url(), patient()).await.unwrap();
-    patient.load_all().await.unwrap();
+    patient.load(redis_atomic::script::registry::ALL).await.unwrap();
     let lossy_config = ClientConfig::default()
         .timeout(LOSSY_TIMEOUT)
         .retry(RetryPolicy::none());
@@ -235,7 +235,7 @@ async fn lost_replies_cluster_one_effect_per_id() {
     let patient = Client::connect_cluster(&cluster.urls(), config)
         .await
         .unwrap();
-    patient.load_all().await.unwrap();
+    patient.load(redis_atomic::script::registry::ALL).await.unwrap();
     let run = Run {
         lossy: impatient(&patient, LOSSY_TIMEOUT, RetryPolicy::none()),
         patient,
@@ -261,7 +261,7 @@ async fn lost_replies_cluster_one_effect_per_id() {
 async fn ids_are_resent_by_the_binding() {
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     let client = Client::connect(&server.url(), patient()).await.unwrap();
-    client.load_all().await.unwrap();
+    client.load(redis_atomic::script::registry::ALL).await.unwrap();
     let ks = Keyspace::new(unique_prefix("reqid-resend")).unwrap();
     let retry = RetryPolicy::new(20, Duration::from_secs(10));
     let retrying = impatient(&client, LOSSY_TIMEOUT, retry);

@@ -200,7 +200,7 @@ async fn half_migrated(cluster: &'static RedisCluster, clients: [&Client; 3], ks
         panic!("free lock refused")
     };
     let lock = locks.keys(tag).unwrap();
-    let slot = redis_atomic::slot(tag.as_bytes());
+    let slot = redis_atomic::keys::slot(tag.as_bytes());
     let from = cluster.owner_of(slot).unwrap();
     let to = (from + 1) % 3;
     let (src, dst) = (&cluster.nodes()[from], &cluster.nodes()[to]);
@@ -307,7 +307,7 @@ async fn calls_follow_ask_while_a_slot_moves() {
             .unwrap();
     }
     half_migrated(cluster, [&eval, &fcall, &durable], &env.ks).await;
-    let slot = redis_atomic::slot(TAG.as_bytes());
+    let slot = redis_atomic::keys::slot(TAG.as_bytes());
     let from = cluster.owner_of(slot).unwrap();
     let to = (from + 1) % 3;
     let before = [asking_calls(cluster, from), asking_calls(cluster, to)];

@@ -46,6 +46,6 @@ async fn slot_matches_cluster_keyslot() {
     }
     let slots: Vec<u16> = pipe.query_async(&mut conn).await.unwrap();
     for (k, s) in keys.iter().zip(slots) {
-        assert_eq!(redis_atomic::slot(k), s, "key {k:?}");
+        assert_eq!(redis_atomic::keys::slot(k), s, "key {k:?}");
     }
 }

@@ -88,7 +88,7 @@ async fn generated_bindings_return_typed_replies() {
     assert_eq!(userlib::SESSION_TOUCH.function, "userlib1_session_touch");
     for (cluster, delivery) in MODES {
         let (client, primaries) = client(cluster, delivery).await;
-        client.preload(userlib::ALL).await.unwrap();
+        client.load(userlib::ALL).await.unwrap();
         if delivery == Delivery::Functions {
             for list in on_primaries(&primaries, &["FUNCTION", "LIST"]) {
                 assert!(format!("{list:?}").contains("userlib_v1"), "{list:?}");
@@ -142,7 +142,7 @@ async fn generated_bindings_return_typed_replies() {
             async move {
                 let args: Vec<Arg> = pairs.iter().map(|p| Arg::from(*p)).collect();
                 client
-                    .call_dyn(&userlib::ZADD_UNLESS_SMALLER, &[scores.as_str()], &args)
+                    .call(&userlib::ZADD_UNLESS_SMALLER, &[scores.as_str()], &args)
                     .await
             }
         };
@@ -181,7 +181,7 @@ async fn script_set_recovers_after_flushes() {
         let (session, index) = session_keys(&prefix, "u9", "s9");
         let keys = [session.as_str(), index.as_str()];
         let args = ["s9".into(), "u9".into(), Arg::Int(30_000)];
-        let first: RawReply = client.call_dyn(touch, &keys, &args).await.unwrap();
+        let first: RawReply = client.call(touch, &keys, &args).await.unwrap();
         assert_eq!(first.status, "created");
         assert_eq!(first.fields, [redis::Value::Int(30_000)]);
 
@@ -191,7 +191,7 @@ async fn script_set_recovers_after_flushes() {
         };
         on_primaries(&primaries, &flush);
         let before = counter("redis_atomic_noscript_reloads_total", &reloads);
-        let again = client.call_dyn(touch, &keys, &args).await.unwrap();
+        let again = client.call(touch, &keys, &args).await.unwrap();
         assert_eq!(again.status, "refreshed");
         let after = counter("redis_atomic_noscript_reloads_total", &reloads);
         assert_eq!(after - before, 1, "one reload ({cluster}, {delivery:?})");
@@ -216,9 +216,9 @@ async fn script_set_checks_before_sending() {
     let (client, _) = client(false, Delivery::Eval).await;
     let touch = set().get("session_touch").unwrap();
     let args = ["s".into(), "u".into(), Arg::Int(1000)];
-    let cross = client.call_dyn(touch, &["a:{x}", "b:{y}"], &args).await;
+    let cross = client.call(touch, &["a:{x}", "b:{y}"], &args).await;
     assert!(matches!(cross, Err(Error::CrossSlot { .. })), "{cross:?}");
-    let short = client.call_dyn(touch, &["a:{x}"], &args).await;
+    let short = client.call(touch, &["a:{x}"], &args).await;
     assert!(matches!(short, Err(Error::BadArgument(_))), "{short:?}");
     let names: Vec<&str> = set().scripts().iter().map(|s| s.name).collect();
     assert_eq!(
