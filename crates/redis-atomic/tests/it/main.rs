@@ -15,18 +15,18 @@ mod common;
 // One per primitive.
 mod cas;
 mod dedup;
-// TODO mod doctor;
+mod doctor;
 mod fenced;
 mod idempotency;
 mod lock;
 mod multi;
-// TODO mod observe;
+mod observe;
 mod queue;
 mod quota;
 mod ratelimit;
-// TODO mod scripts;
+mod scripts;
 mod semaphore;
-// TODO mod user_scripts;
+mod user_scripts;
 
 // One per cross-cutting fault or deployment.
 // TODO mod acl;

@@ -125,6 +125,8 @@ pub struct Env {
     pub keyspace: Keyspace,
     /// The test's own standalone server ([`own_env`], [`standalone`]); None on a shared one.
     pub server: Option<RedisServer>,
+    /// The test's turn on [`flush_cluster`] ([`flush_env`]).
+    _turn: Option<tokio::sync::MutexGuard<'static, ()>>,
 }
 
 impl Env {
@@ -149,6 +151,7 @@ pub async fn env(mode: Mode, test: &str, config: ClientConfig) -> Env {
         client,
         keyspace: keyspace(test),
         server: None,
+        _turn: None,
     }
 }
 
@@ -168,22 +171,20 @@ pub async fn own_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
         client,
         keyspace: keyspace(test),
         server: Some(server),
+        _turn: None,
     }
 }
 
 /// For tests that flush script caches (`SCRIPT FLUSH`, `FUNCTION FLUSH`): standalone modes get a
-/// server of the test's own, cluster modes a second 3+3 cluster of this binary that only such
-/// tests share (a flush there must not pull a library from under a test that checks it is
-/// loaded; these tests tolerate each other's flushes: a reload is transparent).
+/// server of the test's own, cluster modes this binary's second 3+3 cluster ([`flush_cluster`]),
+/// which only such tests use, one at a time ([`Env`] holds the turn): a flush there must not
+/// pull a library from under another test between its load and its check.
 pub async fn flush_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
     if !mode.cluster() {
         return own_env(mode, test, config).await;
     }
-    static FLUSHED: OnceLock<RedisCluster> = OnceLock::new();
-    let cluster = FLUSHED.get_or_init(|| {
-        for_the_process(|| RedisCluster::start(ClusterOptions::default()).unwrap())
-    });
-    let client = Client::connect_cluster(&cluster.urls(), config.delivery(mode.delivery()))
+    let turn = flush_turn().await;
+    let client = Client::connect_cluster(&flush_cluster().urls(), config.delivery(mode.delivery()))
         .await
         .unwrap();
     Env {
@@ -191,7 +192,22 @@ pub async fn flush_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
         client,
         keyspace: keyspace(test),
         server: None,
+        _turn: Some(turn),
     }
+}
+
+/// The cluster tests flush script caches on (see [`flush_env`]), started on first use.
+pub fn flush_cluster() -> &'static RedisCluster {
+    static FLUSHED: OnceLock<RedisCluster> = OnceLock::new();
+    FLUSHED.get_or_init(|| {
+        for_the_process(|| RedisCluster::start(ClusterOptions::default()).unwrap())
+    })
+}
+
+/// The turn of one test on [`flush_cluster`].
+pub async fn flush_turn() -> tokio::sync::MutexGuard<'static, ()> {
+    static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    TURN.lock().await
 }
 
 async fn cluster_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
@@ -204,6 +220,7 @@ async fn cluster_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
         client,
         keyspace: keyspace(test),
         server: None,
+        _turn: None,
     }
 }
 
@@ -220,5 +237,6 @@ pub async fn standalone(test: &str, opts: ServerOptions, config: ClientConfig) -
         client,
         keyspace: keyspace(test),
         server: Some(server),
+        _turn: None,
     }
 }

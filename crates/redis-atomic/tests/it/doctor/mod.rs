@@ -1,15 +1,15 @@
 //! The deployment audit on real servers: what `Client::server_report` (and so `redis-atomic
 //! doctor`) says about a default server, a safe one, an evicting one, a cluster, a conflicting
 //! Function library and a restricted user; and the check every client makes when it connects.
-//! A metrics recorder is installed for the whole binary (the connect-time warning is counted).
+//! The connect-time warning is counted in a metrics recorder of the test's own.
 
-use crate::common::metrics::{counter, snapshotter};
+use crate::common::metrics::Recorded;
 use redis_atomic::doctor::{DoctorOptions, Report, Status};
 use redis_atomic::{Client, ClientConfig};
 use redis_atomic_testkit::{Fsync, RedisCluster, RedisServer, ServerOptions};
 
-fn server_warnings() -> u64 {
-    counter(redis_atomic::observe::SERVER_WARNINGS_TOTAL, &[])
+fn server_warnings(m: &Recorded) -> u64 {
+    m.counter(redis_atomic::observe::SERVER_WARNINGS_TOTAL, &[])
 }
 
 /// The status of `check` (panics when absent or when its nodes disagree).
@@ -35,7 +35,6 @@ async fn report_of(opts: ServerOptions) -> (RedisServer, Client, Report) {
 /// replication warns, everything else is fine — and the connected default user may run all.
 #[tokio::test]
 async fn default_server_fails_persistence_only() {
-    snapshotter();
     let (_s, client, report) = report_of(ServerOptions::default()).await;
     assert_eq!(status(&report, "maxmemory-policy"), Status::Ok);
     assert_eq!(status(&report, "persistence"), Status::Fail);
@@ -70,7 +69,9 @@ async fn durable_server_passes() {
 /// connected: a Fail check, a warning counted in `redis_atomic_server_warnings_total`.
 #[tokio::test]
 async fn evicting_policy_fails_and_is_flagged_at_connect() {
-    snapshotter();
+    let m = Recorded::new();
+    let _recording = m.on_this_thread();
+    let server_warnings = || server_warnings(&m);
     let before = server_warnings();
     let (_s, client, report) = report_of(ServerOptions {
         maxmemory: Some(16 << 20),

@@ -1,36 +1,52 @@
 //! The observability contract (docs/operations.md "Observability"): every operation is counted
 //! with its script's name and version, failures by kind, and nothing — spans, events, error
-//! messages — ever shows a raw key or token. This binary installs a global metrics recorder.
+//! messages — ever shows a raw key or token. Counters come from a recorder of each test's own;
+//! events from a global `tracing` subscriber that formats only what these tests' threads emit.
 
-use crate::common::metrics::{counter, snapshotter};
+use crate::common::metrics::Recorded;
 use crate::common::{standalone, Env};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::script::registry::LOCK_ACQUIRE;
 use redis_atomic::{Arg, ClientConfig, Error};
 use redis_atomic_testkit::ServerOptions;
+use std::cell::Cell;
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use tracing_subscriber::filter::{filter_fn, FilterExt as _, LevelFilter};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::Layer as _;
 
-/// Everything the binary's global `tracing` subscriber writes. Global, installed before any
-/// test sends anything ([`captured`]): a thread-local subscriber (`set_default`) raced the other
-/// test's thread on tracing's per-callsite interest cache and, under load, missed the event.
+thread_local! {
+    /// Whether this thread's events are captured (the observe tests' own threads).
+    static CAPTURING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Everything the global `tracing` subscriber writes. Global, installed before any test sends
+/// anything ([`captured`]): a thread-local subscriber (`set_default`) raced the other test's
+/// thread on tracing's per-callsite interest cache and, under load, missed the event. Its filter
+/// is decided per event, on the emitting thread: only threads that called [`captured`] are
+/// formatted, so the binary's other tests pay one thread-local read per debug event.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
-/// The captured output, installing the global subscriber on first use.
+/// The captured output, installing the global subscriber on first use, and capturing this
+/// thread's events from now on (the tests run on a current-thread runtime: every task of theirs
+/// runs here).
 fn captured() -> Captured {
     static CAPTURED: OnceLock<Captured> = OnceLock::new();
+    CAPTURING.with(|c| c.set(true));
     CAPTURED
         .get_or_init(|| {
             let captured = Captured::default();
             let writer = captured.clone();
-            let subscriber = tracing_subscriber::fmt()
-                .with_max_level(tracing::Level::DEBUG)
+            let ours = filter_fn(|_| CAPTURING.with(Cell::get));
+            let layer = tracing_subscriber::fmt::layer()
                 .with_ansi(false)
                 .with_writer(move || writer.clone())
-                .finish();
+                .with_filter(ours.and(LevelFilter::DEBUG));
+            let subscriber = tracing_subscriber::registry().with(layer);
             tracing::subscriber::set_global_default(subscriber).unwrap();
             captured
         })
@@ -55,7 +71,6 @@ impl Captured {
 
 async fn env(test: &str) -> Env {
     captured();
-    snapshotter();
     standalone(test, ServerOptions::default(), ClientConfig::default()).await
 }
 
@@ -66,6 +81,8 @@ const SECRET_TAG: &str = "customer-4242-secret";
 /// spans nor events carry the key or the owner token.
 #[tokio::test]
 async fn ops_are_labelled_and_logs_redact_keys_and_tokens() {
+    let m = Recorded::new();
+    let _recording = m.on_this_thread();
     let env = env("observe-labels").await;
     let locks = Locks::new(env.client.clone(), env.keyspace.clone());
     let version = LOCK_ACQUIRE.version.to_string();
@@ -76,17 +93,18 @@ async fn ops_are_labelled_and_logs_redact_keys_and_tokens() {
         ("version", version.as_str()),
         ("outcome", "acquired"),
     ];
-    let before = counter("redis_atomic_ops_total", &labels);
+    let before = m.counter("redis_atomic_ops_total", &labels);
     let token = OwnerToken::new("tok-TOPSECRET-0001").unwrap();
     let out = locks
         .acquire_with_token(SECRET_TAG, &token, Duration::from_secs(5))
         .await
         .unwrap();
     assert!(matches!(out, Acquire::Acquired(_)));
-    assert_eq!(counter("redis_atomic_ops_total", &labels), before + 1);
+    assert_eq!(m.counter("redis_atomic_ops_total", &labels), before + 1);
 
     let text = captured().text();
-    let tag = redis_atomic::observe::tag_hash(&locks.keys(SECRET_TAG).unwrap().lock);
+    // The documented tag: SHA1 of the key's hash tag, 8 hex digits.
+    let tag = sha1_smol::Sha1::from(SECRET_TAG).digest().to_string()[..8].to_string();
     // Other tests' events share the global output: this operation's line has its script and tag.
     let line = text
         .lines()
@@ -103,6 +121,8 @@ async fn ops_are_labelled_and_logs_redact_keys_and_tokens() {
 /// name slots and codes, never the keys; the failure is counted by kind.
 #[tokio::test]
 async fn errors_redact_keys_and_are_counted_by_kind() {
+    let m = Recorded::new();
+    let _recording = m.on_this_thread();
     let env = env("observe-errors").await;
     let a = format!("{}:x:{{{SECRET_TAG}}}", env.keyspace.namespace());
     let b = format!("{}:x:{{other-secret-tag}}", env.keyspace.namespace());
@@ -131,7 +151,7 @@ async fn errors_redact_keys_and_are_counted_by_kind() {
         ("op", "acquire"),
         ("kind", "wrong_type"),
     ];
-    let before = counter("redis_atomic_errors_total", &kind);
+    let before = m.counter("redis_atomic_errors_total", &kind);
     let err = locks
         .acquire(SECRET_TAG, Duration::from_secs(5))
         .await
@@ -140,5 +160,5 @@ async fn errors_redact_keys_and_are_counted_by_kind() {
     for shown in [err.to_string(), format!("{err:?}")] {
         assert!(!shown.contains(SECRET_TAG), "{shown}");
     }
-    assert_eq!(counter("redis_atomic_errors_total", &kind), before + 1);
+    assert_eq!(m.counter("redis_atomic_errors_total", &kind), before + 1);
 }

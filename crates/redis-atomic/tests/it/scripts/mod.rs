@@ -182,3 +182,24 @@ fn real_server_agrees() {
     let ro: Vec<_> = registry::ALL.iter().filter(|d| d.read_only()).collect();
     assert_eq!(text.matches("no-writes").count(), ro.len());
 }
+
+/// Every built-in script's `primitive` metric label is the name of its module (`semaphore` for
+/// `sem_acquire`, `idempotency` for `idem_begin`, `ratelimit` for `rl_gcra`), never a prefix.
+#[test]
+fn primitive_labels_are_module_names() {
+    const MODULES: [&str; 7] = [
+        "lock",
+        "semaphore",
+        "idempotency",
+        "queue",
+        "ratelimit",
+        "quota",
+        "fenced",
+    ];
+    for def in registry::ALL {
+        let primitive = def.primitive();
+        assert!(MODULES.contains(&primitive), "{}: {primitive}", def.name);
+    }
+    let sem = redis_atomic::script::find("sem_extend").unwrap();
+    assert_eq!((sem.primitive(), sem.op()), ("semaphore", "extend"));
+}
