@@ -29,10 +29,10 @@ mod semaphore;
 mod user_scripts;
 
 // One per cross-cutting fault or deployment.
-// TODO mod acl;
-// TODO mod bad_input;
-// TODO mod bad_replies;
-// TODO mod busy;
+mod acl;
+mod bad_input;
+mod bad_replies;
+mod busy;
 // TODO mod clock;
 // TODO mod client_retry;
 // TODO mod crash;

@@ -33,7 +33,7 @@ async fn primitives_run_as_restricted_user() {
     // The platform team deploys the Function library; the runtime user cannot.
     admin
         .with_config(ClientConfig::default().delivery(Delivery::Functions))
-        .load_library()
+        .load(redis_atomic::script::registry::ALL)
         .await
         .unwrap();
     for delivery in [Delivery::Eval, Delivery::Functions] {

@@ -100,7 +100,7 @@ async fn rewritten_claim(
     r
 }
 
-/// Issue 15: a proxy rewriting `queue_claim`'s job count to 2^62 used to abort the process
+/// A proxy rewriting `queue_claim`'s job count to 2^62 once aborted the process
 /// ("capacity overflow" from a `Vec::with_capacity` sized by it). Now the count is checked
 /// against the jobs actually received: a typed `BadReply`.
 #[tokio::test]

@@ -3,9 +3,9 @@
 //! server ran nothing), the client retries them within its policy and no more, nothing runs
 //! twice (side effects counted), and the client works again once the script ends.
 //! On a cluster the busy node refuses alone: keys on the other primaries are served meanwhile.
-//! A metrics recorder is installed for the binary (retries are counted by reason).
+//! Retries are counted by reason, in a metrics recorder of the test's own.
 
-use crate::common::metrics::{counter, snapshotter};
+use crate::common::metrics::Recorded;
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
 use redis_atomic::{Client, ClientConfig, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{
@@ -14,8 +14,8 @@ use redis_atomic_testkit::{
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn busy_retries() -> u64 {
-    counter(redis_atomic::observe::RETRIES_TOTAL, &[("reason", "busy")])
+fn busy_retries(m: &Recorded) -> u64 {
+    m.counter(redis_atomic::observe::RETRIES_TOTAL, &[("reason", "busy")])
 }
 
 fn is_busy<T: std::fmt::Debug>(r: &Result<T, Error>) -> bool {
@@ -47,9 +47,13 @@ async fn until_busy(server: &RedisServer) {
 /// with the default policy (4 attempts within 3 s) end in BUSY after their bounded retries, or
 /// succeed; calls with a longer policy outlast the script and succeed. Every success ran exactly
 /// once and no BUSY ran at all: the counter equals the successful adds, then the client works.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn foreign_busy_script_is_typed_bounded_and_never_doubles() {
-    snapshotter();
+#[test]
+fn foreign_busy_script_is_typed_bounded_and_never_doubles() {
+    let m = Recorded::new();
+    m.block_on(foreign_busy_script(&m));
+}
+
+async fn foreign_busy_script(m: &Recorded) {
     let server = Arc::new(
         RedisServer::start(ServerOptions {
             extra_config: vec!["busy-reply-threshold 50".into()],
@@ -75,7 +79,7 @@ async fn foreign_busy_script_is_typed_bounded_and_never_doubles() {
         ),
     );
     none.add("c", 0, bounds, None).await.unwrap(); // script cached before the server is busy
-    let retries_before = busy_retries();
+    let retries_before = busy_retries(m);
 
     let foreign = server.clone();
     let script = tokio::task::spawn_blocking(move || {
@@ -106,7 +110,7 @@ async fn foreign_busy_script_is_typed_bounded_and_never_doubles() {
         applied >= 8,
         "every long-policy call outlasts the script: {applied}"
     );
-    assert!(busy_retries() > retries_before, "BUSY retries are counted");
+    assert!(busy_retries(m) > retries_before, "BUSY retries are counted");
     assert!(matches!(
         none.add("c", 1, bounds, None).await.unwrap(),
         Bounded::Applied { .. }
