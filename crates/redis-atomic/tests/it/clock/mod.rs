@@ -175,7 +175,7 @@ async fn delayed_jobs_are_neither_lost_nor_run_twice() {
         .unwrap();
     assert!(matches!(
         q.claim(&w, LONG, 10).await.unwrap(),
-        Claim::Empty { .. }
+        Claim::Idle
     ));
     let stats = q.stats().await.unwrap();
     assert_eq!(

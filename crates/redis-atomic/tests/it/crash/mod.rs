@@ -6,7 +6,7 @@
 //! last ~2 s before the crash. Without persistence everything is gone, yet fences still grow.
 
 use redis_atomic::dedup::Dedup;
-use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response, Stored};
+use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, Response, Stored};
 use redis_atomic::lease::{Fence, OwnerToken};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::queue::{Enqueue, JobState, Queue, QueueConfig, RunAt};
@@ -38,7 +38,7 @@ impl Kit {
         let hourly = Limit::new(Algorithm::FixedWindow, 1, Duration::from_secs(3600)).unwrap();
         Kit {
             locks: Locks::new(client.clone(), ks.clone()),
-            idem: Idempotency::new(client.clone(), ks.clone(), IdemConfig::default()).unwrap(),
+            idem: Idempotency::new(client.clone(), ks.clone()),
             limiter: RateLimiter::new(client.clone(), ks.clone(), hourly),
             queue: Queue::new(client.clone(), ks, "q", QueueConfig::default()).unwrap(),
             dedup: Dedup::new(client.clone(), ks.clone()),

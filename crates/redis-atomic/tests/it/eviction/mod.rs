@@ -7,7 +7,7 @@
 use redis_atomic::cas::{Cas, Decision as CasDecision, Read};
 use redis_atomic::dedup::Dedup;
 use redis_atomic::fenced::FencedWrites;
-use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response};
+use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, Response};
 use redis_atomic::lease::{Fence, OwnerToken};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::multi::MultiWrite;
@@ -41,7 +41,7 @@ fn kit(client: &Client, ks: &Keyspace) -> Kit {
     Kit {
         locks: Locks::new(client.clone(), ks.clone()),
         sem: Semaphore::new(client.clone(), ks, "s", SemaphoreConfig::new(1)).unwrap(),
-        idem: Idempotency::new(client.clone(), ks.clone(), IdemConfig::default()).unwrap(),
+        idem: Idempotency::new(client.clone(), ks.clone()),
         limiter: RateLimiter::new(client.clone(), ks.clone(), hourly),
         queue: Queue::new(client.clone(), ks, "q", QueueConfig::default()).unwrap(),
         dedup: Dedup::new(client.clone(), ks.clone()),
@@ -145,7 +145,7 @@ async fn evicting_policy_loses_every_primitives_state() {
     let w = OwnerToken::new("w").unwrap();
     assert!(matches!(
         k.queue.claim(&w, LONG, 10).await.unwrap(),
-        Claim::Empty { .. }
+        Claim::Idle
     ));
     assert!(k.dedup.first_seen("event", LONG).await.unwrap());
     assert_eq!(k.quotas.get("q").await.unwrap(), 0);
@@ -202,7 +202,7 @@ async fn refuses_typed_and_keeps(client: &Client, set_max: &dyn Fn(u64)) {
     let key = ks.key("t", 1, "tag", &["n"]).unwrap();
     set_max(1);
     assert!(oom(k.locks.acquire_with_token("other", &b, LONG).await));
-    assert!(oom(k.locks.release("r", &a).await));
+    assert!(oom(k.locks.release("r", &a, lock_fence).await));
     assert!(oom(k.sem.acquire_with_token(&b, LONG).await));
     assert!(oom(k.idem.begin("t", b"new", fp()).await));
     assert!(oom(k.limiter.consume("other", 1).await));

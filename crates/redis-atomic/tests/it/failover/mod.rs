@@ -6,7 +6,7 @@
 //! still buffers the replication stream for it), the primary acknowledges writes, dies
 //! (SIGKILL), and clients move to the detached replica, which never saw them. See `docs/failover.md` for the statements pinned here.
 
-use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response};
+use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, Response};
 use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::Error;
 use redis_atomic::{Client, ClientConfig, Keyspace};
@@ -121,21 +121,20 @@ async fn plain_incr_tokens_repeat_after_failover() {
 #[tokio::test]
 async fn idempotency_record_can_be_lost_and_the_request_runs_again() {
     let (pair, client) = Pair::start("failover-idem").await;
-    let config = IdemConfig::default();
-    let store = Idempotency::new(client, pair.keyspace.clone(), config.clone()).unwrap();
+    let store = Idempotency::new(client, pair.keyspace.clone());
     let fp = Fingerprint::of(&[b"req"]);
     pair.cut();
     let Begin::Claimed(claim) = store.begin("t", b"k", fp).await.unwrap() else {
         panic!("fresh key not claimed")
     };
+    let lost_fence = claim.fence();
     claim
         .complete(&Response::new(201, b"done".to_vec()))
         .await
         .unwrap();
-    let lost_fence = claim.fence();
     let keyspace = pair.keyspace.clone();
     let (client, _server) = pair.fail_over().await;
-    let store = Idempotency::new(client, keyspace, config).unwrap();
+    let store = Idempotency::new(client, keyspace);
     let Begin::Claimed(again) = store.begin("t", b"k", fp).await.unwrap() else {
         panic!("the record survived the failover: the test did not lose the write")
     };
@@ -228,7 +227,7 @@ async fn queue_ack_can_be_lost_and_the_job_delivered_again() {
         .unwrap();
     let queue = Queue::new(client, &pair.keyspace, "q", QueueConfig::default()).unwrap();
     pair.cut();
-    let Claim::Claimed(jobs) = queue
+    let Claim::Claimed(mut jobs) = queue
         .claim(
             &OwnerToken::new("w1").unwrap(),
             Duration::from_millis(200),
@@ -240,7 +239,7 @@ async fn queue_ack_can_be_lost_and_the_job_delivered_again() {
         panic!("due job not claimed")
     };
     let lost_fence = jobs[0].fence();
-    assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked);
+    assert_eq!(jobs.remove(0).ack().await.unwrap(), Ack::Acked);
     let keyspace = pair.keyspace.clone();
     let (client, _server) = pair.fail_over().await;
     let queue = Queue::new(client, &keyspace, "q", QueueConfig::default()).unwrap();

@@ -8,7 +8,7 @@ use redis_atomic::dedup::Dedup;
 use redis_atomic::doctor::{DoctorOptions, Status};
 use redis_atomic::fenced::{Fenced, FencedWrites};
 use redis_atomic::idempotency::{
-    Begin, Fingerprint, IdemConfig, Idempotency, Outcome, Response, Stored,
+    Begin, Fingerprint, Idempotency, Outcome, Response, Stored,
 };
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
@@ -53,7 +53,7 @@ async fn every_primitive(client: &Client, what: &str) {
         "{what}"
     );
 
-    let idem = Idempotency::new(client.clone(), ks.clone(), IdemConfig::default()).unwrap();
+    let idem = Idempotency::new(client.clone(), ks.clone());
     let fp = Fingerprint::of(&[b"body"]);
     let Begin::Claimed(c) = idem.begin("t", b"k", fp).await.unwrap() else {
         panic!("{what}: claim")
@@ -96,7 +96,7 @@ async fn every_primitive(client: &Client, what: &str) {
 
     let q = Queue::new(client.clone(), &ks, "q", QueueConfig::default()).unwrap();
     q.enqueue("j", b"payload", RunAt::Now).await.unwrap();
-    let Claim::Claimed(jobs) = q
+    let Claim::Claimed(mut jobs) = q
         .claim(&OwnerToken::new("w").unwrap(), TTL, 5)
         .await
         .unwrap()
@@ -104,7 +104,7 @@ async fn every_primitive(client: &Client, what: &str) {
         panic!("{what}: claim")
     };
     assert_eq!(jobs[0].payload(), b"payload", "{what}");
-    assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked, "{what}");
+    assert_eq!(jobs.remove(0).ack().await.unwrap(), Ack::Acked, "{what}");
     assert_eq!(q.stats().await.unwrap().acked, 1, "{what}");
 
     let key = |part: &str| ks.key("t", 1, "tag", &[part]).unwrap();

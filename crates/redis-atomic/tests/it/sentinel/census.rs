@@ -1,7 +1,7 @@
 //! What survives a failover, per primitive: records written (and acknowledged) just before it,
 //! counted again after it.
 
-use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response};
+use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, Response};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::queue::{Claim, Queue, QueueConfig, RunAt};
@@ -68,7 +68,7 @@ fn fingerprint() -> Fingerprint {
 pub async fn write(client: &Client, label: &str) -> Census {
     let ks = Keyspace::new(unique_prefix(label)).unwrap();
     let locks = Locks::new(client.clone(), ks.clone());
-    let idem = Idempotency::new(client.clone(), ks.clone(), IdemConfig::default()).unwrap();
+    let idem = Idempotency::new(client.clone(), ks.clone());
     let queue = Queue::new(client.clone(), &ks, "q", QueueConfig::default()).unwrap();
     let limiter = RateLimiter::new(client.clone(), ks.clone(), limit());
     let quotas = Quotas::new(client.clone(), ks.clone());
@@ -105,7 +105,7 @@ pub async fn write(client: &Client, label: &str) -> Census {
 pub async fn count(client: &Client, census: &Census) -> Kept {
     let ks = census.ks.clone();
     let locks = Locks::new(client.clone(), ks.clone());
-    let idem = Idempotency::new(client.clone(), ks.clone(), IdemConfig::default()).unwrap();
+    let idem = Idempotency::new(client.clone(), ks.clone());
     let queue = Queue::new(client.clone(), &ks, "q", QueueConfig::default()).unwrap();
     let limiter = RateLimiter::new(client.clone(), ks.clone(), limit());
     let quotas = Quotas::new(client.clone(), ks.clone());

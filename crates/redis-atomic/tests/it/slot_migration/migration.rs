@@ -5,9 +5,10 @@
 //! split between the nodes, is retried), and the invariants hold: one lock holder at a time,
 //! every acknowledged increment counted once. No call is retried for `ASK` either (the metric
 //! says so): a retry through the slot map would reach the migrating node again, and only the
-//! end of the migration would let it through. This binary installs a global metrics recorder.
+//! end of the migration would let it through. Retries are counted in a recorder of the test's
+//! own; the slot moves on a cluster of these tests' own.
 
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use crate::common::metrics::Recorded;
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
 use redis_atomic::lease::Release;
 use redis_atomic::lock::{Acquire, Locks};
@@ -15,7 +16,8 @@ use redis_atomic::ratelimit::{Limit, RateLimiter};
 use redis_atomic::write::Write;
 use redis_atomic::{Client, ClientConfig, Delivery, Keyspace, RetryPolicy};
 use redis_atomic_testkit::history::check_leases;
-use redis_atomic_testkit::{unique_prefix, LeaseSpan, RedisCluster};
+use redis_atomic_testkit::{for_the_process, unique_prefix, ClusterOptions, LeaseSpan, RedisCluster};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -115,53 +117,43 @@ async fn limit_worker(env: Arc<Env>, client: Client) {
     }
 }
 
-fn snapshotter() -> &'static Snapshotter {
-    static S: std::sync::OnceLock<Snapshotter> = std::sync::OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder.install().unwrap();
-        snapshotter
-    })
-}
-
 /// `redis_atomic_retries_total{reason}`, summed over the primitives `which` selects.
-fn retries(reason: &str, which: impl Fn(&str) -> bool) -> u64 {
-    snapshotter()
-        .snapshot()
-        .into_vec()
+fn retries(m: &Recorded, reason: &str, which: impl Fn(&str) -> bool) -> u64 {
+    let label = |labels: &[(String, String)], k: &str| {
+        labels.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone())
+    };
+    m.counters()
         .into_iter()
-        .filter(|(key, ..)| key.key().name() == redis_atomic::observe::RETRIES_TOTAL)
-        .filter(|(key, ..)| {
-            let mut labels = key.key().labels();
-            labels
-                .clone()
-                .any(|l| l.key() == "reason" && l.value() == reason)
-                && labels.any(|l| l.key() == "primitive" && which(l.value()))
+        .filter(|(name, ..)| name == redis_atomic::observe::RETRIES_TOTAL)
+        .filter(|(_, labels, _)| {
+            label(labels, "reason").as_deref() == Some(reason)
+                && label(labels, "primitive").is_some_and(|p| which(&p))
         })
-        .map(|(.., value)| match value {
-            DebugValue::Counter(n) => n,
-            _ => 0,
-        })
+        .map(|(.., n)| n)
         .sum()
 }
 
 /// Each primitive/op retried for `reason`, for a failure's message.
-fn retried(reason: &str) -> String {
+fn retried(m: &Recorded, reason: &str) -> String {
     let mut out = Vec::new();
-    for (key, .., value) in snapshotter().snapshot().into_vec() {
-        let key = key.key();
-        let labels: Vec<String> = key
-            .labels()
-            .map(|l| format!("{}={}", l.key(), l.value()))
-            .collect();
-        if key.name() == redis_atomic::observe::RETRIES_TOTAL
+    for (name, labels, n) in m.counters() {
+        let labels: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if name == redis_atomic::observe::RETRIES_TOTAL
             && labels.contains(&format!("reason={reason}"))
         {
-            out.push(format!("{labels:?}: {value:?}"));
+            out.push(format!("{labels:?}: {n}"));
         }
     }
     out.join("; ")
+}
+
+/// The cluster whose slot these tests move: their own (moving a slot of the shared cluster would
+/// redirect every other test's calls), started on first use.
+fn cluster() -> &'static RedisCluster {
+    static CLUSTER: OnceLock<RedisCluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        for_the_process(|| RedisCluster::start(ClusterOptions::default()).unwrap())
+    })
 }
 
 /// `ASKING` calls a node has served.
@@ -185,7 +177,12 @@ fn asking_calls(cluster: &RedisCluster, node: usize) -> u64 {
 /// while others of its slot are still on the source gets `TRYAGAIN` from the importing node until
 /// the migration ends: a multi-key request needs all its keys on one node.) Then the migration is
 /// completed.
-async fn half_migrated(cluster: &'static RedisCluster, clients: [&Client; 3], ks: &Keyspace) {
+async fn half_migrated(
+    m: &Recorded,
+    cluster: &'static RedisCluster,
+    clients: [&Client; 3],
+    ks: &Keyspace,
+) {
     let eval = clients[0];
     let tag = "held";
     let moved = ks.key("test", 1, tag, &["moved"]).unwrap();
@@ -261,7 +258,7 @@ async fn half_migrated(cluster: &'static RedisCluster, clients: [&Client; 3], ks
         "the moved keys were not reached by ASKING"
     );
     assert_eq!(
-        retries("ask", |_| true),
+        retries(m, "ask", |_| true),
         0,
         "an ASK went back to the retry loop"
     );
@@ -274,10 +271,14 @@ async fn half_migrated(cluster: &'static RedisCluster, clients: [&Client; 3], ks
 /// `ASKING` was used, no script or command was retried for `ASK` (an optimistic update whose
 /// watched key moved between `WATCH` and `EXEC` starts over: its watch is void), and the
 /// invariants hold.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_follow_ask_while_a_slot_moves() {
-    snapshotter();
-    let cluster = RedisCluster::shared();
+#[test]
+fn calls_follow_ask_while_a_slot_moves() {
+    let m = Recorded::new();
+    m.block_on(slot_moves(&m));
+}
+
+async fn slot_moves(m: &Recorded) {
+    let cluster = cluster();
     // TRYAGAIN (a call's keys split between the nodes: the lock and its fence record) clears
     // within a migration batch or two; give it the attempts.
     let config = ClientConfig::default().retry(RetryPolicy::new(20, Duration::from_secs(10)));
@@ -306,7 +307,7 @@ async fn calls_follow_ask_while_a_slot_moves() {
             .await
             .unwrap();
     }
-    half_migrated(cluster, [&eval, &fcall, &durable], &env.ks).await;
+    half_migrated(m, cluster, [&eval, &fcall, &durable], &env.ks).await;
     let slot = redis_atomic::keys::slot(TAG.as_bytes());
     let from = cluster.owner_of(slot).unwrap();
     let to = (from + 1) % 3;
@@ -347,11 +348,11 @@ async fn calls_follow_ask_while_a_slot_moves() {
     // chained redirect — MOVED to the node the slot is leaving again, then its ASK, as the slot
     // moves back — exceeds that budget and returns to the retry loop, which resends (a redirect
     // means nothing ran): rare (seen once in ~7 runs on Valkey 9.1), and never an error above.
-    let looped = retries("ask", |p| p != "cas");
+    let looped = retries(m, "ask", |p| p != "cas");
     assert!(
         looped * 10 <= asked.iter().sum::<u64>(),
         "{looped} ASKs went back to the retry loop, {asked:?} followed: {}",
-        retried("ask")
+        retried(m, "ask")
     );
     let spans = env.rec.spans.lock().unwrap().clone();
     let leases = check_leases(&spans, 1);
@@ -379,8 +380,8 @@ async fn calls_follow_ask_while_a_slot_moves() {
         spans.len(),
         env.rec.commits.load(Ordering::SeqCst),
         env.rec.decisions.load(Ordering::SeqCst),
-        retries("tryagain", |_| true),
-        retries("moved", |_| true),
-        retries("ask", |p| p == "cas"),
+        retries(m, "tryagain", |_| true),
+        retries(m, "moved", |_| true),
+        retries(m, "ask", |p| p == "cas"),
     );
 }
