@@ -12,7 +12,9 @@
 //! natively).
 //! `SET … IFEQ` on a missing key creates nothing (checked on Valkey 9.1). The TTL is absolute:
 //! `PX ttl` from the server's now, like the script's `PEXPIRE`; the value written is the value
-//! compared, so it is unchanged.
+//! compared, so it is unchanged. One difference is the server's, not the decision's: over
+//! `maxmemory` a script that writes is refused (`OOM`), while `DELIFEQ` / `DELEX`, deletes, still
+//! run (they free memory): a release at the memory limit succeeds natively.
 //!
 //! **Retry.** Compare-and-delete and compare-and-set-same-value are retry-safe in the scripts'
 //! sense: a repeated release finds the key gone (or another owner's) and answers lost; a

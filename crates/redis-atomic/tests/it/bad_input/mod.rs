@@ -4,11 +4,11 @@
 //! (`BadArgument`, `WrongType`), never a Lua runtime error; when it refuses, no key changed; a
 //! key of another type is never overwritten. Plus a proptest of the argument encoding.
 
-use crate::common::{env, Env, Mode};
+use crate::common::{env, patient, Env, Mode};
 use proptest::prelude::*;
 use redis::Value;
 use redis_atomic::script::{registry, DynScript, RawReply, ScriptDef};
-use redis_atomic::{Arg, ClientConfig, Error};
+use redis_atomic::{Arg, Error};
 use std::sync::OnceLock;
 
 /// The built-in script `def` as a run-time script: the same name, bytes, function and library,
@@ -104,7 +104,7 @@ fn judge<T: std::fmt::Debug>(def: &ScriptDef, what: &str, result: &Result<T, Err
 #[tokio::test]
 async fn every_script_every_argument() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = env(mode, "sweep-args", ClientConfig::default()).await;
+        let env = env(mode, "sweep-args", patient()).await;
         for def in registry::ALL {
             let keys = keys_for(&env, def);
             let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
@@ -129,7 +129,7 @@ async fn every_script_every_argument() {
 /// "another primitive's data"): the script refuses or ignores it, and never overwrites it.
 #[tokio::test]
 async fn every_script_every_key_of_another_type() {
-    let env = env(Mode::StandaloneEval, "sweep-types", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "sweep-types", patient()).await;
     let writers: [(&str, &[&str]); 2] = [("RPUSH", &["a"]), ("XADD", &["*", "f", "v"])];
     for def in registry::ALL {
         for cmd in redis_atomic_scripts::check::called_commands(def.source) {
@@ -170,7 +170,7 @@ async fn counts_that_disagree_with_the_header_are_refused() {
     let env = env(
         Mode::StandaloneEval,
         "sweep-counts",
-        ClientConfig::default(),
+        patient(),
     )
     .await;
     for def in registry::ALL {
@@ -202,7 +202,7 @@ proptest! {
     fn argument_encoding_is_exact(bytes in proptest::collection::vec(any::<u8>(), 0..512), n in any::<i64>()) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
-            let env = env(Mode::StandaloneEval, "prop", ClientConfig::default()).await;
+            let env = env(Mode::StandaloneEval, "prop", patient()).await;
             let mut cmd = redis::cmd("EVAL");
             cmd.arg("return ARGV").arg(0).arg(Arg::Bytes(&bytes)).arg(Arg::Int(n));
             let echoed = env.raw(&cmd).await;

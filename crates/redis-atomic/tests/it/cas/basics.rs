@@ -3,7 +3,7 @@
 //! window, setMax, a profile and its index); no watch left behind on any exit path. (No scripts are involved, so delivery does not matter.)
 
 use crate::common::metrics::Recorded;
-use crate::common::{env, Env, Mode};
+use crate::common::{env, patient, Env, Mode};
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read, CAS_ABORTS_TOTAL};
 use redis_atomic::write::Write;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
@@ -65,7 +65,7 @@ async fn counter_race(m: &Recorded) {
         let aborts_before = m.counter(CAS_ABORTS_TOTAL, &[]);
         let (committed_before, conflicts_before) =
             (updates(m, "committed"), updates(m, "conflict"));
-        let env = Arc::new(env(mode, "cas-race", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "cas-race", patient()).await);
         let key = env.keyspace.key("cas", 1, "counter", &[]).unwrap();
         let (committed, conflicts) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
         let tasks: Vec<_> = (0..32)
@@ -125,7 +125,7 @@ async fn counter_race(m: &Recorded) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watched_key_changed_mid_attempt_is_retried() {
     for mode in TOPOLOGIES {
-        let env = env(mode, "cas-mid", ClientConfig::default()).await;
+        let env = env(mode, "cas-mid", patient()).await;
         let cas = Cas::new(env.client.clone());
         for (case, expect) in [("changed", 101), ("deleted", 1), ("expired", 1)] {
             let key = env.keyspace.key("cas", 1, case, &[]).unwrap();
@@ -188,7 +188,7 @@ pub(crate) fn interfere(client: &redis_atomic::Client, case: &str, key: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quota_update_with_watch() {
     for mode in TOPOLOGIES {
-        let env = Arc::new(env(mode, "cas-quota", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "cas-quota", patient()).await);
         let key = env.keyspace.key("cas", 1, "user-7", &["minute"]).unwrap();
         let granted = Arc::new(AtomicU64::new(0));
         let tasks: Vec<_> = (0..16)
@@ -239,7 +239,7 @@ const SET_MAX: &str = "#!lua\nlocal cur = tonumber(redis.call('GET', KEYS[1]))\n
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_max_watch_vs_script() {
     for mode in TOPOLOGIES {
-        let env = Arc::new(env(mode, "cas-setmax", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "cas-setmax", patient()).await);
         let watch_key = env.keyspace.key("max", 1, "m", &["watch"]).unwrap();
         let script_key = env.keyspace.key("max", 1, "m", &["script"]).unwrap();
         let completed_max = Arc::new(AtomicU64::new(0));
@@ -300,7 +300,7 @@ async fn set_max_watch_vs_script() {
 async fn profile_and_secondary_index_stay_consistent() {
     const EMAILS: [&str; 4] = ["a@x", "b@x", "c@x", "d@x"];
     for mode in TOPOLOGIES {
-        let env = Arc::new(env(mode, "cas-index", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "cas-index", patient()).await);
         let profile = env
             .keyspace
             .key("user", 1, "tenant-1", &["user-9"])
@@ -362,7 +362,7 @@ async fn profile_and_secondary_index_stay_consistent() {
 #[tokio::test]
 async fn bad_input_and_no_watch_left_behind() {
     for mode in TOPOLOGIES {
-        let env = env(mode, "cas-bad", ClientConfig::default()).await;
+        let env = env(mode, "cas-bad", patient()).await;
         let cas = Cas::new(env.client.clone()).with_policy(contention(1, Duration::from_secs(5)));
         let a = env.keyspace.key("cas", 1, "a", &[]).unwrap();
         let b = env.keyspace.key("cas", 1, "b", &[]).unwrap();

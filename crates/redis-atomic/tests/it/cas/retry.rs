@@ -3,7 +3,7 @@
 
 use crate::cas::basics::{contention, get_i64, interfere, updates, TOPOLOGIES};
 use crate::common::metrics::Recorded;
-use crate::common::{env, stalled_for, standalone};
+use crate::common::{env, patient, stalled_for, standalone};
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read, CAS_ABORTS_TOTAL};
 use redis_atomic::write::Write;
 use redis_atomic::{ClientConfig, Error};
@@ -21,7 +21,7 @@ fn conflict_reports_every_attempt() {
 
 async fn conflicts(m: &Recorded) {
     for mode in TOPOLOGIES {
-        let env = env(mode, "cas-conflict", ClientConfig::default()).await;
+        let env = env(mode, "cas-conflict", patient()).await;
         for (case, policy) in [
             ("attempts", contention(3, Duration::from_secs(30))),
             ("deadline", contention(u32::MAX, Duration::from_secs(1))),

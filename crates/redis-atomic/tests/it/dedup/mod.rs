@@ -2,7 +2,7 @@
 //! race, batches, expiry, a lost reply answered the same on retry, typed bad input.
 
 use crate::common::metrics::Recorded;
-use crate::common::{env, own_env, Env, Mode};
+use crate::common::{env, own_env, patient, Env, Mode};
 use redis_atomic::dedup::{Dedup, MAX_BATCH};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
@@ -40,7 +40,7 @@ fn hundred_racers_one_first() {
 async fn hundred_racers(m: &Recorded) {
     for mode in TOPOLOGIES {
         let (firsts_before, duplicates_before) = (sightings(m, "first"), sightings(m, "duplicate"));
-        let env = env(mode, "dedup-race", ClientConfig::default()).await;
+        let env = env(mode, "dedup-race", patient()).await;
         let firsts = Arc::new(AtomicU64::new(0));
         let tasks: Vec<_> = (0..100)
             .map(|_| {
@@ -69,7 +69,7 @@ async fn hundred_racers(m: &Recorded) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_batches_one_first_per_id() {
     for mode in TOPOLOGIES {
-        let env = env(mode, "dedup-batch", ClientConfig::default()).await;
+        let env = env(mode, "dedup-batch", patient()).await;
         let mut ids: Vec<String> = (0..50).map(|i| format!("evt-{i}")).collect();
         ids.push("evt-7".into());
         let ids = Arc::new(ids);
@@ -100,7 +100,7 @@ async fn racing_batches_one_first_per_id() {
 /// The id is remembered for its ttl (set on the key), then forgotten.
 #[tokio::test]
 async fn remembered_for_ttl_then_forgotten() {
-    let env = env(Mode::StandaloneEval, "dedup-ttl", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "dedup-ttl", patient()).await;
     let d = dedup(&env);
     assert!(d.first_seen("e", Duration::from_millis(100)).await.unwrap());
     assert!(!d.first_seen("e", Duration::from_millis(100)).await.unwrap());
@@ -148,7 +148,7 @@ async fn lost_reply_same_token_same_answer() {
 /// Bad input is typed, nothing sent.
 #[tokio::test]
 async fn bad_input_is_typed() {
-    let env = env(Mode::StandaloneEval, "dedup-bad", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "dedup-bad", patient()).await;
     let d = dedup(&env);
     let ttl = Duration::from_secs(1);
     for r in [

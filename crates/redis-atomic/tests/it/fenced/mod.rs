@@ -1,12 +1,12 @@
 //! Fenced writes in every mode: the zombie holder is rejected after a newer holder wrote, racing
 //! holders never make the state go back, batches apply entirely or not at all, bad input is typed.
 
-use crate::common::{env, Env, MODES};
+use crate::common::{env, patient, Env, MODES};
 use redis_atomic::fenced::{Fenced, FencedWrites};
 use redis_atomic::lease::Fence;
 use redis_atomic::lock::{Acquire, LockGuard, Locks};
 use redis_atomic::write::Write;
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::Error;
 use redis_atomic_testkit::{history, FencedWrite};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 async fn all_modes(test: &str) -> Vec<Env> {
     let mut envs = Vec::new();
     for mode in MODES {
-        envs.push(env(mode, test, ClientConfig::default()).await);
+        envs.push(env(mode, test, patient()).await);
     }
     envs
 }

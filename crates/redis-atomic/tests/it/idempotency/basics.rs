@@ -1,7 +1,7 @@
 //! Idempotency keys: exactly-once side effects under duplicates, takeover, lost replies and bad
 //! input, in every mode (standalone and cluster × EVALSHA and FCALL).
 
-use crate::common::{env, standalone, Env, Mode, MODES};
+use crate::common::{env, patient, standalone, Env, MODES, Mode};
 use redis_atomic::idempotency::{
     Begin, Claim, Failure, Fingerprint, Idempotency, IdempotencyConfig, Outcome, Response, Stored,
 };
@@ -42,7 +42,7 @@ fn claimed(b: Begin) -> Claim {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_claim_among_64() {
     for mode in MODES {
-        let env = env(mode, "idem-64", ClientConfig::default()).await;
+        let env = env(mode, "idem-64", patient()).await;
         let store = store(&env, Duration::from_secs(30));
         let mut tasks = Vec::new();
         for _ in 0..64 {
@@ -68,7 +68,7 @@ async fn one_claim_among_64() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousand_keys_eight_duplicates_exactly_once() {
     for mode in MODES {
-        let env = Arc::new(env(mode, "idem-1000", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "idem-1000", patient()).await);
         let store = store(&env, Duration::from_secs(30));
         let effects = env.keyspace.key("test", 1, "effects", &[]).unwrap();
         let mut tasks = Vec::new();
@@ -121,7 +121,7 @@ async fn run_once(store: &Idempotency, env: &Env, effects: &str, key: &str) -> R
 #[tokio::test]
 async fn takeover_after_lease_expiry() {
     for mode in MODES {
-        let env = env(mode, "idem-takeover", ClientConfig::default()).await;
+        let env = env(mode, "idem-takeover", patient()).await;
         // A long lease (so "in progress" cannot be a slow machine's accident), then shortened
         // to 1 ms by the executor's own extend (leases are absolute on the server's clock).
         let store = store(&env, Duration::from_secs(30));
@@ -172,7 +172,7 @@ async fn takeover_after_lease_expiry() {
 #[tokio::test]
 async fn state_machine() {
     for mode in MODES {
-        let env = env(mode, "idem-states", ClientConfig::default()).await;
+        let env = env(mode, "idem-states", patient()).await;
         let store = store(&env, Duration::from_secs(30));
         let c = claimed(store.begin("t", b"a", fp("x")).await.unwrap());
         assert!(matches!(
@@ -234,7 +234,7 @@ async fn state_machine() {
 #[tokio::test]
 async fn begin_same_token_is_idempotent() {
     for mode in MODES {
-        let env = env(mode, "idem-token", ClientConfig::default()).await;
+        let env = env(mode, "idem-token", patient()).await;
         let store = store(&env, Duration::from_secs(30));
         let a = claimed(
             store
@@ -392,7 +392,7 @@ async fn script_flush_and_restart_mid_run() {
 /// Bad input: typed errors, nothing overwritten.
 #[tokio::test]
 async fn bad_input() {
-    let env = env(Mode::StandaloneEval, "idem-bad", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "idem-bad", patient()).await;
     let store = store(&env, Duration::from_secs(30));
     assert!(matches!(
         store.begin("t", b"", fp("r")).await,
@@ -468,7 +468,7 @@ async fn bad_input() {
 /// took more).
 #[tokio::test]
 async fn completed_record_memory() {
-    let env = env(Mode::StandaloneEval, "idem-mem", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "idem-mem", patient()).await;
     let store = store(&env, Duration::from_secs(30));
     let c = claimed(
         store
@@ -501,7 +501,7 @@ async fn extend_via_trait(lease: &mut impl Lease, ttl: Duration) -> (Extend, Fen
 /// trait's extend answers `Lost`; a wrong fence or token changes nothing.
 #[tokio::test]
 async fn claim_works_through_the_lease_trait_and_by_parts() {
-    let env = env(Mode::StandaloneEval, "idem-lease", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "idem-lease", patient()).await;
     let store = store(&env, Duration::from_secs(5));
     let mut claim = claimed(store.begin("t", b"k", fp("r")).await.unwrap());
     let (fence, token) = (claim.fence(), claim.token().clone());

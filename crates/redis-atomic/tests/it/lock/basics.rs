@@ -1,10 +1,10 @@
 //! The lock's invariant under real concurrency, faults and bad input, in every mode
 //! (standalone and cluster × EVALSHA and FCALL).
 
-use crate::common::{env, own_env, Env, Mode, MODES};
+use crate::common::{env, own_env, patient, Env, MODES, Mode};
 use redis_atomic::lease::{Extend, Fence, OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::Error;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -81,7 +81,7 @@ async fn race_no_lost_update_no_overlap_increasing_fences_cluster_functions() {
 async fn race(mode: Mode) {
     {
         let started = Instant::now();
-        let env = Arc::new(env(mode, "lock-race", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "lock-race", patient()).await);
         let counter = env.keyspace.key("test", 1, "race", &["counter"]).unwrap();
         let inside = Arc::new(AtomicU32::new(0));
         let fences = Arc::new(Mutex::new(Vec::with_capacity(TASKS * PER_TASK)));
@@ -144,7 +144,7 @@ async fn race(mode: Mode) {
 #[tokio::test]
 async fn non_owner_cannot_release_or_extend() {
     for mode in MODES {
-        let env = env(mode, "lock-nonowner", ClientConfig::default()).await;
+        let env = env(mode, "lock-nonowner", patient()).await;
         let locks = locks(&env);
         let Acquire::Acquired(guard) = locks.acquire("r", Duration::from_secs(30)).await.unwrap()
         else {
@@ -192,7 +192,7 @@ async fn non_owner_cannot_release_or_extend() {
 #[tokio::test]
 async fn extend_is_absolute() {
     for mode in MODES {
-        let env = env(mode, "lock-extend", ClientConfig::default()).await;
+        let env = env(mode, "lock-extend", patient()).await;
         let locks = locks(&env);
         // Leases far longer than any stall of a loaded machine: the lock cannot run out between
         // the extend and the inspect, so what the inspect finds is the extend's doing.
@@ -220,7 +220,7 @@ async fn extend_is_absolute() {
 #[tokio::test]
 async fn stalled_holder_is_superseded_with_larger_fence() {
     for mode in MODES {
-        let env = env(mode, "lock-stall", ClientConfig::default()).await;
+        let env = env(mode, "lock-stall", patient()).await;
         let locks = locks(&env);
         let Acquire::Acquired(mut a) = locks
             .acquire("r", Duration::from_millis(100))
@@ -251,7 +251,7 @@ async fn stalled_holder_is_superseded_with_larger_fence() {
 #[tokio::test]
 async fn server_stall_past_lease() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = own_env(mode, "lock-sigstop", ClientConfig::default()).await;
+        let env = own_env(mode, "lock-sigstop", patient()).await;
         let locks = locks(&env);
         let Acquire::Acquired(a) = locks
             .acquire("r", Duration::from_millis(150))
@@ -276,7 +276,7 @@ async fn server_stall_past_lease() {
 #[tokio::test]
 async fn reacquire_same_token_same_fence() {
     for mode in MODES {
-        let env = env(mode, "lock-reacquire", ClientConfig::default()).await;
+        let env = env(mode, "lock-reacquire", patient()).await;
         let locks = locks(&env);
         let token = OwnerToken::random();
         let Acquire::Acquired(a) = locks
@@ -304,7 +304,7 @@ async fn reacquire_same_token_same_fence() {
 /// `acquire_timeout` waits for a lease to end, and gives up after its wait.
 #[tokio::test]
 async fn acquire_timeout_waits_and_gives_up() {
-    let env = env(Mode::StandaloneEval, "lock-wait", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "lock-wait", patient()).await;
     let locks = locks(&env);
     let Acquire::Acquired(first) = locks
         .acquire("r", Duration::from_millis(200))
@@ -334,7 +334,7 @@ async fn acquire_timeout_waits_and_gives_up() {
 #[tokio::test]
 async fn bad_input_is_typed_and_harmless() {
     for mode in MODES {
-        bad_input(env(mode, "lock-bad", ClientConfig::default()).await).await;
+        bad_input(env(mode, "lock-bad", patient()).await).await;
     }
 }
 
@@ -438,7 +438,7 @@ async fn fences_survive_loss_of_fence_key() {
     let env = env(
         Mode::StandaloneEval,
         "lock-fenceloss",
-        ClientConfig::default(),
+        patient(),
     )
     .await;
     let locks = locks(&env);

@@ -10,7 +10,7 @@ use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::script::registry::{self, LOCK_ACQUIRE};
 use redis_atomic::{Client, Keyspace};
-use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy};
+use redis_atomic::{Delivery, Error, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::Duration;
 
@@ -41,7 +41,7 @@ async fn script_cache_loss_is_recovered_and_counted() {
     let _recording = m.on_this_thread();
     let counter = |name: &str, with: &[(&str, &str)]| m.counter(name, with);
     for mode in MODES {
-        let env = flush_env(mode, "lock-flush", ClientConfig::default().force_lua(true)).await;
+        let env = flush_env(mode, "lock-flush", patient().force_lua(true)).await;
         let locks = Locks::new(env.client.clone(), env.keyspace.clone());
         let Acquire::Acquired(g) = locks.acquire("r", Duration::from_secs(5)).await.unwrap() else {
             panic!()

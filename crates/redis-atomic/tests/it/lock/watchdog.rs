@@ -4,7 +4,7 @@
 //! through each kind's own extend, handed back to end with its own verb, and given back after an
 //! unconfirmed loss only where that cannot harm.
 
-use crate::common::{env, own_env, sem, standalone, Env, Mode, MODES};
+use crate::common::{env, own_env, patient, sem, standalone, Env, MODES, Mode};
 use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, IdempotencyConfig, Outcome};
 use redis_atomic::idempotency::Response;
 use redis_atomic::lease::{Lease, OwnerToken, Release, Watched};
@@ -47,7 +47,7 @@ fn patient_locks(env: &Env) -> Locks {
 async fn all_modes(test: &str) -> Vec<Env> {
     let mut envs = Vec::new();
     for mode in MODES {
-        envs.push(env(mode, test, ClientConfig::default()).await);
+        envs.push(env(mode, test, patient()).await);
     }
     envs
 }
@@ -217,7 +217,7 @@ async fn takeover_is_reported_not_held() {
 /// the lease runs out and another client acquires.
 #[tokio::test]
 async fn drop_stops_renewal() {
-    let env = env(Mode::StandaloneEval, "wd-drop", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "wd-drop", patient()).await;
     let locks = locks(&env);
     let held = acquire(&locks, "r", Duration::from_millis(600))
         .await
@@ -239,7 +239,7 @@ async fn drop_stops_renewal() {
 /// Bad watchdog settings are typed errors.
 #[tokio::test]
 async fn bad_config_is_typed() {
-    let env = env(Mode::StandaloneEval, "wd-bad", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "wd-bad", patient()).await;
     let locks = locks(&env);
     for config in [
         WatchdogConfig::default().renew_fraction(0.0),
@@ -325,7 +325,7 @@ async fn every_lease_kind_is_renewed_and_handed_back() {
 /// until their lease runs out.
 #[tokio::test]
 async fn give_back_frees_locks_and_permits_only() {
-    let env = env(Mode::StandaloneEval, "wd-give-back", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "wd-give-back", patient()).await;
     let long = Duration::from_secs(60);
     let locks = locks(&env);
     let mut guard = acquire(&locks, "r", long).await;

@@ -2,7 +2,7 @@
 //! a batch, TTLs land with the data, cross-slot batches are refused before sending, and a batch
 //! whose reply was lost is resent harmlessly.
 
-use crate::common::{env, standalone, Env, Mode};
+use crate::common::{env, patient, standalone, Env, Mode};
 use redis_atomic::multi::MultiWrite;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
 use redis_atomic_testkit::ServerOptions;
@@ -22,7 +22,7 @@ async fn int(env: &Env, cmd: &redis::Cmd) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn object_and_index_never_seen_half_written() {
     for mode in TOPOLOGIES {
-        let env = Arc::new(env(mode, "multi-index", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "multi-index", patient()).await);
         let user = env.keyspace.key("user", 1, "tenant-1", &["123"]).unwrap();
         let idx = |s: &str| {
             env.keyspace
@@ -92,7 +92,7 @@ async fn object_and_index_never_seen_half_written() {
 #[tokio::test]
 async fn session_and_reverse_index_with_ttls() {
     for mode in TOPOLOGIES {
-        let env = env(mode, "multi-session", ClientConfig::default()).await;
+        let env = env(mode, "multi-session", patient()).await;
         let session = env
             .keyspace
             .key("session", 1, "user-42", &["sess-abc"])
@@ -134,7 +134,7 @@ async fn session_and_reverse_index_with_ttls() {
 #[tokio::test]
 async fn bad_batches_are_typed() {
     for mode in TOPOLOGIES {
-        let env = env(mode, "multi-bad", ClientConfig::default()).await;
+        let env = env(mode, "multi-bad", patient()).await;
         let a = env.keyspace.key("m", 1, "a", &["1"]).unwrap();
         let b = env.keyspace.key("m", 1, "b", &["1"]).unwrap();
         let client = &env.client;

@@ -1,13 +1,13 @@
 //! The queue's behaviour in every mode (standalone and cluster × EVALSHA and FCALL): idempotent
 //! enqueue, due-time order, fences, the job handle as a lease, dead letters, reaping, bad input.
 
-use crate::common::{env, Env, MODES};
+use crate::common::{env, patient, Env, MODES};
 use redis_atomic::lease::{Extend, Fence, Lease, OwnerToken};
 use redis_atomic::queue::{
     Ack, Claim, Enqueue, Job, JobState, JobStatus, Nack, Queue, QueueConfig, Requeue, RunAt,
 };
 use redis_atomic::script::registry::{QUEUE_CLAIM, QUEUE_ENQUEUE};
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::Error;
 use std::num::NonZeroU32;
 use std::time::{Duration, SystemTime};
 
@@ -32,7 +32,7 @@ async fn claim(q: &Queue, name: &str, vis: Duration, n: usize) -> Vec<Job> {
 #[tokio::test]
 async fn enqueue_is_idempotent_and_binary_safe() {
     for mode in MODES {
-        let env = env(mode, "queue-idem", ClientConfig::default()).await;
+        let env = env(mode, "queue-idem", patient()).await;
         let q = queue(&env, QueueConfig::default());
         let payload: Vec<u8> = (0..=255u8).chain([0, b'\n', b':']).collect();
         assert!(matches!(
@@ -81,7 +81,7 @@ async fn enqueue_is_idempotent_and_binary_safe() {
 #[tokio::test]
 async fn delayed_jobs_wait_and_come_in_due_order() {
     for mode in MODES {
-        let env = env(mode, "queue-delay", ClientConfig::default()).await;
+        let env = env(mode, "queue-delay", patient()).await;
         let q = queue(&env, QueueConfig::default());
         let now = SystemTime::now();
         let ago = |ms: u64| RunAt::At(now - Duration::from_millis(ms));
@@ -148,7 +148,7 @@ async fn delayed_jobs_wait_and_come_in_due_order() {
 #[tokio::test]
 async fn stale_fence_is_rejected() {
     for mode in MODES {
-        let env = env(mode, "queue-stale", ClientConfig::default()).await;
+        let env = env(mode, "queue-stale", patient()).await;
         let q = queue(&env, QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
         q.enqueue("k", b"p", RunAt::Now).await.unwrap();
@@ -227,7 +227,7 @@ async fn renew(lease: &mut impl Lease, ttl: Duration) -> (Fence, OwnerToken, Ext
 #[tokio::test]
 async fn job_works_through_the_lease_trait() {
     for mode in MODES {
-        let env = env(mode, "queue-lease", ClientConfig::default()).await;
+        let env = env(mode, "queue-lease", patient()).await;
         let q = queue(&env, QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
         let mut job = claim(&q, "w-7", Duration::from_secs(30), 1).await.remove(0);
@@ -256,7 +256,7 @@ async fn job_works_through_the_lease_trait() {
 #[tokio::test]
 async fn by_parts_ack_with_a_jobs_id_and_fence_acks_it() {
     for mode in MODES {
-        let env = env(mode, "queue-parts", ClientConfig::default()).await;
+        let env = env(mode, "queue-parts", patient()).await;
         let q = queue(&env, QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
         let job = claim(&q, "w", Duration::from_secs(30), 1).await.remove(0);
@@ -282,7 +282,7 @@ async fn by_parts_ack_with_a_jobs_id_and_fence_acks_it() {
 #[tokio::test]
 async fn dead_letters_after_max_deliveries() {
     for mode in MODES {
-        let env = env(mode, "queue-dlq", ClientConfig::default()).await;
+        let env = env(mode, "queue-dlq", patient()).await;
         let config = QueueConfig::default().max_deliveries(NonZeroU32::new(3).unwrap());
         let q = queue(&env, config);
         q.enqueue("poison", b"p", RunAt::Now).await.unwrap();
@@ -353,7 +353,7 @@ async fn dead_letters_after_max_deliveries() {
 #[tokio::test]
 async fn expired_leases_return_bounded() {
     for mode in MODES {
-        let env = env(mode, "queue-reap", ClientConfig::default()).await;
+        let env = env(mode, "queue-reap", patient()).await;
         let q = queue(&env, QueueConfig::default());
         for i in 0..5 {
             q.enqueue(&format!("j{i}"), b"", RunAt::Now).await.unwrap();
@@ -377,7 +377,7 @@ async fn expired_leases_return_bounded() {
 #[tokio::test]
 async fn bad_input_is_typed_and_harmless() {
     for mode in MODES {
-        bad_input(env(mode, "queue-bad", ClientConfig::default()).await).await;
+        bad_input(env(mode, "queue-bad", patient()).await).await;
     }
 }
 

@@ -3,10 +3,9 @@
 //! purged on demand; a trimmed or purged letter takes its record, payload and last error with
 //! it. Standalone, EVALSHA and FCALL (the trim is script logic; topology does not change it).
 
-use crate::common::{env, Env, Mode};
+use crate::common::{env, patient, Env, Mode};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Claim, Job, Nack, Purged, Queue, QueueConfig, RunAt};
-use redis_atomic::ClientConfig;
 use std::collections::HashSet;
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
@@ -72,7 +71,7 @@ async fn no_orphans(env: &Env, q: &Queue, live: &HashSet<String>) -> HashSet<Str
 #[tokio::test]
 async fn dead_letters_never_pass_max_count() {
     for mode in MODES {
-        let env = env(mode, "dlq-count", ClientConfig::default()).await;
+        let env = env(mode, "dlq-count", patient()).await;
         let q = queue(
             &env,
             fragile().max_dead_letters(NonZeroU32::new(20).unwrap()),
@@ -113,7 +112,7 @@ async fn dead_letters_never_pass_max_count() {
 #[tokio::test]
 async fn dead_letters_past_retention_are_trimmed_by_the_next_death() {
     for mode in MODES {
-        let env = env(mode, "dlq-retention", ClientConfig::default()).await;
+        let env = env(mode, "dlq-retention", patient()).await;
         let retention = Duration::from_millis(200);
         let q = queue(&env, fragile().dead_letter_retention(retention));
         enqueue(&q, (0..8).map(|i| format!("old{i}"))).await;
@@ -147,7 +146,7 @@ async fn server_ms(env: &Env) -> u64 {
 #[tokio::test]
 async fn purge_removes_dead_letters_and_their_payloads() {
     for mode in MODES {
-        let env = env(mode, "dlq-purge", ClientConfig::default()).await;
+        let env = env(mode, "dlq-purge", patient()).await;
         let q = queue(&env, fragile());
         enqueue(&q, (0..30).map(|i| format!("d{i:02}"))).await;
         for job in claim(&q, Duration::from_secs(60), 30).await {

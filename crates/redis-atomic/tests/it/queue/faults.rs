@@ -153,7 +153,7 @@ async fn lost_claim_reply_on_cluster() {
 #[tokio::test]
 async fn script_cache_loss_is_recovered() {
     for mode in MODES {
-        let env = flush_env(mode, "queue-flush", ClientConfig::default()).await;
+        let env = flush_env(mode, "queue-flush", patient()).await;
         let q = Queue::new(
             env.client.clone(),
             &env.keyspace,
@@ -240,7 +240,7 @@ async fn restart_keeps_acknowledged_moves() {
 #[tokio::test]
 async fn oom_refuses_writes_and_moves_nothing() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = own_env(mode, "queue-oom", ClientConfig::default()).await;
+        let env = own_env(mode, "queue-oom", patient()).await;
         env.client.load(registry::ALL).await.unwrap();
         let q = Queue::new(
             env.client.clone(),

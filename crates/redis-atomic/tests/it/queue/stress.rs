@@ -5,10 +5,10 @@
 //!
 //! 10 000 jobs in each mode: standalone and the shared cluster, EVALSHA and FCALL.
 
-use crate::common::{env, Env, Mode, MODES};
+use crate::common::{env, patient, Env, MODES, Mode};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Ack, Claim, Job, JobState, Nack, Queue, QueueConfig, RunAt};
-use redis_atomic::{Client, ClientConfig, Error};
+use redis_atomic::{Client, Error};
 use redis_atomic_testkit::{RedisCluster, RedisServer};
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
@@ -41,7 +41,7 @@ fn poison(id: &str) -> bool {
 }
 
 async fn connect(env: &Env) -> Client {
-    let config = ClientConfig::default()
+    let config = crate::common::patient()
         .pool_size(1)
         .delivery(env.mode.delivery());
     match (&env.server, env.mode.cluster()) {
@@ -146,7 +146,7 @@ async fn workers_die_and_pause_yet_each_job_acked_once() {
     for mode in MODES {
         let jobs = 10_000;
         let started = Instant::now();
-        let env = Arc::new(env(mode, "queue-stress", ClientConfig::default()).await);
+        let env = Arc::new(env(mode, "queue-stress", patient()).await);
         let config =
             QueueConfig::default().max_deliveries(NonZeroU32::new(MAX_DELIVERIES).unwrap());
         let q = Queue::new(env.client.clone(), &env.keyspace, "stress", config.clone()).unwrap();

@@ -2,10 +2,10 @@
 //! forward, monotonic max, batch "ZADD unless smaller", bad input.
 
 use crate::common::metrics::Recorded;
-use crate::common::{env, Env, MODES};
+use crate::common::{env, patient, Env, MODES};
 use redis_atomic::quota::{Bounded, Bounds, Quotas, Raise};
 use redis_atomic::script::registry::QUOTA_ADD;
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::Error;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +23,7 @@ async fn pttl(env: &Env, key: &str) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bounded_counter_never_leaves_its_bounds() {
     for mode in MODES {
-        let env = env(mode, "quota-bounds", ClientConfig::default()).await;
+        let env = env(mode, "quota-bounds", patient()).await;
         let q = quotas(&env);
         let bounds = Bounds::up_to(100).unwrap();
         let applied = Arc::new(AtomicI64::new(0));
@@ -73,7 +73,7 @@ async fn bounded_counter_never_leaves_its_bounds() {
 #[tokio::test]
 async fn ttl_set_once_and_extended_only_forward() {
     for mode in MODES {
-        let env = env(mode, "quota-ttl", ClientConfig::default()).await;
+        let env = env(mode, "quota-ttl", patient()).await;
         let q = quotas(&env);
         let b = Bounds::up_to(1000).unwrap();
         let key = q.keys("daily", None).unwrap().value;
@@ -117,7 +117,7 @@ async fn ttl_set_once_and_extended_only_forward() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn monotonic_max_never_decreases() {
     for mode in MODES {
-        let env = env(mode, "quota-max", ClientConfig::default()).await;
+        let env = env(mode, "quota-max", patient()).await;
         let q = quotas(&env);
         let mut tasks = Vec::new();
         for t in 0..32i64 {
@@ -152,7 +152,7 @@ async fn monotonic_max_never_decreases() {
 #[tokio::test]
 async fn batch_zadd_unless_smaller() {
     for mode in MODES {
-        let env = env(mode, "quota-zgt", ClientConfig::default()).await;
+        let env = env(mode, "quota-zgt", patient()).await;
         let q = quotas(&env);
         let set = q.keys("last-seen", None).unwrap().value;
         assert_eq!(
@@ -190,7 +190,7 @@ async fn bad_input_is_typed_and_harmless() {
     assert!(Bounds::new(5, 1).is_err());
     assert!(Bounds::new(0, 1 << 53).is_err());
     for mode in MODES {
-        let env = env(mode, "quota-bad", ClientConfig::default()).await;
+        let env = env(mode, "quota-bad", patient()).await;
         let q = quotas(&env);
         let b = Bounds::up_to(10).unwrap();
         assert!(matches!(
@@ -242,7 +242,7 @@ async fn bad_input_is_typed_and_harmless() {
 /// a typed error before anything is sent: the keys stay absent.
 #[tokio::test]
 async fn magnitudes_past_the_bound_are_refused_before_sending() {
-    let env = env(MODES[0], "quota-min", ClientConfig::default()).await;
+    let env = env(MODES[0], "quota-min", patient()).await;
     let q = quotas(&env);
     let b = Bounds::new(-10, 10).unwrap();
     let edge = redis_atomic::quota::MAX_VALUE;
@@ -290,7 +290,7 @@ fn ops(m: &Recorded, op: &str, script: &str) -> u64 {
 async fn own_commands_are_observed_operations() {
     let m = Recorded::new();
     let _recording = m.on_this_thread();
-    let env = env(MODES[0], "quota-observed", ClientConfig::default()).await;
+    let env = env(MODES[0], "quota-observed", patient()).await;
     let q = quotas(&env);
     let cases = [
         ("get", "get"),

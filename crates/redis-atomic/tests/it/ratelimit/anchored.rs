@@ -4,11 +4,11 @@
 //! refusal that changes neither the count nor the expiry, a window that closes when its key
 //! expires and not before, foreign state, and a test clock refused rather than ignored.
 
-use crate::common::{env, Env, MODES};
+use crate::common::{env, patient, Env, MODES};
 use redis_atomic::model::ratelimit::PolicyModel;
 use redis_atomic::ratelimit::{Algorithm, Decision, Limit, Policy, RateLimiter};
 use redis_atomic::script::registry::{RL_ANCHORED_WINDOW, RL_POLICY};
-use redis_atomic::{Arg, ClientConfig, Error};
+use redis_atomic::{Arg, Error};
 use std::time::{Duration, Instant};
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -47,7 +47,7 @@ async fn get(env: &Env, key: &str) -> Option<String> {
 #[tokio::test]
 async fn decisions_match_the_model_inside_a_window() {
     for mode in MODES {
-        let env = env(mode, "rl-aw-model", ClientConfig::default()).await;
+        let env = env(mode, "rl-aw-model", patient()).await;
         let policies = [
             Policy::from(anchored(10, "one")),
             Policy::new(vec![anchored(7, "a"), anchored(11, "b")]).unwrap(),
@@ -113,7 +113,7 @@ async fn decisions_match_the_model_inside_a_window() {
 #[tokio::test]
 async fn a_refusal_changes_neither_count_nor_expiry() {
     for mode in MODES {
-        let env = env(mode, "rl-aw-refused", ClientConfig::default()).await;
+        let env = env(mode, "rl-aw-refused", patient()).await;
         let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), anchored(3, "x"));
         let key = limiter.keys("k", None).unwrap().limits.remove(0);
         for _ in 0..3 {
@@ -148,7 +148,7 @@ async fn a_refusal_changes_neither_count_nor_expiry() {
 async fn the_window_closes_when_its_key_expires() {
     let period = Duration::from_millis(250);
     for mode in MODES {
-        let env = env(mode, "rl-aw-expiry", ClientConfig::default()).await;
+        let env = env(mode, "rl-aw-expiry", patient()).await;
         let limit = Limit::anchored_window(3, period).unwrap();
         let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), limit);
         let sent = Instant::now();
@@ -190,7 +190,7 @@ async fn the_window_closes_when_its_key_expires() {
 #[tokio::test]
 async fn foreign_state_and_test_clocks_are_refused_or_healed() {
     for mode in MODES {
-        let env = env(mode, "rl-aw-foreign", ClientConfig::default()).await;
+        let env = env(mode, "rl-aw-foreign", patient()).await;
         let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), anchored(5, "x"));
         let key = limiter.keys("bare", None).unwrap().limits.remove(0);
         env.raw(redis::cmd("SET").arg(&key).arg("3")).await;

@@ -1,9 +1,9 @@
 //! Each rate-limit algorithm under real concurrency, in every mode (standalone and cluster ×
 //! EVALSHA and FCALL): exact admission counts, bounds across windows, GCRA at high rates, costs.
 
-use crate::common::{env, Env, MODES};
+use crate::common::{env, patient, Env, MODES};
 use redis_atomic::ratelimit::{Algorithm, Decision, Limit, Policy, RateLimiter};
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,7 +38,7 @@ async fn clear_of_window_end(env: &Env) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_the_limit_of_1000_concurrent_requests() {
     for mode in MODES {
-        let env = env(mode, "rl-exact", ClientConfig::default()).await;
+        let env = env(mode, "rl-exact", patient()).await;
         clear_of_window_end(&env).await;
         for algorithm in Algorithm::ALL {
             let limiter = RateLimiter::new(
@@ -81,7 +81,7 @@ async fn exactly_the_limit_of_1000_concurrent_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn across_windows_never_more_than_permitted() {
     for mode in MODES {
-        let env = env(mode, "rl-windows", ClientConfig::default()).await;
+        let env = env(mode, "rl-windows", patient()).await;
         // The anchored window's clock is its key's expiry: ratelimit_anchored.rs.
         for algorithm in Algorithm::ALL.into_iter().filter(|a| a.takes_test_clock()) {
             let mut limit = Limit::new(algorithm, 10, Duration::from_secs(7)).unwrap();
@@ -175,7 +175,7 @@ fn check_bounds(limit: &Limit, admitted: &[(u64, u64)], mode: crate::common::Mod
 #[tokio::test]
 async fn gcra_high_rate_has_no_off_by_one_interval() {
     for mode in MODES {
-        let env = env(mode, "rl-gcra", ClientConfig::default()).await;
+        let env = env(mode, "rl-gcra", patient()).await;
         for (rate, per) in [
             (1_000_000, Duration::from_secs(1)),
             (100, Duration::from_secs(1)),
@@ -219,7 +219,7 @@ async fn gcra_high_rate_has_no_off_by_one_interval() {
 #[tokio::test]
 async fn cost_above_burst_is_an_error() {
     for mode in MODES {
-        let env = env(mode, "rl-cost", ClientConfig::default()).await;
+        let env = env(mode, "rl-cost", patient()).await;
         for algorithm in Algorithm::ALL {
             let mut limit = long_limit(algorithm, 10);
             if algorithm.has_burst() {
@@ -253,7 +253,7 @@ async fn cost_above_burst_is_an_error() {
 #[tokio::test]
 async fn state_expires_once_it_stops_mattering() {
     for mode in MODES {
-        let env = env(mode, "rl-ttl", ClientConfig::default()).await;
+        let env = env(mode, "rl-ttl", patient()).await;
         for algorithm in Algorithm::ALL {
             let limit = Limit::new(algorithm, 10, Duration::from_secs(60)).unwrap();
             let other = Limit::new(algorithm, 20, Duration::from_secs(30)).unwrap();

@@ -52,7 +52,7 @@ async fn state(env: &Env, limiter: &RateLimiter, key: &str) -> Vec<redis::Value>
 #[tokio::test]
 async fn script_cache_loss_is_recovered() {
     for mode in MODES {
-        let env = flush_env(mode, "rl-flush", ClientConfig::default()).await;
+        let env = flush_env(mode, "rl-flush", patient()).await;
         let single = RateLimiter::new(
             env.client.clone(),
             env.keyspace.clone(),

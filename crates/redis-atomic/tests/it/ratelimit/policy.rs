@@ -1,10 +1,10 @@
 //! Multi-limit policies (all or nothing), retry-safe request ids and bad input, in every mode.
 
-use crate::common::{env, Env, MODES};
+use crate::common::{env, patient, Env, MODES};
 use redis_atomic::client::Arg;
 use redis_atomic::ratelimit::{Algorithm, Decision, Limit, Policy, RateLimiter};
 use redis_atomic::script::registry::{RL_GCRA, RL_POLICY};
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +51,7 @@ async fn snapshot(env: &Env, limiter: &RateLimiter, key: &str) -> Vec<redis::Val
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn policy_is_all_or_nothing_under_contention() {
     for mode in MODES {
-        let env = env(mode, "rl-policy", ClientConfig::default()).await;
+        let env = env(mode, "rl-policy", patient()).await;
         let limits = [40, 30, 10, 20, 50, 60];
         let limiter = RateLimiter::new(
             env.client.clone(),
@@ -92,7 +92,7 @@ async fn policy_is_all_or_nothing_under_contention() {
 #[tokio::test]
 async fn refused_requests_change_no_state() {
     for mode in MODES {
-        let env = env(mode, "rl-refused", ClientConfig::default()).await;
+        let env = env(mode, "rl-refused", patient()).await;
         for tight in 0..6 {
             let mut n = [50; 6];
             n[tight] = 3;
@@ -122,7 +122,7 @@ async fn refused_requests_change_no_state() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_request_id_is_charged_once() {
     for mode in MODES {
-        let env = env(mode, "rl-reqid", ClientConfig::default()).await;
+        let env = env(mode, "rl-reqid", patient()).await;
         let policy = Policy::new(vec![
             Limit::gcra(100, HOUR).unwrap(),
             Limit::sliding_log(100, HOUR).unwrap(),
@@ -214,7 +214,7 @@ async fn bad_input_is_typed_and_harmless() {
     assert!(Policy::new(vec![g.clone(); 9]).is_err());
     assert!("leaky-bucket".parse::<Algorithm>().is_err());
     for mode in MODES {
-        bad_input(env(mode, "rl-bad", ClientConfig::default()).await).await;
+        bad_input(env(mode, "rl-bad", patient()).await).await;
     }
 }
 

@@ -2,11 +2,11 @@
 //! the first answer (the same leases) and has no second effect; different ids act independently;
 //! records are bounded by their TTL. (Under lost replies: `reqid_faults.rs`.)
 
-use crate::common::{env, Env, Mode, MODES};
+use crate::common::{env, patient, Env, MODES, Mode};
 use redis_atomic::lease::{Fence, OwnerToken};
 use redis_atomic::queue::{Ack, Claim, Job, Nack, Queue, QueueConfig, RunAt};
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
-use redis_atomic::{ClientConfig, Error};
+use redis_atomic::Error;
 use std::time::Duration;
 
 async fn int(env: &Env, cmd: &mut redis::Cmd) -> i64 {
@@ -32,7 +32,7 @@ async fn eventually<F: std::future::Future<Output = bool>>(
 #[tokio::test]
 async fn quota_repeat_returns_first_answer_and_charges_once() {
     for mode in MODES {
-        let env = env(mode, "reqid-quota", ClientConfig::default()).await;
+        let env = env(mode, "reqid-quota", patient()).await;
         let q = Quotas::new(env.client.clone(), env.keyspace.clone());
         let b = Bounds::up_to(12).unwrap();
         let applied = |value| Bounded::Applied { value };
@@ -91,7 +91,7 @@ async fn quota_record_expires_and_bad_input_is_typed() {
     let env = env(
         Mode::StandaloneEval,
         "reqid-quota-ttl",
-        ClientConfig::default(),
+        patient(),
     )
     .await;
     let q = Quotas::new(env.client.clone(), env.keyspace.clone());
@@ -156,7 +156,7 @@ async fn claimed(q: &Queue, w: &OwnerToken, n: usize, id: &str) -> Vec<Job> {
 #[tokio::test]
 async fn claim_repeat_returns_same_leases() {
     for mode in MODES {
-        let env = env(mode, "reqid-claim", ClientConfig::default()).await;
+        let env = env(mode, "reqid-claim", patient()).await;
         let q = Queue::new(
             env.client.clone(),
             &env.keyspace,
@@ -222,7 +222,7 @@ async fn claim_repeat_after_expiry_returns_nothing() {
     let env = env(
         Mode::StandaloneEval,
         "reqid-claim-exp",
-        ClientConfig::default(),
+        patient(),
     )
     .await;
     let config = QueueConfig::default().claim_id_ttl(Duration::from_secs(1));

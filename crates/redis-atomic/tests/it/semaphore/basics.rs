@@ -2,10 +2,10 @@
 //! die) under real concurrency in every mode, plus fences, reclaim bounds and bad input. Faults
 //! are in `semaphore_faults.rs`.
 
-use crate::common::{env, sem, take, Env, Mode, MODES};
+use crate::common::{env, patient, sem, take, Env, MODES, Mode};
 use redis_atomic::lease::{Extend, Lease, OwnerToken, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore, RECLAIM_PER_ACQUIRE, SemaphoreConfig};
-use redis_atomic::{ClientConfig, Error, Fence};
+use redis_atomic::{Error, Fence};
 use redis_atomic_testkit::{history, LeaseSpan};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 async fn all_modes(test: &str) -> Vec<Env> {
     let mut envs = Vec::new();
     for mode in MODES {
-        envs.push(env(mode, test, ClientConfig::default()).await);
+        envs.push(env(mode, test, patient()).await);
     }
     envs
 }
@@ -214,7 +214,7 @@ async fn card(env: &Env, key: &str) -> usize {
 /// never count against capacity while they wait to be reclaimed.
 #[tokio::test]
 async fn reclaim_is_bounded_and_expired_never_count() {
-    let env = env(Mode::StandaloneEval, "sem-reclaim", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "sem-reclaim", patient()).await;
     let n = RECLAIM_PER_ACQUIRE + 36;
     let setup = sem(&env, "big", n as u32 + 1);
     let _long = take(&setup, &OwnerToken::random(), Duration::from_secs(30)).await;
@@ -321,7 +321,7 @@ async fn extend_via_trait(lease: &mut impl Lease, ttl: Duration) -> (Extend, Fen
 /// deadline stays.
 #[tokio::test]
 async fn permit_works_through_the_lease_trait() {
-    let env = env(Mode::StandaloneEval, "sem-lease", ClientConfig::default()).await;
+    let env = env(Mode::StandaloneEval, "sem-lease", patient()).await;
     let sem = sem(&env, "s", 1);
     let token = OwnerToken::random();
     let mut permit = take(&sem, &token, Duration::from_secs(5)).await;

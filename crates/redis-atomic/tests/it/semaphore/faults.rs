@@ -1,11 +1,11 @@
 //! The semaphore under faults: a lost reply, script-cache loss, a restart. Typed outcomes, one
 //! permit per holder, nothing acknowledged lost.
 
-use crate::common::{flush_env, own_env, sem, take, Mode};
+use crate::common::{flush_env, own_env, patient, sem, take, Mode};
 use redis_atomic::script::registry;
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore, SemaphoreConfig};
-use redis_atomic::{ClientConfig, Error, RetryPolicy};
+use redis_atomic::{Error, RetryPolicy};
 use std::time::Duration;
 
 /// A lost reply to an acquire (server stalled past the client timeout): OutcomeUnknown, and the
@@ -60,7 +60,7 @@ async fn lost_reply_then_retry_yields_one_permit() {
 #[tokio::test]
 async fn script_cache_loss_is_recovered() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = flush_env(mode, "sem-flush", ClientConfig::default()).await;
+        let env = flush_env(mode, "sem-flush", patient()).await;
         let sem = sem(&env, "s", 1);
         let holder = OwnerToken::random();
         let permit = take(&sem, &holder, Duration::from_secs(30)).await;
