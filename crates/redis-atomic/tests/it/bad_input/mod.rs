@@ -167,12 +167,7 @@ async fn every_script_every_key_of_another_type() {
 /// The library refuses a key or argument count that differs from the header before sending.
 #[tokio::test]
 async fn counts_that_disagree_with_the_header_are_refused() {
-    let env = env(
-        Mode::StandaloneEval,
-        "sweep-counts",
-        patient(),
-    )
-    .await;
+    let env = env(Mode::StandaloneEval, "sweep-counts", patient()).await;
     for def in registry::ALL {
         let r = env.client.call(dynamic(def), &[], &[]).await;
         if !def.keys.is_empty() || !def.args.is_empty() {

@@ -85,7 +85,10 @@ async fn rewritten_claim(
         .timeout(timeout)
         .retry(RetryPolicy::new(1, Duration::from_secs(1)));
     let client = Client::connect(&proxy.url(), config).await.unwrap();
-    client.load(redis_atomic::script::registry::ALL).await.unwrap();
+    client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let keyspace = Keyspace::new(unique_prefix("bad-replies")).unwrap();
     let queue = Queue::new(client, &keyspace, "q", QueueConfig::default()).unwrap();
     for id in ["a", "b", "c"] {

@@ -21,7 +21,10 @@ async fn unknown_then_refused_is_unknown() {
         .retry(retry)
         .pool_size(1);
     let client = Client::connect(&proxy.url(), config).await.unwrap();
-    client.load(redis_atomic::script::registry::ALL).await.unwrap();
+    client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let keyspace = Keyspace::new(unique_prefix("retry-unknown")).unwrap();
     let locks = Locks::new(client, keyspace.clone());
     let token = OwnerToken::random();

@@ -173,10 +173,7 @@ async fn delayed_jobs_are_neither_lost_nor_run_twice() {
     server
         .set_clock_offset(Duration::ZERO, ClockShift::Ahead)
         .unwrap();
-    assert!(matches!(
-        q.claim(&w, LONG, 10).await.unwrap(),
-        Claim::Idle
-    ));
+    assert!(matches!(q.claim(&w, LONG, 10).await.unwrap(), Claim::Idle));
     let stats = q.stats().await.unwrap();
     assert_eq!(
         (stats.ready, stats.scheduled, stats.running, stats.acked),

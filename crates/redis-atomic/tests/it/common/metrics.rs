@@ -9,6 +9,9 @@ use metrics::LocalRecorderGuard;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use std::cell::RefCell;
 
+/// A counter's name, its labels (key, value) and its value.
+pub type Counted = (String, Vec<(String, String)>, u64);
+
 /// One test's recorder.
 pub struct Recorded {
     recorder: &'static DebuggingRecorder,
@@ -71,7 +74,7 @@ impl Recorded {
     }
 
     /// Every counter with its labels, for tests that match labels themselves.
-    pub fn counters(&self) -> Vec<(String, Vec<(String, String)>, u64)> {
+    pub fn counters(&self) -> Vec<Counted> {
         self.snapshotter
             .snapshot()
             .into_vec()

@@ -143,9 +143,12 @@ pub async fn env(mode: Mode, test: &str, config: ClientConfig) -> Env {
     if mode.cluster() {
         return cluster_env(mode, test, config).await;
     }
-    let client = Client::connect(&RedisServer::shared().url(), config.delivery(mode.delivery()))
-        .await
-        .unwrap();
+    let client = Client::connect(
+        &RedisServer::shared().url(),
+        config.delivery(mode.delivery()),
+    )
+    .await
+    .unwrap();
     Env {
         mode,
         client,
@@ -199,9 +202,8 @@ pub async fn flush_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
 /// The cluster tests flush script caches on (see [`flush_env`]), started on first use.
 pub fn flush_cluster() -> &'static RedisCluster {
     static FLUSHED: OnceLock<RedisCluster> = OnceLock::new();
-    FLUSHED.get_or_init(|| {
-        for_the_process(|| RedisCluster::start(ClusterOptions::default()).unwrap())
-    })
+    FLUSHED
+        .get_or_init(|| for_the_process(|| RedisCluster::start(ClusterOptions::default()).unwrap()))
 }
 
 /// The turn of one test on [`flush_cluster`].

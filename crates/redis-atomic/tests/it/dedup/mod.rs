@@ -60,7 +60,11 @@ async fn hundred_racers(m: &Recorded) {
         }
         assert_eq!(firsts.load(Ordering::SeqCst), 1, "{mode:?}");
         assert_eq!(sightings(m, "first") - firsts_before, 1, "{mode:?}");
-        assert_eq!(sightings(m, "duplicate") - duplicates_before, 99, "{mode:?}");
+        assert_eq!(
+            sightings(m, "duplicate") - duplicates_before,
+            99,
+            "{mode:?}"
+        );
     }
 }
 

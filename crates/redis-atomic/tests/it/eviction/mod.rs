@@ -194,7 +194,10 @@ async fn noeviction_on_a_cluster_refuses_every_write_typed_and_keeps_everything(
 /// checks every write is refused with OOM and nothing changed, frees the memory (0) and checks
 /// everything acknowledged is as it was.
 async fn refuses_typed_and_keeps(client: &Client, set_max: &dyn Fn(u64)) {
-    client.load(redis_atomic::script::registry::ALL).await.unwrap();
+    client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let ks = Keyspace::new(unique_prefix("oom")).unwrap();
     let k = kit(client, &ks);
     let (a, b) = (OwnerToken::new("a").unwrap(), OwnerToken::new("b").unwrap());

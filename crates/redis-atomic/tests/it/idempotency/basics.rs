@@ -1,12 +1,12 @@
 //! Idempotency keys: exactly-once side effects under duplicates, takeover, lost replies and bad
 //! input, in every mode (standalone and cluster × EVALSHA and FCALL).
 
-use crate::common::{env, patient, standalone, Env, MODES, Mode};
+use crate::common::{env, patient, standalone, Env, Mode, MODES};
 use redis_atomic::idempotency::{
     Begin, Claim, Failure, Fingerprint, Idempotency, IdempotencyConfig, Outcome, Response, Stored,
 };
-use redis_atomic::script::registry;
 use redis_atomic::lease::{Extend, Lease, OwnerToken};
+use redis_atomic::script::registry;
 use redis_atomic::{ClientConfig, Error, Fence, RetryPolicy};
 use redis_atomic_testkit::ServerOptions;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The lock's invariant under real concurrency, faults and bad input, in every mode
 //! (standalone and cluster × EVALSHA and FCALL).
 
-use crate::common::{env, own_env, patient, Env, MODES, Mode};
+use crate::common::{env, own_env, patient, Env, Mode, MODES};
 use redis_atomic::lease::{Extend, Fence, OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::Error;
@@ -211,7 +211,10 @@ async fn extend_is_absolute() {
             ttl <= shorter && ttl > shorter / 2,
             "{mode:?}: extend added to the lease: {ttl:?}"
         );
-        assert!(matches!(guard.release().await.unwrap(), Release::Released { .. }));
+        assert!(matches!(
+            guard.release().await.unwrap(),
+            Release::Released { .. }
+        ));
     }
 }
 
@@ -435,12 +438,7 @@ async fn bad_input(env: Env) {
 /// replica): the server-time floor keeps them above every fence issued before.
 #[tokio::test]
 async fn fences_survive_loss_of_fence_key() {
-    let env = env(
-        Mode::StandaloneEval,
-        "lock-fenceloss",
-        patient(),
-    )
-    .await;
+    let env = env(Mode::StandaloneEval, "lock-fenceloss", patient()).await;
     let locks = locks(&env);
     let mut last = Fence(0);
     for _ in 0..50 {

@@ -3,8 +3,8 @@
 
 use crate::common::metrics::Recorded;
 use crate::common::{
-    assert_down, flush_env, impatient, own_env, patient, recovering, stalled_for, standalone,
-    Mode, MODES,
+    assert_down, flush_env, impatient, own_env, patient, recovering, stalled_for, standalone, Mode,
+    MODES,
 };
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};

@@ -4,9 +4,9 @@
 //! through each kind's own extend, handed back to end with its own verb, and given back after an
 //! unconfirmed loss only where that cannot harm.
 
-use crate::common::{env, own_env, patient, sem, standalone, Env, MODES, Mode};
-use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, IdempotencyConfig, Outcome};
+use crate::common::{env, own_env, patient, sem, standalone, Env, Mode, MODES};
 use redis_atomic::idempotency::Response;
+use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, IdempotencyConfig, Outcome};
 use redis_atomic::lease::{Lease, OwnerToken, Release, Watched};
 use redis_atomic::lock::{Acquire, LockLost, LockState, Locks, WatchdogConfig};
 use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
@@ -306,7 +306,12 @@ async fn every_lease_kind_is_renewed_and_handed_back() {
         let response = Response::new(201, b"done".to_vec());
         assert_eq!(claim.complete(&response).await.unwrap(), Outcome::Stored);
 
-        let queue = Queue::new(env.client.clone(), &env.keyspace, "q", QueueConfig::default());
+        let queue = Queue::new(
+            env.client.clone(),
+            &env.keyspace,
+            "q",
+            QueueConfig::default(),
+        );
         let queue = queue.unwrap();
         queue.enqueue("j", b"x", RunAt::Now).await.unwrap();
         let worker = OwnerToken::new("w").unwrap();
@@ -349,7 +354,12 @@ async fn give_back_frees_locks_and_permits_only() {
     let again = store.begin("t", b"k", fp).await.unwrap();
     assert!(matches!(again, Begin::InProgress { .. }), "{again:?}");
 
-    let queue = Queue::new(env.client.clone(), &env.keyspace, "q", QueueConfig::default());
+    let queue = Queue::new(
+        env.client.clone(),
+        &env.keyspace,
+        "q",
+        QueueConfig::default(),
+    );
     let queue = queue.unwrap();
     queue.enqueue("j", b"x", RunAt::Now).await.unwrap();
     let worker = OwnerToken::new("w").unwrap();

@@ -182,12 +182,18 @@ async fn stale_fence_is_rejected() {
             "a lost extend moved the deadline"
         );
         let (token, fence) = (a.token().clone(), a.fence());
-        assert_eq!(q.extend("j", &token, fence, ext).await.unwrap(), Extend::Lost);
+        assert_eq!(
+            q.extend("j", &token, fence, ext).await.unwrap(),
+            Extend::Lost
+        );
         assert_eq!(a.ack().await.unwrap(), Ack::Lost);
         assert_eq!(q.ack("j", &token, fence).await.unwrap(), Ack::Lost);
         let nack = a_k.nack(Duration::ZERO, "x").await.unwrap();
         assert_eq!(nack, Nack::Lost);
-        let nack = q.nack("j", &token, fence, Duration::ZERO, "x").await.unwrap();
+        let nack = q
+            .nack("j", &token, fence, Duration::ZERO, "x")
+            .await
+            .unwrap();
         assert_eq!(nack, Nack::Lost);
         let b_token = b.token().clone();
         assert_eq!(

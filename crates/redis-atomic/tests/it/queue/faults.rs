@@ -4,9 +4,9 @@
 use crate::common::{
     assert_down, flush_env, impatient, own_env, patient, recovering, standalone, Mode, MODES,
 };
-use redis_atomic::script::registry;
 use redis_atomic::lease::{Extend, Fence, OwnerToken};
 use redis_atomic::queue::{Ack, Claim, Job, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt};
+use redis_atomic::script::registry;
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::{Duration, Instant};
@@ -229,7 +229,10 @@ async fn restart_keeps_acknowledged_moves() {
     .unwrap();
     assert_eq!(patient.stats().await.unwrap(), before);
     assert_eq!(
-        patient.ack(jobs[0].id(), &w, jobs[0].fence()).await.unwrap(),
+        patient
+            .ack(jobs[0].id(), &w, jobs[0].fence())
+            .await
+            .unwrap(),
         Ack::Acked
     );
 }

@@ -5,7 +5,7 @@
 //!
 //! 10 000 jobs in each mode: standalone and the shared cluster, EVALSHA and FCALL.
 
-use crate::common::{env, patient, Env, MODES, Mode};
+use crate::common::{env, patient, Env, Mode, MODES};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Ack, Claim, Job, JobState, Nack, Queue, QueueConfig, RunAt};
 use redis_atomic::{Client, Error};

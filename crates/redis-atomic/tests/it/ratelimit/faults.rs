@@ -117,7 +117,10 @@ async fn oom_is_refused_with_no_partial_write() {
             ClientConfig::default().delivery(delivery),
         )
         .await;
-        env.client.load(redis_atomic::script::registry::ALL).await.unwrap();
+        env.client
+            .load(redis_atomic::script::registry::ALL)
+            .await
+            .unwrap();
         let single = RateLimiter::new(
             env.client.clone(),
             env.keyspace.clone(),
@@ -177,7 +180,10 @@ async fn oom_is_refused_with_no_partial_write() {
 async fn lost_reply_then_same_id_is_charged_once() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
         let env = own_env(mode, "rl-lost", patient()).await;
-        env.client.load(redis_atomic::script::registry::ALL).await.unwrap();
+        env.client
+            .load(redis_atomic::script::registry::ALL)
+            .await
+            .unwrap();
         let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy());
         let lossy = lossy(&env.client, &env.keyspace);
         let server = env.server.as_ref().unwrap();
@@ -224,7 +230,10 @@ async fn resend_is_charged_once(client: &Client, limiter: &RateLimiter) {
 #[tokio::test]
 async fn request_id_is_resent_by_the_binding() {
     let env = standalone("rl-resend", ServerOptions::default(), patient()).await;
-    env.client.load(redis_atomic::script::registry::ALL).await.unwrap();
+    env.client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy());
     // Only the stalled call is impatient (and retried by the binding).
     let retrying = RateLimiter::new(
@@ -258,7 +267,10 @@ async fn lost_reply_on_cluster_then_same_id_is_charged_once() {
         let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
             .await
             .unwrap();
-        client.load(redis_atomic::script::registry::ALL).await.unwrap();
+        client
+            .load(redis_atomic::script::registry::ALL)
+            .await
+            .unwrap();
         let ks = Keyspace::new(unique_prefix("rl-lost-cluster")).unwrap();
         let lossy = lossy(&client, &ks);
         let limiter = RateLimiter::new(client.clone(), ks, policy());

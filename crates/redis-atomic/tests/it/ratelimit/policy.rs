@@ -263,10 +263,7 @@ async fn bad_input(env: Env) {
     // rl_policy: an unknown algorithm; a request TTL out of range (checked with a request id).
     for (algorithm, id, ttl) in [("leaky", "", "1000000"), ("gcra", "id", "0")] {
         let args = ["1", id, ttl, "", algorithm, "5", "1000000", "5"].map(Arg::from);
-        let r = env
-            .client
-            .call(&RL_POLICY, &[&req, &keys[0]], &args)
-            .await;
+        let r = env.client.call(&RL_POLICY, &[&req, &keys[0]], &args).await;
         assert!(
             matches!(r, Err(Error::BadArgument(_))),
             "{algorithm} {id} {ttl}: {r:?}"

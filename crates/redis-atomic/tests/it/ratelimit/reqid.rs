@@ -2,7 +2,7 @@
 //! the first answer (the same leases) and has no second effect; different ids act independently;
 //! records are bounded by their TTL. (Under lost replies: `reqid_faults.rs`.)
 
-use crate::common::{env, patient, Env, MODES, Mode};
+use crate::common::{env, patient, Env, Mode, MODES};
 use redis_atomic::lease::{Fence, OwnerToken};
 use redis_atomic::queue::{Ack, Claim, Job, Nack, Queue, QueueConfig, RunAt};
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
@@ -88,12 +88,7 @@ async fn quota_repeat_returns_first_answer_and_charges_once() {
 /// typed errors; a foreign value under the record key is WRONGTYPE, nothing charged.
 #[tokio::test]
 async fn quota_record_expires_and_bad_input_is_typed() {
-    let env = env(
-        Mode::StandaloneEval,
-        "reqid-quota-ttl",
-        patient(),
-    )
-    .await;
+    let env = env(Mode::StandaloneEval, "reqid-quota-ttl", patient()).await;
     let q = Quotas::new(env.client.clone(), env.keyspace.clone());
     assert!(q
         .clone()
@@ -206,7 +201,11 @@ async fn claim_repeat_returns_same_leases() {
             .unwrap();
         assert!(matches!(idle, Claim::Idle), "{idle:?}");
         assert_eq!(
-            int(&env, redis::cmd("EXISTS").arg(q.keys().claim("c4").unwrap())).await,
+            int(
+                &env,
+                redis::cmd("EXISTS").arg(q.keys().claim("c4").unwrap())
+            )
+            .await,
             0
         );
         q.enqueue("d", b"d", RunAt::Now).await.unwrap();
@@ -219,12 +218,7 @@ async fn claim_repeat_returns_same_leases() {
 /// max(claim-id TTL, the claim's ttl).
 #[tokio::test]
 async fn claim_repeat_after_expiry_returns_nothing() {
-    let env = env(
-        Mode::StandaloneEval,
-        "reqid-claim-exp",
-        patient(),
-    )
-    .await;
+    let env = env(Mode::StandaloneEval, "reqid-claim-exp", patient()).await;
     let config = QueueConfig::default().claim_id_ttl(Duration::from_secs(1));
     assert!(Queue::new(
         env.client.clone(),

@@ -204,7 +204,10 @@ async fn lost_replies_standalone_one_effect_per_id() {
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     let proxy = FaultProxy::start(server.addr().unwrap()).unwrap();
     let patient = Client::connect(&server.url(), patient()).await.unwrap();
-    patient.load(redis_atomic::script::registry::ALL).await.unwrap();
+    patient
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let lossy_config = ClientConfig::default()
         .timeout(LOSSY_TIMEOUT)
         .retry(RetryPolicy::none());
@@ -235,7 +238,10 @@ async fn lost_replies_cluster_one_effect_per_id() {
     let patient = Client::connect_cluster(&cluster.urls(), config)
         .await
         .unwrap();
-    patient.load(redis_atomic::script::registry::ALL).await.unwrap();
+    patient
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let run = Run {
         lossy: impatient(&patient, LOSSY_TIMEOUT, RetryPolicy::none()),
         patient,
@@ -261,7 +267,10 @@ async fn lost_replies_cluster_one_effect_per_id() {
 async fn ids_are_resent_by_the_binding() {
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     let client = Client::connect(&server.url(), patient()).await.unwrap();
-    client.load(redis_atomic::script::registry::ALL).await.unwrap();
+    client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let ks = Keyspace::new(unique_prefix("reqid-resend")).unwrap();
     let retry = RetryPolicy::new(20, Duration::from_secs(10));
     let retrying = impatient(&client, LOSSY_TIMEOUT, retry);

@@ -7,9 +7,7 @@ use redis_atomic::cas::{Cas, CasOutcome, Decision as CasDecision, Read};
 use redis_atomic::dedup::Dedup;
 use redis_atomic::doctor::{DoctorOptions, Status};
 use redis_atomic::fenced::{Fenced, FencedWrites};
-use redis_atomic::idempotency::{
-    Begin, Fingerprint, Idempotency, Outcome, Response, Stored,
-};
+use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, Outcome, Response, Stored};
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::multi::MultiWrite;

@@ -2,9 +2,9 @@
 //! die) under real concurrency in every mode, plus fences, reclaim bounds and bad input. Faults
 //! are in `semaphore_faults.rs`.
 
-use crate::common::{env, patient, sem, take, Env, MODES, Mode};
+use crate::common::{env, patient, sem, take, Env, Mode, MODES};
 use redis_atomic::lease::{Extend, Lease, OwnerToken, Release};
-use redis_atomic::semaphore::{Acquire, Semaphore, RECLAIM_PER_ACQUIRE, SemaphoreConfig};
+use redis_atomic::semaphore::{Acquire, Semaphore, SemaphoreConfig, RECLAIM_PER_ACQUIRE};
 use redis_atomic::{Error, Fence};
 use redis_atomic_testkit::{history, LeaseSpan};
 use std::sync::{Arc, Mutex};

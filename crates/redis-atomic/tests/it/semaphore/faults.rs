@@ -2,8 +2,8 @@
 //! permit per holder, nothing acknowledged lost.
 
 use crate::common::{flush_env, own_env, patient, sem, take, Mode};
-use redis_atomic::script::registry;
 use redis_atomic::lease::{OwnerToken, Release};
+use redis_atomic::script::registry;
 use redis_atomic::semaphore::{Acquire, Semaphore, SemaphoreConfig};
 use redis_atomic::{Error, RetryPolicy};
 use std::time::Duration;
@@ -115,7 +115,13 @@ async fn restart_keeps_acknowledged_permits() {
     let down = lossy.acquire(Duration::from_secs(1)).await;
     crate::common::assert_down(&down);
     server.restart().unwrap();
-    let patient = Semaphore::new(crate::common::recovering(&env.client), &env.keyspace, "s", SemaphoreConfig::new(1)).unwrap();
+    let patient = Semaphore::new(
+        crate::common::recovering(&env.client),
+        &env.keyspace,
+        "s",
+        SemaphoreConfig::new(1),
+    )
+    .unwrap();
     assert!(matches!(
         patient.acquire(Duration::from_secs(1)).await.unwrap(),
         Acquire::Full { .. }

@@ -16,9 +16,11 @@ use redis_atomic::ratelimit::{Limit, RateLimiter};
 use redis_atomic::write::Write;
 use redis_atomic::{Client, ClientConfig, Delivery, Keyspace, RetryPolicy};
 use redis_atomic_testkit::history::check_leases;
-use redis_atomic_testkit::{for_the_process, unique_prefix, ClusterOptions, LeaseSpan, RedisCluster};
-use std::sync::OnceLock;
+use redis_atomic_testkit::{
+    for_the_process, unique_prefix, ClusterOptions, LeaseSpan, RedisCluster,
+};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -120,7 +122,10 @@ async fn limit_worker(env: Arc<Env>, client: Client) {
 /// `redis_atomic_retries_total{reason}`, summed over the primitives `which` selects.
 fn retries(m: &Recorded, reason: &str, which: impl Fn(&str) -> bool) -> u64 {
     let label = |labels: &[(String, String)], k: &str| {
-        labels.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone())
+        labels
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
     };
     m.counters()
         .into_iter()
@@ -151,9 +156,8 @@ fn retried(m: &Recorded, reason: &str) -> String {
 /// redirect every other test's calls), started on first use.
 fn cluster() -> &'static RedisCluster {
     static CLUSTER: OnceLock<RedisCluster> = OnceLock::new();
-    CLUSTER.get_or_init(|| {
-        for_the_process(|| RedisCluster::start(ClusterOptions::default()).unwrap())
-    })
+    CLUSTER
+        .get_or_init(|| for_the_process(|| RedisCluster::start(ClusterOptions::default()).unwrap()))
 }
 
 /// `ASKING` calls a node has served.

@@ -53,7 +53,11 @@ async fn client(cluster: bool, delivery: Delivery) -> (Client, Vec<String>, Turn
         return (client, c.primary_urls(), Some(turn));
     }
     let url = server().url();
-    (Client::connect(&url, config).await.unwrap(), vec![url], None)
+    (
+        Client::connect(&url, config).await.unwrap(),
+        vec![url],
+        None,
+    )
 }
 
 /// Every mode: (cluster, delivery).
