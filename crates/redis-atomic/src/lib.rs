@@ -60,8 +60,20 @@
 //!   many identities); settings through `with_*` builders that return `Result<Self, Error>`;
 //!   `keys(id..) -> Result<..Keys, Error>` per call target.
 //! * *Named instances* — [`semaphore::Semaphore`], [`queue::Queue`]:
-//!   `new(client, &keyspace, name, config) -> Result<Self, Error>`, and `keys()` holding every key
-//!   of the instance.
+//!   `new(client, &keyspace, name, config) -> Result<Self, Error>` (the config —
+//!   [`semaphore::SemaphoreConfig`] with the capacity, [`queue::QueueConfig`] — checked there),
+//!   and `keys()` holding every key of the instance.
+//!
+//! [`cas::Cas`] and [`multi::MultiWrite`] act on the caller's own keys and take no keyspace.
+//!
+//! ## Rungs
+//!
+//! Each primitive uses the weakest mechanism that keeps its invariant, from a ladder of five: (1)
+//! a plain command, (2) one command with options (`SET NX PX GET`, `PEXPIRE NX`, `ZADD GT`), (3)
+//! `MULTI`/`EXEC` of writes known in advance, (4) optimistic `WATCH`/`MULTI`/`EXEC`, (5) a Lua
+//! script, where the decision reads state and must not interleave with other writers. A native
+//! command that decides exactly what a script decides replaces the script where the server has
+//! it ([`client::Capabilities`]).
 //!
 //! ## Quick example
 //! ```no_run

@@ -68,7 +68,7 @@ impl Client {
     /// or of a user's generated bindings: a [`Script`](crate::script::Script), whose key and
     /// argument arrays and reply type the compiler checks, or a
     /// [`DynScript`](crate::script::DynScript) (a variadic script, or one of a
-    /// [`ScriptSet`](crate::script::ScriptSet)), whose slices are checked here against its
+    /// [`ScriptSet`]), whose slices are checked here against its
     /// header ([`Error::BadArgument`], nothing sent). The keys must share one hash slot
     /// ([`Error::CrossSlot`] otherwise, nothing sent).
     pub async fn call<S: Callable>(

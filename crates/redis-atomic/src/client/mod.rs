@@ -20,7 +20,7 @@
 //! Where it connects: one server (`redis://`, `rediss://` with [`TlsOptions`], `redis+unix://`),
 //! the primary Sentinel names (`redis+sentinel://`, [`SentinelConfig`]; asked again after a
 //! failover), or a Redis Cluster (redirects followed: `MOVED` by retrying through the refreshed
-//! slot map, `ASK` with `ASKING` on the target node, [`ask`]).
+//! slot map, `ASK` with `ASKING` on the target node).
 
 mod ask;
 mod capabilities;

@@ -69,6 +69,7 @@
 //! comparing two fences orders their holders. Pass the fence to every write the lease protects and
 //! have that store refuse smaller ones ([`crate::fenced`] does this for state kept in Redis).
 
+mod renewal;
 mod watchdog;
 
 pub use watchdog::{LeaseLost, WatchdogConfig, Watched};

@@ -11,6 +11,12 @@
 //! last write; every target key must carry the same `{resource}` tag (checked before sending;
 //! build them with [`FencedWrites::key`] or your own names around `{resource}`).
 //!
+//! **Shape.** A collection keyed per call (the first of the
+//! [two constructor kinds](crate#primitives-two-constructor-kinds)):
+//! [`FencedWrites::new`] with a [`Keyspace`](crate::Keyspace), [`FencedWrites::with_retention`]
+//! checked, every write naming its resource, [`FencedWrites::keys`] per resource. A stale fence
+//! is a value ([`Fenced::Stale`]).
+//!
 //! **Fences** come from the lease primitives, issued by [one rule](crate::lease#fences).
 //!
 //! **Mechanism.** Rung 5, one Lua script (`fenced_write`): compare with the highest

@@ -7,6 +7,9 @@
 //! **Keys.** Any keys, as long as they share one hash slot (`{user-42}` in every key): checked
 //! before sending ([`Error::CrossSlot`]), and the batch goes to the node serving that slot.
 //!
+//! **Shape.** A [`MultiWrite`] is built from the caller's own [`Write`]s (no keyspace) and
+//! executed on a client.
+//!
 //! **Mechanism.** Rung 3: `MULTI`, the [`Write`]s, `EXEC`, sent in one round trip
 //! on a [`crate::client::DedicatedConnection`] (`MULTI` state is per connection). No script runs
 //! inside the transaction: a `NOSCRIPT` inside `MULTI` does not abort the others. Use it when no

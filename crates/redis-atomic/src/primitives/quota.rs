@@ -10,6 +10,12 @@
 //! secrets, so they stay readable), and per request id of [`Quotas::add_with_id`] a record
 //! `<ns>:quota:v1:{<name>}:req:<r>` in the same slot (`<r>`: 128 bits of SHA-256 of the id).
 //!
+//! **Shape.** A collection keyed per call (the first of the
+//! [two constructor kinds](crate#primitives-two-constructor-kinds)): [`Quotas::new`]
+//! with a [`Keyspace`](crate::Keyspace), [`Quotas::with_request_ttl`] checked, every call naming
+//! its counter, [`Quotas::keys`] per counter (and request id). A refused add is a value
+//! ([`Bounded::Refused`]).
+//!
 //! **Rungs, and why.**
 //! * [`Quotas::add`] / [`Quotas::add_clamped`]: a Lua script (`quota_add`). `INCRBY` cannot refuse
 //!   to pass a bound, and `INCRBY` + compensating `DECRBY` lets others see and act on the

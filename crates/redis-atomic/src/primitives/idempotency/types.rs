@@ -25,7 +25,7 @@ pub struct IdempotencyConfig {
     /// [`MAX_RESULT_TTL`]): 24 h by default.
     pub result_ttl: Duration,
     /// Largest encoded response stored; larger ones are refused with a clear error (store a
-    /// [`Body::Reference`] instead).
+    /// [`Body::Reference`](super::Body::Reference) instead).
     pub max_response_bytes: usize,
 }
 

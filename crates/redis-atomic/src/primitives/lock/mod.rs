@@ -211,7 +211,7 @@ impl Locks {
 
     /// Releases `resource` if `token` holds it with the lease `fence`: the by-parts twin of
     /// [`LockGuard::release`]. A server with `DELIFEQ` / `DELEX … IFEQ` decides without Lua
-    /// ([`native`]).
+    /// (the `native` rung).
     pub async fn release(
         &self,
         resource: &str,
@@ -250,7 +250,7 @@ impl Locks {
 
     /// Sets the lease `fence` of `token`'s lock on `resource` to end `ttl` from the server's now
     /// (absolute, not added): the by-parts twin of [`LockGuard::extend`]. A server whose `SET`
-    /// takes `IFEQ` decides without Lua ([`native`]).
+    /// takes `IFEQ` decides without Lua (the `native` rung).
     pub async fn extend(
         &self,
         resource: &str,

@@ -11,6 +11,14 @@
 //! `<ns>:rl:v1:{<h>}:req:<r>` an admitted request's recorded decision, where `<h>` is a SHA-256
 //! digest of the identity (API keys never appear in key names) and `<r>` of the request id.
 //!
+//! **Shape.** A collection keyed per call (the first of the
+//! [two constructor kinds](crate#primitives-two-constructor-kinds)):
+//! [`RateLimiter::new`] takes a [`Keyspace`](crate::Keyspace) and, as a third argument, the
+//! [`Policy`] it applies — a limiter is one policy over many identities, so the policy belongs to
+//! it, not to a call; [`RateLimiter::with_request_ttl`] checks its setting; every consume names
+//! its identity, and [`RateLimiter::keys`] shows an identity's keys. A refusal is a value
+//! ([`Decision::Limited`] with a `retry_after`).
+//!
 //! **Mechanism** (rung: Lua script). `rl_<algorithm>` for one limit, `rl_policy` for several or
 //! with a request id: the check and the charge must not interleave, `INCR` + `EXPIRE` cannot
 //! refuse without charging (the usual recipe charges rejected requests, node-rate-limiter-flexible

@@ -1,7 +1,8 @@
-//! The job queue: leases, acks, nacks, the retry-safe claim, dead letters, faults and a stress
+//! The job queue: enqueue, due order, dead letters, reaping, a job as a lease, faults and a stress
 //! run.
 
 mod basics;
 mod dead;
 mod faults;
+mod lease;
 mod stress;
