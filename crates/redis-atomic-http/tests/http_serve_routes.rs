@@ -473,7 +473,7 @@ async fn queue_dead_letters() {
             let n = s
                 .post(
                     &format!("/v1/queues/dq/jobs/{id}/nack"),
-                    json!({"fence": fence, "error": "boom"}),
+                    json!({"worker": "w", "fence": fence, "error": "boom"}),
                 )
                 .await;
             assert_eq!(n.status, 200);

@@ -14,6 +14,8 @@ if not ttl then return bad end
 if ARGV[1] == '' or not string.find(ARGV[2], '^%d+$') then
   return redis.error_reply('ERR redis-atomic: token must not be empty and fence must be decimal digits')
 end
-if redis.call('GET', KEYS[1]) ~= ARGV[2] .. ':' .. ARGV[1] then return {'lost'} end
-redis.call('PEXPIRE', KEYS[1], ttl)
-return {'extended', ARGV[2], ttl}
+if redis.call('GET', KEYS[1]) == ARGV[2] .. ':' .. ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  return {'extended', ARGV[2], ttl}
+end
+return {'lost'}

@@ -68,7 +68,7 @@ pub fn redis_client(url: &str, tls: Option<&TlsOptions>) -> Result<redis::Client
 
 /// `template`'s settings (credentials, protocol, TLS) for the node at `host:port` — a cluster
 /// node or a replica another node named. A non-TCP template (a Unix socket) gives a plain TCP
-/// address.
+/// address. (Public for the CLI, which reaches every node of a deployment with it.)
 pub fn node_info(template: &redis::ConnectionInfo, host: &str, port: u16) -> redis::ConnectionInfo {
     let addr = match template.addr() {
         redis::ConnectionAddr::TcpTls {
