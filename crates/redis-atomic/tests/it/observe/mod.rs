@@ -23,11 +23,14 @@ thread_local! {
     static CAPTURING: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Everything the global `tracing` subscriber writes. Global, installed before any test sends
-/// anything ([`captured`]): a thread-local subscriber (`set_default`) raced the other test's
-/// thread on tracing's per-callsite interest cache and, under load, missed the event. Its filter
-/// is decided per event, on the emitting thread: only threads that called [`captured`] are
-/// formatted, so the binary's other tests pay one thread-local read per debug event.
+/// Everything the global `tracing` subscriber writes. Global, not thread-local: a thread-local
+/// subscriber (`set_default`) raced other threads on tracing's per-callsite interest cache and,
+/// under load, missed the event. Its filter is decided per event, on the emitting thread: only
+/// threads that called [`captured`] are formatted, so the binary's other tests pay one
+/// thread-local read per debug event. The other tests of this binary hit the library's callsites
+/// before it is installed, and a callsite registering while it was installed may keep the old
+/// (never) interest: [`captured`] rebuilds the interest cache after installing, so the callsites
+/// these tests observe, long registered by then, are asked again.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
@@ -37,7 +40,7 @@ struct Captured(Arc<Mutex<Vec<u8>>>);
 fn captured() -> Captured {
     static CAPTURED: OnceLock<Captured> = OnceLock::new();
     CAPTURING.with(|c| c.set(true));
-    CAPTURED
+    let captured = CAPTURED
         .get_or_init(|| {
             let captured = Captured::default();
             let writer = captured.clone();
@@ -50,7 +53,9 @@ fn captured() -> Captured {
             tracing::subscriber::set_global_default(subscriber).unwrap();
             captured
         })
-        .clone()
+        .clone();
+    tracing::callsite::rebuild_interest_cache();
+    captured
 }
 
 impl Write for Captured {
