@@ -87,7 +87,7 @@ node: ensure-redis valkey
 
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.
 scripts-lock:
-	UPDATE_SCRIPTS_LOCK=1 $(CARGO) test -q -p redis-atomic --test scripts scripts_lock_is_current
+	UPDATE_SCRIPTS_LOCK=1 $(CARGO) test -q -p redis-atomic --test it scripts::scripts_lock_is_current
 
 # The one benchmark harness: every entry (`redis-atomic bench --help`), library vs raw EVALSHA in
 # interleaved rounds, on an embedded server.

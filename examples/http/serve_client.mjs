@@ -20,14 +20,14 @@ async function post(path, body) {
 const lock = await post("/v1/locks/node-example/acquire", { ttl_ms: 10000 });
 if (lock.status === 409) throw new Error(`held; retry in ${lock.body.retry_after_ms} ms`);
 console.log(`locked with fence ${lock.body.fence}`); // pass the fence to every write it protects
-const released = await post("/v1/locks/node-example/release", { token: lock.body.token });
+const released = await post("/v1/locks/node-example/release", { token: lock.body.token, fence: lock.body.fence });
 if (released.status !== 200) throw new Error("release failed");
 
 await post("/v1/queues/node-example/jobs", { id: "email-1", payload: "hello" });
 const claimed = await post("/v1/queues/node-example/claim", { worker: "node", visibility_ms: 30000 });
 for (const job of claimed.body.jobs) {
   console.log(`working on ${job.id}: ${job.payload}`);
-  const acked = await post(`/v1/queues/node-example/jobs/${job.id}/ack`, { fence: job.fence });
+  const acked = await post(`/v1/queues/node-example/jobs/${job.id}/ack`, { worker: "node", fence: job.fence });
   if (acked.status !== 200) throw new Error("ack failed");
 }
 console.log("ok");

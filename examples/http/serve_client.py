@@ -33,13 +33,13 @@ status, lock = post("/v1/locks/py-example/acquire", {"ttl_ms": 10000})
 if status == 409:
     raise SystemExit(f"held; retry in {lock['retry_after_ms']} ms")
 print(f"locked with fence {lock['fence']}")  # pass the fence to every write the lock protects
-status, _ = post("/v1/locks/py-example/release", {"token": lock["token"]})
+status, _ = post("/v1/locks/py-example/release", {"token": lock["token"], "fence": lock["fence"]})
 assert status == 200
 
 post("/v1/queues/py-example/jobs", {"id": "email-1", "payload": "hello"})
 _, claimed = post("/v1/queues/py-example/claim", {"worker": "py", "visibility_ms": 30000})
 for job in claimed["jobs"]:
     print(f"working on {job['id']}: {job['payload']}")
-    status, _ = post(f"/v1/queues/py-example/jobs/{job['id']}/ack", {"fence": job["fence"]})
+    status, _ = post(f"/v1/queues/py-example/jobs/{job['id']}/ack", {"worker": "py", "fence": job["fence"]})
     assert status == 200
 print("ok")

@@ -128,7 +128,7 @@ impl ScriptSet {
     ) -> napi::Result<PromiseRaw<'env, ()>> {
         let defs = self.inner.defs();
         let client = client.inner.clone();
-        let fut = move || async move { client.preload(&defs).await };
+        let fut = move || async move { client.load(&defs).await };
         spawn(env, Call::safe(None), fut)
     }
 }
@@ -175,7 +175,7 @@ async fn run(
             Owned::Int(n) => Arg::Int(*n),
         })
         .collect();
-    let raw = client.call_dyn(script, &keys, &args).await?;
+    let raw = client.call(script, &keys, &args).await?;
     if raw.fields.iter().any(too_deep) {
         return Err(Error::BadReply {
             script: script.def.name,

@@ -327,7 +327,7 @@ impl Client {
         self.bridge.run(py, safe, async move {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             let args: Vec<redis_atomic::Arg<'_>> = args.iter().map(Value::arg).collect();
-            let reply = client.call_dyn(def, &keys, &args).await?;
+            let reply = client.call(def, &keys, &args).await?;
             Ok(ScriptReply::of(reply))
         })
     }

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Parser;
-use redis_atomic::idempotency::{IdemConfig, Idempotency};
+use redis_atomic::idempotency::Idempotency;
 use redis_atomic::{Client, ClientConfig, Keyspace};
 use redis_atomic_http::{IdempotencyLayer, IdempotencyLayerConfig};
 use serde::Deserialize;
@@ -94,12 +94,7 @@ async fn account(
 
 /// The service: routes plus the idempotency layer on POST /charges.
 pub fn app(client: Client) -> Router {
-    let store = Idempotency::new(
-        client.clone(),
-        Keyspace::new("payments").unwrap(),
-        IdemConfig::default(),
-    )
-    .unwrap();
+    let store = Idempotency::new(client.clone(), Keyspace::new("payments").unwrap());
     let layer = IdempotencyLayer::new(store, IdempotencyLayerConfig::default());
     Router::new()
         .route("/charges", post(charge).layer(layer))

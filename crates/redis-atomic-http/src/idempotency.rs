@@ -222,7 +222,7 @@ async fn execute<S: Inner>(
     mut claim: Claim,
     req: Request<Body>,
 ) -> Response<Body> {
-    let lease = state.store.config().lease;
+    let lease = state.store.config().ttl;
     let response = {
         let work = run(inner, req);
         tokio::pin!(work);
@@ -249,7 +249,7 @@ async fn execute<S: Inner>(
     let bytes = match http_body_util::Limited::new(body, limit).collect().await {
         Ok(c) => c.to_bytes(),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return too_large_to_store(&claim).await
+            return too_large_to_store(claim).await
         }
         Err(e) => {
             // The body broke off: nothing whole to store or answer; a retry may run again.
@@ -277,7 +277,7 @@ fn end(outcome: Result<Outcome, redis_atomic::Error>) {
 
 /// The request ran but its response is over the limit: a final 500, stored, so a duplicate
 /// replays the refusal instead of running the request again.
-async fn too_large_to_store(claim: &Claim) -> Response<Body> {
+async fn too_large_to_store(claim: Claim) -> Response<Body> {
     let detail = "the response was over the size limit: the request ran, its response is not kept";
     let answer = problem::response(StatusCode::INTERNAL_SERVER_ERROR, detail);
     let (parts, body) = answer.into_parts();

@@ -22,11 +22,11 @@
 //! ```no_run
 //! # async fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
 //! use axum::{routing::post, Router};
-//! use redis_atomic::idempotency::{IdemConfig, Idempotency};
+//! use redis_atomic::idempotency::Idempotency;
 //! use redis_atomic::Keyspace;
 //! use redis_atomic_http::{IdempotencyLayer, IdempotencyLayerConfig};
 //!
-//! let store = Idempotency::new(client, Keyspace::new("payments")?, IdemConfig::default())?;
+//! let store = Idempotency::new(client, Keyspace::new("payments")?);
 //! let layer = IdempotencyLayer::new(store, IdempotencyLayerConfig::default());
 //! let app: Router = Router::new().route("/charges", post(|| async { "charged" }).layer(layer));
 //! # Ok(()) }

@@ -158,7 +158,10 @@ pub async fn run(
     let (client, embedded) = connect_or_embed(start.redis.as_deref(), start.cluster, start.client)
         .await
         .map_err(StartError::Redis)?;
-    client.load_all().await.map_err(StartError::Scripts)?;
+    client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .map_err(StartError::Scripts)?;
     let app = face
         .app(client, &config)
         .map_err(|source| StartError::Face {

@@ -301,7 +301,7 @@ fn migrate_some_slot(cluster: &RedisCluster, primaries: &[usize], round: usize) 
     let mut conn = cluster.nodes()[from].client().get_connection()?;
     let key: Option<Vec<u8>> = redis::cmd("RANDOMKEY").query(&mut conn)?;
     let Some(key) = key else { return Ok(()) };
-    let slot = redis_atomic::slot(&key);
+    let slot = redis_atomic::keys::slot(&key);
     if cluster.owner_of(slot)? == from {
         cluster.migrate_slot(slot, to, 100)?;
     }

@@ -5,10 +5,14 @@
 //! cargo run --example job_queue -- --jobs 20000 --workers 8 --redis redis://127.0.0.1:6379
 //! ```
 //! The producer enqueues `--jobs` jobs (every tenth delayed by up to a second); each worker
-//! claims batches, "processes" them, and acks with the lease's fence. Some jobs fail now and then
-//! (nack with backoff, retried); every `--poison-every`-th job always fails and ends in the
-//! dead letters after `max_deliveries`. The summary counts acked and dead jobs and shows a few
-//! dead letters.
+//! claims batches with a ttl (each job a fenced lease, [`redis_atomic::lease`]), "processes" them,
+//! and acks each job, which ends (consumes) its handle. A worker whose claim finds nothing due
+//! waits the `retry_after` the queue gives ([`Claim::Empty`]), or a short pause when the queue
+//! holds nothing yet ([`Claim::Idle`]: the producer is behind). Some jobs fail now and then (nack
+//! with backoff, retried); every `--poison-every`-th job always fails and ends in the dead letters
+//! after `max_deliveries`. An ack whose outcome is unknown is repeated by parts, with the job's
+//! id, worker and fence read before (a repeat of an ack that ran answers `Acked` again). The
+//! summary counts acked and dead jobs and shows a few dead letters.
 #![allow(clippy::unwrap_used)]
 
 use clap::Parser;
@@ -80,24 +84,25 @@ async fn work(
     bar: ProgressBar,
 ) -> anyhow::Result<()> {
     while summary.acked.load(Ordering::SeqCst) + summary.dead.load(Ordering::SeqCst) < args.jobs {
-        let jobs = match queue
-            .claim(&name, Duration::from_secs(5), args.batch)
-            .await?
-        {
+        let ttl = Duration::from_secs(5);
+        let jobs = match queue.claim(&name, ttl, args.batch).await? {
             Claim::Claimed(jobs) => jobs,
             Claim::Empty { retry_after } => {
-                let pause = retry_after.unwrap_or(Duration::from_millis(20));
-                tokio::time::sleep(pause.min(Duration::from_millis(20))).await;
+                tokio::time::sleep(retry_after.min(Duration::from_millis(20))).await;
                 continue;
             }
-            _ => continue,
+            // Nothing queued or running (yet): the producer is behind.
+            _ => {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                continue;
+            }
         };
         for job in jobs {
             // "Processing": pass job.fence() to every write the job makes, so a store can refuse
             // a worker whose lease was taken over.
             tokio::task::yield_now().await;
             let outcome = match fails(&args, &job) {
-                None => match job.ack().await? {
+                None => match ack(&queue, job).await? {
                     Ack::Acked => &summary.acked,
                     _ => &summary.lost,
                 },
@@ -117,6 +122,15 @@ async fn work(
         }
     }
     Ok(())
+}
+
+/// Acks `job`; after an unknown outcome, repeats the ack by parts (retry-safe).
+async fn ack(queue: &Queue, job: Job) -> Result<Ack, redis_atomic::Error> {
+    let (id, token, fence) = (job.id().to_string(), job.token().clone(), job.fence());
+    match job.ack().await {
+        Err(e) if e.is_outcome_unknown() => queue.ack(&id, &token, fence).await,
+        other => other,
+    }
 }
 
 /// Runs the producer and the workers to completion on `client`.

@@ -1,17 +1,17 @@
 #!lua
---- summary: store the result of a claimed execution, only for its token and generation
+--- summary: store the result of a claimed execution, only for its token and fence
 --- invariant: a result is stored once, by the current claim; a stale executor cannot overwrite it
 --- keys: record
---- args: token generation outcome payload ttl_ms
+--- args: token fence outcome payload result_ttl_ms
 --- returns: {'stored'} | {'lost'}
 --- retry: safe
---- version: 2
+--- version: 3
 --@include int_arg
 --@include idem_record
 -- outcome: completed (replay it), failed (final failure: replay it) or retry (release the key so
--- the next attempt runs; generation kept so the next claim's is larger).
+-- the next attempt runs; fence kept so the next claim's is larger).
 -- Retry safety: repeating the same call after the result is stored answers 'stored' again.
-local ttl, bad = int_arg(ARGV[5], 'ttl_ms', 1, 2592000000)
+local ttl, bad = int_arg(ARGV[5], 'result_ttl_ms', 1, 2592000000)
 if not ttl then return bad end
 local states = {completed = 'c', failed = 'f', retry = 'r'}
 local state = states[ARGV[3]]

@@ -5,12 +5,13 @@
 --- args: token ttl_ms
 --- returns: {'acquired', fence:fence, ttl:ms} | {'held', retry_after:ms}
 --- retry: safe
---- version: 3
--- Flat on purpose (no functions: a closure per call is measurable on this hot path; see
--- docs/scripts.md "Fragments"): four commands when the lock is free, TIME, GET, SET NX, SET.
--- Fences follow next_fence's rule, max(last + 1, server µs), so they keep increasing even when
--- the fence key was lost (a failover to a lagging replica, an expired key). The fence key is
--- kept 14 days from its last issue: at least a week beyond any lease (leases are at most 7 days).
+--- version: 4
+--@include now_us
+--@include next_fence
+-- Flat apart from the shared fence rule (next_fence: max(last + 1, server µs), so fences keep
+-- increasing even when the fence key was lost to a failover or expiry): four commands when the
+-- lock is free, TIME, GET, SET NX, SET. The fence is stored only when the lock is taken, kept 14
+-- days from its last issue: at least a week beyond any lease (leases are at most 7 days).
 -- Retry safety: the same token while it holds the lock gets its own fence back (and a fresh TTL),
 -- so a client that lost the reply to its first attempt can simply send it again.
 -- ttl_ms goes on to SET and PEXPIRE as sent, so it must be what they parse: plain decimal digits
@@ -20,14 +21,9 @@ if token == '' then return redis.error_reply('ERR redis-atomic: token must not b
 if not ttl or ttl > 604800000 then
   return redis.error_reply('ERR redis-atomic: ttl_ms must be an integer in 1..604800000')
 end
-local t = redis.call('TIME')
-local fence, last = t[1] * 1000000 + t[2], redis.call('GET', KEYS[2])
-if last then
-  last = tonumber(last)
-  if not last then return redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end
-  if last >= fence then fence = last + 1 end
-end
-fence = string.format('%d', fence)
+local last, bad = last_fence(KEYS[2])
+if not last then return bad end
+local fence = next_fence(last, now_us())
 if redis.call('SET', KEYS[1], fence .. ':' .. token, 'NX', 'PX', ARGV[2]) then
   redis.call('SET', KEYS[2], fence, 'PX', '1209600000')
   return {'acquired', fence, ttl}

@@ -2,10 +2,10 @@
 --- summary: queue_claim with a claim id: the leases are recorded, and a repeat of the id returns those still live instead of claiming again
 --- invariant: a claim id leases jobs at most once while its record lives; a repeat returns the same jobs with the same fences and delivery counts
 --- keys: due inflight dead meta payload errors claim
---- args: worker visibility_ms max_jobs max_deliveries max_dead keep_dead_ms request_ttl_ms
---- returns: {'claimed', now_ms, replayed:bool, count, jobs:[id:str, fence:fence, deliveries, payload:bytes, lease:ms] * count} | {'empty', retry_after:ms?}
+--- args: worker ttl_ms max_jobs max_deliveries max_dead keep_dead_ms request_ttl_ms
+--- returns: {'claimed', now_ms, replayed:bool, count, jobs:[id:str, fence:fence, deliveries, payload:bytes, ttl:ms] * count} | {'empty', retry_after:ms} | {'idle'}
 --- retry: safe
---- version: 2
+--- version: 3
 --@include int_arg
 --@include now_us
 --@include queue_types
@@ -17,7 +17,7 @@
 --@include request_ttl
 -- Retry: safe. A claim that leases jobs records them under KEYS[7] (a string of length-prefixed
 -- items "<len>:<bytes>": the worker, then job id and fence per job) for max(request_ttl_ms,
--- visibility_ms). A repeat of the id while the
+-- ttl_ms). A repeat of the id while the
 -- record lives claims nothing: it returns, in the first claim's order, each recorded job whose
 -- lease from that claim is still live (running, same fence, same worker, deadline not passed),
 -- with its delivery count and the ms left on its lease; jobs acked, nacked, reaped or expired
@@ -58,7 +58,7 @@ if #record > 0 then
   out[4] = (#out - 4) / 5
   return out
 end
-local out, lease = {'claimed', now, 0, 0}, vis
+local out, job_ttl = {'claimed', now, 0, 0}, ttl
 --@include queue_claim_take
 if #ids > 0 then
   out[4] = #ids
@@ -67,7 +67,7 @@ if #ids > 0 then
     entries[#entries + 1] = #out[i] .. ':' .. out[i]
     entries[#entries + 1] = #out[i + 1] .. ':' .. out[i + 1]
   end
-  redis.call('SET', KEYS[7], table.concat(entries), 'PX', math.max(request_ttl, vis))
+  redis.call('SET', KEYS[7], table.concat(entries), 'PX', math.max(request_ttl, ttl))
   return out
 end
 --@include queue_claim_empty

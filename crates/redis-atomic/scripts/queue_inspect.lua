@@ -3,9 +3,9 @@
 --- invariant: reads only
 --- keys: due inflight meta errors
 --- args: job_id
---- returns: {'queued', due_in:ms, deliveries, last_fence:fence} | {'running', fence:fence, deliveries, lease_left:ms, worker:text} | {'dead', deliveries, error:text} | {'acked', fence:fence} | {'unknown'}
+--- returns: {'queued', due_in:ms, deliveries, last_fence:fence} | {'running', fence:fence, deliveries, ttl:ms, worker:text} | {'dead', deliveries, error:text} | {'acked', fence:fence} | {'unknown'}
 --- retry: safe
---- version: 2
+--- version: 3
 --@include now_ms
 --@include queue_meta
 local id = ARGV[1]

@@ -5,10 +5,10 @@
 --- args: candidate
 --- returns: {'raised', value:int} | {'kept', value:int}
 --- retry: safe
---- version: 2
+--- version: 3
 --@include int_arg
--- Why a script: no command keeps the max of a string (SET has no GT), and seed 003's GETSET
--- loop both writes smaller values for a moment and needs a client retry loop. One step here,
+-- Why a script: no command keeps the max of a string (SET has no GT), and a GETSET loop both
+-- writes smaller values for a moment and needs a client retry loop. One step here,
 -- returning the current max; idempotent, so a resend after a lost reply is harmless.
 local limit = 9007199254740991
 local candidate, bad = int_arg(ARGV[1], 'candidate', -limit, limit)

@@ -173,7 +173,7 @@ impl Error {
     /// Why a call was retried, for `redis_atomic_retries_total{reason}`: the server's refusal
     /// code in lower case (`busy`, `readonly`, `moved`, `ask`, `tryagain`, ...), `timeout`, or
     /// the error's [`Error::label`].
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             Error::Rejected { code, .. } => code.to_ascii_lowercase(),
             Error::OutcomeUnknown {
@@ -185,7 +185,7 @@ impl Error {
 
     /// Classifies an error the `redis` crate returned for a request that was handed to a
     /// connection (so, unless the connection was refused, it may have been sent).
-    pub fn from_redis(err: RedisError) -> Error {
+    pub(crate) fn from_redis(err: RedisError) -> Error {
         if err.is_connection_refusal() || err.kind() == redis::ErrorKind::ClusterConnectionNotFound
         {
             return Error::NotSent(err);
@@ -207,7 +207,7 @@ impl Error {
     /// Classifies a server error reply by its code. The message is read in one case only: our
     /// own scripts' refusal of an argument, `ERR redis-atomic: ...` (the scripts' documented
     /// protocol, see docs/scripts.md), which is [`Error::BadArgument`].
-    pub fn from_code(code: String, message: String) -> Error {
+    pub(crate) fn from_code(code: String, message: String) -> Error {
         if TRANSIENT.contains(&code.as_str()) || REFUSED.contains(&code.as_str()) {
             return Error::Rejected { code, message };
         }

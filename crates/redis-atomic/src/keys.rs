@@ -17,9 +17,10 @@ pub const MAX_TAG_LEN: usize = 512;
 /// first `{` and the next `}`, when that is non-empty) or of the whole key, modulo 16384.
 ///
 /// ```
-/// assert_eq!(redis_atomic::slot(b"foo"), 12182);
-/// assert_eq!(redis_atomic::slot(b"{user1000}.following"), redis_atomic::slot(b"user1000"));
-/// assert_eq!(redis_atomic::slot(b"{}x"), redis_atomic::slot(b"{}x")); // empty tag: whole key
+/// use redis_atomic::keys::slot;
+/// assert_eq!(slot(b"foo"), 12182);
+/// assert_eq!(slot(b"{user1000}.following"), slot(b"user1000"));
+/// assert_eq!(slot(b"{}x"), slot(b"{}x")); // empty tag: whole key
 /// ```
 pub fn slot(key: &[u8]) -> u16 {
     crc16(hash_tag(key)) % 16384
@@ -27,13 +28,7 @@ pub fn slot(key: &[u8]) -> u16 {
 
 /// The bytes that decide `key`'s slot: its hash tag (between the first `{` and the next `}`,
 /// when that is non-empty), or the whole key. The one hash-tag parser of the crate.
-///
-/// ```
-/// use redis_atomic::keys::hash_tag;
-/// assert_eq!(hash_tag(b"app:lock:v1:{order-42}:fence"), b"order-42");
-/// assert_eq!(hash_tag(b"{}x"), b"{}x");
-/// ```
-pub fn hash_tag(key: &[u8]) -> &[u8] {
+pub(crate) fn hash_tag(key: &[u8]) -> &[u8] {
     if let Some(open) = key.iter().position(|&b| b == b'{') {
         if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
             if len > 0 {
@@ -60,7 +55,8 @@ fn crc16(bytes: &[u8]) -> u16 {
     crc
 }
 
-/// The common slot of `keys`, or [`Error::CrossSlot`] naming them when they differ.
+/// The common slot of `keys`, or [`Error::CrossSlot`] naming them when they differ. (Public for
+/// callers that build their own keys, and for the CLI's `slot --check-same`.)
 pub fn same_slot<K: AsRef<[u8]>>(keys: &[K]) -> Result<Option<u16>, Error> {
     let mut slots = keys.iter().map(|k| slot(k.as_ref()));
     let Some(first) = slots.next() else {
@@ -160,6 +156,13 @@ fn check_part(what: &str, value: &str) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hash tag is the first non-empty `{...}`, else the whole key.
+    #[test]
+    fn hash_tags() {
+        assert_eq!(hash_tag(b"app:lock:v1:{order-42}:fence"), b"order-42");
+        assert_eq!(hash_tag(b"{}x"), b"{}x");
+    }
 
     /// Known slots from the Redis Cluster specification and redis-rs' tests.
     #[test]

@@ -15,8 +15,12 @@
 //! | `redis_atomic_noscript_reloads_total` | counter | `script, version` |
 //! | `redis_atomic_server_warnings_total` | counter | `check` |
 //!
-//! * `outcome`: the reply's status word (`acquired`, `held`, ...) or the error's
-//!   [`Error::label`] (`outcome_unknown`, `rejected`, ...);
+//! * `primitive`: the module the operation belongs to, named as the module is (`lock`,
+//!   `semaphore`, `idempotency`, `queue`, `ratelimit`, `quota`, `fenced`, `cas`, `multi`,
+//!   `dedup`; a user's script: its name's prefix);
+//! * `outcome`: the reply's status word (`acquired`, `held`, `extended`, `lost`, ...) or the
+//!   error's [`Error::label`] (`outcome_unknown`, `rejected`, ...); the watchdog of a lease
+//!   (`op="watchdog"`) counts `lost` and `lost_unconfirmed`;
 //! * `reason`: why an attempt was retried: the server's refusal code (`busy`, `readonly`,
 //!   `moved`, `ask`, `tryagain`, `clusterdown`, `loading`, ...), `timeout`, `not_sent`,
 //!   `outcome_unknown`, or `conflict` (an optimistic transaction aborted); `noscript` reloads
@@ -27,7 +31,7 @@
 //! * `check`: a server setting a connecting client found unsafe for the primitives
 //!   (`maxmemory-policy`: an evicting policy with a memory limit, see [`crate::doctor`]);
 //! * `script`, `version`: the script (`lock_acquire`, `2`), or for a command a primitive sends
-//!   itself, the command (`set_nx_get`) and `-`.
+//!   itself, the command in lower case (`set_nx_get`, `get`) and `-`.
 //!
 //! Tracing: each operation runs in a `redis_atomic` span (debug level) with the same fields and
 //! `tag`, and ends with one debug event (target `redis_atomic::op`) carrying `outcome`,
@@ -59,7 +63,7 @@ pub const SERVER_WARNINGS_TOTAL: &str = "redis_atomic_server_warnings_total";
 
 /// What an operation is, for metrics, spans and events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Op {
+pub(crate) struct Op {
     /// The primitive (`lock`).
     pub primitive: &'static str,
     /// The operation (`acquire`).
@@ -100,7 +104,7 @@ impl Op {
 }
 
 /// A short, stable, non-reversible label for a key: SHA1 of its hash tag, 8 hex digits.
-pub fn tag_hash(key: &str) -> String {
+pub(crate) fn tag_hash(key: &str) -> String {
     let tag = hash_tag(key.as_bytes());
     sha1_smol::Sha1::from(tag).digest().to_string()[..8].to_string()
 }
@@ -203,30 +207,4 @@ pub(crate) fn server_warning(check: &'static str) {
 pub(crate) fn noscript(def: &ScriptDef) {
     metrics::counter!(NOSCRIPT_RELOADS_TOTAL, "script" => def.name, "version" => def.version.to_string())
         .increment(1);
-}
-
-/// The status word a script returns first (`{'acquired', ...}` → `acquired`).
-pub fn status_word(value: &redis::Value) -> Option<&str> {
-    match value {
-        redis::Value::Array(items) => match items.first()? {
-            redis::Value::BulkString(b) => std::str::from_utf8(b).ok(),
-            redis::Value::SimpleString(s) => Some(s),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-    use redis_atomic_testkit::arb;
-
-    proptest! {
-        /// Any reply has a status word or none, never a panic.
-        #[test]
-        fn status_word_answers_any_value(reply in arb::reply()) {
-            let _ = super::status_word(&reply);
-        }
-    }
 }

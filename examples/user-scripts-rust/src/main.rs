@@ -62,7 +62,7 @@ async fn run(client: &Client, namespace: &str) -> anyhow::Result<Seen> {
     ] {
         let args: Vec<Arg> = batch.iter().map(|p| Arg::from(*p)).collect();
         let reply = client
-            .call_dyn(&scripts::ZADD_UNLESS_SMALLER, &[&board], &args)
+            .call(&scripts::ZADD_UNLESS_SMALLER, &[&board], &args)
             .await?;
         println!("  zadd_unless_smaller({batch:?}) -> {reply:?}");
         raised.push(reply);

@@ -46,7 +46,7 @@ fn scripts_show() {
 fn slot_check_same() {
     let o = cli(&["slot", "--check-same", "a:{x}:1", "b:{x}:2"]);
     assert!(o.status.success());
-    assert!(stdout(&o).contains(&redis_atomic::slot(b"x").to_string()));
+    assert!(stdout(&o).contains(&redis_atomic::keys::slot(b"x").to_string()));
     assert_eq!(
         cli(&["slot", "--check-same", "{a}", "{b}"]).status.code(),
         Some(1)

@@ -7,7 +7,7 @@
 //! support"); this binary is not among them, so these run on Redis only.
 
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
-use redis_atomic::idempotency::{Begin, Fingerprint, IdemConfig, Idempotency, Response};
+use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, Response};
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, Locks};
 use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
@@ -80,7 +80,7 @@ async fn exercise(client: &Client, test: &str) {
         Release::Released { .. }
     ));
 
-    let store = Idempotency::new(client.clone(), ks.clone(), IdemConfig::default()).unwrap();
+    let store = Idempotency::new(client.clone(), ks.clone());
     let fp = Fingerprint::of(&[b"body"]);
     let Begin::Claimed(claim) = store.begin("t", b"k", fp).await.unwrap() else {
         panic!("fresh key not claimed")
@@ -106,7 +106,7 @@ async fn exercise(client: &Client, test: &str) {
     let queue = Queue::new(client.clone(), &ks, "q", QueueConfig::default()).unwrap();
     queue.enqueue("job", b"x", RunAt::Now).await.unwrap();
     let owner = OwnerToken::new("w").unwrap();
-    let Claim::Claimed(jobs) = queue
+    let Claim::Claimed(mut jobs) = queue
         .claim(&owner, Duration::from_secs(30), 5)
         .await
         .unwrap()
@@ -114,7 +114,7 @@ async fn exercise(client: &Client, test: &str) {
         panic!("due job not claimed")
     };
     assert_eq!(jobs.len(), 1);
-    assert_eq!(jobs[0].ack().await.unwrap(), Ack::Acked);
+    assert_eq!(jobs.remove(0).ack().await.unwrap(), Ack::Acked);
 
     let key = ks.key("test", 1, "cas", &["v"]).unwrap();
     let out = Cas::new(client.clone())

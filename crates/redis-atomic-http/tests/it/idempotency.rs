@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
-use redis_atomic::idempotency::{IdemConfig, Idempotency};
+use redis_atomic::idempotency::{Idempotency, IdempotencyConfig};
 use redis_atomic::{ClientConfig, RetryPolicy};
 use redis_atomic_http::{IdempotencyLayer, IdempotencyLayerConfig};
 use std::net::SocketAddr;
@@ -39,11 +39,13 @@ async fn handler(
 }
 
 async fn serve(env: &Env, limit: usize) -> (SocketAddr, Count) {
-    serve_with(env, limit, IdemConfig::default()).await
+    serve_with(env, limit, IdempotencyConfig::default()).await
 }
 
-async fn serve_with(env: &Env, limit: usize, idem: IdemConfig) -> (SocketAddr, Count) {
-    let store = Idempotency::new(env.client.clone(), env.keyspace.clone(), idem).unwrap();
+async fn serve_with(env: &Env, limit: usize, idem: IdempotencyConfig) -> (SocketAddr, Count) {
+    let store = Idempotency::new(env.client.clone(), env.keyspace.clone())
+        .with_config(idem)
+        .unwrap();
     let config = IdempotencyLayerConfig::default()
         .max_body_bytes(limit)
         .scope(|parts| {
@@ -63,12 +65,7 @@ async fn serve_with(env: &Env, limit: usize, idem: IdemConfig) -> (SocketAddr, C
         .route(
             "/free",
             get(|| async { "free" }).layer(IdempotencyLayer::new(
-                Idempotency::new(
-                    env.client.clone(),
-                    env.keyspace.clone(),
-                    IdemConfig::default(),
-                )
-                .unwrap(),
+                Idempotency::new(env.client.clone(), env.keyspace.clone()),
                 IdempotencyLayerConfig::default(),
             )),
         )
@@ -142,7 +139,7 @@ async fn in_flight_is_409_with_retry_after() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_handler_keeps_its_claim() {
     let env = env(Mode::StandaloneEval, "http-extend", ClientConfig::default()).await;
-    let idem = IdemConfig::default().lease(Duration::from_secs(1));
+    let idem = IdempotencyConfig::default().ttl(Duration::from_secs(1));
     let (addr, count) = serve_with(&env, 1 << 20, idem).await;
     let first = tokio::spawn(post_op(addr, Some("long-1"), "long"));
     tokio::time::sleep(Duration::from_millis(2000)).await;

@@ -25,7 +25,7 @@ async fn serve(
     unavailable: Unavailable,
     timeout: Duration,
 ) -> (SocketAddr, Count) {
-    let _ = env.client.load_all().await;
+    let _ = env.client.load(redis_atomic::script::registry::ALL).await;
     let limiter = RateLimiter::new(env.client.clone(), env.keyspace.clone(), policy);
     let config = RateLimitLayerConfig::by_header("x-api-key", unavailable)
         .cost(|parts| {

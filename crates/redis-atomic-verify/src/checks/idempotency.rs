@@ -11,7 +11,7 @@
 
 use super::{locked, CheckCtx, CheckError, CheckResult, Findings};
 use redis_atomic::idempotency::{
-    Begin, Claim, Failure, Fingerprint, IdemConfig, Idempotency, Outcome, Response, Stored,
+    Begin, Claim, Failure, Fingerprint, Idempotency, IdempotencyConfig, Outcome, Response, Stored,
 };
 use redis_atomic_testkit::{history, Verdict};
 use std::collections::HashMap;
@@ -48,8 +48,8 @@ impl Shared {
 pub(crate) async fn run(mut ctx: CheckCtx) -> CheckResult<Findings> {
     ctx.concurrency = ctx.concurrency.max(2); // duplicates need two senders at least
     let lease = if ctx.fault.is_some() { 2 } else { 30 };
-    let config = IdemConfig::default().lease(Duration::from_secs(lease));
-    let store = Idempotency::new(ctx.client.clone(), ctx.keyspace.clone(), config)?;
+    let config = IdempotencyConfig::default().ttl(Duration::from_secs(lease));
+    let store = Idempotency::new(ctx.client.clone(), ctx.keyspace.clone()).with_config(config)?;
     // Where the side effects are counted: the check's own key, not the store's.
     let effects = ctx.keyspace.key("verify", 1, "idem", &["effects"])?;
     let shared = Arc::new(Shared::default());
@@ -99,7 +99,7 @@ async fn send(
     while Instant::now() < give_up {
         shared.ops.fetch_add(1, Ordering::Relaxed);
         let response = match store.begin(SCOPE, key.as_bytes(), fp).await {
-            Ok(Begin::Claimed(claim)) => execute(ctx, effects, key, claim, shared).await?,
+            Ok(Begin::Claimed(claim)) => execute(ctx, store, effects, key, claim, shared).await?,
             Ok(Begin::Replay(Stored::Completed(r) | Stored::Failed(r))) => Some(r),
             Ok(Begin::InProgress { .. }) => None,
             Ok(Begin::Mismatch) => {
@@ -125,6 +125,7 @@ async fn send(
 /// execution is clean; otherwise records it as unclean (a duplicate may run it again).
 async fn execute(
     ctx: &CheckCtx,
+    store: &Idempotency,
     effects: &str,
     key: &str,
     claim: Claim,
@@ -151,9 +152,19 @@ async fn execute(
             return Ok(None);
         }
     }
-    // Completion is safe to repeat with the same claim: retry an unknown outcome (bounded).
+    // Completion is safe to repeat with the same claim: retry an unknown outcome (bounded), by
+    // parts after the first attempt (which consumes the claim).
+    let (token, fence) = (claim.token().clone(), claim.fence());
+    let mut claim = Some(claim);
     for _ in 0..5 {
-        match claim.complete(&response).await {
+        let stored = match claim.take() {
+            Some(claim) => claim.complete(&response).await,
+            None => {
+                let key = key.as_bytes();
+                store.complete(SCOPE, key, &token, fence, &response).await
+            }
+        };
+        match stored {
             Ok(Outcome::Stored) => {
                 shared.ran(key, true);
                 return Ok(Some(response));

@@ -180,8 +180,9 @@ async fn worker(n: usize, ctx: CheckCtx, queue: Queue, shared: Arc<Shared>) -> C
         }
         for j in jobs {
             shared.op(&ctx);
+            let id = j.id().to_string();
             let acked = j.ack().await.map(|a| matches!(a, Ack::Acked));
-            shared.ack(j.id(), ctx.outcome(acked)?);
+            shared.ack(&id, ctx.outcome(acked)?);
         }
     }
     Ok(())

@@ -15,7 +15,7 @@
 
 use super::{locked, CheckCtx, CheckResult, Findings};
 use redis_atomic::lease::OwnerToken;
-use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
+use redis_atomic::semaphore::{Acquire, Permit, Semaphore, SemaphoreConfig};
 use redis_atomic_testkit::{history, LeaseSpan};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,7 +30,12 @@ const DRIFT: Duration = Duration::from_millis(1);
 type Spans = Arc<Mutex<Vec<LeaseSpan>>>;
 
 pub(crate) async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
-    let sem = Semaphore::new(ctx.client.clone(), &ctx.keyspace, NAME, CAPACITY)?;
+    let sem = Semaphore::new(
+        ctx.client.clone(),
+        &ctx.keyspace,
+        NAME,
+        SemaphoreConfig::new(CAPACITY),
+    )?;
     let spans = Spans::default();
     ctx.run_workers(|t, ctx| worker(t, ctx, sem.clone(), spans.clone()))
         .await?;

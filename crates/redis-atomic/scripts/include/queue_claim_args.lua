@@ -1,11 +1,11 @@
--- Fragment (queue_claim, queue_claim_id): validates ARGV[1..6] = worker visibility_ms max_jobs
+-- Fragment (queue_claim, queue_claim_id): validates ARGV[1..6] = worker ttl_ms max_jobs
 -- max_deliveries max_dead keep_dead_ms and the types of KEYS[1..6] (due inflight dead meta
--- payload errors). Out: locals `worker`, `vis`, `n`, `maxd`, `bound`. Needs int_arg,
+-- payload errors). Out: locals `worker`, `ttl`, `n`, `maxd`, `bound`. Needs int_arg,
 -- queue_dead_bound, queue_types.
 local worker = ARGV[1]
 if worker == '' or #worker > 128 then return redis.error_reply('ERR redis-atomic: worker must be 1..128 bytes') end
-local vis, bad = int_arg(ARGV[2], 'visibility_ms', 1, 86400000)
-if not vis then return bad end
+local ttl, bad = int_arg(ARGV[2], 'ttl_ms', 1, 86400000)
+if not ttl then return bad end
 local n, bad2 = int_arg(ARGV[3], 'max_jobs', 1, 1000)
 if not n then return bad2 end
 local maxd, bad3 = int_arg(ARGV[4], 'max_deliveries', 1, 1000000)

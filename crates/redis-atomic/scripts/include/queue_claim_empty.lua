@@ -1,5 +1,5 @@
 -- Fragment (queue_claim, queue_claim_id): nothing was due; returns {'empty', ms until the
--- earliest due job or lease deadline} ({'empty'} when the queue holds neither). In: `now`.
+-- earliest due job or lease deadline}, or {'idle'} when the queue holds neither. In: `now`.
 local next_due = nil
 for _, key in ipairs({KEYS[1], KEYS[2]}) do
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
@@ -8,5 +8,5 @@ for _, key in ipairs({KEYS[1], KEYS[2]}) do
     if not next_due or at < next_due then next_due = at end
   end
 end
-if not next_due then return {'empty'} end
+if not next_due then return {'idle'} end
 return {'empty', math.max(0, next_due - now)}

@@ -1,6 +1,6 @@
 //! What the servers behind a [`Client`] can do natively, detected once and cached.
 //!
-//! Why: the weakest mechanism that keeps an invariant wins (DESIGN, principle 1), and newer
+//! Why: the weakest mechanism that keeps an invariant wins (the rungs of the crate docs), and newer
 //! servers have single commands for what the lock needs a script for: `DELIFEQ key value`
 //! (Valkey ≥ 9.0), `DELEX key IFEQ value` (Redis ≥ 8.4, Valkey ≥ 9.2) and `SET … IFEQ value`
 //! (Valkey ≥ 8.1, Redis ≥ 8.4). A native command costs the server about a third of the script.

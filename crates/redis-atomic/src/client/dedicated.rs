@@ -4,7 +4,7 @@
 //! Why not the shared multiplexed connections every script goes through: `WATCH` and `MULTI` are
 //! per connection. On a connection that other tasks share, their commands land inside your
 //! transaction and their `EXEC` clears your watch (redis-rs #565, fred #251; Spring's "same
-//! connection" pitfall, seed 003). A [`DedicatedConnection`] is checked out exclusively, talks to
+//! connection" pitfall). A [`DedicatedConnection`] is checked out exclusively, talks to
 //! the node that serves the key's slot (in a cluster), and goes back to a small idle pool only
 //! when its state is known clean: no `WATCH` or `MULTI` pending (an `EXEC`, `DISCARD` or `UNWATCH`
 //! came last) and no request timed out or broke. Anything else is closed, which is an implicit
@@ -27,8 +27,8 @@ use std::time::Duration;
 
 impl Client {
     /// A client for one node of this client's cluster (`host:port` as the cluster names it), with
-    /// the seed's credentials and TLS settings; None for clients without a seed (built over a
-    /// caller's connection) or not on a cluster.
+    /// the template's credentials and TLS settings; None for clients without a template (built
+    /// over a caller's connection) or not on a cluster.
     pub(crate) fn node_client(
         &self,
         host: &str,

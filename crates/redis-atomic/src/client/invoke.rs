@@ -1,17 +1,20 @@
 //! Calling one script: argument encoding, the typed call, `NOSCRIPT` recovery, delivery.
 
-use super::retry::{no_conflict, Verdict};
-use super::Client;
+use super::retry::{self, no_conflict, Rules, Verdict};
+use super::{Client, RetryPolicy};
 use crate::observe::{self, Op};
+#[cfg(doc)]
+use crate::script::registry;
 use crate::script::{
-    registry, Delivery, DynScript, FromReply, LibraryDef, Reply, RetryClass, Script, ScriptDef,
+    Callable, Delivery, FromReply, LibraryDef, RawReply, Reply, RetryClass, ScriptDef, ScriptSet,
 };
 use crate::{keys, Error};
 use redis::{Cmd, Value};
 
 /// `FUNCTION LIST` questions after a refused `FUNCTION LOAD` (see [`Client::load_functions`]).
 const LIST_TRIES: u32 = 5;
-/// Between them: replication of the winner's load to a replica takes well under this.
+/// The longest pause between them: replication of the winner's load to a replica takes well
+/// under this.
 const LIST_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// One script argument: bytes or an integer.
@@ -61,70 +64,54 @@ impl redis::ToSingleRedisArg for Arg<'_> {}
 
 impl Client {
     /// Runs `script` with its keys and arguments and decodes its reply: one request, retried
-    /// only as the script's retry class allows. The keys must share one hash slot
-    /// ([`Error::CrossSlot`] otherwise, nothing sent). Counts and reply type are checked by the
-    /// compiler.
-    pub async fn call<const K: usize, const A: usize, R: FromReply>(
+    /// only as the script's retry class allows. `script` is a static of the generated registry
+    /// or of a user's generated bindings: a [`Script`](crate::script::Script), whose key and
+    /// argument arrays and reply type the compiler checks, or a
+    /// [`DynScript`](crate::script::DynScript) (a variadic script, or one of a
+    /// [`ScriptSet`]), whose slices are checked here against its
+    /// header ([`Error::BadArgument`], nothing sent). The keys must share one hash slot
+    /// ([`Error::CrossSlot`] otherwise, nothing sent).
+    pub async fn call<S: Callable>(
         &self,
-        script: &'static Script<K, A, R>,
-        keys: [&str; K],
-        args: [Arg<'_>; A],
-    ) -> Result<R, Error> {
-        self.call_def(&script.def, &keys, &args, script.retry).await
+        script: &'static S,
+        keys: S::Keys<'_>,
+        args: S::Args<'_>,
+    ) -> Result<S::Reply, Error> {
+        let def = script.def();
+        let (keys, args) = (keys.as_ref(), args.as_ref());
+        self.call_def(def, keys, args, def.retry).await
+    }
+
+    /// Runs the script `name` of `set` (a folder loaded at run time) and decodes its reply as far
+    /// as its declared status word: [`Client::call`] of [`ScriptSet::get`]`(name)`, or
+    /// [`Error::BadArgument`] (nothing sent) when the set has no such script.
+    pub async fn call_named(
+        &self,
+        set: &ScriptSet,
+        name: &str,
+        keys: &[&str],
+        args: &[Arg<'_>],
+    ) -> Result<RawReply, Error> {
+        let script = set.get(name).ok_or_else(|| {
+            Error::BadArgument(format!(
+                "library {} has no script named {name:?}",
+                set.library().name
+            ))
+        })?;
+        self.call(script, keys, args).await
     }
 
     /// [`Client::call`] with the retry class overridden for this call, e.g. `Safe` for a
     /// rate-limit call that carries a request id (repeating it cannot charge twice).
-    pub async fn call_with<const K: usize, const A: usize, R: FromReply>(
+    pub(crate) async fn call_as<S: Callable>(
         &self,
-        script: &'static Script<K, A, R>,
-        keys: [&str; K],
-        args: [Arg<'_>; A],
+        script: &'static S,
+        keys: S::Keys<'_>,
+        args: S::Args<'_>,
         retry: RetryClass,
-    ) -> Result<R, Error> {
-        self.call_def(&script.def, &keys, &args, retry).await
-    }
-
-    /// Runs a script whose counts are checked against its header at the call: one with a
-    /// variadic key or argument list, or one loaded at run time ([`crate::script::ScriptSet`]).
-    pub async fn call_dyn<R: FromReply>(
-        &self,
-        script: &'static DynScript<R>,
-        keys: &[&str],
-        args: &[Arg<'_>],
-    ) -> Result<R, Error> {
-        self.call_def(&script.def, keys, args, script.retry).await
-    }
-
-    /// [`Client::call_dyn`] with the retry class overridden for this call.
-    pub async fn call_dyn_with<R: FromReply>(
-        &self,
-        script: &'static DynScript<R>,
-        keys: &[&str],
-        args: &[Arg<'_>],
-        retry: RetryClass,
-    ) -> Result<R, Error> {
-        self.call_def(&script.def, keys, args, retry).await
-    }
-
-    /// Runs a script found at run time and returns its raw reply (for tools: the CLI, tests
-    /// that send what no binding would). Counts are checked here.
-    pub async fn invoke_def(
-        &self,
-        def: &'static ScriptDef,
-        keys: &[&str],
-        args: &[Arg<'_>],
-    ) -> Result<Value, Error> {
-        self.checked(def, keys, args)?;
-        self.run_op(
-            Op::script(def),
-            keys.first().copied(),
-            &|e| Verdict::of(e, def.retry == RetryClass::Safe),
-            &no_conflict,
-            &|v| observe::status_word(v).unwrap_or("ok"),
-            || self.attempt(def, keys, args),
-        )
-        .await
+    ) -> Result<S::Reply, Error> {
+        let (keys, args) = (keys.as_ref(), args.as_ref());
+        self.call_def(script.def(), keys, args, retry).await
     }
 
     async fn call_def<R: FromReply>(
@@ -215,24 +202,14 @@ impl Client {
         cmd
     }
 
-    /// `SCRIPT LOAD` of one script (on every primary, through a cluster connection).
-    pub async fn load_script(&self, def: &ScriptDef) -> Result<(), Error> {
-        self.command(redis::cmd("SCRIPT").arg("LOAD").arg(def.source))
-            .await
-            .map(drop)
-    }
-
-    /// Loads every built-in script (on every primary in a cluster), e.g. before pipelining
-    /// `EVALSHA`, where no `NOSCRIPT` fallback is possible; with [`Delivery::Functions`], loads
-    /// the library.
-    pub async fn load_all(&self) -> Result<(), Error> {
-        self.preload(registry::ALL).await
-    }
-
-    /// Loads `scripts` (on every primary in a cluster), e.g. a user's generated `ALL` or
-    /// [`ScriptSet::defs`](crate::script::ScriptSet::defs); with [`Delivery::Functions`], each
-    /// library they belong to.
-    pub async fn preload(&self, scripts: &[&ScriptDef]) -> Result<(), Error> {
+    /// Loads `scripts` on the server (on every primary in a cluster) before they are needed:
+    /// `SCRIPT LOAD` of each, and with [`Delivery::Functions`] `FUNCTION LOAD` of each library
+    /// they belong to (one already loaded under its name is left alone). What a deployment
+    /// pre-loads: [`registry::ALL`] for the built-in scripts (e.g. before pipelining `EVALSHA`,
+    /// where no `NOSCRIPT` fallback is possible), a user's generated `ALL`, or
+    /// [`ScriptSet::defs`]. Calls load what they miss by themselves; this only saves the first
+    /// call a round trip.
+    pub async fn load(&self, scripts: &[&ScriptDef]) -> Result<(), Error> {
         let mut libraries: Vec<&LibraryDef> = Vec::new();
         for def in scripts {
             self.load_script(def).await?;
@@ -248,18 +225,21 @@ impl Client {
         Ok(())
     }
 
-    /// `FUNCTION LOAD` of the built-in `redis_atomic_v<N>` (see [`Client::load_functions`]).
-    pub async fn load_library(&self) -> Result<(), Error> {
-        self.load_functions(&registry::LIBRARY).await
+    /// `SCRIPT LOAD` of one script (on every primary, through a cluster connection).
+    pub(crate) async fn load_script(&self, def: &ScriptDef) -> Result<(), Error> {
+        self.command(redis::cmd("SCRIPT").arg("LOAD").arg(def.source))
+            .await
+            .map(drop)
     }
 
     /// `FUNCTION LOAD` of `library` (every primary in a cluster). A library already loaded under
     /// that name is left alone: replacing it is the ops CLI's decision. Whether a refused load
     /// means "already there" (another client won the race) is asked of the server (`FUNCTION
     /// LIST`), not read from the error text. In a cluster that question goes to a random node,
-    /// possibly a replica the winner's load has not reached yet, so it is asked up to
-    /// five times, 20 ms apart, before the refusal stands.
-    pub async fn load_functions(&self, library: &LibraryDef) -> Result<(), Error> {
+    /// possibly a replica the winner's load has not reached yet, so it is asked again through the
+    /// one retry loop while the answer is "not there": up to [`LIST_TRIES`] questions, jittered
+    /// pauses of at most [`LIST_PAUSE`], before the refusal stands.
+    pub(crate) async fn load_functions(&self, library: &LibraryDef) -> Result<(), Error> {
         let mut load = redis::cmd("FUNCTION");
         load.arg("LOAD").arg(library.source);
         let err = match self.command(&load).await {
@@ -268,15 +248,23 @@ impl Client {
         };
         let mut list = redis::cmd("FUNCTION");
         list.arg("LIST").arg("LIBRARYNAME").arg(library.name);
-        for attempt in 0..LIST_TRIES {
-            if attempt > 0 {
-                tokio::time::sleep(LIST_PAUSE).await;
-            }
-            if matches!(self.command(&list).await?, Value::Array(libs) if !libs.is_empty()) {
-                return Ok(());
-            }
+        let policy = RetryPolicy::new(LIST_TRIES, LIST_PAUSE * LIST_TRIES * 2)
+            .backoff(LIST_PAUSE / 2, LIST_PAUSE * 2);
+        let rules = Rules {
+            policy: &policy,
+            started: std::time::Instant::now(),
+            judge: &|e| Verdict::of(e, true), // FUNCTION LIST only reads
+            conflict: &|there: &bool| (!there).then_some(LIST_PAUSE),
+            on_retry: &retry::quiet,
+        };
+        let listed = retry::run(rules, || async {
+            let reply = self.command(&list).await?;
+            Ok(matches!(reply, Value::Array(libs) if !libs.is_empty()))
+        });
+        match listed.await.result? {
+            true => Ok(()),
+            false => Err(err),
         }
-        Err(err)
     }
 }
 

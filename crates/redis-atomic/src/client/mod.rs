@@ -12,14 +12,15 @@
 //!   exactly once, because `NOSCRIPT` means the script did not run;
 //! * errors that mean nothing ran ([`Error::NotSent`], transient [`Error::Rejected`]) are retried
 //!   for every script; an unknown outcome only for scripts whose header says `retry: safe` (or
-//!   a call that overrides the class, [`Client::call_with`]); all within [`RetryPolicy`]'s
-//!   attempts and deadline, with full-jitter backoff, in the one retry loop;
+//!   a call the library itself makes retry-safe, e.g. a rate limit with a request id); all
+//!   within [`RetryPolicy`]'s attempts and deadline, with full-jitter backoff, in the one retry
+//!   loop;
 //! * every operation, script or command, is observed the same way ([`crate::observe`]).
 //!
 //! Where it connects: one server (`redis://`, `rediss://` with [`TlsOptions`], `redis+unix://`),
 //! the primary Sentinel names (`redis+sentinel://`, [`SentinelConfig`]; asked again after a
 //! failover), or a Redis Cluster (redirects followed: `MOVED` by retrying through the refreshed
-//! slot map, `ASK` with `ASKING` on the target node, [`ask`]).
+//! slot map, `ASK` with `ASKING` on the target node).
 
 mod ask;
 mod capabilities;
@@ -38,7 +39,7 @@ pub(crate) use capabilities::probe;
 pub use capabilities::{Capabilities, NativeDelete};
 pub use dedicated::DedicatedConnection;
 pub use invoke::Arg;
-pub use retry::{full_jitter, RetryPolicy};
+pub use retry::RetryPolicy;
 pub use sentinel::{SentinelConfig, DEFAULT_SENTINEL_PORT};
 pub use tls::{Pem, TlsOptions};
 
@@ -65,10 +66,11 @@ pub fn redis_client(url: &str, tls: Option<&TlsOptions>) -> Result<redis::Client
     tls::open(url, tls)
 }
 
-/// `seed`'s settings (credentials, protocol, TLS) for the node at `host:port` — a cluster node
-/// or a replica another node named. A non-TCP seed (a Unix socket) gives a plain TCP address.
-pub fn node_info(seed: &redis::ConnectionInfo, host: &str, port: u16) -> redis::ConnectionInfo {
-    let addr = match seed.addr() {
+/// `template`'s settings (credentials, protocol, TLS) for the node at `host:port` — a cluster
+/// node or a replica another node named. A non-TCP template (a Unix socket) gives a plain TCP
+/// address. (Public for the CLI, which reaches every node of a deployment with it.)
+pub fn node_info(template: &redis::ConnectionInfo, host: &str, port: u16) -> redis::ConnectionInfo {
+    let addr = match template.addr() {
         redis::ConnectionAddr::TcpTls {
             insecure,
             tls_params,
@@ -81,7 +83,7 @@ pub fn node_info(seed: &redis::ConnectionInfo, host: &str, port: u16) -> redis::
         },
         _ => redis::ConnectionAddr::Tcp(host.to_string(), port),
     };
-    seed.clone().set_addr(addr)
+    template.clone().set_addr(addr)
 }
 
 /// Settings of a [`Client`].

@@ -28,7 +28,7 @@ impl Client {
     /// What the server (every node of a cluster) offers natively, and whether
     /// [`ClientConfig::force_lua`](super::ClientConfig::force_lua) keeps calls on the scripts.
     /// Detected once (one pipelined probe per node) and cached until something may have put
-    /// another server behind this client (see [`super::capabilities`]).
+    /// another server behind this client.
     pub async fn capabilities(&self) -> Capabilities {
         self.capabilities_or(true).await
     }

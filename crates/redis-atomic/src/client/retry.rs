@@ -2,10 +2,17 @@
 //!
 //! Every retry in the library goes through [`run`]: script calls (by each script's retry class,
 //! or a per-call override), the idempotent commands primitives send themselves, optimistic
-//! transactions that conflicted, and waits for a busy lock. It is bounded twice, by a number of
-//! attempts and by a deadline; the wait before retry `n` is uniform in
-//! `[0, min(max_backoff, base * 2^n))` ("full jitter"), which spreads a herd of clients that
-//! failed together.
+//! transactions that conflicted, waits for a busy lock, the watchdog's renewals of a lease
+//! ([`crate::lease::Watched`]) and the `FUNCTION LIST` questions after a refused `FUNCTION LOAD`.
+//! It is bounded twice, by a number of attempts and by a deadline; the wait before retry `n` is
+//! uniform in `[0, min(max_backoff, base * 2^n))` ("full jitter"), which spreads a herd of clients
+//! that failed together.
+//!
+//! Two named exceptions repeat a request inside one attempt, without a pause, because the first
+//! send surely did not run: the one reload after `NOSCRIPT` (or a missing Function) followed by
+//! one resend, and the one redirect `Client::command` follows (`ASK`, `MOVED`: the request went to
+//! a node that no longer serves the slot). Each happens at most once per attempt, so every
+//! attempt stays bounded; they are not retries of a failure.
 //!
 //! What is retried: a transient refusal (nothing ran) always; an unknown outcome only when the
 //! caller says repeating cannot repeat the effect; a *conflict* (a value the caller marks as "not
@@ -99,7 +106,7 @@ impl RetryPolicy {
 }
 
 /// Uniform in `[0, min(cap, base * 2^n))`.
-pub fn full_jitter(base: Duration, cap: Duration, n: u32) -> Duration {
+pub(crate) fn full_jitter(base: Duration, cap: Duration, n: u32) -> Duration {
     let ceiling = base
         .saturating_mul(1u32.checked_shl(n.min(20)).unwrap_or(u32::MAX))
         .min(cap);

@@ -41,7 +41,7 @@ pub(super) fn capabilities(n: &NodeFacts, opts: &DoctorOptions) -> Row {
         "Functions {}, SET NX GET {}; native {}",
         yes(modern),
         yes(modern),
-        crate::Capabilities {
+        crate::client::Capabilities {
             forced_lua: opts.force_lua,
             ..n.native.clone()
         }

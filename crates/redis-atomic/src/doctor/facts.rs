@@ -5,8 +5,9 @@
 
 use super::acl::{self, AclFacts};
 use super::DoctorOptions;
+use crate::client::Capabilities;
 use crate::script::registry::{LIBRARY_NAME, LIBRARY_SHA1};
-use crate::{Capabilities, Client, Error};
+use crate::{Client, Error};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::{Cmd, Value};
 use std::collections::HashMap;
@@ -79,7 +80,7 @@ pub struct NodeFacts {
     /// `CLUSTER INFO`, on a cluster node.
     pub(crate) cluster: Option<Result<HashMap<String, String>, String>>,
     pub(crate) library: Library,
-    /// The native commands the node offers (the client's own probe, [`crate::Capabilities`]).
+    /// The native commands the node offers (the client's own probe, [`crate::client::Capabilities`]).
     pub(crate) native: Capabilities,
     pub(crate) acl: AclFacts,
 }

@@ -8,7 +8,7 @@
 //! for the whole report at startup ([`Client::server_report`]). The `redis-atomic doctor`
 //! command prints the same rows for any deployment.
 //!
-//! The checks, each judged per node ([`rules`]):
+//! The checks, each judged per node:
 //!
 //! | check | fails when | because |
 //! |---|---|---|

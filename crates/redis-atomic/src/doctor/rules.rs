@@ -262,7 +262,7 @@ mod tests {
             config: Ok(map(config)),
             cluster: None,
             library: Library::Missing,
-            native: crate::Capabilities::none(),
+            native: crate::client::Capabilities::none(),
             acl: AclFacts::Unknown("test".into()),
         }
     }

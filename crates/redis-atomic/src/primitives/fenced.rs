@@ -2,7 +2,7 @@
 //!
 //! **Invariant.** Once a write with fence `f` has applied to a resource, no write with a fence
 //! smaller than `f` applies to it again (within the retention of the fence record). This closes
-//! seed 001's "zombie worker" case for state that lives in Redis: holder A pauses past its lease,
+//! the "zombie worker" case for state that lives in Redis: holder A pauses past its lease,
 //! B acquires (larger fence) and writes, A wakes and writes: A gets [`Fenced::Stale`] and B's data
 //! stays.
 //!
@@ -11,7 +11,15 @@
 //! last write; every target key must carry the same `{resource}` tag (checked before sending;
 //! build them with [`FencedWrites::key`] or your own names around `{resource}`).
 //!
-//! **Mechanism.** Rung 5 of the ladder, one Lua script (`fenced_write`): compare with the highest
+//! **Shape.** A collection keyed per call (the first of the
+//! [two constructor kinds](crate#primitives-two-constructor-kinds)):
+//! [`FencedWrites::new`] with a [`Keyspace`](crate::Keyspace), [`FencedWrites::with_retention`]
+//! checked, every write naming its resource, [`FencedWrites::keys`] per resource. A stale fence
+//! is a value ([`Fenced::Stale`]).
+//!
+//! **Fences** come from the lease primitives, issued by [one rule](crate::lease#fences).
+//!
+//! **Mechanism.** Rung 5, one Lua script (`fenced_write`): compare with the highest
 //! fence, apply the [`Write`]s, record the fence, atomically (a compare followed by writes to
 //! several keys is no single command, and `WATCH` would take two round trips and abort when
 //! holders race). The writes are a closed, typed set (`SET`/`HSET`/`HDEL`/`SADD`/`SREM`/`DEL`/
@@ -44,7 +52,7 @@ const SCHEMA: u32 = 1;
 /// Largest fence a script can compare exactly (2^53 - 1).
 const MAX_FENCE: u64 = (1 << 53) - 1;
 /// The `GET` of [`FencedWrites::highest`].
-const HIGHEST: Op = Op::command("fenced", "highest", "GET");
+const HIGHEST: Op = Op::command("fenced", "highest", "get");
 
 /// The keys of one resource's fenced writes (data keys are the caller's, under the same tag).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,7 +157,7 @@ impl FencedWrites {
         let fence_text = fence.0.to_string();
         let mut args: Vec<Arg<'_>> = vec![fence_text.as_str().into(), Arg::Int(retention)];
         args.extend(spec.iter().map(|a| Arg::Bytes(a)));
-        let reply = self.client.call_dyn(&FENCED_WRITE, &keys, &args).await?;
+        let reply = self.client.call(&FENCED_WRITE, &keys, &args).await?;
         Ok(match reply {
             FencedWriteReply::Applied { fence, writes } => Fenced::Applied {
                 fence,

@@ -1,13 +1,16 @@
 //! Atomic multi-key writes: writes known in advance, applied together with `MULTI`/`EXEC`.
 //!
 //! **Invariant.** No client observes some of a batch's writes without the others: the server
-//! runs the queued commands back to back, with nothing in between (seed 000 §4: object + index +
-//! TTL; §11: session hash + the user's session set, each with its TTL).
+//! runs the queued commands back to back, with nothing in between (e.g. object + index + TTL, or
+//! a session hash + the user's session set, each with its TTL).
 //!
 //! **Keys.** Any keys, as long as they share one hash slot (`{user-42}` in every key): checked
 //! before sending ([`Error::CrossSlot`]), and the batch goes to the node serving that slot.
 //!
-//! **Mechanism.** Rung 3 of the ladder: `MULTI`, the [`Write`]s, `EXEC`, sent in one round trip
+//! **Shape.** A [`MultiWrite`] is built from the caller's own [`Write`]s (no keyspace) and
+//! executed on a client.
+//!
+//! **Mechanism.** Rung 3: `MULTI`, the [`Write`]s, `EXEC`, sent in one round trip
 //! on a [`crate::client::DedicatedConnection`] (`MULTI` state is per connection). No script runs
 //! inside the transaction: a `NOSCRIPT` inside `MULTI` does not abort the others. Use it when no
 //! write depends on a value read from Redis; when one does, climb to [`crate::cas`] or a script.
@@ -29,9 +32,10 @@
 
 use crate::client::retry::{self, Verdict};
 use crate::client::DedicatedConnection;
+use crate::client::Replicas;
 use crate::observe::Op;
 use crate::write::{check_batch, Write};
-use crate::{Client, Error, Replicas};
+use crate::{Client, Error};
 use redis::{Cmd, Value};
 
 /// One batch: `MULTI`, the writes, `EXEC`.

@@ -1,4 +1,4 @@
-//! Quotas and counters, each on the weakest rung of seed 000's ladder that keeps its invariant.
+//! Quotas and counters, each on the weakest mechanism (rung) that keeps its invariant.
 //!
 //! **Invariants.** A bounded counter never leaves its `[min, max]` (a refund never takes it below
 //! zero); a counter's TTL, once set, is never extended by later writes; a TTL extension only ever
@@ -10,6 +10,12 @@
 //! secrets, so they stay readable), and per request id of [`Quotas::add_with_id`] a record
 //! `<ns>:quota:v1:{<name>}:req:<r>` in the same slot (`<r>`: 128 bits of SHA-256 of the id).
 //!
+//! **Shape.** A collection keyed per call (the first of the
+//! [two constructor kinds](crate#primitives-two-constructor-kinds)): [`Quotas::new`]
+//! with a [`Keyspace`](crate::Keyspace), [`Quotas::with_request_ttl`] checked, every call naming
+//! its counter, [`Quotas::keys`] per counter (and request id). A refused add is a value
+//! ([`Bounded::Refused`]).
+//!
 //! **Rungs, and why.**
 //! * [`Quotas::add`] / [`Quotas::add_clamped`]: a Lua script (`quota_add`). `INCRBY` cannot refuse
 //!   to pass a bound, and `INCRBY` + compensating `DECRBY` lets others see and act on the
@@ -18,10 +24,10 @@
 //! * [`Quotas::expire_once`]: one command with an option, `PEXPIRE key ttl NX`.
 //! * [`Quotas::extend_ttl`]: one command with an option, `PEXPIRE key ttl GT` (a key without a
 //!   TTL counts as infinite, so it is left alone).
-//! * [`Quotas::raise`]: a Lua script (`quota_max`): no command keeps the max of a string, and seed
-//!   003's `GETSET` loop writes smaller values for a moment and needs a client retry loop.
-//! * [`Quotas::add_unless_smaller`]: one command with an option, `ZADD key GT CH s m ...`: seed
-//!   002's "ZADD unless smaller" Lua loop is exactly what `GT` does natively since Redis 6.2.
+//! * [`Quotas::raise`]: a Lua script (`quota_max`): no command keeps the max of a string, and a
+//!   `GETSET` loop writes smaller values for a moment and needs a client retry loop.
+//! * [`Quotas::add_unless_smaller`]: one command with an option, `ZADD key GT CH s m ...`: the
+//!   usual "ZADD unless smaller" Lua loop is exactly what `GT` does natively since Redis 6.2.
 //!
 //! **Retry.** `add` is `retry: unsafe` (a resend adds twice): after [`Error::OutcomeUnknown`] the
 //! caller cannot tell whether it was charged. [`Quotas::add_with_id`] (and
@@ -369,7 +375,7 @@ impl Quotas {
         })
     }
 
-    /// Seed 002's "ZADD unless smaller" for a batch of `(score, member)`: adds new members and
+    /// "ZADD unless smaller" for a batch of `(score, member)`: adds new members and
     /// raises existing ones whose score is smaller, never lowering one (`ZADD GT CH`). Returns
     /// how many members were added or raised.
     pub async fn add_unless_smaller(

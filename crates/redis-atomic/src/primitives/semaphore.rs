@@ -9,22 +9,27 @@
 //! token → fence; `<ns>:sem:v1:{name}:fence` the last fence issued (kept a week beyond the lease,
 //! like the lock's).
 //!
-//! **Mechanism.** Lua scripts (`sem_acquire`, `sem_release`, `sem_refresh`, `sem_inspect`):
+//! **Mechanism.** Lua scripts (`sem_acquire`, `sem_release`, `sem_extend`, `sem_inspect`):
 //! counting live permits and adding one must not interleave. Acquire first reclaims up to
 //! [`RECLAIM_PER_ACQUIRE`] expired permits (bounded work per call), then counts only leases that
 //! end after the server's now, so expired permits left over never block and never count.
 //!
-//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `acquire` →
-//! [`Permit`] (`fence()`, `token()`, `expires_by()`, `extend(ttl)`, `release()`) or
-//! [`Acquire::Full`] with a `retry_after`. [`Semaphore::release`] and [`Semaphore::extend`] do the
-//! same by parts (token and fence) for callers without a handle.
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]), as a named
+//! instance ([`Semaphore::new`] with a name and a [`SemaphoreConfig`], [`Semaphore::keys`] holding
+//! every key): `acquire` → [`Permit`] (`fence()`, `token()`, `ttl()`, `expires_by()`,
+//! `extend(ttl)`, `release()`, which consumes it) or [`Acquire::Full`] with a `retry_after`.
+//! [`Semaphore::release`] and [`Semaphore::extend`] do the same by parts (token and fence) for
+//! callers without a handle. [`crate::lease::Watched`] renews a permit in the background.
+//!
+//! **Fences.** Every acquisition issues one by [the one rule](crate::lease#fences), per semaphore.
 //!
 //! **Retry.** All scripts are `retry: safe`. A holder that acquires again while it holds a
 //! permit gets the same fence back and a fresh lease, so after [`Error::OutcomeUnknown`] retry
 //! with the same [`OwnerToken`] ([`Semaphore::acquire_with_token`]). Release and extend act only
 //! for the token *and* fence of a live permit, so a holder whose permit expired and was
 //! re-acquired under the same token cannot release or extend the newer one with the old permit;
-//! a retried release finds the permit gone and answers [`Release::Lost`].
+//! a retried release finds the permit gone and answers [`Release::Lost`]. After an unknown outcome
+//! of [`Permit::release`], repeat it by parts with the token and fence read before.
 //!
 //! **Not guaranteed.** A holder paused past its lease (GC, SIGSTOP) may still be working while
 //! its permit has been given to someone else: capacity holds on the server, not in the paused
@@ -37,16 +42,16 @@ use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
 use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken, Release};
 use crate::script::registry::{
-    SemAcquireReply, SemInspectReply, SemRefreshReply, SemReleaseReply, SEM_ACQUIRE, SEM_INSPECT,
-    SEM_REFRESH, SEM_RELEASE,
+    SemAcquireReply, SemExtendReply, SemInspectReply, SemReleaseReply, SEM_ACQUIRE, SEM_EXTEND,
+    SEM_INSPECT, SEM_RELEASE,
 };
 use crate::Error;
 use std::time::{Duration, Instant};
 
 /// Largest capacity accepted.
 pub const MAX_CAPACITY: u32 = 100_000;
-/// Longest lease accepted: 7 days.
-pub const MAX_LEASE: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Longest lease (ttl) accepted: 7 days.
+pub const MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Expired permits an acquire reclaims at most (the bound on its work).
 pub const RECLAIM_PER_ACQUIRE: usize = 64;
 const SCHEMA: u32 = 1;
@@ -77,10 +82,36 @@ pub enum Acquire {
     },
 }
 
+/// Settings of a [`Semaphore`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SemaphoreConfig {
+    /// Permits in all, 1..=[`MAX_CAPACITY`]. Every caller of one semaphore should pass the same
+    /// (it is passed on every acquisition, not stored).
+    pub capacity: u32,
+}
+
+impl SemaphoreConfig {
+    /// `capacity` permits (checked by [`Semaphore::new`]).
+    pub fn new(capacity: u32) -> Self {
+        SemaphoreConfig { capacity }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        if self.capacity == 0 || self.capacity > MAX_CAPACITY {
+            return Err(Error::BadArgument(format!(
+                "capacity must be in 1..={MAX_CAPACITY}, got {}",
+                self.capacity
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// A semaphore's state, read without changing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct SemState {
+pub struct SemaphoreState {
     /// Unexpired permits.
     pub live: u32,
     /// Time until the earliest live lease ends (zero when none).
@@ -94,22 +125,18 @@ pub struct SemState {
 pub struct Semaphore {
     client: Client,
     keys: SemaphoreKeys,
-    capacity: u32,
+    config: SemaphoreConfig,
 }
 
 impl Semaphore {
-    /// The semaphore `name` under `keyspace` with `capacity` permits (1..=[`MAX_CAPACITY`]).
+    /// The semaphore `name` under `keyspace` with `config` (its capacity, validated).
     pub fn new(
         client: Client,
         keyspace: &Keyspace,
         name: &str,
-        capacity: u32,
+        config: SemaphoreConfig,
     ) -> Result<Self, Error> {
-        if capacity == 0 || capacity > MAX_CAPACITY {
-            return Err(Error::BadArgument(format!(
-                "capacity must be in 1..={MAX_CAPACITY}, got {capacity}"
-            )));
-        }
+        config.validate()?;
         let keys = SemaphoreKeys {
             permits: keyspace.key("sem", SCHEMA, name, &[])?,
             holders: keyspace.key("sem", SCHEMA, name, &["holders"])?,
@@ -118,7 +145,7 @@ impl Semaphore {
         Ok(Semaphore {
             client,
             keys,
-            capacity,
+            config,
         })
     }
 
@@ -126,8 +153,9 @@ impl Semaphore {
     ///
     /// ```
     /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
-    /// use redis_atomic::{semaphore::Semaphore, Keyspace};
-    /// let sem = Semaphore::new(client, &Keyspace::new("app")?, "exports", 5)?;
+    /// use redis_atomic::semaphore::{Semaphore, SemaphoreConfig};
+    /// let ks = redis_atomic::Keyspace::new("app")?;
+    /// let sem = Semaphore::new(client, &ks, "exports", SemaphoreConfig::new(5))?;
     /// assert_eq!(sem.keys().holders, "app:sem:v1:{exports}:holders");
     /// # Ok(()) }
     /// ```
@@ -135,14 +163,19 @@ impl Semaphore {
         &self.keys
     }
 
-    /// The capacity.
-    pub fn capacity(&self) -> u32 {
-        self.capacity
+    /// The settings.
+    pub fn config(&self) -> &SemaphoreConfig {
+        &self.config
     }
 
-    /// Tries once to take a permit for `lease` with a fresh random owner token.
-    pub async fn acquire(&self, lease: Duration) -> Result<Acquire, Error> {
-        self.acquire_with_token(&OwnerToken::random(), lease).await
+    /// The capacity.
+    pub fn capacity(&self) -> u32 {
+        self.config.capacity
+    }
+
+    /// Tries once to take a permit for `ttl` with a fresh random owner token.
+    pub async fn acquire(&self, ttl: Duration) -> Result<Acquire, Error> {
+        self.acquire_with_token(&OwnerToken::random(), ttl).await
     }
 
     /// Tries once with the caller's `token`. Retrying with the same token after an unknown
@@ -150,15 +183,15 @@ impl Semaphore {
     pub async fn acquire_with_token(
         &self,
         token: &OwnerToken,
-        lease: Duration,
+        ttl: Duration,
     ) -> Result<Acquire, Error> {
-        let lease_ms = millis("lease", lease, MAX_LEASE)?;
+        let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
         let k = &self.keys;
         let sent = Instant::now();
         let args = [
             token.as_str().into(),
-            Arg::Int(i64::from(self.capacity)),
-            Arg::Int(lease_ms),
+            Arg::Int(i64::from(self.config.capacity)),
+            Arg::Int(ttl_ms),
         ];
         let reply = self
             .client
@@ -167,13 +200,14 @@ impl Semaphore {
         Ok(match reply {
             SemAcquireReply::Acquired { fence, .. } => Acquire::Acquired(Permit {
                 sem: self.clone(),
-                held: Held::new(token.clone(), fence, sent, lease),
+                held: Held::new(token.clone(), fence, sent, ttl),
             }),
             SemAcquireReply::Full { retry_after } => Acquire::Full { retry_after },
         })
     }
 
-    /// Gives back the permit `token` holds with `fence`, if it is still live.
+    /// Gives back the permit `token` holds with `fence`, if it is still live: the by-parts twin
+    /// of [`Permit::release`].
     pub async fn release(&self, token: &OwnerToken, fence: Fence) -> Result<Release, Error> {
         let fence = fence.0.to_string();
         let k = &self.keys;
@@ -184,38 +218,38 @@ impl Semaphore {
             .await?;
         Ok(match reply {
             SemReleaseReply::Released { fence } => Release::Released { fence },
-            SemReleaseReply::NotHeld => Release::Lost,
+            SemReleaseReply::Lost => Release::Lost,
         })
     }
 
-    /// Sets the lease of the permit `token` holds with `fence` to end `lease` from the server's
-    /// now (absolute, never added).
+    /// Sets the lease of the permit `token` holds with `fence` to end `ttl` from the server's
+    /// now (absolute, never added): the by-parts twin of [`Permit::extend`].
     pub async fn extend(
         &self,
         token: &OwnerToken,
         fence: Fence,
-        lease: Duration,
+        ttl: Duration,
     ) -> Result<Extend, Error> {
-        let lease_ms = millis("lease", lease, MAX_LEASE)?;
+        let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
         let fence = fence.0.to_string();
         let k = &self.keys;
         let args = [
             token.as_str().into(),
             fence.as_str().into(),
-            Arg::Int(lease_ms),
+            Arg::Int(ttl_ms),
         ];
         let reply = self
             .client
-            .call(&SEM_REFRESH, [&k.permits, &k.holders], args)
+            .call(&SEM_EXTEND, [&k.permits, &k.holders], args)
             .await?;
         Ok(match reply {
-            SemRefreshReply::Refreshed { fence, lease } => Extend::Extended { fence, ttl: lease },
-            SemRefreshReply::NotHeld => Extend::Lost,
+            SemExtendReply::Extended { fence, ttl } => Extend::Extended { fence, ttl },
+            SemExtendReply::Lost => Extend::Lost,
         })
     }
 
     /// Counts live permits (read-only script: `EVALSHA_RO` / `FCALL_RO`).
-    pub async fn inspect(&self) -> Result<SemState, Error> {
+    pub async fn inspect(&self) -> Result<SemaphoreState, Error> {
         let k = &self.keys;
         let reply = self
             .client
@@ -226,7 +260,7 @@ impl Semaphore {
                 live,
                 next_expiry,
                 last_fence,
-            } => SemState {
+            } => SemaphoreState {
                 live: u32::try_from(live).unwrap_or(u32::MAX),
                 next_expiry,
                 last_fence,
@@ -255,8 +289,13 @@ impl Permit {
         &self.held.token
     }
 
+    /// The lease's length as last set (by the acquisition or the last confirmed extend).
+    pub fn ttl(&self) -> Duration {
+        self.held.ttl
+    }
+
     /// Until when, by the local clock, the lease surely lasts: the time the acquiring (or last
-    /// extending) request was sent plus its lease.
+    /// extending) request was sent plus its ttl.
     pub fn expires_by(&self) -> Instant {
         self.held.expires_by()
     }
@@ -272,13 +311,16 @@ impl Permit {
         Ok(outcome)
     }
 
-    /// Gives the permit back if it is still live.
+    /// Gives the permit back if it is still live. After an unknown outcome, repeat it by parts
+    /// ([`Semaphore::release`] with this permit's token and fence).
     pub async fn release(self) -> Result<Release, Error> {
         self.sem.release(&self.held.token, self.held.fence).await
     }
 }
 
 impl Lease for Permit {
+    const PRIMITIVE: &'static str = "semaphore";
+
     fn fence(&self) -> Fence {
         Permit::fence(self)
     }
@@ -287,11 +329,22 @@ impl Lease for Permit {
         Permit::token(self)
     }
 
+    fn ttl(&self) -> Duration {
+        Permit::ttl(self)
+    }
+
     fn expires_by(&self) -> Instant {
         Permit::expires_by(self)
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
         Permit::extend(self, ttl).await
+    }
+
+    /// Gives the permit back: a freed permit only lets another holder in sooner, and this holder
+    /// was already told to stop.
+    async fn give_back(&mut self) -> Result<(), Error> {
+        let held = &self.held;
+        self.sem.release(&held.token, held.fence).await.map(drop)
     }
 }

@@ -88,9 +88,17 @@ impl ScriptDef {
         self.flags.contains(&"no-writes")
     }
 
-    /// The primitive part of the name (`lock` for `lock_acquire`).
+    /// The primitive the script belongs to, named as its module (`lock` for `lock_acquire`,
+    /// `semaphore` for `sem_acquire`, `idempotency` for `idem_begin`, `ratelimit` for
+    /// `rl_gcra`); for a user's script, the part of its name before the first `_`. The
+    /// `primitive` label of its metrics.
     pub fn primitive(&self) -> &'static str {
-        self.name.split_once('_').map_or(self.name, |(p, _)| p)
+        match self.name.split_once('_').map_or(self.name, |(p, _)| p) {
+            "sem" => "semaphore",
+            "idem" => "idempotency",
+            "rl" => "ratelimit",
+            other => other,
+        }
     }
 
     /// The operation part of the name (`acquire` for `lock_acquire`).
@@ -139,6 +147,41 @@ impl<const K: usize, const A: usize, R> Script<K, A, R> {
 impl<const K: usize, const A: usize, R> std::ops::Deref for Script<K, A, R> {
     type Target = ScriptDef;
     fn deref(&self) -> &ScriptDef {
+        &self.def
+    }
+}
+
+/// What [`crate::Client::call`] runs: a script of the generated registry or of a user's generated
+/// bindings ([`Script`]: keys and arguments as arrays, their counts checked by the compiler), or a
+/// variadic or run-time one ([`DynScript`]: slices, counts checked at the call against its
+/// header). Implemented by those two types only.
+pub trait Callable: Sync + 'static {
+    /// What the reply decodes as.
+    type Reply: FromReply;
+    /// The keys a call passes: `[&str; K]`, or `&[&str]`.
+    type Keys<'a>: AsRef<[&'a str]>;
+    /// The arguments a call passes: `[Arg; A]`, or `&[Arg]`.
+    type Args<'a>: AsRef<[crate::Arg<'a>]>;
+    /// The header and source.
+    fn def(&self) -> &ScriptDef;
+}
+
+impl<const K: usize, const A: usize, R: FromReply + 'static> Callable for Script<K, A, R> {
+    type Reply = R;
+    type Keys<'a> = [&'a str; K];
+    type Args<'a> = [crate::Arg<'a>; A];
+
+    fn def(&self) -> &ScriptDef {
+        &self.def
+    }
+}
+
+impl<R: FromReply + 'static> Callable for DynScript<R> {
+    type Reply = R;
+    type Keys<'a> = &'a [&'a str];
+    type Args<'a> = &'a [crate::Arg<'a>];
+
+    fn def(&self) -> &ScriptDef {
         &self.def
     }
 }

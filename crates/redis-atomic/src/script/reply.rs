@@ -60,7 +60,8 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// Splits the status word off a reply of `script`.
+    /// Splits the status word off a reply of `script`. (Public for the bindings a user's
+    /// `build.rs` generates, and for the CLI's benchmarks, which decode raw `EVALSHA` replies.)
     pub fn parse(script: &'static str, value: Value) -> Result<Reply, Error> {
         let Value::Array(items) = value else {
             return Err(bad(

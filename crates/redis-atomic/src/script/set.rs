@@ -5,7 +5,8 @@
 //! the compiler then checks key and argument counts and reply handling. A [`ScriptSet`] offers
 //! the same scripts as [`DynScript<RawReply>`]s: counts are checked at the call against the
 //! header, the reply is decoded as far as its declared status word. Either way the call takes the
-//! one client path ([`crate::Client::call_dyn`]): `EVALSHA` or `FCALL` of the user's library
+//! one client path ([`crate::Client::call`], or [`crate::Client::call_named`] by name): `EVALSHA`
+//! or `FCALL` of the user's library
 //! `NAME_v<N>` (functions `NAME<N>_<script>`), `NOSCRIPT` and missing-Function recovery (the
 //! *user's* library is loaded), the header's retry class, the slot check, metrics and spans
 //! labelled with the script's name and version.
@@ -67,7 +68,7 @@ impl ScriptSet {
         &self.scripts
     }
 
-    /// Every script's definition (for [`crate::Client::preload`]).
+    /// Every script's definition (for [`crate::Client::load`]).
     pub fn defs(&self) -> Vec<&'static ScriptDef> {
         self.scripts.iter().map(|s| &s.def).collect()
     }

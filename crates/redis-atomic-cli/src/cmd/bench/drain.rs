@@ -109,7 +109,7 @@ impl Workload for Drain {
                 .await?;
             match got {
                 Claim::Claimed(jobs) => *self.held.lock(task) = jobs,
-                Claim::Empty { .. } => *self.drained.lock(task) = true,
+                Claim::Empty { .. } | Claim::Idle => *self.drained.lock(task) = true,
                 other => anyhow::bail!("claim: {other:?}"),
             }
             Ok(())
@@ -120,12 +120,15 @@ impl Workload for Drain {
         Box::pin(async move {
             let job = self.raw_held.lock(task).pop();
             if let Some(job) = job {
-                return raw_ack(conn, &self.raw, &job.id, job.fence).await;
+                let worker = self.ctx.token.as_str();
+                return raw_ack(conn, &self.raw, worker, &job.id, job.fence).await;
             }
             let token = self.ctx.token.as_str();
             match raw_claim(conn, &self.raw, token, self.batch).await? {
                 QueueClaimReply::Claimed { jobs, .. } => *self.raw_held.lock(task) = jobs,
-                QueueClaimReply::Empty { .. } => *self.drained.lock(task) = true,
+                QueueClaimReply::Empty { .. } | QueueClaimReply::Idle => {
+                    *self.drained.lock(task) = true
+                }
             }
             Ok(())
         })

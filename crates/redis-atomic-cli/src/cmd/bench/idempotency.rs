@@ -5,7 +5,7 @@
 
 use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, PerTask, Record, Workload};
 use redis_atomic::idempotency::{
-    Begin, Claim, Fingerprint, IdemConfig, Idempotency, Outcome, Response,
+    Begin, Claim, Fingerprint, Idempotency, IdempotencyConfig, Outcome, Response,
 };
 use redis_atomic::script::registry::{
     IdemBeginReply, IdemCompleteReply, IDEM_BEGIN, IDEM_COMPLETE,
@@ -30,9 +30,9 @@ struct IdemBench {
 }
 
 pub(super) fn setup(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
-    let config = IdemConfig::default().result_ttl(TTL).lease(LEASE);
+    let config = IdempotencyConfig::default().result_ttl(TTL).ttl(LEASE);
     Ok(Box::new(IdemBench {
-        store: Idempotency::new(ctx.client.clone(), ctx.keyspace.clone(), config)?,
+        store: Idempotency::new(ctx.client.clone(), ctx.keyspace.clone()).with_config(config)?,
         body: Response::new(201, vec![b'x'; BODY]),
         claims: PerTask::new(ctx.tasks),
         generations: PerTask::new(ctx.tasks),
@@ -74,7 +74,7 @@ impl Workload for IdemBench {
             if i % 2 == 0 {
                 let args = [token, FINGERPRINT.into(), ms(LEASE), ms(TTL)];
                 let got = evalsha(conn, &IDEM_BEGIN, [&record], args).await?;
-                let g = expect!(got, IdemBeginReply::Claimed { generation, .. } => generation);
+                let g = expect!(got, IdemBeginReply::Claimed { fence, .. } => fence);
                 self.generations.put(task, g);
             } else {
                 let generation = Arg::Int(i64::try_from(self.generations.take(task)?.0)?);

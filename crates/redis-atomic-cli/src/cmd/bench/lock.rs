@@ -9,7 +9,7 @@
 
 use super::classic::{self, Classic};
 use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, Record, Workload};
-use redis_atomic::lease::{Extend, Release};
+use redis_atomic::lease::{Extend, Fence, Release};
 use redis_atomic::lock::{Acquire, LockGuard, LockKeys, Locks};
 use redis_atomic::script::registry::{
     LockAcquireReply, LockExtendReply, LockReleaseReply, LOCK_ACQUIRE, LOCK_EXTEND, LOCK_RELEASE,
@@ -28,6 +28,8 @@ struct LockBench {
     /// Each task's held lock between its acquire and its release (or across extends). A std
     /// mutex: held only to take or put the guard, never across an await.
     guards: Vec<std::sync::Mutex<Option<LockGuard>>>,
+    /// The raw path's fence of each task's lock (release and extend name the lease by it).
+    raw_fences: Vec<std::sync::Mutex<Fence>>,
 }
 
 /// `lock`: acquire | release.
@@ -40,9 +42,9 @@ pub(super) fn extend(ctx: BenchCtx) -> anyhow::Result<Box<dyn Workload>> {
     Ok(LockBench::boxed(ctx, true))
 }
 
-/// The scripts' fence argument for "any lease of this token" (the raw path has no guard).
-fn any() -> redis_atomic::Arg<'static> {
-    "".into()
+/// A fence as the scripts' argument.
+fn fence_arg(fence: Fence) -> anyhow::Result<redis_atomic::Arg<'static>> {
+    Ok(redis_atomic::Arg::Int(i64::try_from(fence.0)?))
 }
 
 fn resource(path: Path, task: usize) -> String {
@@ -53,16 +55,26 @@ impl LockBench {
     fn boxed(ctx: BenchCtx, extend: bool) -> Box<dyn Workload> {
         let locks = Locks::new(ctx.client.clone(), ctx.keyspace.clone());
         let guards = (0..ctx.tasks).map(|_| Default::default()).collect();
+        let raw_fences = (0..ctx.tasks)
+            .map(|_| std::sync::Mutex::new(Fence(0)))
+            .collect();
         Box::new(LockBench {
             ctx,
             locks,
             extend,
             guards,
+            raw_fences,
         })
     }
 
     fn guard(&self, task: usize) -> std::sync::MutexGuard<'_, Option<LockGuard>> {
         self.guards[task].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn raw_fence(&self, task: usize) -> std::sync::MutexGuard<'_, Fence> {
+        self.raw_fences[task]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     fn keys(&self, path: Path, task: usize) -> anyhow::Result<LockKeys> {
@@ -91,7 +103,7 @@ impl Workload for LockBench {
                     let g = expect!(got, Acquire::Acquired(g) => g);
                     *self.guard(task) = Some(g);
                 } else {
-                    expect!(got, Acquire::Acquired(_));
+                    *self.raw_fence(task) = expect!(got, Acquire::Acquired(g) => g.fence());
                 }
             }
             Ok(())
@@ -113,7 +125,7 @@ impl Workload for LockBench {
             } else {
                 let got = match held {
                     Some(g) => g.release().await?,
-                    None => self.locks.release(&r, token).await?,
+                    None => anyhow::bail!("lock: no guard to release"),
                 };
                 expect!(got, Release::Released { .. });
             }
@@ -126,14 +138,17 @@ impl Workload for LockBench {
             let k = self.keys(Path::Raw, task)?;
             let token = self.ctx.token.as_str().into();
             if self.extend {
-                let got = evalsha(conn, &LOCK_EXTEND, [&k.lock], [token, ms(HELD), any()]).await?;
+                let fence = fence_arg(*self.raw_fence(task))?;
+                let got = evalsha(conn, &LOCK_EXTEND, [&k.lock], [token, fence, ms(HELD)]).await?;
                 expect!(got, LockExtendReply::Extended { .. });
             } else if i % 2 == 0 {
                 let keys = [k.lock.as_str(), &k.fence];
                 let got = evalsha(conn, &LOCK_ACQUIRE, keys, [token, ms(TTL)]).await?;
-                expect!(got, LockAcquireReply::Acquired { .. });
+                *self.raw_fence(task) =
+                    expect!(got, LockAcquireReply::Acquired { fence, .. } => fence);
             } else {
-                let got = evalsha(conn, &LOCK_RELEASE, [&k.lock], [token, any()]).await?;
+                let fence = fence_arg(*self.raw_fence(task))?;
+                let got = evalsha(conn, &LOCK_RELEASE, [&k.lock], [token, fence]).await?;
                 expect!(got, LockReleaseReply::Released { .. });
             }
             Ok(())

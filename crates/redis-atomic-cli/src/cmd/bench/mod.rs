@@ -49,6 +49,7 @@ pub use report::{BenchReport, PathStats, ReferenceReport, Report};
 pub use workload::{BenchCtx, Conflicts, Path, SetupFn, Stop, Workload};
 
 use redis::aio::MultiplexedConnection;
+use redis_atomic::script::registry;
 use redis_atomic::{Client, ClientConfig, Keyspace, OwnerToken};
 use redis_atomic_verify::ServerInfo;
 use redis_atomic_verify::{url_or_embed, Embedded};
@@ -173,7 +174,7 @@ pub(crate) async fn connect(args: &BenchArgs) -> anyhow::Result<(String, Embedde
         .conn
         .client_config(ClientConfig::default().pool_size(args.connections));
     let client = Client::connect(&url, config).await?;
-    client.load_all().await?;
+    client.load(registry::ALL).await?;
     Ok((url, server, client))
 }
 

@@ -81,10 +81,11 @@ pub(super) async fn raw_claim(
     evalsha(conn, &QUEUE_CLAIM, keys, args).await
 }
 
-/// Raw ack of job `id` leased with `fence`: what [`Queue::ack`] sends.
+/// Raw ack of job `id` leased to `worker` with `fence`: what [`Queue::ack`] sends.
 pub(super) async fn raw_ack(
     conn: &mut Conn,
     queue: &Queue,
+    worker: &str,
     id: &str,
     fence: Fence,
 ) -> anyhow::Result<()> {
@@ -92,6 +93,7 @@ pub(super) async fn raw_ack(
     let keys = [k.inflight.as_str(), &k.meta, &k.payload, &k.errors, &k.done];
     let args = [
         id.into(),
+        worker.into(),
         Arg::Int(i64::try_from(fence.0)?),
         ms(queue.config().dedup_window),
     ];
@@ -160,7 +162,7 @@ impl Workload for QueueBench {
                 }
                 _ => {
                     let job = self.raw_leased.take(task)?;
-                    raw_ack(conn, &self.raw, &job.id, job.fence).await?;
+                    raw_ack(conn, &self.raw, self.worker.as_str(), &job.id, job.fence).await?;
                 }
             }
             Ok(())

@@ -7,7 +7,7 @@
 use super::workload::{evalsha, ms, BenchCtx, Conn, Decided, Path, PerTask, Record, Workload};
 use redis_atomic::lease::Release;
 use redis_atomic::script::registry::{SemAcquireReply, SemReleaseReply, SEM_ACQUIRE, SEM_RELEASE};
-use redis_atomic::semaphore::{Acquire, Permit, Semaphore};
+use redis_atomic::semaphore::{Acquire, Permit, Semaphore, SemaphoreConfig};
 use redis_atomic::{Arg, Fence};
 use std::time::Duration;
 
@@ -45,7 +45,7 @@ fn semaphore(ctx: &BenchCtx, name: &str) -> anyhow::Result<Semaphore> {
         ctx.client.clone(),
         &ctx.keyspace,
         name,
-        CAPACITY,
+        SemaphoreConfig::new(CAPACITY),
     )?)
 }
 

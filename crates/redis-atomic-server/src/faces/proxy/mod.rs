@@ -25,7 +25,7 @@ pub use routes::credential_scope;
 
 use crate::config::Config;
 use crate::start::{Face, FaceError};
-use redis_atomic::idempotency::{IdemConfig, Idempotency};
+use redis_atomic::idempotency::{Idempotency, IdempotencyConfig};
 use redis_atomic::{Client, Keyspace};
 use routes::{Dispatch, RouteSpec, Shared};
 use std::future::Future;
@@ -69,12 +69,14 @@ impl Proxy {
         let namespace = p.namespace.clone().unwrap_or(DEFAULT_NAMESPACE.into());
         let keyspace = Keyspace::new(namespace).map_err(settings)?;
         let max_body_bytes = p.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES);
-        let mut idem = IdemConfig::default()
+        let mut idem = IdempotencyConfig::default()
             .max_response_bytes(max_body_bytes.saturating_add(RECORD_OVERHEAD));
         if let Some(ms) = p.key_ttl_ms {
             idem = idem.result_ttl(Duration::from_millis(ms));
         }
-        let store = Idempotency::new(client.clone(), keyspace.clone(), idem).map_err(settings)?;
+        let store = Idempotency::new(client.clone(), keyspace.clone())
+            .with_config(idem)
+            .map_err(settings)?;
         let timeout = p
             .upstream_timeout_ms
             .map_or(DEFAULT_UPSTREAM_TIMEOUT, Duration::from_millis);

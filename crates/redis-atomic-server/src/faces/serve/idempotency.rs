@@ -14,7 +14,7 @@ use axum::extract::Path;
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::idempotency::{
-    Begin, Body, Failure, Fingerprint, IdemConfig, Idempotency, Outcome, Response as Stored,
+    Begin, Body, Failure, Fingerprint, Idempotency, IdempotencyConfig, Outcome, Response as Stored,
     Stored as Kept,
 };
 use redis_atomic::Fence;
@@ -109,11 +109,13 @@ pub struct CompleteResponse {
 }
 
 fn store(t: &super::Tenant, lease_ms: Option<u64>) -> Result<Idempotency, ApiError> {
-    let mut config = IdemConfig::default();
+    let mut config = IdempotencyConfig::default();
     if let Some(ms) = lease_ms {
-        config = config.lease(Duration::from_millis(ms));
+        config = config.ttl(Duration::from_millis(ms));
     }
-    Idempotency::new(t.client.clone(), t.keyspace.clone(), config).map_err(lib(true))
+    Idempotency::new(t.client.clone(), t.keyspace.clone())
+        .with_config(config)
+        .map_err(lib(true))
 }
 
 fn stored(r: &Stored) -> StoredResponse {

@@ -1,8 +1,8 @@
 //! `/v1/locks/{resource}/{acquire,extend,release}`: [`redis_atomic::lock`] over HTTP.
 //!
-//! The owner token is the client's handle: `acquire` returns it (or takes the client's own, so a
-//! retry after a 504 is safe and returns the same fence), `extend` and `release` need it. A held
-//! lock is 409 with `Retry-After`, not an error.
+//! The owner token and the fence are the client's handle: `acquire` returns them (or takes the
+//! client's own token, so a retry after a 504 is safe and returns the same fence), `extend` and
+//! `release` need both. A held lock is 409 with `Retry-After`, not an error.
 
 use super::error::{lib, ApiError, JsonBody};
 use super::Caller;
@@ -54,6 +54,8 @@ pub struct AcquireResponse {
 pub struct ExtendRequest {
     /// The owner token `acquire` returned.
     pub token: String,
+    /// The fence `acquire` returned.
+    pub fence: u64,
     /// New lease from now, in milliseconds.
     pub ttl_ms: u64,
 }
@@ -77,6 +79,8 @@ pub struct ExtendResponse {
 pub struct ReleaseRequest {
     /// The owner token `acquire` returned.
     pub token: String,
+    /// The fence `acquire` returned.
+    pub fence: u64,
 }
 
 /// Answer of `release`: 200 released, 409 not the owner.
@@ -188,7 +192,7 @@ pub async fn extend(
     let ttl = Duration::from_millis(req.ttl_ms);
     let got = t
         .locks
-        .extend(&resource, &token, ttl)
+        .extend(&resource, &token, Fence(req.fence), ttl)
         .await
         .map_err(lib(true))?;
     Ok(match got {
@@ -224,7 +228,7 @@ pub async fn release(
     let token = token(&req.token)?;
     let got = t
         .locks
-        .release(&resource, &token)
+        .release(&resource, &token, Fence(req.fence))
         .await
         .map_err(lib(true))?;
     let released = matches!(got, Release::Released { .. });

@@ -1,6 +1,6 @@
 //! `/v1/queues/{queue}/…`: [`redis_atomic::queue`] over HTTP: enqueue (deduplicated by job id),
-//! claim (leases with fences), and per job ack, extend and nack by fence; the dead letters are
-//! [`super::dead`].
+//! claim (leases with fences), and per job ack, extend and nack by worker and fence; the dead
+//! letters are [`super::dead`].
 //!
 //! Payloads are UTF-8 text in JSON (base64 it yourself for bytes). A stale fence is 409 with
 //! `{"acked": false}` (or `extended`/`nacked`), not an error: another worker has the job.
@@ -90,6 +90,8 @@ pub struct ClaimResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AckRequest {
+    /// The worker the job was claimed by.
+    pub worker: String,
     /// The fence `claim` returned.
     pub fence: u64,
 }
@@ -105,6 +107,8 @@ pub struct AckResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobExtendRequest {
+    /// The worker the job was claimed by.
+    pub worker: String,
     /// The fence `claim` returned.
     pub fence: u64,
     /// New lease from now, in milliseconds.
@@ -122,6 +126,8 @@ pub struct JobExtendResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NackRequest {
+    /// The worker the job was claimed by.
+    pub worker: String,
     /// The fence `claim` returned.
     pub fence: u64,
     /// Pause before the job is due again, in milliseconds (default 0).
@@ -143,6 +149,10 @@ pub struct NackResponse {
 
 pub(super) fn queue(t: &super::Tenant, name: &str) -> Result<Queue, ApiError> {
     Queue::new(t.client.clone(), &t.keyspace, name, QueueConfig::default()).map_err(lib(true))
+}
+
+fn worker(name: String) -> Result<OwnerToken, ApiError> {
+    OwnerToken::new(name).map_err(|e| ApiError::invalid(e.to_string()))
 }
 
 fn status_word(s: JobStatus) -> &'static str {
@@ -203,7 +213,7 @@ pub async fn claim(
     JsonBody(req): JsonBody<ClaimRequest>,
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
-    let worker = OwnerToken::new(req.worker).map_err(|e| ApiError::invalid(e.to_string()))?;
+    let worker = worker(req.worker)?;
     let vis = Duration::from_millis(req.visibility_ms);
     // Not retry-safe: jobs a lost claim leased come back only after the visibility timeout.
     let got = q
@@ -225,7 +235,7 @@ pub async fn claim(
         },
         Claim::Empty { retry_after } => ClaimResponse {
             jobs: Vec::new(),
-            retry_after_ms: retry_after.map(ms),
+            retry_after_ms: Some(ms(retry_after)),
         },
         _ => ClaimResponse {
             jobs: Vec::new(),
@@ -246,7 +256,11 @@ pub async fn ack(
     JsonBody(req): JsonBody<AckRequest>,
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
-    let got = q.ack(&id, Fence(req.fence)).await.map_err(lib(true))?;
+    let worker = worker(req.worker)?;
+    let got = q
+        .ack(&id, &worker, Fence(req.fence))
+        .await
+        .map_err(lib(true))?;
     let acked = matches!(got, Ack::Acked);
     Ok(answer(conflict_unless(acked), AckResponse { acked }))
 }
@@ -263,8 +277,9 @@ pub async fn extend(
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
     let ttl = Duration::from_millis(req.ttl_ms);
+    let worker = worker(req.worker)?;
     let got = q
-        .extend(&id, Fence(req.fence), ttl)
+        .extend(&id, &worker, Fence(req.fence), ttl)
         .await
         .map_err(lib(true))?;
     let extended = matches!(got, Extend::Extended { .. });
@@ -286,8 +301,9 @@ pub async fn nack(
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
     let after = Duration::from_millis(req.retry_after_ms);
+    let worker = worker(req.worker)?;
     let got = q
-        .nack(&id, Fence(req.fence), after, &req.error)
+        .nack(&id, &worker, Fence(req.fence), after, &req.error)
         .await
         .map_err(lib(true))?;
     let (nacked, dead) = match got {

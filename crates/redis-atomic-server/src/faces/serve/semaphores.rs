@@ -12,7 +12,7 @@ use super::Caller;
 use axum::extract::Path;
 use axum::response::Response;
 use redis_atomic::lease::{Extend, Release};
-use redis_atomic::semaphore::{Acquire, Semaphore};
+use redis_atomic::semaphore::{Acquire, Semaphore, SemaphoreConfig};
 use redis_atomic::Fence;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -86,7 +86,8 @@ pub struct SemReleaseResponse {
 
 // Capacity only matters to `acquire`; extend and release act on one holder's permit.
 fn semaphore(t: &super::Tenant, name: &str, capacity: u32) -> Result<Semaphore, ApiError> {
-    Semaphore::new(t.client.clone(), &t.keyspace, name, capacity).map_err(lib(true))
+    let config = SemaphoreConfig::new(capacity);
+    Semaphore::new(t.client.clone(), &t.keyspace, name, config).map_err(lib(true))
 }
 
 /// Take a semaphore permit.

@@ -129,7 +129,12 @@ async fn outcome_unknown_is_504_with_retry_safe() {
         )
         .await;
     let claim = s.post("/v1/queues/q/claim", json!({"worker": "w"})).await;
-    let ack = s.post("/v1/queues/q/jobs/j/ack", json!({"fence": 1})).await;
+    let ack = s
+        .post(
+            "/v1/queues/q/jobs/j/ack",
+            json!({"worker": "w", "fence": 1}),
+        )
+        .await;
     server.resume();
     for (answer, safe) in [(&fresh, false), (&own, true), (&claim, false), (&ack, true)] {
         answer.problem(504, "outcome-unknown");

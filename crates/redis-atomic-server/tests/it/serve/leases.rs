@@ -5,7 +5,7 @@ use super::serve;
 use serde_json::json;
 
 /// Acquire gives a token and fence; a second acquire is 409 with Retry-After; extend and release
-/// act only for the token; acquiring again with the holder's own token returns the same fence.
+/// act only for the token and fence; acquiring again with the holder's own token returns the same fence.
 #[tokio::test]
 async fn locks_acquire_extend_release() {
     let s = serve("serve-locks", "").await;
@@ -34,7 +34,7 @@ async fn locks_acquire_extend_release() {
         (again.status, again.body["fence"].as_u64()),
         (200, Some(fence))
     );
-    let wrong = json!({"token": "someone-else", "ttl_ms": 5000});
+    let wrong = json!({"token": "someone-else", "fence": fence, "ttl_ms": 5000});
     let e = s.post("/v1/locks/r1/extend", wrong).await;
     assert_eq!(
         (e.status, e.body.clone()),
@@ -43,7 +43,7 @@ async fn locks_acquire_extend_release() {
     let e = s
         .post(
             "/v1/locks/r1/extend",
-            json!({"token": token, "ttl_ms": 5000}),
+            json!({"token": token, "fence": fence, "ttl_ms": 5000}),
         )
         .await;
     assert_eq!(e.status, 200);
@@ -52,11 +52,17 @@ async fn locks_acquire_extend_release() {
         (json!(true), Some(fence))
     );
     let r = s
-        .post("/v1/locks/r1/release", json!({"token": "someone-else"}))
+        .post(
+            "/v1/locks/r1/release",
+            json!({"token": "someone-else", "fence": fence}),
+        )
         .await;
     assert_eq!((r.status, r.body), (409, json!({"released": false})));
     let r = s
-        .post("/v1/locks/r1/release", json!({"token": token}))
+        .post(
+            "/v1/locks/r1/release",
+            json!({"token": token, "fence": fence}),
+        )
         .await;
     assert_eq!((r.status, r.body), (200, json!({"released": true})));
     let next = s

@@ -32,7 +32,10 @@ pub async fn serve_private(test: &str, config_toml: &str, config: ClientConfig) 
 }
 
 async fn serve_on(env: Env, config_toml: &str) -> Served {
-    env.client.load_all().await.unwrap();
+    env.client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
     let mut toml = config_toml.to_string();
     if !toml.contains("[serve]") {
         toml.push_str(&format!(

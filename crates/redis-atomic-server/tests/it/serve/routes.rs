@@ -5,7 +5,7 @@ use super::serve;
 use serde_json::json;
 
 /// Enqueue dedups by id; claim leases with fences; extend, nack (redelivered with a new fence)
-/// and ack act only for the current fence.
+/// and ack act only for the worker and the current fence.
 #[tokio::test]
 async fn queue_enqueue_claim_extend_nack_ack() {
     let s = serve("serve-queue", "").await;
@@ -33,14 +33,14 @@ async fn queue_enqueue_claim_extend_nack_ack() {
     let x = s
         .post(
             "/v1/queues/q/jobs/j1/extend",
-            json!({"fence": f1, "ttl_ms": 20000}),
+            json!({"worker": "w1", "fence": f1, "ttl_ms": 20000}),
         )
         .await;
     assert_eq!((x.status, x.body), (200, json!({"extended": true})));
     let n = s
         .post(
             "/v1/queues/q/jobs/j1/nack",
-            json!({"fence": f1, "error": "boom"}),
+            json!({"worker": "w1", "fence": f1, "error": "boom"}),
         )
         .await;
     assert_eq!(
@@ -52,15 +52,24 @@ async fn queue_enqueue_claim_extend_nack_ack() {
     assert_eq!(c.body["jobs"][0]["deliveries"], 2);
     assert!(f2 > f1);
     let stale = s
-        .post("/v1/queues/q/jobs/j1/ack", json!({"fence": f1}))
+        .post(
+            "/v1/queues/q/jobs/j1/ack",
+            json!({"worker": "w1", "fence": f1}),
+        )
         .await;
     assert_eq!((stale.status, stale.body), (409, json!({"acked": false})));
     let stale = s
-        .post("/v1/queues/q/jobs/j1/nack", json!({"fence": f1}))
+        .post(
+            "/v1/queues/q/jobs/j1/nack",
+            json!({"worker": "w1", "fence": f1}),
+        )
         .await;
     assert_eq!(stale.status, 409);
     let ok = s
-        .post("/v1/queues/q/jobs/j1/ack", json!({"fence": f2}))
+        .post(
+            "/v1/queues/q/jobs/j1/ack",
+            json!({"worker": "w1", "fence": f2}),
+        )
         .await;
     assert_eq!((ok.status, ok.body), (200, json!({"acked": true})));
     let again = s
@@ -85,7 +94,7 @@ async fn queue_dead_letters() {
             let n = s
                 .post(
                     &format!("/v1/queues/dq/jobs/{id}/nack"),
-                    json!({"fence": fence, "error": "boom"}),
+                    json!({"worker": "w", "fence": fence, "error": "boom"}),
                 )
                 .await;
             assert_eq!(n.status, 200);

@@ -9,7 +9,11 @@
 //! slot, checked before anything is sent ([`Error::CrossSlot`]); in a cluster the attempt runs on
 //! a connection to the node that serves the slot.
 //!
-//! **Mechanism.** Rung 4 of the ladder. Each attempt takes a [`DedicatedConnection`] (never the
+//! **Shape.** [`Cas::new`] takes only the client (it acts on the caller's keys, no keyspace);
+//! [`Cas::with_policy`] bounds it. A conflict that outlasted the policy is a value
+//! ([`CasOutcome::Conflict`]).
+//!
+//! **Mechanism.** Rung 4. Each attempt takes a [`DedicatedConnection`] (never the
 //! shared multiplexed ones: `WATCH` is per connection, redis-rs #565, fred #251), sends `WATCH`
 //! and the [`Read`]s in one round trip, calls the closure with the [`Snapshot`], then sends
 //! `MULTI`, the [`Write`]s and `EXEC` in a second. Every exit path leaves no watch behind: `EXEC`

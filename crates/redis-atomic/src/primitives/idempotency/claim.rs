@@ -4,7 +4,7 @@
 //! ([`Idempotency::extend`], [`Idempotency::complete`], [`Idempotency::fail`]) use too; the
 //! handle only remembers the record's keys, so it does not hash (scope, key) again.
 
-use super::{End, Failure, IdemKeys, Idempotency, Outcome, Response};
+use super::{End, Failure, Idempotency, IdempotencyKeys, Outcome, Response};
 use crate::lease::{Extend, Fence, Held, Lease, OwnerToken};
 use crate::Error;
 use std::time::{Duration, Instant};
@@ -16,13 +16,18 @@ use std::time::{Duration, Instant};
 #[must_use = "a claim should end with complete() or fail()"]
 pub struct Claim {
     store: Idempotency,
-    keys: IdemKeys,
+    keys: IdempotencyKeys,
     held: Held,
     takeover: bool,
 }
 
 impl Claim {
-    pub(super) fn new(store: Idempotency, keys: IdemKeys, held: Held, takeover: bool) -> Claim {
+    pub(super) fn new(
+        store: Idempotency,
+        keys: IdempotencyKeys,
+        held: Held,
+        takeover: bool,
+    ) -> Claim {
         Claim {
             store,
             keys,
@@ -48,32 +53,40 @@ impl Claim {
         self.takeover
     }
 
+    /// The lease's length as last set (by the claim or the last confirmed extend).
+    pub fn ttl(&self) -> Duration {
+        self.held.ttl
+    }
+
     /// Until when, by the local clock, the lease surely lasts: the time the claiming (or last
-    /// extending) request was sent plus its lease.
+    /// extending) request was sent plus its ttl.
     pub fn expires_by(&self) -> Instant {
         self.held.expires_by()
     }
 
-    /// Sets the lease to end `lease` from the server's now; [`Extend::Lost`] once the claim was
+    /// Sets the lease to end `ttl` from the server's now; [`Extend::Lost`] once the claim was
     /// taken over or ended.
-    pub async fn extend(&mut self, lease: Duration) -> Result<Extend, Error> {
+    pub async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
         let sent = Instant::now();
         let outcome = self
             .store
-            .extend_record(&self.keys, &self.held.token, self.held.fence, lease)
+            .extend_record(&self.keys, &self.held.token, self.held.fence, ttl)
             .await?;
-        self.held.extended(&outcome, sent, lease);
+        self.held.extended(&outcome, sent, ttl);
         Ok(outcome)
     }
 
-    /// Stores `response` for replay. Repeating it (same claim) is safe.
-    pub async fn complete(&self, response: &Response) -> Result<Outcome, Error> {
+    /// Stores `response` for replay. After an unknown outcome, repeat it by parts
+    /// ([`Idempotency::complete`] with this claim's token and fence): a repeat answers
+    /// [`Outcome::Stored`] again.
+    pub async fn complete(self, response: &Response) -> Result<Outcome, Error> {
         self.end(End::Completed(response)).await
     }
 
     /// Ends the claim with a failure: [`Failure::Retryable`] frees the key, [`Failure::Final`]
-    /// stores the response for replay.
-    pub async fn fail(&self, failure: &Failure) -> Result<Outcome, Error> {
+    /// stores the response for replay. After an unknown outcome, repeat it by parts
+    /// ([`Idempotency::fail`]).
+    pub async fn fail(self, failure: &Failure) -> Result<Outcome, Error> {
         self.end(End::Failed(failure)).await
     }
 
@@ -86,6 +99,8 @@ impl Claim {
 }
 
 impl Lease for Claim {
+    const PRIMITIVE: &'static str = "idempotency";
+
     fn fence(&self) -> Fence {
         Claim::fence(self)
     }
@@ -94,11 +109,23 @@ impl Lease for Claim {
         Claim::token(self)
     }
 
+    fn ttl(&self) -> Duration {
+        Claim::ttl(self)
+    }
+
     fn expires_by(&self) -> Instant {
         Claim::expires_by(self)
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
         Claim::extend(self, ttl).await
+    }
+
+    /// Gives nothing back: freeing the key (`fail(Retryable)`) would let a duplicate run the
+    /// request again while this executor may already have made the side effect and be about to
+    /// store it (a `complete` after an unconfirmed loss still stores while nobody took over). The
+    /// claim runs out and the next duplicate takes it over.
+    async fn give_back(&mut self) -> Result<(), Error> {
+        Ok(())
     }
 }

@@ -3,25 +3,29 @@
 //! **Invariant.** At most one live claim per idempotency key; a claim's result, once stored, is
 //! what every later duplicate gets, and no superseded executor can overwrite or extend it.
 //!
-//! **Keys** ([`IdemKeys`]). One Redis string per idempotency key: `<ns>:idem:v1:{<digest>}`,
-//! where the digest is SHA-256 of (scope, key), so user-supplied bytes never reach key names,
-//! every record is in one slot by construction, and tenants cannot collide. The string packs
-//! state, fence (the claim's generation), owner token, request fingerprint, lease end (server ms)
-//! and the stored response: one string stays compact where a hash with a large field would leave
-//! listpack encoding.
+//! **Keys** ([`IdempotencyKeys`], from [`Idempotency::keys`]). One Redis string per idempotency
+//! key: `<ns>:idem:v1:{<digest>}`, where the digest is SHA-256 of (scope, key), so user-supplied
+//! bytes never reach key names, every record is in one slot by construction, and tenants cannot
+//! collide. The string packs state, fence (the claim's generation), owner token, request
+//! fingerprint, lease end (server ms) and the stored response: one string stays compact where a
+//! hash with a large field would leave listpack encoding.
 //!
-//! **Mechanism.** Lua scripts (`idem_begin`, `idem_heartbeat`, `idem_complete`): the decision
+//! **Mechanism.** Lua scripts (`idem_begin`, `idem_extend`, `idem_complete`): the decision
 //! between claim, wait, replay and mismatch reads the record and writes it in one step, on the
-//! server's clock. Seed 001's layout (a lock key plus a result key, completed by an unconditional
-//! write) lets a stale executor overwrite a newer result; the AWS Powertools store decides on the
-//! client and has run requests twice. Here the claim carries a token and a fence, and every
-//! write checks both.
+//! server's clock. A layout of a lock key plus a result key, completed by an unconditional write,
+//! lets a stale executor overwrite a newer result; the AWS Powertools store decides on the client
+//! and has run requests twice. Here the claim carries a token and a fence, and every write checks
+//! both.
 //!
-//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `begin` →
-//! [`Begin::Claimed`] with a [`Claim`] (`fence()`, `token()`, `expires_by()`, `extend(ttl)`,
-//! `complete()`, `fail()`) or [`Begin::InProgress`] with a `retry_after`.
-//! [`Idempotency::extend`], [`Idempotency::complete`] and [`Idempotency::fail`] do the same by
-//! parts (scope, key, token, fence) for callers without a handle.
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]), as a
+//! collection keyed per call ([`Idempotency::new`] with a [`Keyspace`], settings through
+//! [`Idempotency::with_config`], [`Idempotency::keys`] per (scope, key)): `begin` →
+//! [`Begin::Claimed`] with a [`Claim`] (`fence()`, `token()`, `ttl()`, `expires_by()`,
+//! `extend(ttl)`, then `complete()` or `fail()`, which consume it) or [`Begin::InProgress`] with a
+//! `retry_after`. [`Idempotency::extend`], [`Idempotency::complete`] and [`Idempotency::fail`] do
+//! the same by parts (scope, key, token, fence) for callers without a handle.
+//!
+//! **Fences.** Every claim issues one by [the one rule](crate::lease#fences), per idempotency key.
 //!
 //! **Takeover.** A claim whose lease ran out (server time) is taken over by the next `begin` with
 //! the same fingerprint: its fence increases, and the old executor's later `complete`, `fail`
@@ -29,8 +33,9 @@
 //!
 //! **Retry.** All scripts are `retry: safe`. `begin` with the same caller token while its claim is
 //! live returns the same fence; `complete`/`fail` repeated with the same token and fence answer
-//! [`Outcome::Stored`] again. So after [`Error::OutcomeUnknown`], repeat the same call (`begin`
-//! through [`Idempotency::begin_with_token`] with the token of the lost call).
+//! [`Outcome::Stored`] again. So after [`Error::OutcomeUnknown`], repeat the same call: `begin`
+//! through [`Idempotency::begin_with_token`] with the token of the lost call, an end of a
+//! [`Claim`] by parts with the token and fence read before.
 //!
 //! **Not guaranteed.** Idempotency covers what the executor does between `begin` and `complete`
 //! only as well as that work is itself fenced or idempotent: if an executor is paused past its
@@ -42,180 +47,63 @@
 mod claim;
 mod record;
 mod response;
+mod types;
 
 pub use claim::Claim;
 use record::End;
 pub use response::{Body, Response};
+pub use types::{
+    Begin, Failure, Fingerprint, IdempotencyConfig, IdempotencyKeys, Outcome, Stored, MAX_KEY_LEN,
+    MAX_RESULT_TTL, MAX_TTL,
+};
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
 use crate::lease::{millis, Extend, Fence, Held, OwnerToken};
 use crate::script::registry::{IdemBeginOutcome, IdemBeginReply, IDEM_BEGIN};
 use crate::Error;
-use sha2::{Digest, Sha256};
 use std::time::{Duration, Instant};
 
 const SCHEMA: u32 = 1;
-/// Longest idempotency key or scope accepted, in bytes.
-pub const MAX_KEY_LEN: usize = 512;
-/// Longest claim lease accepted: 1 day.
-pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
-/// Longest result TTL accepted: 30 days.
-pub const MAX_RESULT_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
-
-/// Settings of an [`Idempotency`] store.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct IdemConfig {
-    /// How long a claim lives without an extension before another request may take it over.
-    pub lease: Duration,
-    /// How long a stored result (and an unfinished claim's record) is kept: 24 h by default.
-    pub result_ttl: Duration,
-    /// Largest encoded response stored; larger ones are refused with a clear error (store a
-    /// [`Body::Reference`] instead).
-    pub max_response_bytes: usize,
-}
-
-impl Default for IdemConfig {
-    fn default() -> Self {
-        IdemConfig {
-            lease: Duration::from_secs(30),
-            result_ttl: Duration::from_secs(24 * 3600),
-            max_response_bytes: 1 << 20,
-        }
-    }
-}
-
-impl IdemConfig {
-    /// With this claim lease.
-    pub fn lease(mut self, lease: Duration) -> Self {
-        self.lease = lease;
-        self
-    }
-
-    /// With this result TTL.
-    pub fn result_ttl(mut self, ttl: Duration) -> Self {
-        self.result_ttl = ttl;
-        self
-    }
-
-    /// With this response size limit.
-    pub fn max_response_bytes(mut self, limit: usize) -> Self {
-        self.max_response_bytes = limit;
-        self
-    }
-}
-
-/// A request digest: equal requests under one key must have equal fingerprints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Fingerprint([u8; 16]);
-
-impl Fingerprint {
-    /// SHA-256 over the canonical encoding of `parts` (each length-prefixed, so `["ab","c"]` and
-    /// `["a","bc"]` differ), truncated to 128 bits.
-    ///
-    /// ```
-    /// use redis_atomic::idempotency::Fingerprint;
-    /// let a = Fingerprint::of(&[b"POST", b"/charges", br#"{"amount":5}"#]);
-    /// assert_eq!(a, Fingerprint::of(&[b"POST", b"/charges", br#"{"amount":5}"#]));
-    /// assert_ne!(Fingerprint::of(&[b"ab", b"c"]), Fingerprint::of(&[b"a", b"bc"]));
-    /// ```
-    pub fn of(parts: &[&[u8]]) -> Self {
-        let mut h = Sha256::new();
-        for p in parts {
-            h.update((p.len() as u64).to_be_bytes());
-            h.update(p);
-        }
-        let digest = h.finalize();
-        let mut out = [0u8; 16];
-        out.copy_from_slice(&digest[..16]);
-        Fingerprint(out)
-    }
-
-    fn hex(&self) -> String {
-        hex::encode(self.0)
-    }
-}
-
-/// The keys of one idempotency record.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct IdemKeys {
-    /// `<ns>:idem:v1:{<digest>}`, digest = SHA-256 of (scope, key) in hex: one string packing
-    /// state, fence, owner token, fingerprint, lease end (server ms) and the stored response.
-    pub record: String,
-}
-
-/// What `begin` decided.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Begin {
-    /// The caller runs the request now.
-    Claimed(Claim),
-    /// Another executor holds a live claim; try again after `retry_after`.
-    InProgress {
-        /// Time left on the other executor's lease.
-        retry_after: Duration,
-    },
-    /// The request already finished: replay this.
-    Replay(Stored),
-    /// The key was used with a different request (fingerprint mismatch).
-    Mismatch,
-}
-
-/// A stored result.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Stored {
-    /// The request completed with this response.
-    Completed(Response),
-    /// The request failed for good with this response.
-    Failed(Response),
-}
-
-/// How an execution failed.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub enum Failure {
-    /// Free the key: the next attempt runs the request again.
-    Retryable,
-    /// Store this failure: duplicates replay it.
-    Final(Response),
-}
-
-/// What ending a claim (`complete` or `fail`) achieved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Outcome {
-    /// Stored (or, for [`Failure::Retryable`], the key freed).
-    Stored,
-    /// This claim was superseded (taken over after its lease ran out, or already ended another
-    /// way): nothing written.
-    Lost,
-}
 
 /// Idempotency records under one keyspace.
 #[derive(Clone, Debug)]
 pub struct Idempotency {
     client: Client,
     keyspace: Keyspace,
-    config: IdemConfig,
+    config: IdempotencyConfig,
 }
 
 impl Idempotency {
-    /// A store under `keyspace`.
-    pub fn new(client: Client, keyspace: Keyspace, config: IdemConfig) -> Result<Self, Error> {
-        millis("lease", config.lease, MAX_LEASE)?;
-        millis("result_ttl", config.result_ttl, MAX_RESULT_TTL)?;
-        Ok(Idempotency {
+    /// A store under `keyspace` with the default [`IdempotencyConfig`].
+    pub fn new(client: Client, keyspace: Keyspace) -> Self {
+        Idempotency {
             client,
             keyspace,
-            config,
-        })
+            config: IdempotencyConfig::default(),
+        }
+    }
+
+    /// With these settings (claim ttl and result ttl checked against [`MAX_TTL`] and
+    /// [`MAX_RESULT_TTL`]).
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::idempotency::{Idempotency, IdempotencyConfig};
+    /// use std::time::Duration;
+    /// let config = IdempotencyConfig::default().ttl(Duration::from_secs(10));
+    /// let store = Idempotency::new(client, redis_atomic::Keyspace::new("app")?).with_config(config)?;
+    /// assert_eq!(store.config().ttl, Duration::from_secs(10));
+    /// # Ok(()) }
+    /// ```
+    pub fn with_config(mut self, config: IdempotencyConfig) -> Result<Self, Error> {
+        config.validate()?;
+        self.config = config;
+        Ok(self)
     }
 
     /// The settings.
-    pub fn config(&self) -> &IdemConfig {
+    pub fn config(&self) -> &IdempotencyConfig {
         &self.config
     }
 
@@ -223,12 +111,12 @@ impl Idempotency {
     ///
     /// ```
     /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
-    /// use redis_atomic::idempotency::{IdemConfig, Idempotency};
-    /// let store = Idempotency::new(client, redis_atomic::Keyspace::new("app")?, IdemConfig::default())?;
+    /// use redis_atomic::idempotency::Idempotency;
+    /// let store = Idempotency::new(client, redis_atomic::Keyspace::new("app")?);
     /// assert!(store.keys("tenant-1", b"key-from-client")?.record.starts_with("app:idem:v1:{"));
     /// # Ok(()) }
     /// ```
-    pub fn keys(&self, scope: &str, key: &[u8]) -> Result<IdemKeys, Error> {
+    pub fn keys(&self, scope: &str, key: &[u8]) -> Result<IdempotencyKeys, Error> {
         for (what, v) in [("scope", scope.as_bytes()), ("idempotency key", key)] {
             if v.is_empty() || v.len() > MAX_KEY_LEN {
                 return Err(Error::BadArgument(format!(
@@ -238,7 +126,7 @@ impl Idempotency {
             }
         }
         let digest = Fingerprint::of(&[scope.as_bytes(), key]).hex();
-        Ok(IdemKeys {
+        Ok(IdempotencyKeys {
             record: self.keyspace.key("idem", SCHEMA, &digest, &[])?,
         })
     }
@@ -259,27 +147,25 @@ impl Idempotency {
         token: &OwnerToken,
     ) -> Result<Begin, Error> {
         let keys = self.keys(scope, key)?;
-        let lease = self.config.lease;
-        let lease_ms = millis("lease", lease, MAX_LEASE)?;
-        let ttl_ms = millis("result_ttl", self.config.result_ttl, MAX_RESULT_TTL)?;
+        let ttl = self.config.ttl;
+        let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
+        let result_ttl_ms = millis("result_ttl", self.config.result_ttl, MAX_RESULT_TTL)?;
         let fp_hex = fp.hex();
         let args = [
             token.as_str().into(),
             fp_hex.as_str().into(),
-            Arg::Int(lease_ms),
             Arg::Int(ttl_ms),
+            Arg::Int(result_ttl_ms),
         ];
         let sent = Instant::now();
         let reply = self.client.call(&IDEM_BEGIN, [&keys.record], args).await?;
         Ok(match reply {
             IdemBeginReply::Claimed {
-                generation,
-                takeover,
-                ..
+                fence, takeover, ..
             } => Begin::Claimed(Claim::new(
                 self.clone(),
                 keys,
-                Held::new(token.clone(), generation, sent, lease),
+                Held::new(token.clone(), fence, sent, ttl),
                 takeover,
             )),
             IdemBeginReply::InProgress { retry_after } => Begin::InProgress { retry_after },
@@ -294,22 +180,22 @@ impl Idempotency {
         })
     }
 
-    /// Sets the lease of the claim `token` holds on (`scope`, `key`) with `fence` to end `lease`
-    /// from the server's now (absolute, never added).
+    /// Sets the lease of the claim `token` holds on (`scope`, `key`) with `fence` to end `ttl`
+    /// from the server's now (absolute, never added): the by-parts twin of [`Claim::extend`].
     pub async fn extend(
         &self,
         scope: &str,
         key: &[u8],
         token: &OwnerToken,
         fence: Fence,
-        lease: Duration,
+        ttl: Duration,
     ) -> Result<Extend, Error> {
         let keys = self.keys(scope, key)?;
-        self.extend_record(&keys, token, fence, lease).await
+        self.extend_record(&keys, token, fence, ttl).await
     }
 
     /// Stores `response` for replay as the result of the claim `token` holds on (`scope`, `key`)
-    /// with `fence`. Repeating it is safe.
+    /// with `fence`: the by-parts twin of [`Claim::complete`]. Repeating it is safe.
     pub async fn complete(
         &self,
         scope: &str,
@@ -323,8 +209,9 @@ impl Idempotency {
             .await
     }
 
-    /// Ends the claim `token` holds on (`scope`, `key`) with `fence` with a failure:
-    /// [`Failure::Retryable`] frees the key, [`Failure::Final`] stores the response for replay.
+    /// Ends the claim `token` holds on (`scope`, `key`) with `fence` with a failure (the by-parts
+    /// twin of [`Claim::fail`]): [`Failure::Retryable`] frees the key, [`Failure::Final`] stores
+    /// the response for replay.
     pub async fn fail(
         &self,
         scope: &str,

@@ -1,14 +1,12 @@
 //! The record-level writes of a claim's executor: extending its lease and ending it. The one
 //! implementation behind both the [`Claim`](super::Claim) handle and the by-parts methods of
-//! [`Idempotency`]; both name the record by its [`IdemKeys`] and the claim by token and fence,
+//! [`Idempotency`]; both name the record by its [`IdempotencyKeys`] and the claim by token and fence,
 //! which every script checks.
 
-use super::{Failure, IdemKeys, Idempotency, Outcome, Response, MAX_LEASE, MAX_RESULT_TTL};
+use super::{Failure, Idempotency, IdempotencyKeys, Outcome, Response, MAX_RESULT_TTL, MAX_TTL};
 use crate::client::Arg;
 use crate::lease::{millis, Extend, Fence, OwnerToken};
-use crate::script::registry::{
-    IdemCompleteReply, IdemHeartbeatReply, IDEM_COMPLETE, IDEM_HEARTBEAT,
-};
+use crate::script::registry::{IdemCompleteReply, IdemExtendReply, IDEM_COMPLETE, IDEM_EXTEND};
 use crate::Error;
 use std::time::Duration;
 
@@ -22,33 +20,29 @@ impl Idempotency {
     /// The one implementation of extending a claim (by parts and through [`Claim`](super::Claim)).
     pub(super) async fn extend_record(
         &self,
-        keys: &IdemKeys,
+        keys: &IdempotencyKeys,
         token: &OwnerToken,
         fence: Fence,
-        lease: Duration,
+        ttl: Duration,
     ) -> Result<Extend, Error> {
-        let lease_ms = millis("lease", lease, MAX_LEASE)?;
+        let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
         let fence_arg = fence.0.to_string();
         let args = [
             token.as_str().into(),
             fence_arg.as_str().into(),
-            Arg::Int(lease_ms),
+            Arg::Int(ttl_ms),
         ];
-        let reply = self
-            .client
-            .call(&IDEM_HEARTBEAT, [&keys.record], args)
-            .await?;
+        let reply = self.client.call(&IDEM_EXTEND, [&keys.record], args).await?;
         Ok(match reply {
-            // The script leaves the fence as it was (it checked it): ours is the claim's.
-            IdemHeartbeatReply::Extended { lease } => Extend::Extended { fence, ttl: lease },
-            IdemHeartbeatReply::Lost => Extend::Lost,
+            IdemExtendReply::Extended { fence, ttl } => Extend::Extended { fence, ttl },
+            IdemExtendReply::Lost => Extend::Lost,
         })
     }
 
     /// The one implementation of ending a claim (by parts and through [`Claim`](super::Claim)).
     pub(super) async fn finish(
         &self,
-        keys: &IdemKeys,
+        keys: &IdempotencyKeys,
         token: &OwnerToken,
         fence: Fence,
         end: End<'_>,

@@ -4,7 +4,7 @@
 //! clock, and every acquisition gets a fence strictly greater than every fence issued before it
 //! for that resource, including across failovers to a replica that lost the latest writes.
 //!
-//! **Keys** ([`LockKeys`], one `{resource}` hash tag, so one slot): `<ns>:lock:v1:{resource}`
+//! **Keys** ([`LockKeys`], from [`Locks::keys`]; one `{resource}` hash tag, so one slot): `<ns>:lock:v1:{resource}`
 //! holds `"<fence>:<token>"` with the lease as its TTL; `<ns>:lock:v1:{resource}:fence` holds the
 //! last fence issued, kept 14 days from its last issue (at least a week beyond any lease).
 //!
@@ -12,39 +12,46 @@
 //! read-decide-write of ownership and the fence must not interleave, and `SET NX PX` alone cannot
 //! issue a fence or recognise its own owner on retry. Expiry is the server's clock (`PX`, `TIME`).
 //!
-//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `acquire` →
-//! [`LockGuard`] (`fence()`, `token()`, `extend(ttl)`, `release()`) or [`Acquire::Held`] with a
-//! `retry_after`.
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]), as a
+//! collection keyed per call ([`Locks::new`] with a [`Keyspace`], [`Locks::keys`] per resource):
+//! `acquire` → [`LockGuard`] (`fence()`, `token()`, `ttl()`, `expires_by()`, `extend(ttl)`,
+//! `release()`, which consumes it) or [`Acquire::Held`] with a `retry_after`. [`Locks::extend`]
+//! and [`Locks::release`] do the same by parts (resource, token and fence) for callers without a
+//! handle. [`LockGuard::watchdog`] renews a lease in the background ([`Watched`]).
 //!
-//! **Fences.** `fence = max(last_fence + 1, server TIME in µs)` (the shared `next_fence` fragment). A plain `INCR` counter repeats
-//! after a failover to a lagging replica (reproduced: token 2 issued twice after promotion); the
-//! time floor does not, provided the promoted replica's clock is not behind the old primary's by
-//! more than the failover took (seconds, with `cluster-node-timeout`): keep server clocks in sync
-//! (NTP). Pass the fence to every downstream write and have the downstream reject smaller ones
-//! (see [`crate::lock`] docs in `docs/` and the fenced-write primitive).
+//! **Fences.** Every acquisition issues one by [the one rule](crate::lease#fences). Pass the fence
+//! to every downstream write and have the downstream reject smaller ones ([`crate::fenced`]).
 //!
 //! **Retry.** All four scripts are `retry: safe`. Acquiring again with the *same owner token*
 //! while it holds the lock returns the same fence and resets the lease, so a client that lost the
-//! reply ([`Error::OutcomeUnknown`]) retries with [`Locks::acquire_with_token`] and ends up the single
-//! holder. Release and extend act only for the current token; a retried release finds the lock
-//! gone and answers [`Release::Lost`].
+//! reply ([`Error::OutcomeUnknown`]) retries with [`Locks::acquire_with_token`] and ends up the
+//! single holder. Release and extend act only for the current token *and* fence (the `lock_extend`
+//! and `lock_release` scripts, or natively `SET … IFEQ` and `DELIFEQ` / `DELEX … IFEQ` where the
+//! server has them); a retried release finds the lock gone and answers [`Release::Lost`]. After an
+//! unknown outcome of [`LockGuard::release`], repeat it by parts with the token and fence read
+//! before.
 //!
 //! **Not guaranteed.** Redis replication is asynchronous: after a failover the new primary may
 //! not know the lock, and a second client can acquire it while the first still works. Fences
 //! still increase, so a fenced downstream rejects the stale holder. With
 //! [`crate::ClientConfig::replicas`] an acquisition counts only once that many replicas have it
-//! (`WAIT`, pipelined); otherwise it is released again and [`Error::NotReplicated`] returned. A lease also ends while its
-//! holder is paused (GC, SIGSTOP); the holder learns it at its next extend or fenced write.
+//! (`WAIT`, pipelined); otherwise it is released again and [`Error::NotReplicated`] returned. A
+//! lease also ends while its holder is paused (GC, SIGSTOP); the holder learns it at its next
+//! extend or fenced write.
 
 mod native;
-mod watchdog;
 
-pub use watchdog::{LockLost, WatchdogConfig, WatchedLock};
+pub use crate::lease::{LeaseLost, WatchdogConfig};
+
+/// A lock whose lease a watchdog renews ([`LockGuard::watchdog`]).
+pub type WatchedLock = Watched<LockGuard>;
+/// Why a watched lock was lost.
+pub type LockLost = LeaseLost;
 
 use crate::client::retry::{self, Rules, Verdict};
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken, Release};
+use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken, Release, Watched};
 use crate::script::registry::{
     LockAcquireReply, LockExtendReply, LockInspectReply, LockReleaseReply, LOCK_ACQUIRE,
     LOCK_EXTEND, LOCK_INSPECT, LOCK_RELEASE,
@@ -161,7 +168,7 @@ impl Locks {
             // to someone else while we work. Give it back (best effort, as Redisson does) and say
             // why; the caller may try again.
             Err(err @ Error::NotReplicated { .. }) => {
-                let _ = self.release(resource, token).await;
+                let _ = self.release_lease(resource, token, None).await;
                 Err(err)
             }
             Err(err) => Err(err),
@@ -202,14 +209,20 @@ impl Locks {
             .result
     }
 
-    /// Releases `resource` if `token` holds it (any lease of this token: the script path; a
-    /// [`LockGuard`] releases its own lease, natively where the server can).
-    pub async fn release(&self, resource: &str, token: &OwnerToken) -> Result<Release, Error> {
-        self.release_lease(resource, token, None).await
+    /// Releases `resource` if `token` holds it with the lease `fence`: the by-parts twin of
+    /// [`LockGuard::release`]. A server with `DELIFEQ` / `DELEX … IFEQ` decides without Lua
+    /// (the `native` rung).
+    pub async fn release(
+        &self,
+        resource: &str,
+        token: &OwnerToken,
+        fence: Fence,
+    ) -> Result<Release, Error> {
+        self.release_lease(resource, token, Some(fence)).await
     }
 
-    /// Releases the lease `fence` of `token` (None: any lease of `token`). With a fence, a
-    /// server with `DELIFEQ` / `DELEX IFEQ` decides without Lua ([`native`]).
+    /// Releases the lease `fence` of `token`; None: any lease of `token`, only for giving back
+    /// an acquisition whose reply (and so its fence) was not usable ([`Error::NotReplicated`]).
     async fn release_lease(
         &self,
         resource: &str,
@@ -221,7 +234,9 @@ impl Locks {
         let args = [token.as_str().into(), want.as_str().into()];
         let lock = keys.lock.as_str();
         let native = fence.map(|fence| {
-            move |caps: &crate::Capabilities| native::release(caps, lock, fence, token.as_str())
+            move |caps: &crate::client::Capabilities| {
+                native::release(caps, lock, fence, token.as_str())
+            }
         });
         let reply = self
             .client
@@ -229,42 +244,31 @@ impl Locks {
             .await?;
         Ok(match reply {
             LockReleaseReply::Released { fence } => Release::Released { fence },
-            LockReleaseReply::NotHeld => Release::Lost,
+            LockReleaseReply::Lost => Release::Lost,
         })
     }
 
-    /// Sets the lease of `token`'s lock to end `ttl` from the server's now (absolute, not added).
+    /// Sets the lease `fence` of `token`'s lock on `resource` to end `ttl` from the server's now
+    /// (absolute, not added): the by-parts twin of [`LockGuard::extend`]. A server whose `SET`
+    /// takes `IFEQ` decides without Lua (the `native` rung).
     pub async fn extend(
         &self,
         resource: &str,
         token: &OwnerToken,
-        ttl: Duration,
-    ) -> Result<Extend, Error> {
-        self.extend_lease(resource, token, None, ttl).await
-    }
-
-    /// Extends the lease `fence` of `token` (None: any lease of `token`). With a fence, a server
-    /// whose `SET` takes `IFEQ` decides without Lua ([`native`]).
-    async fn extend_lease(
-        &self,
-        resource: &str,
-        token: &OwnerToken,
-        fence: Option<Fence>,
+        fence: Fence,
         ttl: Duration,
     ) -> Result<Extend, Error> {
         let ttl_ms = millis("ttl", ttl, MAX_TTL)?;
         let keys = self.keys(resource)?;
-        let want = fence.map(|f| f.to_string()).unwrap_or_default();
+        let want = fence.to_string();
         let args = [
             token.as_str().into(),
-            Arg::Int(ttl_ms),
             want.as_str().into(),
+            Arg::Int(ttl_ms),
         ];
         let lock = keys.lock.as_str();
-        let native = fence.map(|fence| {
-            move |caps: &crate::Capabilities| {
-                native::extend(caps, lock, fence, token.as_str(), ttl_ms)
-            }
+        let native = Some(move |caps: &crate::client::Capabilities| {
+            native::extend(caps, lock, fence, token.as_str(), ttl_ms)
         });
         let reply = self
             .client
@@ -272,7 +276,7 @@ impl Locks {
             .await?;
         Ok(match reply {
             LockExtendReply::Extended { fence, ttl } => Extend::Extended { fence, ttl },
-            LockExtendReply::NotHeld => Extend::Lost,
+            LockExtendReply::Lost => Extend::Lost,
         })
     }
 
@@ -316,6 +320,11 @@ impl LockGuard {
         &self.resource
     }
 
+    /// The lease's length as last set (by the acquisition or the last confirmed extend).
+    pub fn ttl(&self) -> Duration {
+        self.held.ttl
+    }
+
     /// Until when, by the local clock, the lease surely lasts: the time the acquiring (or last
     /// extending) request was sent plus its ttl. Stop work that needs the lock before this, or
     /// extend.
@@ -326,25 +335,35 @@ impl LockGuard {
     /// Sets the lease to `ttl` from the server's now.
     pub async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
         let sent = Instant::now();
-        let (token, fence) = (&self.held.token, Some(self.held.fence));
-        let outcome = self
-            .locks
-            .extend_lease(&self.resource, token, fence, ttl)
-            .await?;
+        let (token, fence) = (&self.held.token, self.held.fence);
+        let outcome = self.locks.extend(&self.resource, token, fence, ttl).await?;
         self.held.extended(&outcome, sent, ttl);
         Ok(outcome)
     }
 
-    /// Releases the lock if this guard still holds it.
+    /// Releases the lock if this lease still holds it. After an unknown outcome, repeat it by
+    /// parts ([`Locks::release`] with this guard's token and fence).
     pub async fn release(self) -> Result<Release, Error> {
-        let fence = Some(self.held.fence);
         self.locks
-            .release_lease(&self.resource, &self.held.token, fence)
+            .release(&self.resource, &self.held.token, self.held.fence)
             .await
+    }
+
+    /// Hands the lease to a watchdog with the default [`WatchdogConfig`] ([`Watched`]).
+    pub fn watchdog(self) -> Result<Watched<LockGuard>, Error> {
+        Watched::new(self)
+    }
+
+    /// Hands the lease to a watchdog that renews it for this guard's ttl every
+    /// `renew_fraction × ttl`. Needs a tokio runtime.
+    pub fn watchdog_with(self, config: WatchdogConfig) -> Result<Watched<LockGuard>, Error> {
+        Watched::with_config(self, config)
     }
 }
 
 impl Lease for LockGuard {
+    const PRIMITIVE: &'static str = "lock";
+
     fn fence(&self) -> Fence {
         LockGuard::fence(self)
     }
@@ -353,11 +372,25 @@ impl Lease for LockGuard {
         LockGuard::token(self)
     }
 
+    fn ttl(&self) -> Duration {
+        LockGuard::ttl(self)
+    }
+
     fn expires_by(&self) -> Instant {
         LockGuard::expires_by(self)
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
         LockGuard::extend(self, ttl).await
+    }
+
+    /// Gives the lock back: a released lock only lets the next holder in sooner, with a larger
+    /// fence, and this holder was already told to stop.
+    async fn give_back(&mut self) -> Result<(), Error> {
+        let (token, fence) = (&self.held.token, self.held.fence);
+        self.locks
+            .release(&self.resource, token, fence)
+            .await
+            .map(drop)
     }
 }

@@ -1,25 +1,29 @@
 //! The lock's native rung: release by `DELIFEQ` / `DELEX … IFEQ`, extend by `SET … IFEQ … PX`,
-//! where the server has them ([`crate::Capabilities`]); the scripts everywhere else.
+//! where the server has them ([`crate::client::Capabilities`]); the scripts everywhere else.
 //!
 //! **Why these decide exactly what the scripts decide.** The lock key holds `"<fence>:<token>"`
-//! and nothing else; a holder (a [`super::LockGuard`]) knows both halves, so "the stored value
-//! equals `<fence>:<token>`" is one string comparison the server can make natively. The scripts
-//! take the same fence (`lock_release` / `lock_extend` version 3) and compare both halves, so
-//! both paths answer the same in every state: held by us → released / extended (the fence is
-//! ours, the ttl the one we asked for); missing, expired, another owner, another lease of our
-//! own token (another fence), a value that is not a lock → not held, nothing changed; a key of
-//! another type → [`crate::Error::WrongType`] (`GET` in the script, the command itself natively).
+//! and nothing else; a holder knows both halves (a [`super::LockGuard`], or a by-parts caller
+//! with token and fence), so "the stored value equals `<fence>:<token>`" is one string comparison
+//! the server can make natively. The scripts (`lock_release`, `lock_extend`) make the same
+//! comparison, so both paths answer the same in every state: held by us → released / extended
+//! (the fence is ours, the ttl the one we asked for); missing, expired, another owner, another
+//! lease of our own token (another fence), a value that is not a lock → lost, nothing changed; a
+//! key of another type → [`crate::Error::WrongType`] (`GET` in the script, the command itself
+//! natively).
 //! `SET … IFEQ` on a missing key creates nothing (checked on Valkey 9.1). The TTL is absolute:
 //! `PX ttl` from the server's now, like the script's `PEXPIRE`; the value written is the value
-//! compared, so it is unchanged.
+//! compared, so it is unchanged. One difference is the server's, not the decision's: over
+//! `maxmemory` a script that writes is refused (`OOM`), while `DELIFEQ` / `DELEX`, deletes, still
+//! run (they free memory): a release at the memory limit succeeds natively.
 //!
 //! **Retry.** Compare-and-delete and compare-and-set-same-value are retry-safe in the scripts'
-//! sense: a repeated release finds the key gone (or another owner's) and answers not held; a
+//! sense: a repeated release finds the key gone (or another owner's) and answers lost; a
 //! repeated extend sets the same value and a fresh absolute lease, as a repeated `PEXPIRE` does.
 //!
 //! **Not native.** `acquire` (it issues a fence from a second key, which no single command
-//! does) and `inspect` (two keys). Callers of [`super::Locks::release`] / [`super::Locks::extend`]
-//! who pass only a token, not the fence, run the scripts ("any lease of this token").
+//! does) and `inspect` (two keys). The library's own give-back of an acquisition whose reply it
+//! could not use ([`crate::Error::NotReplicated`]) knows no fence and runs `lock_release` for any
+//! lease of its token.
 
 use crate::client::native::{int_reply, set_reply, Native};
 use crate::client::{Capabilities, NativeDelete};
@@ -49,7 +53,7 @@ pub(super) fn release(
     }
     cmd.arg(value(fence, token));
     let decode = move |v: redis::Value| match int_reply("lock_release", &v)? {
-        0 => Ok(LockReleaseReply::NotHeld),
+        0 => Ok(LockReleaseReply::Lost),
         _ => Ok(LockReleaseReply::Released { fence }),
     };
     Some(Native {
@@ -80,7 +84,7 @@ pub(super) fn extend(
     let ttl = Duration::from_millis(u64::try_from(ttl_ms).unwrap_or(0));
     let decode = move |v: redis::Value| match set_reply("lock_extend", &v)? {
         true => Ok(LockExtendReply::Extended { fence, ttl }),
-        false => Ok(LockExtendReply::NotHeld),
+        false => Ok(LockExtendReply::Lost),
     };
     Some(Native {
         cmd,

@@ -54,7 +54,7 @@ pub enum JobState {
         /// Deliveries so far, this one included.
         deliveries: u32,
         /// Time left on the lease (zero when expired and not yet returned).
-        lease_left: Duration,
+        ttl: Duration,
         /// The worker that claimed it.
         worker: String,
     },
@@ -173,12 +173,12 @@ impl Queue {
             QueueInspectReply::Running {
                 fence,
                 deliveries,
-                lease_left,
+                ttl,
                 worker,
             } => JobState::Running {
                 fence,
                 deliveries: count(deliveries)?,
-                lease_left,
+                ttl,
                 worker,
             },
             QueueInspectReply::Dead { deliveries, error } => JobState::Dead {

@@ -3,10 +3,9 @@
 //! jobs in one script (the same fragments); the twin also records what it leased under the claim
 //! id, so a resend after a lost reply returns the same leases instead of taking more jobs.
 
-use super::types::{MAX_CLAIM_ID_LEN, MAX_LEASE, MAX_WORKER_LEN};
+use super::types::{MAX_TTL, MAX_WORKER_LEN};
 use super::{batch, deliveries, Claim, Job, Queue};
 use crate::client::Arg;
-use crate::keys::digest;
 use crate::lease::{millis, Fence, Held, OwnerToken};
 use crate::script::registry::{QueueClaimIdReply, QueueClaimReply, QUEUE_CLAIM, QUEUE_CLAIM_ID};
 use crate::Error;
@@ -18,24 +17,24 @@ struct Leased {
     fence: Fence,
     deliveries: u64,
     payload: Vec<u8>,
-    /// What is left of the lease when the reply was made (the visibility, for a fresh lease).
-    lease: Duration,
+    /// What is left of the lease when the reply was made (the claim's ttl, for a fresh lease).
+    ttl: Duration,
     /// When the lease began, server ms ([`Job::claimed_at_ms`]).
     claimed_at_ms: u64,
 }
 
 impl Queue {
     /// Leases up to `max_jobs` (1..=1000) due jobs to `worker` (at most [`MAX_WORKER_LEN`]
-    /// bytes) for `visibility` (after first returning up to `max_jobs` expired leases). Not
-    /// retried after an unknown outcome: the jobs it may have leased come back after
-    /// `visibility`. [`Queue::claim_with_id`] is the retry-safe claim.
+    /// bytes) for `ttl` (after first returning up to `max_jobs` expired leases). Not retried
+    /// after an unknown outcome: the jobs it may have leased come back after `ttl`.
+    /// [`Queue::claim_with_id`] is the retry-safe claim.
     pub async fn claim(
         &self,
         worker: &OwnerToken,
-        visibility: Duration,
+        ttl: Duration,
         max_jobs: usize,
     ) -> Result<Claim, Error> {
-        let args = self.claim_args(worker, visibility, max_jobs)?;
+        let args = self.claim_args(worker, ttl, max_jobs)?;
         let k = &self.keys;
         let keys: [&str; 6] = [&k.due, &k.inflight, &k.dead, &k.meta, &k.payload, &k.errors];
         let sent = Instant::now();
@@ -46,41 +45,43 @@ impl Queue {
                     fence: j.fence,
                     deliveries: j.deliveries,
                     payload: j.payload,
-                    lease: visibility,
+                    ttl,
                     claimed_at_ms: now_ms,
                 });
                 self.claimed(jobs, worker, sent)
             }
             QueueClaimReply::Empty { retry_after } => Claim::Empty { retry_after },
+            QueueClaimReply::Idle => Claim::Idle,
         })
     }
 
-    /// [`Queue::claim`], retry-safe with `claim_id` (1..=[`MAX_CLAIM_ID_LEN`] bytes; use a new
-    /// one per claim, e.g. a UUID): the client resends it after a lost reply, and a caller that
-    /// still gets [`Error::OutcomeUnknown`] resends the same id.
+    /// [`Queue::claim`], retry-safe with `claim_id` (1..=[`super::MAX_CLAIM_ID_LEN`] bytes; use
+    /// a new one per claim, e.g. a UUID): the client resends it after a lost reply, and a caller
+    /// that still gets [`Error::OutcomeUnknown`] resends the same id.
     ///
-    /// The first claim with an id that leases jobs records them for
-    /// max([`QueueConfig::claim_id_ttl`](super::QueueConfig::claim_id_ttl), `visibility`). A
-    /// repeat of the id while that record lives leases nothing and reaps nothing; it answers
+    /// The first claim with an id that leases jobs records them (at
+    /// [`QueueKeys::claim`](super::QueueKeys::claim)) for
+    /// max([`QueueConfig::claim_id_ttl`](super::QueueConfig::claim_id_ttl), `ttl`). A repeat of
+    /// the id while that record lives leases nothing and reaps nothing; it answers
     /// [`Claim::Claimed`] with, in the first claim's order, each recorded job whose lease from
     /// that claim is still live — running under the same fence, for the same `worker`, its
     /// deadline not passed — with the same fence, the same delivery count (not incremented) and
     /// [`Job::expires_by`] from the lease time left, [`Job::claimed_at_ms`] its deadline minus
-    /// `visibility` (the first claim's time, unless the lease was extended). Jobs acked, nacked, reaped, claimed again or
-    /// whose deadline passed since are left out, so a repeat after every lease ended answers
-    /// `Claimed` with no jobs (never new ones). A repeat by another worker gets no jobs. A first
-    /// claim that found nothing due records nothing (it leased nothing), so a repeat of it claims
-    /// afresh; so does any use of the id after its record expired.
+    /// `ttl` (the first claim's time, unless the lease was extended). Jobs acked, nacked, reaped,
+    /// claimed again or whose deadline passed since are left out, so a repeat after every lease
+    /// ended answers `Claimed` with no jobs (never new ones). A repeat by another worker gets no
+    /// jobs. A first claim that found nothing due records nothing (it leased nothing), so a
+    /// repeat of it claims afresh; so does any use of the id after its record expired.
     pub async fn claim_with_id(
         &self,
         worker: &OwnerToken,
-        visibility: Duration,
+        ttl: Duration,
         max_jobs: usize,
         claim_id: &str,
     ) -> Result<Claim, Error> {
-        let [w, v, n, d, m, k] = self.claim_args(worker, visibility, max_jobs)?;
-        let ttl = millis("claim id ttl", self.config.claim_id_ttl, MAX_LEASE)?;
-        let record = self.claim_key(claim_id)?;
+        let [w, v, n, d, m, k] = self.claim_args(worker, ttl, max_jobs)?;
+        let record_ttl = millis("claim id ttl", self.config.claim_id_ttl, MAX_TTL)?;
+        let record = self.keys.claim(claim_id)?;
         let q = &self.keys;
         let keys: [&str; 7] = [
             &q.due,
@@ -92,46 +93,31 @@ impl Queue {
             &record,
         ];
         let sent = Instant::now();
-        let args = [w, v, n, d, m, k, Arg::Int(ttl)];
+        let args = [w, v, n, d, m, k, Arg::Int(record_ttl)];
         Ok(match self.client.call(&QUEUE_CLAIM_ID, keys, args).await? {
             QueueClaimIdReply::Claimed { now_ms, jobs, .. } => {
-                let vis_ms = ms(visibility);
+                let ttl_ms = ms(ttl);
                 let jobs = jobs.into_iter().map(|j| Leased {
-                    // A replayed lease began at its deadline minus the visibility (unless extended).
-                    claimed_at_ms: now_ms.saturating_add(ms(j.lease)).saturating_sub(vis_ms),
+                    // A replayed lease began at its deadline minus the ttl (unless extended).
+                    claimed_at_ms: now_ms.saturating_add(ms(j.ttl)).saturating_sub(ttl_ms),
                     id: j.id,
                     fence: j.fence,
                     deliveries: j.deliveries,
                     payload: j.payload,
-                    lease: j.lease,
+                    ttl: j.ttl,
                 });
                 self.claimed(jobs, worker, sent)
             }
             QueueClaimIdReply::Empty { retry_after } => Claim::Empty { retry_after },
+            QueueClaimIdReply::Idle => Claim::Idle,
         })
-    }
-
-    /// The key of `claim_id`'s record: `<ns>:queue:v1:{name}:claim:<c>`, `<c>` 128 bits of
-    /// SHA-256 of the id in hex (one slot with the queue's other keys).
-    ///
-    /// ```
-    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
-    /// use redis_atomic::queue::{Queue, QueueConfig};
-    /// let ks = redis_atomic::Keyspace::new("app")?;
-    /// let queue = Queue::new(client, &ks, "emails", QueueConfig::default())?;
-    /// assert!(queue.claim_key("claim-1")?.starts_with("app:queue:v1:{emails}:claim:"));
-    /// # Ok(()) }
-    /// ```
-    pub fn claim_key(&self, claim_id: &str) -> Result<String, Error> {
-        let c = digest(claim_id, MAX_CLAIM_ID_LEN, "claim id")?;
-        Ok(format!("{}:{c}", self.claims))
     }
 
     /// The six arguments both claim scripts start with, checked.
     fn claim_args<'a>(
         &self,
         worker: &'a OwnerToken,
-        visibility: Duration,
+        ttl: Duration,
         max_jobs: usize,
     ) -> Result<[Arg<'a>; 6], Error> {
         let name = worker.as_str();
@@ -142,11 +128,11 @@ impl Queue {
             )));
         }
         let max_jobs = batch("max_jobs", max_jobs)?;
-        let vis = millis("visibility timeout", visibility, MAX_LEASE)?;
+        let ttl = millis("ttl", ttl, MAX_TTL)?;
         let [max_dead, keep_dead] = self.dead_bound();
         Ok([
             name.into(),
-            Arg::Int(vis),
+            Arg::Int(ttl),
             max_jobs,
             self.max_deliveries(),
             max_dead,
@@ -167,7 +153,7 @@ impl Queue {
             payload: j.payload,
             deliveries: deliveries(j.deliveries),
             claimed_at_ms: j.claimed_at_ms,
-            held: Held::new(worker.clone(), j.fence, sent, j.lease),
+            held: Held::new(worker.clone(), j.fence, sent, j.ttl),
         };
         Claim::Claimed(jobs.map(job).collect())
     }

@@ -4,14 +4,15 @@
 //! most one live lease; every lease of a job carries a fence larger than all earlier ones, and
 //! only the current fence can extend, ack or nack it, so a job is acked at most once.
 //!
-//! **Keys** ([`QueueKeys`], all under the queue's `{name}` hash tag, so one slot):
-//! `<ns>:queue:v1:{name}:due` (zset id → due ms), `:inflight` (zset id → lease deadline ms),
-//! `:dead` (zset id → ms dead), `:done` (zset id → ms acked: tombstones for the dedup window),
-//! `:meta` (hash id → `state:fence:deliveries:worker`), `:payload` (hash id → bytes), `:errors`
-//! (hash id → last error); per claim id of [`Queue::claim_with_id`], `:claim:<c>` (a string
-//! of length-prefixed `<len>:<bytes>` items: worker, then job id and fence per leased job; `<c>`
-//! is 128 bits of SHA-256 of the claim id), kept for the claim-id TTL. Job ids are hash fields and zset members, never key names: each
-//! script's keys are fixed, declared and in one slot.
+//! **Keys** ([`QueueKeys`], from [`Queue::keys`]: every key of the queue, all under its `{name}`
+//! hash tag, so one slot): `<ns>:queue:v1:{name}:due` (zset id → due ms), `:inflight` (zset id →
+//! lease deadline ms), `:dead` (zset id → ms dead), `:done` (zset id → ms acked: tombstones for
+//! the dedup window), `:meta` (hash id → `state:fence:deliveries:worker`), `:payload` (hash id →
+//! bytes), `:errors` (hash id → last error); per claim id of [`Queue::claim_with_id`],
+//! [`QueueKeys::claim`] = `:claim:<c>` (a string of length-prefixed `<len>:<bytes>` items: worker,
+//! then job id and fence per leased job; `<c>` is 128 bits of SHA-256 of the claim id), kept for
+//! the claim-id TTL. Job ids are hash fields and zset members, never key names: each script's keys
+//! are fixed, declared and in one slot.
 //!
 //! **Mechanism.** Lua scripts (`queue_*`). Fetch-then-remove in two steps is how workers lose or
 //! double-process jobs (laravel/framework #5707, Automattic/kue #1133); here one script moves a
@@ -20,25 +21,31 @@
 //! returned inside `claim` (at most `max_jobs` per call) or by [`Queue::reap`] (at most `limit`);
 //! no script scans more than its bound.
 //!
-//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]): `claim` →
+//! **Shape.** The lease shape every lease-like primitive shares ([`crate::lease`]), as a named
+//! instance ([`Queue::new`] with a name and a [`QueueConfig`]): `claim(worker, ttl, max_jobs)` →
 //! [`Claim::Claimed`] with one [`Job`] per leased job (`fence()`, `token()` — the worker —,
-//! `expires_by()`, `extend(ttl)`, `ack()`, `nack(..)`), or [`Claim::Empty`] with a
-//! `retry_after`. Callers without the handle (another process, an HTTP client) use the by-parts
-//! [`Queue::extend`], [`Queue::ack`] and [`Queue::nack`] with the job's id and fence.
+//! `ttl()`, `expires_by()`, `extend(ttl)`, then `ack()` or `nack(..)`, which consume it), or
+//! [`Claim::Empty`] with a `retry_after` (something is queued or running), or [`Claim::Idle`]
+//! (nothing is). Callers without the handle (another process, an HTTP client) use the by-parts
+//! [`Queue::extend`], [`Queue::ack`] and [`Queue::nack`] with the job's id, the worker it is
+//! leased to and its fence; the scripts check both.
 //!
-//! **Fences.** `max(last + 1, server µs)` per job, as for locks: they keep increasing even if a
-//! failover lost the job's record. A lease past its deadline stays *current* until a claim or
-//! reap takes it back: until then its holder may still ack it (nobody else has the job).
+//! **Fences.** Every lease of a job issues one by [the one rule](crate::lease#fences), per job:
+//! they keep increasing even if a failover lost the job's record. A lease past its deadline stays
+//! *current* until a claim or reap takes it back: until then its holder may still ack it (nobody
+//! else has the job).
 //!
 //! **Retry.** `claim` is `retry: unsafe` (a second run would lease other jobs): after
-//! [`Error::OutcomeUnknown`] the jobs it may have leased come back when the visibility timeout
-//! passes. [`Queue::claim_with_id`] is the retry-safe claim (`queue_claim_id`, `retry: safe`):
-//! a claim that leases jobs records them under its claim id, and a repeat of the id (the client's
-//! retry after a lost reply, or the caller's) leases nothing and returns the same jobs with the
-//! same fences and delivery counts while those leases are live (see its doc for what a repeat
-//! returns once they are not). Everything else is `retry: safe`: `enqueue` again answers [`Enqueue::Exists`], `ack`
-//! again answers [`Ack::Acked`] (within the dedup window), `extend` sets the same absolute
-//! deadline, `nack` and `requeue_dead` again answer [`Nack::Lost`] / [`Requeue::NotDead`].
+//! [`Error::OutcomeUnknown`] the jobs it may have leased come back when their ttl passes.
+//! [`Queue::claim_with_id`] is the retry-safe claim (`queue_claim_id`, `retry: safe`): a claim
+//! that leases jobs records them under its claim id, and a repeat of the id (the client's retry
+//! after a lost reply, or the caller's) leases nothing and returns the same jobs with the same
+//! fences and delivery counts while those leases are live (see its doc for what a repeat returns
+//! once they are not). Everything else is `retry: safe`: `enqueue` again answers
+//! [`Enqueue::Exists`], `ack` again answers [`Ack::Acked`] (within the dedup window), `extend`
+//! sets the same absolute deadline, `nack` and `requeue_dead` again answer [`Nack::Lost`] /
+//! [`Requeue::NotDead`]. After an unknown outcome of [`Job::ack`] or [`Job::nack`], repeat it by
+//! parts with the id, token and fence read before.
 //!
 //! **Not guaranteed.** Exactly-once *processing*: a worker paused past its lease may still be
 //! working when another worker gets the job; only one ack is accepted, but both may have acted.
@@ -56,12 +63,12 @@ pub use admin::{DeadLetter, DeadLetters, JobState, Purged, QueueStats, Requeue};
 pub use job::Job;
 pub use types::{
     Ack, Claim, Enqueue, JobStatus, Nack, QueueConfig, Reaped, RunAt, MAX_BATCH, MAX_CLAIM_ID_LEN,
-    MAX_CLAIM_ID_TTL, MAX_DEAD_LETTERS, MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_LEASE,
-    MAX_PAYLOAD, MAX_WORKER_LEN,
+    MAX_CLAIM_ID_TTL, MAX_DEAD_LETTERS, MAX_DELAY, MAX_ERROR_LEN, MAX_JOB_ID_LEN, MAX_PAYLOAD,
+    MAX_TTL, MAX_WORKER_LEN,
 };
 
 use crate::client::{Arg, Client};
-use crate::keys::Keyspace;
+use crate::keys::{digest, Keyspace};
 use crate::script::registry::{QueueEnqueueReply, QueueReapReply, QUEUE_ENQUEUE, QUEUE_REAP};
 use crate::Error;
 use std::sync::Arc;
@@ -90,6 +97,28 @@ pub struct QueueKeys {
     /// `<ns>:queue:v1:{name}:errors`: hash, job id → last error text (a nack's, or a note that
     /// the lease expired).
     pub errors: String,
+    /// `<ns>:queue:v1:{name}:claim`: the prefix of the claim-id records of
+    /// [`Queue::claim_with_id`] ([`QueueKeys::claim`]).
+    pub claims: String,
+}
+
+impl QueueKeys {
+    /// The key of `claim_id`'s record: `<ns>:queue:v1:{name}:claim:<c>`, `<c>` 128 bits of
+    /// SHA-256 of the id in hex (one slot with the queue's other keys); the id is
+    /// 1..=[`MAX_CLAIM_ID_LEN`] bytes.
+    ///
+    /// ```
+    /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {
+    /// use redis_atomic::queue::{Queue, QueueConfig};
+    /// let ks = redis_atomic::Keyspace::new("app")?;
+    /// let queue = Queue::new(client, &ks, "emails", QueueConfig::default())?;
+    /// assert!(queue.keys().claim("claim-1")?.starts_with("app:queue:v1:{emails}:claim:"));
+    /// # Ok(()) }
+    /// ```
+    pub fn claim(&self, claim_id: &str) -> Result<String, Error> {
+        let c = digest(claim_id, MAX_CLAIM_ID_LEN, "claim id")?;
+        Ok(format!("{}:{c}", self.claims))
+    }
 }
 
 /// One queue: producers enqueue, workers claim jobs and extend, ack or nack them. Cheap to clone
@@ -99,8 +128,6 @@ pub struct Queue {
     client: Client,
     keys: Arc<QueueKeys>,
     config: QueueConfig,
-    /// `<ns>:queue:v1:{name}:claim`: the prefix of claim-id records ([`Queue::claim_key`]).
-    claims: Arc<str>,
 }
 
 fn check_id(job_id: &str) -> Result<(), Error> {
@@ -148,13 +175,13 @@ impl Queue {
                 meta: key("meta")?,
                 payload: key("payload")?,
                 errors: key("errors")?,
+                claims: key("claim")?,
             }),
             config,
-            claims: key("claim")?.into(),
         })
     }
 
-    /// The queue's keys.
+    /// The queue's keys, every one of them.
     ///
     /// ```
     /// # fn demo(client: redis_atomic::Client) -> Result<(), redis_atomic::Error> {

@@ -17,8 +17,8 @@ pub const MAX_WORKER_LEN: usize = 128;
 pub const MAX_BATCH: usize = 1000;
 /// Longest last-error text kept for a job; longer texts are cut (at a character boundary).
 pub const MAX_ERROR_LEN: usize = 4096;
-/// Longest lease (visibility timeout or extension): one day.
-pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
+/// Longest lease (ttl of a claim or an extension): one day.
+pub const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Longest delay, retry pause, dedup window or dead-letter retention: one year.
 pub const MAX_DELAY: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Longest claim id of [`super::Queue::claim_with_id`], in bytes (hashed into its record's key).
@@ -48,7 +48,7 @@ pub struct QueueConfig {
     /// trims a few older ones; [`super::Queue::purge_dead_letters`] deletes them on demand.
     pub dead_letter_retention: Duration,
     /// How long a claim id of [`super::Queue::claim_with_id`] is remembered (1 s ..= a day, and
-    /// never less than that claim's visibility timeout); 1 h by default. While remembered, a
+    /// never less than that claim's ttl); 1 h by default. While remembered, a
     /// repeat of the id returns the first claim's live leases and leases nothing new; after, the
     /// id claims afresh. Keep it longer than a caller may keep resending one claim.
     pub claim_id_ttl: Duration,
@@ -219,18 +219,19 @@ pub enum Enqueue {
 }
 
 /// Result of `claim`.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Claim {
     /// One or more jobs, in due order, now leased to the caller.
     Claimed(Vec<Job>),
-    /// Nothing is due.
+    /// Nothing is due, but something is queued or running: claim again after `retry_after`.
     Empty {
-        /// When the next job becomes due or the next lease expires (server time, from now):
-        /// claim again then (an enqueue may make a job due sooner); `None` when the queue has no
-        /// queued and no running job.
-        retry_after: Option<Duration>,
+        /// When the next job becomes due or the next lease expires (server time, from now); an
+        /// enqueue may make a job due sooner.
+        retry_after: Duration,
     },
+    /// The queue holds no queued and no running job: only an enqueue changes that.
+    Idle,
 }
 
 /// Result of an ack.
@@ -239,7 +240,7 @@ pub enum Claim {
 pub enum Ack {
     /// The job is complete.
     Acked,
-    /// This fence is no longer the job's lease: another worker has (or had) the job.
+    /// This worker and fence are no longer the job's lease: another worker has (or had) the job.
     Lost,
 }
 
@@ -250,12 +251,12 @@ pub enum Nack {
     /// Due again after this pause.
     Retrying {
         /// Pause before the job is due.
-        after: Duration,
+        retry_after: Duration,
     },
     /// Delivered `max_deliveries` times: moved to the dead letters with the error.
     Dead,
-    /// This fence is no longer the job's lease (after a retried call: maybe the first attempt's
-    /// own nack).
+    /// This worker and fence are no longer the job's lease (after a retried call: maybe the
+    /// first attempt's own nack).
     Lost,
 }
 

@@ -66,6 +66,7 @@ pub struct Verdict {
 
 impl Verdict {
     /// Builds a verdict from µs figures (the pure model's units).
+    #[cfg(feature = "model")]
     pub(crate) fn from_us(
         allowed: bool,
         replayed: bool,

@@ -11,9 +11,17 @@
 //! `<ns>:rl:v1:{<h>}:req:<r>` an admitted request's recorded decision, where `<h>` is a SHA-256
 //! digest of the identity (API keys never appear in key names) and `<r>` of the request id.
 //!
+//! **Shape.** A collection keyed per call (the first of the
+//! [two constructor kinds](crate#primitives-two-constructor-kinds)):
+//! [`RateLimiter::new`] takes a [`Keyspace`](crate::Keyspace) and, as a third argument, the
+//! [`Policy`] it applies — a limiter is one policy over many identities, so the policy belongs to
+//! it, not to a call; [`RateLimiter::with_request_ttl`] checks its setting; every consume names
+//! its identity, and [`RateLimiter::keys`] shows an identity's keys. A refusal is a value
+//! ([`Decision::Limited`] with a `retry_after`).
+//!
 //! **Mechanism** (rung: Lua script). `rl_<algorithm>` for one limit, `rl_policy` for several or
 //! with a request id: the check and the charge must not interleave, `INCR` + `EXPIRE` cannot
-//! refuse without charging (seed 000 §7 charges rejected requests, node-rate-limiter-flexible
+//! refuse without charging (the usual recipe charges rejected requests, node-rate-limiter-flexible
 //! #286), and a union of single-limit calls charges the limits that passed when another refuses
 //! (#280). Each script checks every limit first and charges only when all admit (a check only
 //! reads, except that the sliding log drops entries that already expired, which changes no
@@ -27,9 +35,9 @@
 //! **Retry.** Without a request id a consume is `retry: unsafe`: after
 //! [`Error::OutcomeUnknown`] the request may or may not have been charged, and it is not resent.
 //! With one ([`RateLimiter::consume_with_id`]) the script records the admitted decision and a
-//! resend replays it charging nothing, so that call is made retry-safe (the per-call retry class
-//! of [`Client::call_dyn_with`]): the client's one retry loop resends it after an unknown outcome
-//! within its [`crate::RetryPolicy`].
+//! resend replays it charging nothing, so that call is made retry-safe (a per-call retry class):
+//! the client's one retry loop resends it after an unknown outcome within its
+//! [`crate::RetryPolicy`].
 //!
 //! **Not guaranteed.** Replication is asynchronous: a failover can lose recent charges, admitting
 //! up to one more window's worth. A server clock stepping back is treated as standing still at the
@@ -264,12 +272,10 @@ impl RateLimiter {
         args.extend(self.specs.iter().flatten().map(Arg::from));
         // A request id makes the call safe to resend: a repeat replays the recorded decision.
         let reply = if target.request.is_empty() {
-            self.client.call_dyn(&RL_POLICY, &keys, &args).await?
+            self.client.call(&RL_POLICY, &keys, &args).await?
         } else {
             let safe = RetryClass::Safe;
-            self.client
-                .call_dyn_with(&RL_POLICY, &keys, &args, safe)
-                .await?
+            self.client.call_as(&RL_POLICY, &keys, &args, safe).await?
         };
         Verdict::of_policy(reply, self.policy.limits().len())
     }

@@ -68,7 +68,7 @@ def worker(i):
                 return
             time.sleep(0.002)
         hold(resource, body["fence"])
-        status, body = post(conn, f"/v1/locks/{resource}/release", {"token": body["token"]})
+        status, body = post(conn, f"/v1/locks/{resource}/release", {"token": body["token"], "fence": body["fence"]})
         if status != 200 or body != {"released": True}:
             problems.append(f"release answered {status} {body}")
             return

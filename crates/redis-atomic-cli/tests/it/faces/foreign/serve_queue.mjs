@@ -40,7 +40,7 @@ async function work(w) {
     if (body.jobs.length === 0) { await new Promise((r) => setTimeout(r, 5)); continue; }
     for (const job of body.jobs) {
       if (job.payload !== `payload ${job.id.slice(4)} ✓`) problems.push(`payload ${job.payload}`);
-      const a = await post(`/v1/queues/${QUEUE}/jobs/${job.id}/ack`, { fence: job.fence });
+      const a = await post(`/v1/queues/${QUEUE}/jobs/${job.id}/ack`, { worker: `w${w}`, fence: job.fence });
       if (a.status === 200 && a.body.acked === true) acked.set(job.id, (acked.get(job.id) ?? 0) + 1);
       else problems.push(`ack ${a.status} ${JSON.stringify(a.body)}`);
     }

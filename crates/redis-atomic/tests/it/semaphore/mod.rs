@@ -1,0 +1,4 @@
+//! Semaphores: capacity under concurrency, fenced permits, faults.
+
+mod basics;
+mod faults;
