@@ -44,7 +44,7 @@ export declare class WrongTypeError extends RedisAtomicError {
 }
 /** An argument was refused, by this package before sending or by the script. */
 export declare class BadArgumentError extends RedisAtomicError {
-  readonly code: 'BadArgument'
+  readonly code: 'BadArgument' | 'HandleEnded'
 }
 /** A request costs more than the limits could ever admit at once; nothing was sent. */
 export declare class CostExceedsBurstError extends RedisAtomicError {
@@ -85,4 +85,18 @@ export declare class NotReplicatedError extends RedisAtomicError {
 /** The client failed on its own side. */
 export declare class ClientError extends RedisAtomicError {
   readonly code: 'ClientError'
+}
+/** A lease handle whose end verb (release, complete, fail, ack, nack) was already called: the
+ * handle is used up and nothing was sent. Repeat an end by parts (token and fence). */
+export declare class HandleEndedError extends BadArgumentError {
+  readonly code: 'HandleEnded'
+}
+/** The reason a watched lease's `lost` AbortSignal fires with: stop the work the lease protects. */
+export declare class LeaseLostError extends RedisAtomicError {
+  readonly code: 'LeaseLost'
+  /** `notHeld`: the server said this token and fence no longer hold the lease; `unconfirmed`: no
+   * renewal was confirmed before the proven lease ended (server unreachable or stalled). */
+  readonly reason: 'notHeld' | 'unconfirmed'
+  /** The lost lease's fence. */
+  readonly fence: number
 }

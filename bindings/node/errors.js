@@ -41,6 +41,11 @@ define('ConnectionError', 'ConnectionError')
 define('TlsError', 'TlsError')
 define('NotReplicatedError', 'NotReplicated')
 define('ClientError', 'ClientError')
+// A lease handle whose end verb (release, complete, fail, ack, nack) was already called: the
+// handle is used up; nothing was sent. A bad argument of a kind, with its own code.
+define('HandleEndedError', 'HandleEnded', classes.BadArgumentError)
+// The reason a watched lease's `lost` AbortSignal fires with (`reason`: notHeld | unconfirmed).
+define('LeaseLostError', 'LeaseLost')
 // An aborted call may still have run: it is an unknown outcome, named like DOM aborts.
 const AbortedError = define('AbortedError', 'Aborted', OutcomeUnknownError)
 AbortedError.errorName = 'AbortError'

@@ -44,7 +44,7 @@ export declare class WrongTypeError extends RedisAtomicError {
 }
 /** An argument was refused, by this package before sending or by the script. */
 export declare class BadArgumentError extends RedisAtomicError {
-  readonly code: 'BadArgument'
+  readonly code: 'BadArgument' | 'HandleEnded'
 }
 /** A request costs more than the limits could ever admit at once; nothing was sent. */
 export declare class CostExceedsBurstError extends RedisAtomicError {
@@ -85,6 +85,20 @@ export declare class NotReplicatedError extends RedisAtomicError {
 /** The client failed on its own side. */
 export declare class ClientError extends RedisAtomicError {
   readonly code: 'ClientError'
+}
+/** A lease handle whose end verb (release, complete, fail, ack, nack) was already called: the
+ * handle is used up and nothing was sent. Repeat an end by parts (token and fence). */
+export declare class HandleEndedError extends BadArgumentError {
+  readonly code: 'HandleEnded'
+}
+/** The reason a watched lease's `lost` AbortSignal fires with: stop the work the lease protects. */
+export declare class LeaseLostError extends RedisAtomicError {
+  readonly code: 'LeaseLost'
+  /** `notHeld`: the server said this token and fence no longer hold the lease; `unconfirmed`: no
+   * renewal was confirmed before the proven lease ended (server unreachable or stalled). */
+  readonly reason: 'notHeld' | 'unconfirmed'
+  /** The lost lease's fence. */
+  readonly fence: number
 }
 
 /**
@@ -134,6 +148,276 @@ export declare class FencedWrites {
   key(resource: string, part: string): string
   /** The keys of `resource`'s fenced writes. */
   keys(resource: string): FencedKeys
+}
+
+/** Idempotency records under one namespace, keyed per call by (scope, key). */
+export declare class Idempotency {
+  /** A store under `options.namespace`. Throws `BadArgumentError` for a ttl out of range. */
+  constructor(client: Client, options: IdempotencyOptions)
+  /**
+   * Claims (`scope`, `key`) for `request` (its parts — method, path, body… — are hashed into
+   * the fingerprint): resolves with a claim handle or the answer for a duplicate.
+   * `OutcomeUnknownError.retrySafe` is true when you gave a `token`.
+   */
+  begin(scope: string, key: string | Buffer, request: string | Buffer | Array<string | Buffer>, options?: BeginOptions | undefined | null): Promise<IdempotencyClaim | InProgress | Replay | Mismatch>
+  /**
+   * Sets the lease of the claim `token` holds on (`scope`, `key`) with `fence` to end `ttlMs`
+   * from the server's now: `extend()` by parts.
+   */
+  extend(scope: string, key: string | Buffer, token: string, fence: number, ttlMs: number): Promise<Extended | NotExtended>
+  /**
+   * Stores `response` as the result of the claim `token` holds with `fence`: `complete()` by
+   * parts. Repeating it is safe (a repeat answers `{ stored: true }` again).
+   */
+  complete(scope: string, key: string | Buffer, token: string, fence: number, response: ResponseInit): Promise<StoreResult>
+  /**
+   * Ends the claim `token` holds with `fence` with a failure: `fail()` by parts. Without a
+   * response the key is freed (the next attempt runs the request again); with one, it is
+   * stored for replay.
+   */
+  fail(scope: string, key: string | Buffer, token: string, fence: number, response?: ResponseInit | undefined | null): Promise<StoreResult>
+  /** The keys of (`scope`, `key`). */
+  keys(scope: string, key: string | Buffer): IdempotencyKeys
+}
+
+/**
+ * A live claim: run the request, then `complete(response)` or `fail(response?)` (both consume
+ * the handle). Pass `fence` to the side effect's own store. Dropping it does nothing: the lease
+ * runs out and the next duplicate takes the key over.
+ */
+export declare class IdempotencyClaim {
+  /** Always `'claimed'`. */
+  get status(): 'claimed'
+  /** The scope of the claimed key. */
+  get scope(): string
+  /** The claimed idempotency key. */
+  get key(): Buffer
+  /** The claim's fence (its generation): strictly increasing per key. */
+  get fence(): number
+  /** The owner token (`begin` with it again after an unknown outcome). */
+  get token(): string
+  /** Whether this claim took over an earlier executor's expired lease. */
+  get takeover(): boolean
+  /** The lease's length as last set, ms. */
+  get ttlMs(): number
+  /** How long the lease surely lasts from now by the local clock, ms (0 once past). */
+  get expiresInMs(): number
+  /** Whether `complete()` or `fail()` was called. */
+  get ended(): boolean
+  /** Sets the lease to end `ttlMs` from the server's now. */
+  extend(ttlMs: number): Promise<Extended | NotExtended>
+  /**
+   * Stores `response` for replay; consumes the handle. After an unknown outcome,
+   * `Idempotency.complete` by parts.
+   */
+  complete(response: ResponseInit): Promise<StoreResult>
+  /**
+   * Ends the claim with a failure; consumes the handle. Without a response the key is freed
+   * (the next attempt runs the request again); with one, duplicates replay it.
+   */
+  fail(response?: ResponseInit | undefined | null): Promise<StoreResult>
+  /**
+   * Renews the lease in the background until `complete()`, `fail()` or `unwatch()`; returns
+   * the `AbortSignal` that fires (with a `LeaseLostError`) if the claim is lost.
+   */
+  watch(options?: WatchOptions | undefined | null): AbortSignal
+  /** Stops the renewals; the claim is held (unwatched) again. */
+  unwatch(): Promise<void>
+}
+
+/** A leased job. Dropping it does nothing: the lease runs out and the job is claimed again. */
+export declare class Job {
+  /** The job id. */
+  get id(): string
+  /** The payload, byte for byte as enqueued (a new `Buffer` on every read: keep it). */
+  get payload(): Buffer
+  /** This lease's fence: larger than every earlier lease of this job. */
+  get fence(): number
+  /** The worker the job is leased to (the lease's token). */
+  get worker(): string
+  /** Deliveries of this job so far, this one included (1 on the first claim). */
+  get deliveries(): number
+  /** The server's clock (ms since the epoch) when the lease began. */
+  get claimedAtMs(): number
+  /** The lease's length as last set, ms. */
+  get ttlMs(): number
+  /** How long the lease surely lasts from now by the local clock, ms (0 once past). */
+  get expiresInMs(): number
+  /** Whether `ack()` or `nack()` was called. */
+  get ended(): boolean
+  /** Sets the lease to end `ttlMs` from the server's now (absolute, never added). */
+  extend(ttlMs: number): Promise<Extended | NotExtended>
+  /**
+   * Completes the job if this is still its lease; consumes the handle. After an unknown
+   * outcome, `Queue.ack` by parts (within the dedup window a repeat answers `acked: true`).
+   */
+  ack(): Promise<Acked>
+  /**
+   * Gives the job back if this is still its lease: due again after `retryAfterMs`, or a dead
+   * letter with `error` once delivered `maxDeliveries` times; consumes the handle. After an
+   * unknown outcome, `Queue.nack` by parts.
+   */
+  nack(retryAfterMs: number, error: string): Promise<Retrying | Dead | Lost>
+  /**
+   * Renews the lease in the background until `ack()`, `nack()` or `unwatch()`; returns the
+   * `AbortSignal` that fires (with a `LeaseLostError`) if the lease is lost.
+   */
+  watch(options?: WatchOptions | undefined | null): AbortSignal
+  /** Stops the renewals; the job is held (unwatched) again. */
+  unwatch(): Promise<void>
+}
+
+/**
+ * A held lock: pass `fence` to every write it protects, then `release()` it. Dropping it does
+ * nothing (the lease runs out).
+ */
+export declare class Lock {
+  /** Always `true` (the refusal says `false`). */
+  get acquired(): true
+  /** The locked resource. */
+  get resource(): string
+  /** The lease's fence: strictly greater than every earlier one of this resource. */
+  get fence(): number
+  /** The owner token (reuse it to acquire again after an unknown outcome). */
+  get token(): string
+  /** The lease's length as last set, ms. */
+  get ttlMs(): number
+  /** How long the lease surely lasts from now by the local clock, ms (0 once past). */
+  get expiresInMs(): number
+  /** Whether `release()` was called. */
+  get ended(): boolean
+  /** Sets the lease to end `ttlMs` from the server's now (absolute, never added). */
+  extend(ttlMs: number): Promise<Extended | NotExtended>
+  /**
+   * Releases the lock if this lease still holds it; consumes the handle (a second end rejects
+   * with `HandleEndedError`). After an unknown outcome, `Locks.release` by parts.
+   */
+  release(): Promise<Released | NotReleased>
+  /**
+   * Renews the lease in the background until `release()` or `unwatch()`; returns the
+   * `AbortSignal` that fires (with a `LeaseLostError`) if the lease is lost.
+   */
+  watch(options?: WatchOptions | undefined | null): AbortSignal
+  /** Stops the renewals; the handle is held (unwatched) again. */
+  unwatch(): Promise<void>
+}
+
+/** Locks under one namespace, keyed per call by resource. */
+export declare class Locks {
+  /** Locks whose keys live under `options.namespace`. */
+  constructor(client: Client, options: LocksOptions)
+  /**
+   * Takes `resource` for `ttlMs` (up to 7 days), or answers who holds it. Rejects only for
+   * errors; `OutcomeUnknownError.retrySafe` is true when you gave a `token`.
+   */
+  acquire(resource: string, ttlMs: number, options?: AcquireOptions | undefined | null): Promise<Lock | Held>
+  /** Releases `resource` if `token` holds it with the lease `fence`: `release()` by parts. */
+  release(resource: string, token: string, fence: number): Promise<Released | NotReleased>
+  /**
+   * Sets the lease `fence` of `token` on `resource` to end `ttlMs` from the server's now:
+   * `extend()` by parts.
+   */
+  extend(resource: string, token: string, fence: number, ttlMs: number): Promise<Extended | NotExtended>
+  /** Reads the lock's state without changing it (may run on a replica). */
+  inspect(resource: string): Promise<LockInfo>
+  /** The keys of `resource`'s lock. */
+  keys(resource: string): LockKeys
+}
+
+/**
+ * A held permit: pass `fence` to the writes it protects, then `release()` it. Dropping it does
+ * nothing (the lease runs out).
+ */
+export declare class Permit {
+  /** Always `true` (the refusal says `false`). */
+  get acquired(): true
+  /** The permit's fence: strictly greater than every earlier one of this semaphore. */
+  get fence(): number
+  /** The owner token (reuse it to acquire again after an unknown outcome). */
+  get token(): string
+  /** The lease's length as last set, ms. */
+  get ttlMs(): number
+  /** How long the lease surely lasts from now by the local clock, ms (0 once past). */
+  get expiresInMs(): number
+  /** Whether `release()` was called. */
+  get ended(): boolean
+  /** Sets the lease to end `ttlMs` from the server's now (absolute, never added). */
+  extend(ttlMs: number): Promise<Extended | NotExtended>
+  /**
+   * Gives the permit back if it is still live; consumes the handle. After an unknown outcome,
+   * `Semaphore.release` by parts.
+   */
+  release(): Promise<Released | NotReleased>
+  /**
+   * Renews the lease in the background until `release()` or `unwatch()`; returns the
+   * `AbortSignal` that fires (with a `LeaseLostError`) if the permit is lost.
+   */
+  watch(options?: WatchOptions | undefined | null): AbortSignal
+  /** Stops the renewals; the permit is held (unwatched) again. */
+  unwatch(): Promise<void>
+}
+
+/** One queue: producers enqueue, workers claim jobs and ack or nack them. */
+export declare class Queue {
+  /**
+   * The queue `options.name` under `options.namespace`. Throws `BadArgumentError` for a
+   * setting out of range.
+   */
+  constructor(client: Client, options: QueueOptions)
+  /**
+   * Adds job `jobId` (1..=256 bytes) with `payload`. Retry-safe: a job id that exists is not
+   * added again (`{ enqueued: false, status }`).
+   */
+  enqueue(jobId: string, payload: string | Buffer, options?: EnqueueOptions | undefined | null): Promise<Enqueued | Exists>
+  /**
+   * Leases up to `maxJobs` due jobs to `worker` (1..=128 bytes) for `ttlMs` (up to a day).
+   * Not retry-safe (`OutcomeUnknownError.retrySafe` false): `claimWithId` is.
+   */
+  claim(worker: string, ttlMs: number, options?: ClaimOptions | undefined | null): Promise<Claimed | Empty | Idle>
+  /**
+   * `claim`, retry-safe with `claimId` (1..=256 bytes; a new one per claim, e.g. a UUID): a
+   * resend of the id returns the first claim's live leases (same fences) and leases nothing
+   * new; once every lease of it ended, `{ status: 'claimed', jobs: [] }`.
+   */
+  claimWithId(worker: string, ttlMs: number, claimId: string, options?: ClaimOptions | undefined | null): Promise<Claimed | Empty | Idle>
+  /**
+   * Sets the lease of `jobId`, leased to `worker` with `fence`, to end `ttlMs` from the
+   * server's now: `job.extend()` by parts.
+   */
+  extend(jobId: string, worker: string, fence: number, ttlMs: number): Promise<Extended | NotExtended>
+  /**
+   * Completes `jobId` if it is leased to `worker` with `fence`: `job.ack()` by parts. Within
+   * the dedup window a repeat answers `{ acked: true }` again.
+   */
+  ack(jobId: string, worker: string, fence: number): Promise<Acked>
+  /**
+   * Gives `jobId` back if it is leased to `worker` with `fence`: due again after
+   * `retryAfterMs`, or dead-lettered with `error` once delivered `maxDeliveries` times
+   * (`job.nack()` by parts).
+   */
+  nack(jobId: string, worker: string, fence: number, retryAfterMs: number, error: string): Promise<Retrying | Dead | Lost>
+  /** Counts of jobs by state. */
+  stats(): Promise<QueueStats>
+  /** One job's state. */
+  inspect(jobId: string): Promise<JobQueued | JobRunning | JobDead | JobAcked | JobUnknown>
+  /** A page of dead letters, oldest first. */
+  deadLetters(page?: DeadLetterPage | undefined | null): Promise<DeadLetters>
+  /**
+   * Moves dead letter `jobId` back to the queue, due after `delayMs` (default 0), its
+   * deliveries reset.
+   */
+  requeueDead(jobId: string, delayMs?: number | undefined | null): Promise<Requeued>
+  /** Deletes dead letters (oldest first), each with its record, payload and last error. */
+  purgeDeadLetters(options?: PurgeOptions | undefined | null): Promise<Purged>
+  /**
+   * Returns at most `limit` (1..=1000, default 100) expired leases to the queue (or the dead
+   * letters). Claims do this too; call it from a janitor when workers may all be gone.
+   */
+  reap(limit?: number | undefined | null): Promise<Reaped>
+  /** Every key of this queue. */
+  get keys(): QueueKeys
+  /** The key of `claimId`'s record (`claimWithId`). */
+  claimKey(claimId: string): string
 }
 
 /** Counters and sorted sets under one namespace. */
@@ -207,6 +491,62 @@ export declare class ScriptSet {
   preload(client: Client): Promise<void>
 }
 
+/** One named semaphore of a fixed capacity. */
+export declare class Semaphore {
+  /**
+   * The semaphore `options.name` under `options.namespace`. Throws `BadArgumentError` for a
+   * capacity outside 1..=100000.
+   */
+  constructor(client: Client, options: SemaphoreOptions)
+  /** The capacity. */
+  get capacity(): number
+  /** The keys of this semaphore. */
+  get keys(): SemaphoreKeys
+  /**
+   * Takes a permit for `ttlMs` (up to 7 days), or answers that all are taken.
+   * `OutcomeUnknownError.retrySafe` is true when you gave a `token`.
+   */
+  acquire(ttlMs: number, options?: PermitOptions | undefined | null): Promise<Permit | Full>
+  /** Gives back the permit `token` holds with `fence`: `release()` by parts. */
+  release(token: string, fence: number): Promise<Released | NotReleased>
+  /**
+   * Sets the lease of the permit `token` holds with `fence` to end `ttlMs` from the server's
+   * now: `extend()` by parts.
+   */
+  extend(token: string, fence: number, ttlMs: number): Promise<Extended | NotExtended>
+  /** Counts live permits without changing anything (may run on a replica). */
+  inspect(): Promise<SemaphoreInfo>
+}
+
+/** The answer of an ack. */
+export interface Acked {
+  /**
+   * `true`: the job is complete; `false`: this worker and fence no longer hold its lease
+   * (another worker has, or had, the job).
+   */
+  acked: boolean
+}
+
+/** Options of one acquire. */
+export interface AcquireOptions {
+  /**
+   * Your owner token (default: a fresh random one): acquiring again with it while it holds
+   * the lock returns the same lease (same fence, lease reset) — how to recover an acquire
+   * whose outcome is unknown. Not with `waitMs`.
+   */
+  token?: string
+  /**
+   * Wait up to this long for the lock (retrying under the client's contention backoff)
+   * instead of answering `{ acquired: false }` at once.
+   */
+  waitMs?: number
+  /**
+   * Abandons the acquire (the promise rejects with `AbortedError`; a lease may still have
+   * been taken, and runs out after `ttlMs`).
+   */
+  signal?: AbortSignal
+}
+
 /** Options of one add. */
 export interface AddOptions {
   /** Lower bound (default 0). */
@@ -258,6 +598,36 @@ export interface Allowed {
   limits: Array<LimitStatus>
 }
 
+/** Options of one `begin`. */
+export interface BeginOptions {
+  /**
+   * Your owner token (default: a fresh random one): `begin` again with it while its claim is
+   * live returns the same claim — how to recover a `begin` whose outcome is unknown.
+   */
+  token?: string
+  /** Abandons the call (a claim may still have been made; it runs out after the claim ttl). */
+  signal?: AbortSignal
+}
+
+/** Jobs leased to the worker, in due order. */
+export interface Claimed {
+  /** Always `'claimed'`. */
+  status: 'claimed'
+  /** The leased jobs (a repeat of a claim id after every lease ended: none). */
+  jobs: Array<Job>
+}
+
+/** Options of one claim. */
+export interface ClaimOptions {
+  /** Jobs to lease at most, 1..=1000 (default 1). */
+  maxJobs?: number
+  /**
+   * Abandons the call (jobs may still have been leased: with a claim id, claim again with
+   * it to get them; without, they come back after `ttlMs`).
+   */
+  signal?: AbortSignal
+}
+
 /** Settings of a client; every one optional. */
 export interface ClientOptions {
   /** Deadline of one request, ms (default 1000); past it the outcome is unknown. */
@@ -295,6 +665,40 @@ export interface ConsumeOptions {
   signal?: AbortSignal
 }
 
+/** A nacked job was delivered `maxDeliveries` times: it is a dead letter now, with the error. */
+export interface Dead {
+  /** Always `'dead'`. */
+  status: 'dead'
+}
+
+/** A dead letter. */
+export interface DeadLetter {
+  /** The job id. */
+  id: string
+  /** The server's clock (ms since the epoch) when it died. */
+  deadAtMs: number
+  /** Deliveries made. */
+  deliveries: number
+  /** The last error (a nack's text, or a note that the lease expired). */
+  error: string
+}
+
+/** Which dead letters to list. */
+export interface DeadLetterPage {
+  /** Position of the first, oldest first (default 0). */
+  start?: number
+  /** How many, 1..=1000 (default 100). */
+  count?: number
+}
+
+/** One page of dead letters. */
+export interface DeadLetters {
+  /** Dead letters in all. */
+  total: number
+  /** This page, oldest first. */
+  letters: Array<DeadLetter>
+}
+
 /** The key of one event id. */
 export interface DedupKeys {
   /** Holds the first sighting's claim token, with the TTL. */
@@ -305,6 +709,57 @@ export interface DedupKeys {
 export interface DedupOptions {
   /** Every key starts with `namespace:`. */
   namespace: string
+}
+
+/** Nothing is due, but something is queued or running. */
+export interface Empty {
+  /** Always `'empty'`. */
+  status: 'empty'
+  /**
+   * When the next job becomes due or the next lease expires (server time), ms: claim again
+   * then (an enqueue may make a job due sooner).
+   */
+  retryAfterMs: number
+}
+
+/** A job added. */
+export interface Enqueued {
+  /** Always `true`. */
+  enqueued: true
+  /** Until it is due (server time), ms. */
+  dueInMs: number
+}
+
+/**
+ * When an enqueued job becomes due (by the server's clock): `delayMs` after the server
+ * receives it, or at `runAt` (a `Date` or ms since the epoch); default now.
+ */
+export interface EnqueueOptions {
+  /** Due this long after the server receives the request, ms. */
+  delayMs?: number
+  /** Due at this wall-clock time (a past time is due at once, ordered by that time). */
+  runAt?: Date | number
+}
+
+/**
+ * A job with this id exists already (or was acked within the dedup window): nothing added.
+ * After a resent enqueue this may be the first attempt's own job.
+ */
+export interface Exists {
+  /** Always `false`. */
+  enqueued: false
+  /** Where the existing job is. */
+  status: 'queued' | 'running' | 'dead' | 'acked'
+}
+
+/** An extend that took: the lease now ends `ttlMs` from the server's now. */
+export interface Extended {
+  /** Always `true`. */
+  extended: true
+  /** The lease's (unchanged) fence. */
+  fence: number
+  /** The new remaining lease, ms. */
+  ttlMs: number
 }
 
 /** The keys of one resource's fenced writes. */
@@ -350,6 +805,123 @@ export interface FencedWritesOptions {
   namespace: string
   /** Keep each fence record this long after its last write, ms (default 7 days). */
   retentionMs?: number
+}
+
+/** Every permit is taken. */
+export interface Full {
+  /** Always `false`. */
+  acquired: false
+  /** Until the earliest live lease ends, ms (a release may free one sooner). */
+  retryAfterMs: number
+}
+
+/** A stored header. */
+export interface Header {
+  /** The header's name. */
+  name: string
+  /** Its value, byte for byte. */
+  value: Buffer
+}
+
+/** A header to store. */
+export interface HeaderInit {
+  /** The header's name. */
+  name: string
+  /** Its value. */
+  value: string | Buffer
+}
+
+/** The lock is held by someone else. */
+export interface Held {
+  /** Always `false`. */
+  acquired: false
+  /** The holder's remaining lease, ms (a release may free it sooner). */
+  retryAfterMs: number
+}
+
+/** The keys of one idempotency record. */
+export interface IdempotencyKeys {
+  /** One string: state, fence, owner token, fingerprint, lease end and the stored response. */
+  record: string
+}
+
+/** Settings of `Idempotency`. */
+export interface IdempotencyOptions {
+  /** Every key starts with `namespace:`. */
+  namespace: string
+  /**
+   * A claim's lease: how long it lives without an extend before a duplicate may take it
+   * over, ms (default 30 s, at most 1 day).
+   */
+  ttlMs?: number
+  /** How long a stored response is kept for replay, ms (default 24 h, at most 30 days). */
+  resultTtlMs?: number
+  /** Largest encoded response stored, bytes (default 1 MiB); larger ones are refused. */
+  maxResponseBytes?: number
+}
+
+/** The queue holds no queued and no running job. */
+export interface Idle {
+  /** Always `'idle'`. */
+  status: 'idle'
+}
+
+/** Another executor holds a live claim on this key. */
+export interface InProgress {
+  /** Always `'inProgress'`. */
+  status: 'inProgress'
+  /** Time left on the other executor's lease, ms: try again then. */
+  retryAfterMs: number
+}
+
+/** An acked job (within the dedup window). */
+export interface JobAcked {
+  /** Always `'acked'`. */
+  state: 'acked'
+  /** The fence of the lease that acked it. */
+  fence: number
+}
+
+/** A dead letter. */
+export interface JobDead {
+  /** Always `'dead'`. */
+  state: 'dead'
+  /** Deliveries made. */
+  deliveries: number
+  /** The last error. */
+  error: string
+}
+
+/** A job waiting to be due or claimed. */
+export interface JobQueued {
+  /** Always `'queued'`. */
+  state: 'queued'
+  /** Until it is due, ms (0 when due now). */
+  dueInMs: number
+  /** Deliveries so far. */
+  deliveries: number
+  /** The fence of its last lease (0 if never claimed). */
+  lastFence: number
+}
+
+/** A job leased to a worker. */
+export interface JobRunning {
+  /** Always `'running'`. */
+  state: 'running'
+  /** The current lease's fence. */
+  fence: number
+  /** Deliveries so far, this one included. */
+  deliveries: number
+  /** Time left on the lease, ms (0 when expired and not yet returned). */
+  ttlMs: number
+  /** The worker that claimed it. */
+  worker: string
+}
+
+/** No such job (never enqueued, or acked and forgotten). */
+export interface JobUnknown {
+  /** Always `'unknown'`. */
+  state: 'unknown'
 }
 
 /** A library's identity. */
@@ -404,6 +976,149 @@ export interface LimitStatus {
   retryAfterMs: number
 }
 
+/** A lock's state, read without changing it. */
+export interface LockInfo {
+  /** Whether someone holds it. */
+  held: boolean
+  /** The holder's fence (held), or the last fence issued (free; 0 if none is remembered). */
+  fence: number
+  /** The holder's remaining lease, ms (0 when free). */
+  ttlMs: number
+}
+
+/** The keys of one resource's lock. */
+export interface LockKeys {
+  /** `"<fence>:<token>"` with the lease as its TTL. */
+  lock: string
+  /** The last fence issued. */
+  fence: string
+}
+
+/** Settings of `Locks`. */
+export interface LocksOptions {
+  /** Every key starts with `namespace:`. */
+  namespace: string
+}
+
+/**
+ * A nack by a worker and fence that no longer hold the job's lease (after a resent nack: maybe
+ * the first attempt's own).
+ */
+export interface Lost {
+  /** Always `'lost'`. */
+  status: 'lost'
+}
+
+/** The key was used with a different request (its fingerprint differs). */
+export interface Mismatch {
+  /** Always `'mismatch'`. */
+  status: 'mismatch'
+}
+
+/**
+ * An extend that found the lease gone (expired and taken over, released, acked): nothing
+ * changed.
+ */
+export interface NotExtended {
+  /** Always `false`. */
+  extended: false
+}
+
+/**
+ * A release by a token and fence that no longer hold the lease (expired, taken over, or
+ * already released — a repeated release after a lost reply answers this too).
+ */
+export interface NotReleased {
+  /** Always `false`. */
+  released: false
+}
+
+/** Options of one permit acquire. */
+export interface PermitOptions {
+  /**
+   * Your owner token (default: a fresh random one): acquiring again with it while it holds a
+   * permit returns the same permit (same fence, lease reset).
+   */
+  token?: string
+  /** Abandons the acquire (a permit may still have been taken; it runs out after `ttlMs`). */
+  signal?: AbortSignal
+}
+
+/** The answer of a purge. */
+export interface Purged {
+  /** Dead letters deleted (with their records, payloads and last errors). */
+  purged: number
+  /** Dead letters left (of any age). */
+  remaining: number
+}
+
+/** Which dead letters to purge. */
+export interface PurgeOptions {
+  /** Only those dead at least this long, ms (default 0: any). */
+  olderThanMs?: number
+  /** At most this many, 1..=1000 (default 1000): call again while `purged` equals it. */
+  limit?: number
+}
+
+/** Every key of a queue (all under its `{name}` hash tag). */
+export interface QueueKeys {
+  /** Sorted set: job id → when it is due. */
+  due: string
+  /** Sorted set: leased job id → lease deadline. */
+  inflight: string
+  /** Sorted set: dead letter → when it died. */
+  dead: string
+  /** Sorted set: acked job id → when acked (for the dedup window). */
+  done: string
+  /** Hash: job id → state, fence, deliveries, worker. */
+  meta: string
+  /** Hash: job id → payload. */
+  payload: string
+  /** Hash: job id → last error. */
+  errors: string
+  /** The prefix of the claim-id records of `claimWithId` (see `claimKey`). */
+  claims: string
+}
+
+/** Settings of a `Queue`; every one but the names optional. */
+export interface QueueOptions {
+  /** Every key starts with `namespace:`. */
+  namespace: string
+  /** The queue's name (its hash tag: all its keys in one slot). */
+  name: string
+  /** Largest payload `enqueue` accepts, bytes (default 64 KiB, at most 1 MiB). */
+  maxPayloadBytes?: number
+  /** Deliveries after which a nacked or expired job goes to the dead letters (default 5). */
+  maxDeliveries?: number
+  /**
+   * How long an acked job id is remembered (an enqueue of it is refused meanwhile), ms
+   * (default 24 h; 0 forgets at once).
+   */
+  dedupWindowMs?: number
+  /** Most dead letters kept (default 10 000). */
+  maxDeadLetters?: number
+  /** How long a dead letter is kept, ms (default 7 days). */
+  deadLetterRetentionMs?: number
+  /** How long a claim id of `claimWithId` is remembered, ms (1 s to 1 day; default 1 h). */
+  claimIdTtlMs?: number
+}
+
+/** Counts of a queue's jobs by state. */
+export interface QueueStats {
+  /** Due now, waiting for a claim. */
+  ready: number
+  /** Queued, due later. */
+  scheduled: number
+  /** Leased to workers (expired leases included). */
+  running: number
+  /** Leases past their deadline, not yet returned by a claim or reap. */
+  expired: number
+  /** Dead letters. */
+  dead: number
+  /** Acked ids still remembered for the dedup window. */
+  acked: number
+}
+
 /** The keys of one counter. */
 export interface QuotaKeys {
   /** The counter (or sorted set). */
@@ -446,12 +1161,71 @@ export interface RateLimitKeys {
   request?: string
 }
 
+/** The answer of a reap. */
+export interface Reaped {
+  /** Expired leases whose jobs are due again. */
+  requeued: number
+  /** Expired leases whose jobs went to the dead letters. */
+  dead: number
+}
+
+/** A release that freed the lease. */
+export interface Released {
+  /** Always `true`. */
+  released: true
+  /** The released lease's fence. */
+  fence: number
+}
+
+/** The request already finished: answer with this. */
+export interface Replay {
+  /** Always `'replay'`. */
+  status: 'replay'
+  /** `'completed'` (by `complete`) or `'failed'` (by `fail` with a response). */
+  outcome: 'completed' | 'failed'
+  /** The stored response. */
+  response: StoredResponse
+}
+
 /** Wait for this many replicas to acknowledge every write (`WAIT`), up to `timeoutMs`. */
 export interface ReplicaOptions {
   /** Replicas that must acknowledge. */
   count: number
   /** How long the server waits for them, ms. */
   timeoutMs: number
+}
+
+/** The answer of a requeue. */
+export interface Requeued {
+  /**
+   * `true`: due again, deliveries reset; `false`: the job is not a dead letter (after a
+   * resent requeue: maybe requeued by the first attempt).
+   */
+  requeued: boolean
+}
+
+/**
+ * A response to store for replay: `status`, the headers to replay (an object, or an array to
+ * keep repeated names), and a `body` — or, for a body too large to keep in Redis, a
+ * `reference` to where it is (an object-store key, a URL).
+ */
+export interface ResponseInit {
+  /** An HTTP-style status (0..=65535), or any code of your protocol. */
+  status: number
+  /** The headers to replay. */
+  headers?: Record<string, string | Buffer> | Array<HeaderInit>
+  /** The body (default: empty). */
+  body?: string | Buffer
+  /** Instead of `body`: where the body is stored. */
+  reference?: string
+}
+
+/** A nacked job is due again after `retryAfterMs`. */
+export interface Retrying {
+  /** Always `'retrying'`. */
+  status: 'retrying'
+  /** The pause before it is due, ms. */
+  retryAfterMs: number
 }
 
 /**
@@ -495,6 +1269,36 @@ export interface ScriptReply {
   fields: Array<unknown>
 }
 
+/** A semaphore's state, read without changing it. */
+export interface SemaphoreInfo {
+  /** Unexpired permits. */
+  live: number
+  /** Until the earliest live lease ends, ms (0 when none). */
+  nextExpiryMs: number
+  /** The last fence issued. */
+  lastFence: number
+}
+
+/** The keys of one semaphore. */
+export interface SemaphoreKeys {
+  /** Sorted set: holder token → lease end. */
+  permits: string
+  /** Hash: holder token → fence. */
+  holders: string
+  /** The last fence issued. */
+  fence: string
+}
+
+/** Settings of a `Semaphore`. */
+export interface SemaphoreOptions {
+  /** Every key starts with `namespace:`. */
+  namespace: string
+  /** The semaphore's name (its hash tag: all its keys in one slot). */
+  name: string
+  /** Permits in all, 1..=100000. */
+  capacity: number
+}
+
 /** Options of one sighting. */
 export interface SightingOptions {
   /**
@@ -504,6 +1308,27 @@ export interface SightingOptions {
   token?: string
   /** Abandons the wait (the sighting may still have been recorded). */
   signal?: AbortSignal
+}
+
+/** A stored response, as `'replay'` gives it back. */
+export interface StoredResponse {
+  /** The status. */
+  status: number
+  /** The headers, in the order stored. */
+  headers: Array<Header>
+  /** The body (absent when the response stored a `reference`). */
+  body?: Buffer
+  /** Where the body is stored, when the response stored a reference. */
+  reference?: string
+}
+
+/** What ending a claim achieved. */
+export interface StoreResult {
+  /**
+   * `true`: stored (or, for a retryable `fail()`, the key freed); `false`: this claim was
+   * superseded (taken over after its lease ran out, or ended already) and nothing was written.
+   */
+  stored: boolean
 }
 
 /**
@@ -523,4 +1348,18 @@ export interface TlsConfig {
   cert?: string | Buffer
   /** Its private key as PEM. */
   key?: string | Buffer
+}
+
+/** How a watched lease is renewed (`watch(options)`). */
+export interface WatchOptions {
+  /**
+   * Renew after this fraction of the lease, in (0, 1) (default 1/3: two renewals may fail
+   * before the lease is in danger).
+   */
+  renewFraction?: number
+  /**
+   * Declare the lease lost this fraction of the lease before the proven lease ends, in
+   * [0, renewFraction) (default 0.05).
+   */
+  marginFraction?: number
 }

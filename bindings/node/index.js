@@ -34,29 +34,114 @@ function watchSignal(signal, onAbort) {
   }
 }
 
-// The promise bridge (src/bridge.rs): `defer(id)` makes a call's promise, `settle(id, failed,
-// value)` ends it; `schedule()` asks for the current batch of calls to be flushed. While any
-// promise is pending a referenced timer keeps the event loop alive (the addon's completion
-// queue does not), as Node's own pending I/O would.
-const pending = new Map() // id -> [resolve, reject]
+// The promise bridge (src/bridge.rs). Every native method is called through `typed` below:
+// before the call `ctl[0]` offers a slot; a method that starts a call takes it (`ctl[1] = 1`)
+// and returns nothing, and the wrapper returns a promise filed under that slot. The first call
+// of a batch sets `ctl[2]`: the batch is handed to the runtime after this turn of the event
+// loop (`setImmediate`). Outcomes come back through `settle(end, values)`: records of numbers in
+// `rec` (slot, kind, length, numbers) that `decoders` turn into values, and the values the addon
+// built itself in `values`. While any promise is pending a referenced timer keeps the event loop
+// alive (the addon's completion queue does not), as Node's own pending I/O would.
+const ctl = new Float64Array(3)
+const rec = new Float64Array(1 << 14)
+const resolvers = []
+const rejecters = []
+const freeSlots = []
+let freshSlot = 0
+let inflight = 0
 const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
 keepAlive.unref()
-function defer(id) {
-  if (pending.size === 0) keepAlive.ref()
-  return new Promise((resolve, reject) => pending.set(id, [resolve, reject]))
-}
-function settle(id, failed, value) {
-  const p = pending.get(id)
-  pending.delete(id)
-  if (pending.size === 0) keepAlive.unref()
-  if (p) p[failed ? 1 : 0](value)
-}
-
-// Calls made during one turn of the event loop go to the runtime together, after it.
 const flush = () => native.__flush()
-const schedule = () => setImmediate(flush)
+let capturedResolve, capturedReject
+const capture = (resolve, reject) => {
+  capturedResolve = resolve
+  capturedReject = reject
+}
+function offer() {
+  ctl[0] = freeSlots.length > 0 ? freeSlots[freeSlots.length - 1] : freshSlot
+}
+// The promise of the call that just took the offered slot.
+function pending() {
+  const slot = ctl[0]
+  if (freeSlots.length > 0) freeSlots.pop()
+  else freshSlot++
+  offer()
+  const promise = new Promise(capture)
+  resolvers[slot] = capturedResolve
+  rejecters[slot] = capturedReject
+  if (inflight++ === 0) keepAlive.ref()
+  if (ctl[2] === 1) {
+    ctl[2] = 0
+    setImmediate(flush)
+  }
+  return promise
+}
+// Limit names of rate-limit policies, numbered once (src/ratelimit.rs).
+const policies = new Map()
+const policyNames = []
+function internNames(names) {
+  const key = names.join('\n')
+  let id = policies.get(key)
+  if (id === undefined) {
+    id = policyNames.length
+    policyNames.push(names)
+    policies.set(key, id)
+  }
+  return id
+}
+// One decoder per record kind (src/value.rs `Kind`; rec[v] is the record's first number).
+function verdict(v) {
+  const names = policyNames[rec[v + 5]]
+  const limits = []
+  for (let i = 0, j = v + 7, n = rec[v + 6]; i < n; i++, j += 3) {
+    limits.push({ name: names[i], remaining: rec[j], resetAfterMs: rec[j + 1], retryAfterMs: rec[j + 2] })
+  }
+  const replayed = rec[v + 3] !== 0
+  return rec[v] === 1
+    ? { allowed: true, remaining: rec[v + 1], resetAfterMs: rec[v + 2], replayed, limits }
+    : { allowed: false, retryAfterMs: rec[v + 4], resetAfterMs: rec[v + 2], replayed, limits }
+}
+function decode(kind, v, values) {
+  switch (kind) {
+    case 0: return values[rec[v]]
+    case 2: return undefined
+    case 3: return rec[v]
+    case 4: return rec[v] !== 0
+    case 5: return verdict(v)
+    case 6: return { applied: rec[v] !== 0, value: rec[v + 1] }
+  }
+  throw new Error(`redis-atomic: unknown record kind ${kind}`)
+}
+function settle(end, values) {
+  if (process.env.RA_DEBUG) console.error("settle", end, values, Array.from(rec.subarray(0, end)))
+  let count = 0
+  for (let at = 0; at < end; count++) {
+    const slot = rec[at]
+    const kind = rec[at + 1]
+    const v = at + 3
+    at = v + rec[at + 2]
+    const resolve = resolvers[slot]
+    const reject = rejecters[slot]
+    resolvers[slot] = undefined
+    rejecters[slot] = undefined
+    freeSlots.push(slot)
+    if (kind === 1) reject(values[rec[v]])
+    else resolve(decode(kind, v, values))
+  }
+  offer()
+  if ((inflight -= count) === 0) keepAlive.unref()
+}
 
-native.__init({ createError: errors.createError, watchSignal, defer, settle, schedule, noop() {} })
+// A watched lease's loss (src/lease.rs): the signal its work gets, and what aborts it.
+function lostSignal() {
+  const controller = new AbortController()
+  return { signal: controller.signal, abort: (reason) => controller.abort(reason) }
+}
+
+offer()
+native.__init({
+  createError: errors.createError, watchSignal, internNames, lostSignal, settle, ctl, rec, noop() {},
+})
 
 // A JavaScript value of the wrong type (a string where a number goes, a missing options object)
 // is refused by the addon's argument conversion before any library code runs, with napi's
@@ -71,11 +156,14 @@ function converted(e) {
 }
 function typed(fn) {
   return function (...args) {
+    ctl[1] = 0
+    let result
     try {
-      return fn.apply(this, args)
+      result = fn.apply(this, args)
     } catch (e) {
       throw converted(e)
     }
+    return ctl[1] === 0 ? result : pending()
   }
 }
 // Methods (static and instance) are wrapped in place; the constructor through a Proxy, so
@@ -113,7 +201,9 @@ Object.assign(module.exports, api, errorClasses)
 // without running it (test/exports.test.mjs checks that it lists exactly the exports).
 0 && (module.exports = {
   Client, RateLimiter, Quotas, Dedup, FencedWrites, ScriptSet, algorithms,
+  Locks, Lock, Semaphore, Permit, Idempotency, IdempotencyClaim, Queue, Job,
   RedisAtomicError, NotSentError, RejectedError, OutcomeUnknownError, AbortedError,
   WrongTypeError, BadArgumentError, CostExceedsBurstError, BadReplyError, CrossSlotError,
-  ServerError, ConnectionError, TlsError, NotReplicatedError, ClientError,
+  ServerError, ConnectionError, TlsError, NotReplicatedError, ClientError, HandleEndedError,
+  LeaseLostError,
 })

@@ -1,26 +1,25 @@
 //! The one path from a library future to a JavaScript `Promise`, with `AbortSignal` support.
 //!
-//! Every asynchronous method goes through [`spawn`]: the future runs on napi-rs's tokio runtime
-//! (one per process, built on first use, shared by every `Client`, worker threads included), and
-//! its result is converted on the JavaScript thread when the promise settles ([`crate::bridge`]):
-//! a value by the method's own conversion, an error into the package's error classes
-//! ([`crate::errors`]).
+//! Every asynchronous method goes through [`spawn`]: the future runs on the runtime
+//! ([`crate::runtime`]: one per process, built on first use, shared by every `Client`, worker
+//! threads included), and its outcome reaches the promise `index.js` made for the call
+//! ([`crate::bridge`]): a value by the method's own conversion ([`crate::value`]), an error as
+//! one of the package's error classes ([`crate::errors`]).
 //!
 //! **Cancellation.** A call given `signal` (an `AbortSignal`) rejects with `AbortedError` as soon
 //! as the signal fires; the library future is dropped at its next await point. A request already
 //! written to a connection is not recalled: an aborted call **may still have run**, exactly like
 //! `OutcomeUnknown` (`AbortedError` is a subclass of `OutcomeUnknownError`; resend with the same
-//! request id to learn the outcome). A signal that had already fired when the call was made
-//! rejects at once with `nothingRan: true`. `index.js` keeps one listener per signal that fans out
-//! to the calls in flight on it, removed when the last settles: one long-lived signal (a shutdown
-//! signal) can serve any number of calls.
+//! request id, token or claim id to learn the outcome). A signal that had already fired when the
+//! call was made rejects at once with `nothingRan: true`. `index.js` keeps one listener per
+//! signal that fans out to the calls in flight on it, removed when the last settles: one
+//! long-lived signal (a shutdown signal) can serve any number of calls.
 
-use crate::bridge::{self, Settled, ToJs};
+use crate::bridge::{self, Settled, Target};
 use crate::errors::{self, Failure};
-use napi::bindgen_prelude::{
-    FnArgs, Function, FunctionRef, JsObjectValue, Object, PromiseRaw, ToNapiValue, Unknown,
-};
-use napi::{Env, JsValue};
+use crate::value::{Promise, Resolve};
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Object, Unknown};
+use napi::Env;
 use std::future::Future;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -48,45 +47,59 @@ impl<'a, 'env> Call<'a, 'env> {
             signal,
         }
     }
+
+    /// Retry-safe exactly when `safe`.
+    pub fn retry_safe_if(safe: bool, signal: Option<&'a Object<'env>>) -> Self {
+        Call {
+            retry_safe: safe,
+            signal,
+        }
+    }
 }
 
 /// How a spawned call ended.
-enum Ended<T> {
-    Done(Result<T, redis_atomic::Error>),
+enum Ended<T, E> {
+    Done(Result<T, E>),
     Aborted { started: bool },
 }
 
-/// Runs `fut` on the runtime; the promise resolves with its value or rejects with the error's
-/// class.
-pub(crate) fn spawn<'env, V, M, F>(
-    env: &'env Env,
-    call: Call<'_, 'env>,
-    make: M,
-) -> napi::Result<PromiseRaw<'env, V>>
-where
-    V: ToNapiValue + Send + 'static,
-    M: FnOnce() -> F + Send + 'static,
-    F: Future<Output = Result<V, redis_atomic::Error>> + Send + 'static,
-{
-    spawn_with(env, call, make, |env, value: V| value.into_unknown(env))
-}
-
-/// [`spawn`] for a value that needs the JavaScript thread to convert (`to_js`); the promise is
-/// typed as resolving with `R`, what `to_js` makes.
+/// Runs the future `make` builds on the runtime; the call's promise resolves with its value or
+/// rejects with the error's class. `R` is what the promise resolves with in TypeScript; `V`
+/// converts to it ([`Resolve`]).
 ///
 /// The call is `make`, a closure that builds its future on the runtime: a library future is
 /// kilobytes (its largest state), and built here it would be copied on the JavaScript thread;
 /// boxed there, the parked job is a few words.
-pub(crate) fn spawn_with<'env, R, T, M, F>(
-    env: &'env Env,
-    call: Call<'_, 'env>,
-    make: M,
-    to_js: ToJs<T>,
-) -> napi::Result<PromiseRaw<'env, R>>
+pub(crate) fn spawn<R, V, M, F>(env: &Env, call: Call<'_, '_>, make: M) -> napi::Result<Promise<R>>
 where
-    T: Send + 'static,
+    V: Resolve,
     M: FnOnce() -> F + Send + 'static,
-    F: Future<Output = Result<T, redis_atomic::Error>> + Send + 'static,
+    F: Future<Output = Result<V, redis_atomic::Error>> + Send + 'static,
+{
+    start(env, call, make)
+}
+
+/// [`spawn`] for a future that fails with a [`Failure`] (a lease handle's calls, which can also
+/// fail with `HandleEndedError`).
+pub(crate) fn spawn_failing<R, V, M, F>(
+    env: &Env,
+    call: Call<'_, '_>,
+    make: M,
+) -> napi::Result<Promise<R>>
+where
+    V: Resolve,
+    M: FnOnce() -> F + Send + 'static,
+    F: Future<Output = Result<V, Failure>> + Send + 'static,
+{
+    start(env, call, make)
+}
+
+fn start<R, V, E, M, F>(env: &Env, call: Call<'_, '_>, make: M) -> napi::Result<Promise<R>>
+where
+    V: Resolve,
+    E: Into<Failure>,
+    M: FnOnce() -> F + Send + 'static,
+    F: Future<Output = Result<V, E>> + Send + 'static,
 {
     let retry_safe = call.retry_safe;
     let (fired, unwatch) = match call.signal {
@@ -96,7 +109,8 @@ where
         }
         None => (None, None),
     };
-    let (id, inbox, promise) = bridge::defer(env)?;
+    let inbox = bridge::inbox()?;
+    let slot = bridge::take_slot()?;
     let job = Box::pin(async move {
         let fut = Box::pin(make());
         let ended = match fired {
@@ -108,20 +122,42 @@ where
             },
         };
         let outcome = match ended {
-            Ended::Done(Ok(value)) => Ok(bridge::convert(to_js, value)),
-            Ended::Done(Err(e)) => Err(Failure::Library(e)),
+            Ended::Done(Ok(value)) => Ok(value.resolve()),
+            Ended::Done(Err(e)) => Err(e.into()),
             Ended::Aborted { started } => Err(Failure::Aborted { started }),
         };
         let settled = Settled {
-            id,
+            target: Target::Slot(slot),
             outcome,
             retry_safe,
             unwatch,
         };
         bridge::send(&inbox, settled);
     });
-    bridge::submit(env, job)?;
-    Ok(PromiseRaw::new(env.raw(), promise.raw()))
+    bridge::submit(job)?;
+    Ok(Promise::pending())
+}
+
+/// Runs `fut` on the runtime and calls `target` with its value on this JavaScript thread — no
+/// promise, nothing keeps the event loop alive. A future that resolves `None` calls nothing.
+pub(crate) fn notify<V, F>(target: FunctionRef<Unknown<'static>, ()>, fut: F) -> napi::Result<()>
+where
+    V: Resolve,
+    F: Future<Output = Option<V>> + Send + 'static,
+{
+    let inbox = bridge::inbox()?;
+    crate::runtime::spawn(async move {
+        if let Some(value) = fut.await {
+            let settled = Settled {
+                target: Target::Call(target),
+                outcome: Ok(value.resolve()),
+                retry_safe: true,
+                unwatch: None,
+            };
+            bridge::send(&inbox, settled);
+        }
+    });
+    Ok(())
 }
 
 /// Resolves when the signal fires; never when its listener is dropped unfired.

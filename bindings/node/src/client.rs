@@ -9,7 +9,8 @@
 use crate::call::{spawn, Call};
 use crate::convert::{duration, opt_duration, uint};
 use crate::errors;
-use napi::bindgen_prelude::{Buffer, Either, Object, PromiseRaw};
+use crate::value::{Js, Promise};
+use napi::bindgen_prelude::{Buffer, Either, Object};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy, TlsOptions};
@@ -95,12 +96,13 @@ impl Client {
     /// Connects: one URL (`redis://`, `rediss://`, `redis+unix://`, `redis+sentinel://`), or the
     /// seed URLs of a Redis Cluster as an array. Rejects with `ConnectionError`, `TlsError` or
     /// `BadArgumentError`.
-    #[napi]
+    // Writable: index.js wraps it like every method (static methods are read-only by default).
+    #[napi(writable = true, configurable = true)]
     pub fn connect<'env>(
         env: &'env Env,
         url: Either<String, Vec<String>>,
         options: Option<ClientOptions<'env>>,
-    ) -> napi::Result<PromiseRaw<'env, Client>> {
+    ) -> napi::Result<Promise<Client>> {
         let options = options.unwrap_or_else(empty);
         let (urls, cluster) = match url {
             Either::A(url) => (vec![url], options.cluster.unwrap_or(false)),
@@ -117,7 +119,7 @@ impl Client {
             } else {
                 redis_atomic::Client::connect(&urls[0], config).await?
             };
-            Ok(Client { inner })
+            Ok(Js(Client { inner }))
         };
         let call = Call::safe(options.signal.as_ref());
         spawn(env, call, fut)

@@ -7,7 +7,8 @@ use crate::call::{spawn, Call};
 use crate::client::Client;
 use crate::convert::duration;
 use crate::errors;
-use napi::bindgen_prelude::{Object, PromiseRaw};
+use crate::value::{Js, Promise};
+use napi::bindgen_prelude::Object;
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::dedup::Dedup as Lib;
@@ -64,7 +65,7 @@ impl Dedup {
         event_id: String,
         ttl_ms: f64,
         options: Option<SightingOptions<'env>>,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
+    ) -> napi::Result<Promise<bool>> {
         let (token, signal) = split(options);
         let d = self.inner.clone();
         let fut = move || async move {
@@ -83,13 +84,13 @@ impl Dedup {
         event_ids: Vec<String>,
         ttl_ms: f64,
         options: Option<SightingOptions<'env>>,
-    ) -> napi::Result<PromiseRaw<'env, Vec<bool>>> {
+    ) -> napi::Result<Promise<Vec<bool>>> {
         let (token, signal) = split(options);
         let d = self.inner.clone();
         let fut = move || async move {
             let ttl = duration("ttlMs", ttl_ms)?;
             let ids: Vec<&str> = event_ids.iter().map(String::as_str).collect();
-            d.first_seen_many_as(&ids, ttl, &token?).await
+            Ok(Js(d.first_seen_many_as(&ids, ttl, &token?).await?))
         };
         spawn(env, Call::safe(signal.as_ref()), fut)
     }

@@ -39,7 +39,8 @@ where
     hooks.ok()?.get_named_property(name).ok()
 }
 
-/// Why a call failed: the library's error, or the caller's `AbortSignal`.
+/// Why a call failed: the library's error, the caller's `AbortSignal`, or a lease handle used
+/// after its end verb.
 #[derive(Debug)]
 pub(crate) enum Failure {
     /// The library's error.
@@ -47,6 +48,14 @@ pub(crate) enum Failure {
     /// The call's `AbortSignal` fired: `started` says whether the call had been handed to the
     /// runtime (then it may have run, like `OutcomeUnknown`).
     Aborted { started: bool },
+    /// The handle's end verb was already called (`HandleEndedError`): nothing was sent.
+    Ended(String),
+}
+
+impl From<LibError> for Failure {
+    fn from(e: LibError) -> Self {
+        Failure::Library(e)
+    }
 }
 
 /// One error's class code, message and extra properties.
@@ -157,6 +166,14 @@ pub(crate) fn value<'env>(
     let shape = match &failure {
         Failure::Library(e) => shape(e, retry_safe),
         Failure::Aborted { started } => aborted(*started, retry_safe),
+        Failure::Ended(message) => Shape {
+            code: "HandleEnded",
+            message: message.clone(),
+            props: vec![
+                ("nothingRan", Prop::Bool(true)),
+                ("transient", Prop::Bool(false)),
+            ],
+        },
     };
     build(env, &shape, cause).or_else(|_| {
         // No hooks (the addon loaded without `index.js`): a plain error that still names the code.
@@ -171,10 +188,45 @@ pub(crate) fn value<'env>(
 /// A library error thrown by a synchronous method (constructors, key helpers): a `napi::Error`
 /// carrying the JavaScript error, which napi throws as that very object. Nothing was sent.
 pub(crate) fn sync(env: &Env, error: LibError) -> napi::Error {
-    match value(env, Failure::Library(error), true, None) {
+    throw(env, Failure::Library(error))
+}
+
+/// Any failure, thrown by a synchronous method.
+pub(crate) fn throw(env: &Env, failure: Failure) -> napi::Error {
+    match value(env, failure, true, None) {
         Ok(v) => napi::Error::from(v),
         Err(e) => e,
     }
+}
+
+/// The `LeaseLostError` a watched lease's `lost` signal fires with: `reason` is `notHeld` (the
+/// server said this token and fence no longer hold it) or `unconfirmed` (no renewal was confirmed
+/// before the proven lease ended).
+pub(crate) fn lease_lost<'env>(
+    env: &'env Env,
+    why: redis_atomic::lease::LeaseLost,
+    fence: u64,
+) -> napi::Result<Unknown<'env>> {
+    use redis_atomic::lease::LeaseLost;
+    let (reason, message) = match why {
+        LeaseLost::NotHeld => ("notHeld", "the lease is no longer held by this token and fence"),
+        LeaseLost::Unconfirmed => (
+            "unconfirmed",
+            "no renewal was confirmed before the proven lease ended (server unreachable or stalled)",
+        ),
+        _ => ("unconfirmed", "the lease was lost"),
+    };
+    let shape = Shape {
+        code: "LeaseLost",
+        message: format!("{message} (fence {fence}): stop the work it protects"),
+        props: vec![
+            ("reason", Prop::Str(reason.into())),
+            ("fence", Prop::Num(fence as f64)),
+            ("nothingRan", Prop::Bool(true)),
+            ("transient", Prop::Bool(false)),
+        ],
+    };
+    build(env, &shape, None)
 }
 
 /// An outcome variant the library added after this binding was written (its enums are

@@ -9,7 +9,8 @@ use crate::call::{spawn, Call};
 use crate::client::Client;
 use crate::convert::{bytes, duration, num, opt_duration, uint};
 use crate::errors::{self, bad};
-use napi::bindgen_prelude::{Buffer, Either, PromiseRaw};
+use crate::value::{Js, Promise};
+use napi::bindgen_prelude::{Buffer, Either};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::fenced::{Fenced, FencedWrites as Lib};
@@ -97,7 +98,7 @@ impl FencedWrites {
         resource: String,
         fence: f64,
         writes: Vec<FencedWrite>,
-    ) -> napi::Result<PromiseRaw<'env, FencedResult>> {
+    ) -> napi::Result<Promise<FencedResult>> {
         let f = self.inner.clone();
         let writes: Result<Vec<Write>, Error> = writes.iter().map(write).collect();
         let fut = move || async move {
@@ -107,22 +108,18 @@ impl FencedWrites {
                 Fenced::Stale { highest } => (false, highest.0, 0),
                 other => return Err(errors::unknown_outcome(&other)),
             };
-            Ok(FencedResult {
+            Ok(Js(FencedResult {
                 applied,
                 fence: num(fence),
                 writes: num(writes),
-            })
+            }))
         };
         spawn(env, Call::safe(None), fut)
     }
 
     /// The highest fence that wrote to `resource` (0 if none is remembered).
     #[napi]
-    pub fn highest<'env>(
-        &self,
-        env: &'env Env,
-        resource: String,
-    ) -> napi::Result<PromiseRaw<'env, f64>> {
+    pub fn highest<'env>(&self, env: &'env Env, resource: String) -> napi::Result<Promise<f64>> {
         let f = self.inner.clone();
         let fut = move || async move { Ok(num(f.highest(&resource).await?.0)) };
         spawn(env, Call::safe(None), fut)

@@ -7,8 +7,10 @@
 //! ## Layout
 //!
 //! ```text
-//! call.rs      the one future → Promise path (tokio runtime, AbortSignal)
-//! bridge.rs    finished calls back to their JavaScript thread (one thread-safe function each)
+//! call.rs      the one future → Promise path (AbortSignal)
+//! bridge.rs    calls to the runtime in batches, outcomes back to their JavaScript thread
+//! value.rs     what a call resolves with (numbers decoded by index.js, or Node-API values)
+//! runtime.rs   the tokio runtime      shared.rs  the arrays shared with index.js
 //! errors.rs    library errors → the package's Error subclasses (errors.js), stable `code`s
 //! convert.rs   ms durations, integers, script replies
 //! client.rs    Client.connect(url | urls, options)
@@ -48,16 +50,27 @@ mod convert;
 mod dedup;
 mod errors;
 mod fenced;
+mod idempotency;
+mod job;
+mod lease;
+mod lock;
+mod queue;
+mod queue_admin;
 mod quota;
 mod ratelimit;
+mod response;
+mod runtime;
 mod scripts;
+mod semaphore;
+mod shared;
+mod value;
 
 use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 
 /// Called once per JavaScript thread by the package's `index.js` with its hooks: `createError`
-/// (the factory of `errors.js`), `watchSignal` (the `AbortSignal` helper), `defer` / `settle` /
-/// `schedule` / `noop` (the promise bridge, [`bridge`]).
+/// (the factory of `errors.js`), `watchSignal` (the `AbortSignal` helper), `internNames` (limit
+/// names of a policy), and the promise bridge's `settle`, `noop`, `ctl` and `rec` ([`bridge`]).
 #[napi(js_name = "__init", skip_typescript)]
 pub fn init(hooks: Object) -> napi::Result<()> {
     errors::install(&hooks)?;

@@ -9,7 +9,8 @@ use crate::call::{spawn, Call};
 use crate::client::Client;
 use crate::convert::{bytes, duration, int, opt_duration};
 use crate::errors;
-use napi::bindgen_prelude::{Buffer, Either, Object, PromiseRaw};
+use crate::value::{flag, Js, Kind, Out, Promise};
+use napi::bindgen_prelude::{Buffer, Either, Object};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::quota::{Bounded, Bounds, Quotas as Lib, Raise};
@@ -108,7 +109,7 @@ impl Quotas {
         name: String,
         delta: f64,
         options: AddOptions<'env>,
-    ) -> napi::Result<PromiseRaw<'env, AddResult>> {
+    ) -> napi::Result<Promise<AddResult>> {
         let call = match options.request_id {
             Some(_) => Call::safe(options.signal.as_ref()),
             None => Call::unsafe_to_resend(options.signal.as_ref()),
@@ -131,17 +132,18 @@ impl Quotas {
                 Bounded::Refused { value } => (false, value),
                 other => return Err(errors::unknown_outcome(&other)),
             };
-            Ok(AddResult {
-                applied,
-                value: value as f64,
-            })
+            // `{ applied, value }`, built by index.js (the AddResult shape).
+            Ok(Out::Record(
+                Kind::Applied,
+                vec![flag(applied), value as f64],
+            ))
         };
         spawn(env, call, fut)
     }
 
     /// The counter's value (0 when absent).
     #[napi]
-    pub fn get<'env>(&self, env: &'env Env, name: String) -> napi::Result<PromiseRaw<'env, f64>> {
+    pub fn get<'env>(&self, env: &'env Env, name: String) -> napi::Result<Promise<f64>> {
         let q = self.inner.clone();
         let fut = move || async move { Ok(q.get(&name).await? as f64) };
         spawn(env, Call::safe(None), fut)
@@ -154,7 +156,7 @@ impl Quotas {
         env: &'env Env,
         name: String,
         ttl_ms: f64,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
+    ) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.expire_once(&name, duration("ttlMs", ttl_ms)?).await };
         spawn(env, Call::safe(None), fut)
@@ -168,7 +170,7 @@ impl Quotas {
         env: &'env Env,
         name: String,
         ttl_ms: f64,
-    ) -> napi::Result<PromiseRaw<'env, bool>> {
+    ) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.extend_ttl(&name, duration("ttlMs", ttl_ms)?).await };
         spawn(env, Call::safe(None), fut)
@@ -181,7 +183,7 @@ impl Quotas {
         env: &'env Env,
         name: String,
         candidate: f64,
-    ) -> napi::Result<PromiseRaw<'env, RaiseResult>> {
+    ) -> napi::Result<Promise<RaiseResult>> {
         let q = self.inner.clone();
         let fut = move || async move {
             let (raised, value) = match q.raise(&name, int("candidate", candidate)?).await? {
@@ -189,10 +191,10 @@ impl Quotas {
                 Raise::Kept { value } => (false, value),
                 other => return Err(errors::unknown_outcome(&other)),
             };
-            Ok(RaiseResult {
+            Ok(Js(RaiseResult {
                 raised,
                 value: value as f64,
-            })
+            }))
         };
         spawn(env, Call::safe(None), fut)
     }
@@ -205,7 +207,7 @@ impl Quotas {
         env: &'env Env,
         set: String,
         entries: Vec<ScoredMember>,
-    ) -> napi::Result<PromiseRaw<'env, f64>> {
+    ) -> napi::Result<Promise<f64>> {
         let q = self.inner.clone();
         let entries: Vec<(f64, Vec<u8>)> = entries
             .iter()

@@ -5,12 +5,18 @@
 //! limit's status for `RateLimit` headers. Limits are validated by the library's own `Limit` and
 //! `Policy` when the limiter is built (a zero limit, a burst on a window algorithm, two limits
 //! with one name: `BadArgumentError`, thrown by the constructor).
+//!
+//! A decision travels as numbers ([`Kind::Verdict`]) and `index.js` builds the object: the
+//! shapes below (`Allowed`, `Limited`, `LimitStatus`) are what it builds, declared here so
+//! `index.d.ts` states them. The limit names are the policy's, sent to `index.js` once per
+//! limiter (`internNames`) and named in each record by number.
 
 use crate::call::{spawn, Call};
 use crate::client::Client;
 use crate::convert::{duration, ms, num, opt_duration, uint};
 use crate::errors;
-use napi::bindgen_prelude::{Either, Object, PromiseRaw};
+use crate::value::{flag, Kind, Out, Promise};
+use napi::bindgen_prelude::{Either, FnArgs, Function, Object};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::ratelimit::{
@@ -78,6 +84,7 @@ pub struct ConsumeOptions<'a> {
 
 /// One limit's state after a decision.
 #[napi(object)]
+#[allow(dead_code)] // built by index.js (Kind::Verdict)
 pub struct LimitStatus {
     /// The limit's name.
     pub name: String,
@@ -91,6 +98,7 @@ pub struct LimitStatus {
 
 /// An admitted request: charged to every limit.
 #[napi(object)]
+#[allow(dead_code)] // built by index.js (Kind::Verdict)
 pub struct Allowed {
     /// Always `true`.
     #[napi(ts_type = "true")]
@@ -107,6 +115,7 @@ pub struct Allowed {
 
 /// A refused request: charged to no limit.
 #[napi(object)]
+#[allow(dead_code)] // built by index.js (Kind::Verdict)
 pub struct Limited {
     /// Always `false`.
     #[napi(ts_type = "false")]
@@ -144,7 +153,8 @@ pub fn algorithms() -> Vec<String> {
 #[napi]
 pub struct RateLimiter {
     inner: Lib,
-    names: Vec<String>,
+    /// The policy's limit names, as `index.js` knows them (`internNames`).
+    names: f64,
 }
 
 #[napi]
@@ -153,7 +163,9 @@ impl RateLimiter {
     /// limit the library refuses.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: RateLimiterOptions) -> napi::Result<Self> {
-        build(client, options).map_err(|e| errors::sync(env, e))
+        let inner = build(client, options).map_err(|e| errors::sync(env, e))?;
+        let names = intern_names(env, &inner)?;
+        Ok(RateLimiter { inner, names })
     }
 
     /// Charges `cost` units (default 1) to every limit of `key`'s policy, or to none. Resolves
@@ -165,7 +177,7 @@ impl RateLimiter {
         env: &'env Env,
         key: String,
         options: Option<ConsumeOptions<'env>>,
-    ) -> napi::Result<PromiseRaw<'env, Either<Allowed, Limited>>> {
+    ) -> napi::Result<Promise<Either<Allowed, Limited>>> {
         let (cost, request_id, signal) = match options {
             Some(o) => (o.cost, o.request_id, o.signal),
             None => (None, None, None),
@@ -175,13 +187,13 @@ impl RateLimiter {
             None => Call::unsafe_to_resend(signal.as_ref()),
         };
         let limiter = self.inner.clone();
-        let names = self.names.clone();
+        let names = self.names;
         let fut = move || async move {
             let cost = uint("cost", cost.unwrap_or(1.0))?;
             let verdict = limiter
                 .consume_detailed(&key, cost, request_id.as_deref())
                 .await?;
-            to_js(verdict, &names)
+            record(verdict, names)
         };
         spawn(env, call, fut)
     }
@@ -228,19 +240,27 @@ impl RateLimiter {
     }
 }
 
-fn build(client: &Client, o: RateLimiterOptions) -> Result<RateLimiter, Error> {
+fn build(client: &Client, o: RateLimiterOptions) -> Result<Lib, Error> {
     let limits = o.limits.iter().map(limit).collect::<Result<Vec<_>, _>>()?;
     let policy = Policy::new(limits)?;
-    let names = policy
-        .limits()
-        .iter()
-        .map(|l| l.name().to_string())
-        .collect();
     let mut inner = Lib::new(client.inner.clone(), Keyspace::new(o.namespace)?, policy);
     if let Some(ttl) = opt_duration("requestTtlMs", o.request_ttl_ms)? {
         inner = inner.with_request_ttl(ttl)?;
     }
-    Ok(RateLimiter { inner, names })
+    Ok(inner)
+}
+
+/// `internNames(names)` of `index.js`: the number it knows the policy's limit names by.
+fn intern_names(env: &Env, limiter: &Lib) -> napi::Result<f64> {
+    let names: Vec<String> = limiter
+        .policy()
+        .limits()
+        .iter()
+        .map(|l| l.name().to_string())
+        .collect();
+    let intern: Function<FnArgs<(Vec<String>,)>, f64> = errors::hook(env, "internNames")
+        .ok_or_else(|| napi::Error::from_reason("redis-atomic: hooks not installed"))?;
+    intern.call((names,).into())
 }
 
 fn limit(s: &LimitSpec) -> Result<Limit, Error> {
@@ -259,38 +279,26 @@ fn limit(s: &LimitSpec) -> Result<Limit, Error> {
     Ok(l)
 }
 
-fn to_js(v: Verdict, names: &[String]) -> Result<Either<Allowed, Limited>, Error> {
-    let limits = names
-        .iter()
-        .zip(&v.limits)
-        .map(|(name, s)| LimitStatus {
-            name: name.clone(),
-            remaining: num(s.remaining),
-            reset_after_ms: ms(s.reset_after),
-            retry_after_ms: ms(s.retry_after),
-        })
-        .collect();
-    Ok(match v.decision {
+/// A decision as the numbers `index.js` decodes (`decoders[Kind.Verdict]`): allowed, remaining,
+/// resetAfterMs, replayed, retryAfterMs, the names' number, the limit count, then per limit
+/// remaining, resetAfterMs and retryAfterMs.
+fn record(v: Verdict, names: f64) -> Result<Out, Error> {
+    let mut n = Vec::with_capacity(7 + 3 * v.limits.len());
+    let replayed = flag(v.replayed);
+    match v.decision {
         Decision::Allowed {
             remaining,
             reset_after,
-        } => Either::A(Allowed {
-            allowed: true,
-            remaining: num(remaining),
-            reset_after_ms: ms(reset_after),
-            replayed: v.replayed,
-            limits,
-        }),
+        } => n.extend([1.0, num(remaining), ms(reset_after), replayed, 0.0]),
         Decision::Limited {
             retry_after,
             reset_after,
-        } => Either::B(Limited {
-            allowed: false,
-            retry_after_ms: ms(retry_after),
-            reset_after_ms: ms(reset_after),
-            replayed: v.replayed,
-            limits,
-        }),
+        } => n.extend([0.0, 0.0, ms(reset_after), replayed, ms(retry_after)]),
         other => return Err(errors::unknown_outcome(&other)),
-    })
+    }
+    n.extend([names, v.limits.len() as f64]);
+    for s in &v.limits {
+        n.extend([num(s.remaining), ms(s.reset_after), ms(s.retry_after)]);
+    }
+    Ok(Out::Record(Kind::Verdict, n))
 }

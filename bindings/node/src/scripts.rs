@@ -6,11 +6,12 @@
 //! word the header declares and the items after it as JavaScript values (see
 //! [`crate::convert::reply`]).
 
-use crate::call::{spawn, spawn_with, Call};
+use crate::call::{spawn, Call};
 use crate::client::Client;
 use crate::convert::{int, reply, too_deep};
 use crate::errors::{self, bad};
-use napi::bindgen_prelude::{Buffer, Either3, Object, PromiseRaw, ToNapiValue, Unknown};
+use crate::value::{self, Promise};
+use napi::bindgen_prelude::{Buffer, Either3, Object, ToNapiValue, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::client::Arg;
@@ -58,7 +59,8 @@ impl ScriptSet {
     /// Loads and checks every script of `dir` as library `library`. Throws `BadArgumentError`
     /// naming the file for a script whose header does not check. Load once, at start-up: the
     /// definitions live as long as the process.
-    #[napi(factory)]
+    // Writable: index.js wraps it like every method (factories are read-only by default).
+    #[napi(factory, writable = true, configurable = true)]
     pub fn load_dir(env: &Env, dir: String, library: String) -> napi::Result<Self> {
         let inner = Lib::load_dir(&dir, &library)
             .map_err(|e| errors::sync(env, bad(format!("script folder {dir}: {e}"))))?;
@@ -94,7 +96,7 @@ impl ScriptSet {
         client: &Client,
         name: String,
         options: Option<ScriptCallOptions<'env>>,
-    ) -> napi::Result<PromiseRaw<'env, ScriptReply<'env>>> {
+    ) -> napi::Result<Promise<ScriptReply<'env>>> {
         let (keys, args, signal) = match options {
             Some(o) => (
                 o.keys.unwrap_or_default(),
@@ -109,23 +111,19 @@ impl ScriptSet {
         let client = client.inner.clone();
         let fut = move || async move {
             let script = script.ok_or_else(|| bad(format!("no script named {name:?}")))?;
-            run(&client, script, keys, args?).await
+            Ok(value::with(to_js, run(&client, script, keys, args?).await?))
         };
         let call = Call {
             retry_safe,
             signal: signal.as_ref(),
         };
-        spawn_with(env, call, fut, to_js)
+        spawn(env, call, fut)
     }
 
     /// Loads every script (and, with `delivery: 'functions'`, the library) on the server(s)
     /// now rather than on first use.
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn preload<'env>(
-        &self,
-        env: &'env Env,
-        client: &Client,
-    ) -> napi::Result<PromiseRaw<'env, ()>> {
+    pub fn preload(&self, env: &Env, client: &Client) -> napi::Result<Promise<()>> {
         let defs = self.inner.defs();
         let client = client.inner.clone();
         let fut = move || async move { client.load(&defs).await };

@@ -5,7 +5,9 @@
 // for `--seconds` after an unmeasured `--warmup`. Limits are never reached (10^9 points per
 // 60 s), so every decision is an admission, as in `redis-atomic bench`; a refusal or an error
 // fails the run. Prints one JSON line on stdout: decisions, seconds, decisions/s, the share of
-// one core the server used meanwhile (INFO cpu, over a separate ioredis connection), versions.
+// one core the server used meanwhile (INFO cpu, over a separate ioredis connection), the client
+// process's CPU per decision in µs (user + system, every thread: a measure a loaded machine
+// disturbs less than decisions/s), versions.
 //
 //   node bench.mjs --port 6379 --limiter redis --seconds 5 --concurrency 16 --identities 100000
 
@@ -99,15 +101,18 @@ async function serverCpu() {
 try {
   await drive(performance.now() + warmup * 1000);
   const cpu = await serverCpu();
+  const clientCpu = process.cpuUsage();
   const started = performance.now();
   const decisions = await drive(started + seconds * 1000);
   const secs = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(clientCpu);
   const serverCpuShare = ((await serverCpu()) - cpu) / secs;
   console.log(JSON.stringify({
     decisions,
     secs,
     rate: decisions / secs,
     server_cpu: serverCpuShare,
+    client_cpu_us: (used.user + used.system) / decisions,
     runtime: `node ${process.version}`,
     packages,
   }));
