@@ -162,15 +162,19 @@ pub(crate) fn flush() {
     }
 }
 
-/// Delivers `settled` to its JavaScript thread (from any thread): the first outcome into an
-/// empty inbox wakes the thread.
-pub(crate) fn send(inbox: &Inbox, settled: Settled) {
+/// Delivers `settled` to its JavaScript thread (from a runtime task). The first outcome into an
+/// empty inbox wakes the thread, but only once the runtime has run out of other work (tokio's
+/// `yield_now` defers the task until its worker would park, or after at most a few dozen task
+/// polls): every response that arrived meanwhile goes in the same wake-up, so the JavaScript
+/// thread and the runtime's switch once per batch, not once per outcome.
+pub(crate) async fn send(inbox: &Inbox, settled: Settled) {
     let first = {
         let mut items = lock(&inbox.items);
         items.push(settled);
         items.len() == 1
     };
     if first {
+        tokio::task::yield_now().await;
         // `Closing`: the JavaScript thread is gone (a terminated worker); nobody waits any more.
         let _ = inbox.wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
     }

@@ -97,7 +97,7 @@ where
 fn start<R, V, E, M, F>(env: &Env, call: Call<'_, '_>, make: M) -> napi::Result<Promise<R>>
 where
     V: Resolve,
-    E: Into<Failure>,
+    E: Into<Failure> + Send,
     M: FnOnce() -> F + Send + 'static,
     F: Future<Output = Result<V, E>> + Send + 'static,
 {
@@ -132,7 +132,7 @@ where
             retry_safe,
             unwatch,
         };
-        bridge::send(&inbox, settled);
+        bridge::send(&inbox, settled).await;
     });
     bridge::submit(job)?;
     Ok(Promise::pending())
@@ -154,7 +154,7 @@ where
                 retry_safe: true,
                 unwatch: None,
             };
-            bridge::send(&inbox, settled);
+            bridge::send(&inbox, settled).await;
         }
     });
     Ok(())
