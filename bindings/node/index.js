@@ -113,7 +113,6 @@ function decode(kind, v, values) {
   throw new Error(`redis-atomic: unknown record kind ${kind}`)
 }
 function settle(end, values) {
-  if (process.env.RA_DEBUG) console.error("settle", end, values, Array.from(rec.subarray(0, end)))
   let count = 0
   for (let at = 0; at < end; count++) {
     const slot = rec[at]

@@ -4,6 +4,7 @@ import {
   Client,
   RateLimiter,
   Quotas,
+  Locks,
   OutcomeUnknownError,
   type Allowed,
   type Limited,
@@ -37,5 +38,23 @@ export async function charge(quotas: Quotas, requestId: string): Promise<boolean
   } catch (e) {
     if (e instanceof OutcomeUnknownError && e.retrySafe) return charge(quotas, requestId)
     throw e
+  }
+}
+
+// A lock's handle narrows on `acquired`; pass its fence to what it protects; an aborted wait
+// may still have taken the lock (acquire again with the same token to find out).
+export async function withLock<T>(
+  locks: Locks,
+  resource: string,
+  work: (fence: number, lost: AbortSignal) => Promise<T>,
+): Promise<T | null> {
+  const lock = await locks.acquire(resource, 10_000, { waitMs: 2_000, signal: AbortSignal.timeout(5_000) })
+  if (!lock.acquired) return null // held by someone else for lock.retryAfterMs more
+  // Renewed in the background; `lost` aborts (with a LeaseLostError) if the lock is lost.
+  const lost = lock.watch()
+  try {
+    return await work(lock.fence, lost)
+  } finally {
+    await lock.release() // stops the watchdog first; { released: false } if it was lost
   }
 }
