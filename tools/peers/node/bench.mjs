@@ -58,7 +58,9 @@ let consume;
 if (native) {
   const ra = require(resolve(a.package));
   packages['redis-atomic'] = require(resolve(a.package, 'package.json')).version;
-  const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1 });
+  // ioredis has no command timeout; a 10 s one here keeps a starved shared machine measuring
+  // rather than failing (the library's default of 1 s is for services, not for this harness).
+  const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1, timeoutMs: 10_000 });
   const limiter = new ra.RateLimiter(client, {
     namespace: 'ra-node',
     limits: [{ algorithm: 'fixed-window', limit: 1e9, periodMs: 60_000 }],
