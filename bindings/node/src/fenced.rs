@@ -92,9 +92,9 @@ impl FencedWrites {
     /// Applies `writes` only if `fence` is at least the highest fence that wrote to `resource`,
     /// and records it; all or nothing. Retry-safe.
     #[napi]
-    pub fn write<'env>(
+    pub fn write(
         &self,
-        env: &'env Env,
+        env: &Env,
         resource: String,
         fence: f64,
         writes: Vec<FencedWrite>,
@@ -119,7 +119,7 @@ impl FencedWrites {
 
     /// The highest fence that wrote to `resource` (0 if none is remembered).
     #[napi]
-    pub fn highest<'env>(&self, env: &'env Env, resource: String) -> napi::Result<Promise<f64>> {
+    pub fn highest(&self, env: &Env, resource: String) -> napi::Result<Promise<f64>> {
         let f = self.inner.clone();
         let fut = move || async move { Ok(num(f.highest(&resource).await?.0)) };
         spawn(env, Call::safe(None), fut)

@@ -199,6 +199,8 @@ impl Queue {
     }
 
     /// One job's state.
+    // The union spelled out: napi-rs renders it as the TypeScript union (an alias would not be).
+    #[allow(clippy::type_complexity)]
     #[napi]
     pub fn inspect(
         &self,

@@ -143,7 +143,7 @@ impl Quotas {
 
     /// The counter's value (0 when absent).
     #[napi]
-    pub fn get<'env>(&self, env: &'env Env, name: String) -> napi::Result<Promise<f64>> {
+    pub fn get(&self, env: &Env, name: String) -> napi::Result<Promise<f64>> {
         let q = self.inner.clone();
         let fut = move || async move { Ok(q.get(&name).await? as f64) };
         spawn(env, Call::safe(None), fut)
@@ -151,12 +151,7 @@ impl Quotas {
 
     /// Sets the counter's TTL only if it has none: `true` when set.
     #[napi]
-    pub fn expire_once<'env>(
-        &self,
-        env: &'env Env,
-        name: String,
-        ttl_ms: f64,
-    ) -> napi::Result<Promise<bool>> {
+    pub fn expire_once(&self, env: &Env, name: String, ttl_ms: f64) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.expire_once(&name, duration("ttlMs", ttl_ms)?).await };
         spawn(env, Call::safe(None), fut)
@@ -165,12 +160,7 @@ impl Quotas {
     /// Moves expiry to `ttlMs` from now only if that is later (never shortens): `true` when
     /// moved.
     #[napi]
-    pub fn extend_ttl<'env>(
-        &self,
-        env: &'env Env,
-        name: String,
-        ttl_ms: f64,
-    ) -> napi::Result<Promise<bool>> {
+    pub fn extend_ttl(&self, env: &Env, name: String, ttl_ms: f64) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.extend_ttl(&name, duration("ttlMs", ttl_ms)?).await };
         spawn(env, Call::safe(None), fut)
@@ -178,9 +168,9 @@ impl Quotas {
 
     /// Raises the value to `candidate` unless it already holds at least that.
     #[napi]
-    pub fn raise<'env>(
+    pub fn raise(
         &self,
-        env: &'env Env,
+        env: &Env,
         name: String,
         candidate: f64,
     ) -> napi::Result<Promise<RaiseResult>> {
@@ -202,9 +192,9 @@ impl Quotas {
     /// Adds members and raises smaller scores, never lowering one (`ZADD GT CH`): how many
     /// were added or raised.
     #[napi]
-    pub fn add_unless_smaller<'env>(
+    pub fn add_unless_smaller(
         &self,
-        env: &'env Env,
+        env: &Env,
         set: String,
         entries: Vec<ScoredMember>,
     ) -> napi::Result<Promise<f64>> {
