@@ -16,6 +16,11 @@
 //! client.rs    Client.connect(url | urls, options)
 //! ratelimit.rs RateLimiter      quota.rs Quotas      dedup.rs Dedup
 //! fenced.rs    FencedWrites     scripts.rs ScriptSet
+//! lease.rs     what every lease handle shares: its slot, end-once, the watchdog (AbortSignal)
+//! lock.rs      Locks, Lock      semaphore.rs Semaphore, Permit
+//! idempotency.rs Idempotency, IdempotencyClaim   response.rs stored responses
+//! queue.rs     Queue (enqueue, claim, by parts)   queue_admin.rs stats, dead letters, reap
+//! job.rs       Job
 //! ```
 //!
 //! ## Conventions (the same in every module)
@@ -30,18 +35,17 @@
 //! * Calls whose wait can be long take `signal` (an `AbortSignal`); an aborted call may still
 //!   have run ([`call`]).
 //!
-//! ## Lease-like primitives (locks, semaphores, idempotency, the queue): where they go
+//! ## Lease-like primitives (locks, semaphores, idempotency, the queue)
 //!
-//! Each becomes a class over the library type (`Locks`, `Semaphores`, `Idempotency`, `Queue`)
-//! whose acquiring call resolves with a refusal value or a **handle** class (`Lease`, `Permit`,
-//! `Claim`) holding the library's handle behind a `Mutex<Option<…>>`: `fence`, `token` and `ttlMs`
-//! as getters; `extend(ttlMs)` resolving `{ extended: true, fence, ttlMs } | { extended: false }`;
-//! the end verbs (`release`, `complete`, `ack`) taking the handle out of the option, so a second
-//! end is a typed `BadArgumentError` rather than a second request, and resolving
-//! `{ released: true, fence } | { released: false }`. By-parts calls take `{ token, fence }` for
-//! a handle rebuilt in another process. Acquire-with-timeout and queue claims take `signal` and
-//! go through [`call::spawn`] like every call here; a watched lease (`Watched<L>`) becomes an
-//! `AbortSignal` the handle exposes (`lease.lost`), fired when the watchdog loses it.
+//! A class over each library type (`Locks`, `Semaphore`, `Idempotency`, `Queue`) whose acquiring
+//! call resolves with a refusal value or a **handle** class (`Lock`, `Permit`,
+//! `IdempotencyClaim`, `Job`) holding the library's handle in a [`lease`] slot: `fence`, `token`
+//! and `ttlMs` as getters; `extend(ttlMs)` resolving `{ extended: true, fence, ttlMs } |
+//! { extended: false }`; the end verbs (`release`, `complete` / `fail`, `ack` / `nack`) taking
+//! the handle out of the slot, so a second end is a typed `HandleEndedError` rather than a second
+//! request. By-parts calls take token and fence for a handle rebuilt elsewhere. `watch()` puts
+//! the handle under the library's watchdog (`Watched<L>`) and returns an `AbortSignal` fired when
+//! it is lost.
 
 mod bridge;
 mod call;
@@ -82,3 +86,10 @@ pub fn init(hooks: Object) -> napi::Result<()> {
 pub fn flush() {
     bridge::flush();
 }
+
+/// The addon's allocator. Calls are built on the JavaScript thread and freed on the runtime's
+/// (and results the other way), which glibc's malloc serves through locked arena frees and
+/// fastbin consolidation; mimalloc frees across threads without a lock. Only the addon's own
+/// (Rust) allocations use it: Node's heap is untouched.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
