@@ -15,7 +15,10 @@ Clients (--only, repeatable; default all):
                    INCR + EXPIRE again (reference)
   ra-gcra          `redis-atomic bench --only ratelimit`: GCRA; raw; the classic float GCRA
   ra-node          this repository's Node package (bindings/node, napi-rs over the library): its
-                   fixed window over one connection; built first (`node build.mjs --release`)
+                   anchored window (a window opened by the identity's first request: the
+                   semantics of RateLimiterRedis) over one connection; built first (`node
+                   build.mjs --release`)
+  ra-node-fw       the same package, its clock-aligned fixed window
   rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
   limits-fw        Python `limits` FixedWindowRateLimiter (limits.aio, redis-py asyncio, uvloop)
@@ -70,7 +73,8 @@ CLIENTS = {
         ("raw", "redis-rs EVALSHA, rl_gcra (raw)"),
         ("reference", "redis-rs EVALSHA, classic float GCRA"),
     ]),
-    "ra-node": (NODE, "redis-atomic", [("rate", "redis-atomic Node package, fixed window")]),
+    "ra-node": (NODE, "redis-atomic", [("rate", "redis-atomic Node package, anchored window")]),
+    "ra-node-fw": (NODE, "redis-atomic-fw", [("rate", "redis-atomic Node package, fixed window")]),
     "rlflx": (NODE, "redis", [("rate", "rate-limiter-flexible RateLimiterRedis")]),
     "rlflx-nonatomic": (NODE, "redis-nonatomic", [
         ("rate", "rate-limiter-flexible RateLimiterRedisNonAtomic")]),
@@ -150,7 +154,7 @@ class Runner:
             return {k: (p["decisions_per_sec"], p["server_cpu"]) for k, p in paths.items()}
         if kind == NODE:
             cmd = ["node", "bench.mjs", "--port", str(port), "--limiter", target] + common
-            if target == "redis-atomic":
+            if target.startswith("redis-atomic"):
                 cmd += ["--package", str(NODE_PACKAGE)]
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client,
                                  cwd=self.node_dir)
@@ -296,7 +300,7 @@ def run(a, procs, tmp):
     if cli and "/debug/" in cli:
         progress(f"{cli} is a debug build: the library's and raw figures are not representative")
     node_dir = prepare_node(procs, a.cache) if NODE in kinds else None
-    if "ra-node" in a.only:
+    if {"ra-node", "ra-node-fw"} & set(a.only):
         progress("building the Node package's release addon (node build.mjs --release)")
         procs.run(["node", "build.mjs", "--release"], 3600, "ra-node build", cwd=NODE_PACKAGE)
     py = prepare_python(procs, a.cache) if kinds & {PYTHON, PYRA} else None

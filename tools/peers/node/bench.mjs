@@ -1,7 +1,8 @@
 // One client's run for tools/peer-bench.py: rate-limiter-flexible over one ioredis connection
 // (ioredis pipelines every in-flight command on it), or this repository's own Node package
-// (`--limiter redis-atomic --package bindings/node`: its fixed window over one pooled
-// connection), `--concurrency` async workers each awaiting one `consume(identity, 1)` at a time,
+// (`--limiter redis-atomic --package bindings/node`: its anchored window — a window opened by
+// the identity's first request, RateLimiterRedis's own semantics (`SET NX EX` on the first hit)
+// — over one pooled connection; `redis-atomic-fw`: its clock-aligned fixed window), `--concurrency` async workers each awaiting one `consume(identity, 1)` at a time,
 // for `--seconds` after an unmeasured `--warmup`. Limits are never reached (10^9 points per
 // 60 s), so every decision is an admission, as in `redis-atomic bench`; a refusal or an error
 // fails the run. Prints one JSON line on stdout: decisions, seconds, decisions/s, the share of
@@ -24,7 +25,8 @@ const LIMITERS = {
   // The same fixed window as a MULTI/EXEC transaction of plain commands, no Lua.
   'redis-nonatomic': RateLimiterRedisNonAtomic,
   // The redis-atomic Node package (napi-rs over the Rust library), loaded from --package.
-  'redis-atomic': null,
+  'redis-atomic': 'anchored-window',
+  'redis-atomic-fw': 'fixed-window',
 };
 
 const { values: a } = parseArgs({
@@ -39,7 +41,7 @@ const { values: a } = parseArgs({
     package: { type: 'string' },
   },
 });
-const native = a.limiter === 'redis-atomic';
+const native = a.limiter.startsWith('redis-atomic');
 if (!(a.limiter in LIMITERS) || !a.port || (native && !a.package)) {
   console.error(`usage: bench.mjs --port P --limiter ${Object.keys(LIMITERS).join('|')} [--package DIR]`);
   process.exit(2);
@@ -63,7 +65,7 @@ if (native) {
   const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1, timeoutMs: 10_000 });
   const limiter = new ra.RateLimiter(client, {
     namespace: 'ra-node',
-    limits: [{ algorithm: 'fixed-window', limit: 1e9, periodMs: 60_000 }],
+    limits: [{ algorithm: LIMITERS[a.limiter], limit: 1e9, periodMs: 60_000 }],
   });
   consume = async (id) => {
     const d = await limiter.consume(id);
