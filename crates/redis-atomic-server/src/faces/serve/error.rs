@@ -151,7 +151,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 },
                 detail: e.body_text(),
             })?;
-        let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
+        // Only no body at all reads as `{}`: whitespace alone is not JSON (400), as the document says.
+        let bytes: &[u8] = if bytes.is_empty() {
             b"{}"
         } else {
             &bytes
