@@ -4,8 +4,8 @@
 //! deletes at most `limit` more of the same age).
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless};
 use super::extract::{query_number, Named, Params};
+use super::locks::{answer, conflict_unless};
 use super::params::{defaults, Batch, DeadStart, DelayMs, JobId, KeyName};
 use super::queues::queue;
 use super::Caller;

@@ -3,8 +3,8 @@
 //! gives the same answer, so it is safe after a 504; without one a resend would read "seen".
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, own_or_random};
 use super::extract::Named;
+use super::locks::{answer, own_or_random};
 use super::params::{DedupTtlMs, KeyName, OwnerToken};
 use super::Caller;
 use axum::response::Response;

@@ -48,3 +48,30 @@ where
         .map(Some)
         .map_err(|e| serde::de::Error::custom(format!("{text:?}: {e}")))
 }
+
+/// Parses `bytes` as one JSON object into `T` (for [`super::error::JsonBody`]): a body is an
+/// object, as the document says, never the array form serde also reads a struct from
+/// (`[418]` would otherwise be `{"delay_ms": 418}`).
+pub fn from_object<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
+    use serde::de::{MapAccess, Visitor};
+    use std::marker::PhantomData;
+
+    struct Object<T>(PhantomData<T>);
+
+    impl<'de, T: serde::Deserialize<'de>> Visitor<'de> for Object<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde::Deserializer::deserialize_map(&mut de, Object(PhantomData))?;
+    de.end()?;
+    Ok(value)
+}

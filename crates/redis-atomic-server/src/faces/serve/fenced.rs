@@ -5,8 +5,8 @@
 //! resend after a 504 is safe (the writes are idempotent and only the same fence can pass).
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless};
 use super::extract::Named;
+use super::locks::{answer, conflict_unless};
 use super::params::{KeyName, WriteFence};
 use super::Caller;
 use axum::response::Response;

@@ -7,8 +7,8 @@
 //! request. Keys live under the caller's tenant (scope `serve`).
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
 use super::extract::Named;
+use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
 use super::params::{Fence, IdempotencyKey, LeaseMs, OwnerToken, Status};
 use super::semaphores::{extended, LeaseExtendResponse};
 use super::Caller;
@@ -227,7 +227,13 @@ pub async fn extend(
     let owner = token(&req.token)?;
     let lease = req.lease_ms.duration();
     let got = store(&t, None)?
-        .extend(SCOPE, key.as_str().as_bytes(), &owner, req.fence.fence(), lease)
+        .extend(
+            SCOPE,
+            key.as_str().as_bytes(),
+            &owner,
+            req.fence.fence(),
+            lease,
+        )
         .await
         .map_err(lib(true))?;
     Ok(extended(got))
@@ -266,8 +272,7 @@ pub struct FailRequest {
     /// `true`: free the key (the next `begin` runs the request again); `false`: store `status`
     /// and `body` as the final answer that duplicates replay.
     pub retryable: bool,
-    /// The response status to store (final only, and then required: see
-    /// [`fail_needs_status`]).
+    /// The response status to store: final failures only, and then required.
     #[serde(default)]
     pub status: Option<Status>,
     /// The response body to store (final only).
@@ -302,13 +307,13 @@ pub async fn fail(
 }
 
 /// The rule the handler of `fail` enforces beyond the fields' own ("a final failure needs a
-/// status"), as JSON Schema: `retryable` is `true`, or `status` is present and not null. The
-/// document adds it to `FailRequest` ([`super::openapi`]).
+/// status"), as JSON Schema: if `retryable` is `false`, `status` is present and not null. The
+/// document adds it to `FailRequest` ([`super::openapi`]). Written as `if`/`then` (not an
+/// `anyOf` of the two cases): validators and property-based testers read it the same, and client
+/// generators, which do not model it, leave the request type as it is instead of splitting it.
 pub fn fail_needs_status() -> serde_json::Value {
     serde_json::json!({
-        "anyOf": [
-            {"properties": {"retryable": {"const": true}}},
-            {"required": ["status"], "properties": {"status": {"not": {"type": "null"}}}}
-        ]
+        "if": {"properties": {"retryable": {"const": false}}},
+        "then": {"required": ["status"], "properties": {"status": {"not": {"type": "null"}}}}
     })
 }

@@ -9,8 +9,8 @@
 //! carry depends on the policy: `cost` up to its burst, `key` up to what the name leaves.
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, ms, with_retry_after};
 use super::extract::Named;
+use super::locks::{answer, ms, with_retry_after};
 use super::params::{defaults, limit_identity, Cost, LimitKey, LimitRequestId};
 use super::Caller;
 use axum::response::Response;

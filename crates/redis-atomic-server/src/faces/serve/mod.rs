@@ -12,10 +12,10 @@
 
 pub mod dead;
 pub mod dedup;
-pub mod extract;
-pub mod fields;
 pub mod error;
+pub mod extract;
 pub mod fenced;
+pub mod fields;
 pub mod idempotency;
 pub mod limits;
 pub mod locks;
@@ -106,7 +106,8 @@ impl ServeState {
             let limiters = policies
                 .iter()
                 .map(|(name, policy)| {
-                    let limiter = RateLimiter::new(client.clone(), keyspace.clone(), policy.clone());
+                    let limiter =
+                        RateLimiter::new(client.clone(), keyspace.clone(), policy.clone());
                     (name.clone(), limiter)
                 })
                 .collect();
@@ -200,7 +201,11 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
 async fn document(State(state): State<Arc<ServeState>>) -> axum::response::Response {
     use axum::response::IntoResponse;
     let json = http::HeaderValue::from_static("application/json");
-    ([(http::header::CONTENT_TYPE, json)], state.openapi.to_string()).into_response()
+    (
+        [(http::header::CONTENT_TYPE, json)],
+        state.openapi.to_string(),
+    )
+        .into_response()
 }
 
 async fn readyz(State(state): State<Arc<ServeState>>) -> axum::response::Response {

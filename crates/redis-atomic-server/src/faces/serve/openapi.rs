@@ -14,8 +14,10 @@
 //! The suite under `tests/openapi` validates the document with `openapi-spec-validator` and
 //! runs `schemathesis` against a real server to prove the two agree.
 
+use super::params::{
+    limit_key_max, Batch, Cost, DeadStart, IdempotencyKey, JobId, KeyName, LimitKey,
+};
 use super::{dead, dedup, fenced, idempotency, limits, locks, queues, quotas, semaphores};
-use super::params::{limit_key_max, Batch, Cost, DeadStart, IdempotencyKey, JobId, KeyName, LimitKey};
 use redis_atomic::ratelimit::Policy;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -155,24 +157,28 @@ pub fn document(policies: &BTreeMap<String, Policy>, auth: bool) -> Value {
     doc["info"]["version"] = env!("CARGO_PKG_VERSION").into();
     add_cross_field_rules(&mut doc);
     per_policy_consume(&mut doc, policies);
-    doc["components"]["schemas"]["Problem"] = problem_schema();
     if auth {
-        doc["components"]["securitySchemes"] = json!({"bearer": {"type": "http", "scheme": "bearer"}});
+        doc["components"]["securitySchemes"] =
+            json!({"bearer": {"type": "http", "scheme": "bearer"}});
         doc["security"] = json!([{"bearer": []}]);
     }
-    let schemas = doc["components"]["schemas"].clone();
+    let mut schemas = doc["components"]["schemas"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     if let Some(paths) = doc["paths"].as_object_mut() {
         for op in paths.values_mut().filter_map(Value::as_object_mut) {
             for op in op.values_mut() {
-                complete_operation(op, &schemas, auth);
+                complete_operation(op, &mut schemas, auth);
             }
         }
     }
+    doc["components"]["schemas"] = Value::Object(schemas);
     doc
 }
 
 /// Adds the error statuses `op` can answer, and whether its body may be empty.
-fn complete_operation(op: &mut Value, schemas: &Value, auth: bool) {
+fn complete_operation(op: &mut Value, schemas: &mut Map<String, Value>, auth: bool) {
     let with_body = op.get("requestBody").is_some();
     if let Some(body) = op.get_mut("requestBody") {
         body["required"] = (!body_may_be_empty(body, schemas)).into();
@@ -190,48 +196,64 @@ fn complete_operation(op: &mut Value, schemas: &Value, auth: bool) {
                 .filter(|(op_id, status, _)| id == *op_id && *status == p.status)
                 .map(|e| e.2);
             let kinds: Vec<&str> = p.kinds.iter().copied().chain(extra).collect();
-            op["responses"][p.status.to_string()] = problem_response(p, &kinds);
+            op["responses"][p.status.to_string()] = problem_response(p, &kinds, schemas);
         }
     }
 }
 
 /// An empty body reads as `{}`: allowed when the body's schema requires no field.
-fn body_may_be_empty(body: &Value, schemas: &Value) -> bool {
+fn body_may_be_empty(body: &Value, schemas: &Map<String, Value>) -> bool {
     let schema = &body["content"]["application/json"]["schema"];
     let schema = match schema["$ref"].as_str() {
-        Some(r) => &schemas[r.trim_start_matches("#/components/schemas/")],
+        Some(r) => schemas
+            .get(r.trim_start_matches("#/components/schemas/"))
+            .unwrap_or(&Value::Null),
         None => schema,
     };
     schema["required"].as_array().is_none_or(Vec::is_empty)
 }
 
-/// RFC 9457's members as `serve` sends them.
-fn problem_schema() -> Value {
-    json!({
-        "type": "object",
-        "description": "An error (RFC 9457 problem details).",
-        "required": ["type", "title", "status", "detail"],
-        "properties": {
-            "type": {"type": "string", "description": "`urn:redis-atomic:problem:<kind>`"},
-            "title": {"type": "string", "description": "the status's reason phrase"},
-            "status": {"type": "integer", "description": "the HTTP status"},
-            "detail": {"type": "string", "description": "what went wrong, one line"},
-            "retry_safe": {"type": "boolean", "description": "504 only: whether resending the same request is safe"}
-        }
-    })
-}
-
-fn problem_response(p: &Problem, kinds: &[&str]) -> Value {
+/// RFC 9457's members as `serve` sends them for `status`, `type` one of `kinds`: a whole object
+/// per status (not an `allOf` of a base), which generators turn into plain models.
+fn problem_schema(status: u16, kinds: &[&str]) -> Value {
     let types: Vec<String> = kinds
         .iter()
         .map(|k| format!("urn:redis-atomic:problem:{k}"))
         .collect();
-    let mut exact = json!({
-        "properties": {"type": {"enum": types}, "status": {"const": p.status}}
+    let mut schema = json!({
+        "type": "object",
+        "description": format!("An error answered with {status} (RFC 9457 problem details)."),
+        "required": ["type", "title", "status", "detail"],
+        "properties": {
+            "type": {"type": "string", "enum": types, "description": "`urn:redis-atomic:problem:<kind>`"},
+            "title": {"type": "string", "description": "the status's reason phrase"},
+            "status": {"type": "integer", "const": status, "description": "the HTTP status"},
+            "detail": {"type": "string", "description": "what went wrong, one line"}
+        }
     });
-    if p.status == 504 {
-        exact["required"] = json!(["retry_safe"]);
+    if status == 504 {
+        schema["properties"]["retry_safe"] =
+            json!({"type": "boolean", "description": "whether resending the same request is safe"});
+        schema["required"] = json!(["type", "title", "status", "detail", "retry_safe"]);
     }
+    schema
+}
+
+/// The response of problem `p` with these `kinds`, its schema registered in `schemas` as
+/// `Problem<status>` (with the kinds' names when an operation adds one).
+fn problem_response(p: &Problem, kinds: &[&str], schemas: &mut Map<String, Value>) -> Value {
+    let mut name = format!("Problem{}", p.status);
+    if kinds.len() > p.kinds.len() {
+        name.extend(
+            kinds[p.kinds.len()..]
+                .iter()
+                .flat_map(|k| k.split('-'))
+                .map(title),
+        );
+    }
+    schemas
+        .entry(name.clone())
+        .or_insert_with(|| problem_schema(p.status, kinds));
     let headers: Map<String, Value> = p
         .headers
         .iter()
@@ -240,7 +262,7 @@ fn problem_response(p: &Problem, kinds: &[&str]) -> Value {
             (name.to_string(), h)
         })
         .collect();
-    let schema = json!({"allOf": [{"$ref": "#/components/schemas/Problem"}, exact]});
+    let schema = json!({"$ref": format!("#/components/schemas/{name}")});
     let mut r = json!({
         "description": p.description,
         "content": {"application/problem+json": {"schema": schema}}
@@ -251,10 +273,19 @@ fn problem_response(p: &Problem, kinds: &[&str]) -> Value {
     r
 }
 
+/// `word` with its first letter upper-cased.
+fn title(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
 /// `fail` needs a `status` unless `retryable` ([`idempotency::fail_needs_status`]).
 fn add_cross_field_rules(doc: &mut Value) {
     let fail = &mut doc["components"]["schemas"]["FailRequest"];
-    if let (Some(fail), Value::Object(rule)) = (fail.as_object_mut(), idempotency::fail_needs_status())
+    if let (Some(fail), Value::Object(rule)) =
+        (fail.as_object_mut(), idempotency::fail_needs_status())
     {
         fail.extend(rule);
     }
@@ -287,7 +318,11 @@ fn per_policy_consume(doc: &mut Value, policies: &BTreeMap<String, Policy>) {
 }
 
 /// `schema` with `keyword` set to `value`.
-fn bounded(schema: utoipa::openapi::RefOr<utoipa::openapi::Schema>, keyword: &str, value: usize) -> Value {
+fn bounded(
+    schema: utoipa::openapi::RefOr<utoipa::openapi::Schema>,
+    keyword: &str,
+    value: usize,
+) -> Value {
     let mut v = serde_json::to_value(schema).unwrap_or_default();
     v[keyword] = value.into();
     v

@@ -40,8 +40,8 @@ text_field!(
 );
 text_field!(
     /// The rate-limited identity (customer, API key, IP): printable ASCII. With the policy's
-    /// name it makes at most `ratelimit::MAX_KEY_LEN` bytes, so each policy's document states
-    /// its own maximum ([`limit_key_max`]).
+    /// name it makes at most the library's key limit, so each policy's consume states its own
+    /// maximum.
     LimitKey: 1, ratelimit::MAX_KEY_LEN, Chars::PRINTABLE
 );
 
@@ -126,8 +126,8 @@ int_field!(
     LeaseMs(u64): 1, ms(idempotency::MAX_TTL), "uint64"
 );
 int_field!(
-    /// Units a consume charges; each policy's document states its own maximum (the policy's
-    /// burst, [`redis_atomic::ratelimit::Policy::max_cost`]).
+    /// Units a consume charges; each policy's consume states its own maximum (the policy's
+    /// burst).
     Cost(u64): 1, ratelimit::MAX_LIMIT, "uint64"
 );
 int_field!(
@@ -159,7 +159,15 @@ macro_rules! as_duration {
         }
     )*};
 }
-as_duration!(LockTtlMs, SemaphoreTtlMs, JobTtlMs, DelayMs, DedupTtlMs, QuotaTtlMs, LeaseMs);
+as_duration!(
+    LockTtlMs,
+    SemaphoreTtlMs,
+    JobTtlMs,
+    DelayMs,
+    DedupTtlMs,
+    QuotaTtlMs,
+    LeaseMs
+);
 
 /// Defaults of optional fields (serde's and the document's, one function each).
 pub mod defaults {

@@ -6,8 +6,8 @@
 //! `{"acked": false}` (or `extended`/`nacked`), not an error: another worker has the job.
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless, ms};
 use super::extract::Named;
+use super::locks::{answer, conflict_unless, ms};
 use super::params::{defaults, Batch, DelayMs, Fence, JobId, JobTtlMs, KeyName, WorkerName};
 use super::Caller;
 use axum::response::Response;
@@ -152,7 +152,6 @@ pub(super) fn queue(t: &super::Tenant, name: &KeyName) -> Result<Queue, ApiError
 fn worker(name: &WorkerName) -> Result<OwnerToken, ApiError> {
     name.owner().map_err(lib(true))
 }
-
 
 fn status_word(s: JobStatus) -> &'static str {
     match s {

@@ -9,8 +9,8 @@
 //! answer and adds nothing, so a resend after a 504 is safe; without one it is not.
 
 use super::error::{lib, ApiError, JsonBody};
-use super::locks::{answer, conflict_unless};
 use super::extract::Named;
+use super::locks::{answer, conflict_unless};
 use super::params::{defaults, KeyName, QuotaAmount, QuotaRequestId, QuotaTtlMs};
 use super::Caller;
 use axum::response::Response;
@@ -61,7 +61,10 @@ pub async fn add(
     Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<QuotaAddRequest>,
 ) -> Result<Response, ApiError> {
-    let (name, quotas) = (name.as_str(), Quotas::new(t.client.clone(), t.keyspace.clone()));
+    let (name, quotas) = (
+        name.as_str(),
+        Quotas::new(t.client.clone(), t.keyspace.clone()),
+    );
     if req.min.0 > req.max.0 {
         // An empty range: every add is refused, and nothing runs (a read is always safe).
         let value = quotas.get(name).await.map_err(lib(true))?;

@@ -5,10 +5,10 @@
 //! is 409 with `Retry-After`, not an error.
 
 use super::error::{lib, ApiError, JsonBody};
+use super::extract::Named;
 use super::locks::{
     acquired, answer, conflict_unless, held, ms, own_or_random, token, AcquireResponse,
 };
-use super::extract::Named;
 use super::params::{Capacity, Fence, KeyName, OwnerToken, SemaphoreTtlMs};
 use super::Caller;
 use axum::response::Response;
