@@ -17,6 +17,7 @@ usage: contract.py REDIS_ATOMIC_BIN OUT_DIR
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -132,6 +133,9 @@ def schemathesis(serve, name, doc_path, phases, examples):
         "--phases", phases,
         "--max-examples", str(examples),
         "--seed", SEED,
+        # No example database: a run depends on the seed alone, never on what an earlier one
+        # found (and writes nothing to the working directory).
+        "--generation-database", "none",
         # One worker: with two threads, CPython 3.11's `ast` can raise a spurious "AST
         # constructor recursion depth mismatch" (hypothesis parses lambdas' source to name them).
         "--workers", "1",
@@ -144,7 +148,7 @@ def schemathesis(serve, name, doc_path, phases, examples):
     started = time.monotonic()
     # hooks.py: the check above, and the filter of cases whose path the client alters.
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "hooks", "PYTHONPATH": str(HERE)}
-    run = subprocess.run(args, capture_output=True, text=True, env=env)
+    run = subprocess.run(args, capture_output=True, text=True, env=env, cwd=OUT)
     took = time.monotonic() - started
     (OUT / f"{name}.schemathesis.txt").write_text(run.stdout + run.stderr)
     summary = [l for l in run.stdout.splitlines() if l.strip()][-16:]
@@ -175,7 +179,9 @@ def generated_client(serve, doc_path):
 
 
 def main():
-    OUT.mkdir(parents=True, exist_ok=True)
+    # A fresh directory: nothing an earlier run left (caches included) shapes this one.
+    shutil.rmtree(OUT, ignore_errors=True)
+    OUT.mkdir(parents=True)
     for name, (config, phases, examples) in CONFIGS.items():
         serve = Serve(name, config)
         try:
