@@ -17,7 +17,8 @@
 //!   so their requests reach the connection together (and the client can send them together).
 //! * **Back, through one inbox.** Each JavaScript thread (main or worker) has an [`Inbox`]: a
 //!   list and one thread-safe function (unreferenced) that wakes the thread when the list stops
-//!   being empty. The thread, woken once, takes every outcome that arrived meanwhile and writes
+//!   being empty — once the runtime has no other work left ([`send`]), so the responses of one
+//!   round trip come back in one wake-up. The thread takes every outcome that arrived and writes
 //!   each as a record of numbers into the shared record array (`rec`: slot, kind, length,
 //!   numbers — [`crate::value`]); values that need Node-API are converted and put in one
 //!   `values` array. One call of `index.js`'s `settle(end, values)` then decodes every record,
