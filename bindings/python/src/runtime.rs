@@ -20,7 +20,7 @@
 //! connection replacement never stop half-way, and (for the lease primitives to come) a guard
 //! granted to a cancelled task can be released by the binding instead of expiring.
 
-use crate::errors::{Error, Failure};
+use crate::errors::{Error, Failure, IntoError};
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
 use pyo3_async_runtimes::generic::{self, ContextExt, Runtime as GenericRuntime};
@@ -89,6 +89,22 @@ impl Bridge {
         Ok(self.rt)
     }
 
+    /// Runs `fut` on the runtime without waiting for it (a lease given back after its caller
+    /// went away). Nothing happens in a process other than the client's (after a fork).
+    pub(crate) fn detach<F>(&self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        if let Ok(rt) = self.check() {
+            drop(rt.spawn(fut));
+        }
+    }
+
+    /// The runtime, to enter for calls that need one in context (a watchdog).
+    pub(crate) fn runtime(&self) -> Result<&'static Runtime, Error> {
+        self.check()
+    }
+
     /// Runs `fut` the way this object answers: the converted value, or an awaitable of it.
     /// `retry_safe` says whether resending this very call after an unknown outcome is safe (it
     /// becomes `OutcomeUnknown.retry_safe`).
@@ -97,8 +113,23 @@ impl Bridge {
         F: Future<Output = Result<T, redis_atomic::Error>> + Send + 'static,
         T: for<'py> IntoPyObject<'py> + Send + 'static,
     {
+        self.run_any(py, retry_safe, fut)
+    }
+
+    /// [`Bridge::run`] for a future that fails with a library or a binding error.
+    pub(crate) fn run_any<F, T, E>(
+        &self,
+        py: Python<'_>,
+        retry_safe: bool,
+        fut: F,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: Future<Output = Result<T, E>> + Send + 'static,
+        T: for<'py> IntoPyObject<'py> + Send + 'static,
+        E: IntoError + Send + 'static,
+    {
         let rt = self.check().map_err(|e| e.into_py(py))?;
-        let fut = async move { fut.await.map_err(|e| Error::Library(e, retry_safe)) };
+        let fut = async move { fut.await.map_err(|e| e.into_error(retry_safe)) };
         match self.mode {
             Mode::Blocking => {
                 let out = py.detach(|| rt.block_on(fut));
