@@ -191,7 +191,10 @@ impl Replay {
     }
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let r = Bound::new(py, self.response.clone())?.repr()?;
-        Ok(format!("Replay(response={r}, failed={})", if self.failed { "True" } else { "False" }))
+        Ok(format!(
+            "Replay(response={r}, failed={})",
+            if self.failed { "True" } else { "False" }
+        ))
     }
 }
 
@@ -248,8 +251,8 @@ handle! {
             })
         }
         fn __repr__(&self) -> String {
-            format!("Claim(fence={}, takeover={}, ended={})", self.fence, self.takeover,
-                    self.slot.is_ended())
+            format!("Claim(fence={}, takeover={}, ended={})", self.fence, crate::lease::py_bool(self.takeover),
+                    crate::lease::py_bool(self.slot.is_ended()))
         }
     }
 }

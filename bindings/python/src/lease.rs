@@ -198,6 +198,15 @@ impl<L: Abandon> Drop for Slot<L> {
     }
 }
 
+/// `True` / `False`, as a `repr` shows a bool.
+pub(crate) fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
 /// Reads a `ttl` argument of an extend.
 pub(crate) fn ttl_arg(ttl: &Bound<'_, PyAny>) -> PyResult<Duration> {
     duration(ttl, "ttl")

@@ -71,7 +71,7 @@ handle! {
         }
         fn __repr__(&self) -> String {
             format!("LockGuard(resource={:?}, fence={}, ended={})", self.resource, self.fence,
-                    self.slot.is_ended())
+                    crate::lease::py_bool(self.slot.is_ended()))
         }
     }
 }
@@ -188,7 +188,10 @@ impl Locks {
         let (token, fence) = (self::token(token)?, self::fence(fence)?);
         let locks = self.inner.clone();
         self.bridge.run(py, true, async move {
-            locks.release(&resource, &token, fence).await.map(ReleaseOut)
+            locks
+                .release(&resource, &token, fence)
+                .await
+                .map(ReleaseOut)
         })
     }
 
@@ -238,7 +241,13 @@ impl<'py> IntoPyObject<'py> for StateOut {
     type Error = PyErr;
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         Ok(match self.0 {
-            LockState::Held { fence, ttl } => Bound::new(py, Locked { fence: fence.0, ttl })?,
+            LockState::Held { fence, ttl } => Bound::new(
+                py,
+                Locked {
+                    fence: fence.0,
+                    ttl,
+                },
+            )?,
             LockState::Free { last_fence } => {
                 return Ok(Bound::new(
                     py,

@@ -88,7 +88,7 @@ handle! {
         }
         fn __repr__(&self) -> String {
             format!("Job(id={:?}, fence={}, deliveries={}, ended={})", self.id, self.fence,
-                    self.deliveries, self.slot.is_ended())
+                    self.deliveries, crate::lease::py_bool(self.slot.is_ended()))
         }
     }
 }
@@ -155,7 +155,9 @@ fn nonzero(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<NonZer
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
-    let n = u32::try_from(uint(obj, what)?).ok().and_then(NonZeroU32::new);
+    let n = u32::try_from(uint(obj, what)?)
+        .ok()
+        .and_then(NonZeroU32::new);
     n.map(Some).ok_or_else(|| {
         raise(redis_atomic::Error::BadArgument(format!(
             "{what} must be in 1..=2^32-1"
@@ -250,7 +252,10 @@ impl Queue {
         let when = run_at(opt_duration(delay, "delay")?, at)?;
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {
-            queue.enqueue(&job_id, &payload, when).await.map(Out::Enqueue)
+            queue
+                .enqueue(&job_id, &payload, when)
+                .await
+                .map(Out::Enqueue)
         })
     }
 
@@ -375,7 +380,10 @@ impl Queue {
     fn dead_letters(&self, py: Python<'_>, start: u32, count: usize) -> PyResult<Py<PyAny>> {
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {
-            queue.dead_letters(start, count).await.map(DeadLetters::from)
+            queue
+                .dead_letters(start, count)
+                .await
+                .map(DeadLetters::from)
         })
     }
 

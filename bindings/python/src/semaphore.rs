@@ -57,7 +57,7 @@ handle! {
             })
         }
         fn __repr__(&self) -> String {
-            format!("Permit(fence={}, ended={})", self.fence, self.slot.is_ended())
+            format!("Permit(fence={}, ended={})", self.fence, crate::lease::py_bool(self.slot.is_ended()))
         }
     }
 }

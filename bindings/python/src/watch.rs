@@ -124,10 +124,12 @@ impl Watched {
         // first, so a bad config leaves the handle as it was.
         let (renew, margin) = (config.renew_fraction, config.margin_fraction);
         if !(renew > 0.0 && renew < 1.0 && margin >= 0.0 && margin < renew) {
-            return Err(crate::errors::raise(redis_atomic::Error::BadArgument(format!(
-                "watchdog fractions must satisfy 0 <= margin < renew < 1, got margin {margin} \
+            return Err(crate::errors::raise(redis_atomic::Error::BadArgument(
+                format!(
+                    "watchdog fractions must satisfy 0 <= margin < renew < 1, got margin {margin} \
                  renew {renew}"
-            ))));
+                ),
+            )));
         }
         let lease = slot.lend().map_err(py_err)?;
         let _entered = rt.enter();
@@ -231,8 +233,8 @@ impl Watched {
         format!(
             "Watched(fence={}, held={}, stopped={})",
             self.fence,
-            self.is_held(),
-            self.stopped()
+            crate::lease::py_bool(self.is_held()),
+            crate::lease::py_bool(self.stopped())
         )
     }
 }
