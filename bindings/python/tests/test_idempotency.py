@@ -26,7 +26,7 @@ def test_begin_complete_replay_mismatch(client: ra.Client) -> None:
     response = ra.Response(201, b"\x00body\xff", headers=[("content-type", "application/json")])
     assert claim.complete(response) == ra.Stored()
     replay = store.begin("charges", "k1", ra.Fingerprint.of("POST", b"/charges", 5))
-    assert replay == ra.Replay(response, failed=False) and replay
+    assert replay == ra.Replay(response, failed=False) and isinstance(replay, ra.Replay)
     assert replay.response.headers == [("content-type", b"application/json")]
     assert replay.response.body == b"\x00body\xff" and replay.response.status == 201
     # A repeat of the end by parts answers Stored again; the handle itself is ended.

@@ -79,13 +79,13 @@ def test_every_lease_kind_is_watched_and_handed_back(client: ra.Client) -> None:
     assert isinstance(permit, ra.Permit) and isinstance(claim, ra.Claim)
     assert isinstance(jobs, list)
     job = jobs[0]
-    watched = [permit.watch(), claim.watch(renew_fraction=0.25), job.watch()]
-    assert not watched[0].wait_lost(4 * TTL)
-    assert all(w.is_held for w in watched)
+    w_permit, w_claim, w_job = permit.watch(), claim.watch(renew_fraction=0.25), job.watch()
+    assert not w_permit.wait_lost(4 * TTL)
+    assert w_permit.is_held and w_claim.is_held and w_job.is_held
     assert isinstance(queue.claim("other", 1), ra.Empty)  # the job is still leased
-    assert watched[0].stop().release() == ra.Released(permit.fence)
-    assert watched[1].stop().complete(ra.Response(200, b"ok")) == ra.Stored()
-    assert watched[2].stop().ack() == ra.Acked()
+    assert w_permit.stop().release() == ra.Released(permit.fence)
+    assert w_claim.stop().complete(ra.Response(200, b"ok")) == ra.Stored()
+    assert w_job.stop().ack() == ra.Acked()
     with pytest.raises(ra.BadArgument):
         ra.Locks(client, "k").acquire("x", 1).watch(renew_fraction=1.5)  # type: ignore[union-attr]
 

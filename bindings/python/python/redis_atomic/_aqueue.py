@@ -30,6 +30,8 @@ from ._types import Seconds
 
 __all__ = ["AsyncQueue", "AsyncJob"]
 
+AsyncClaimResult = Union[List["AsyncJob"], Empty, Idle]
+
 
 class AsyncJob(JobView):
     """A leased job (asyncio): ``await ack()`` or ``await nack(...)`` ends it."""
@@ -106,13 +108,13 @@ class AsyncQueue:
         self, worker: str, ttl: Seconds, max_jobs: int = 1
     ) -> Union[List[AsyncJob], Empty, Idle]:
         got = await deliver(self._n.claim(worker, ttl, max_jobs))
-        return cast(Any, claimed(got, AsyncJob))
+        return cast(AsyncClaimResult, claimed(got, AsyncJob))
 
     async def claim_with_id(
         self, worker: str, ttl: Seconds, max_jobs: int, claim_id: str
     ) -> Union[List[AsyncJob], Empty, Idle]:
         got = await deliver(self._n.claim_with_id(worker, ttl, max_jobs, claim_id))
-        return cast(Any, claimed(got, AsyncJob))
+        return cast(AsyncClaimResult, claimed(got, AsyncJob))
 
     async def extend(self, job_id: str, worker: str, fence: int, ttl: Seconds) -> ExtendResult:
         return cast(ExtendResult, await self._n.extend(job_id, worker, fence, ttl))

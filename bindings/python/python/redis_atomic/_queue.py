@@ -46,6 +46,7 @@ EnqueueResult = Union[Enqueued, Exists]
 JobState = Union[JobQueued, JobRunning, JobDead, JobAcked, JobUnknown]
 RequeueResult = Union[Requeued, NotDead]
 When = Union[datetime, float, int]
+ClaimResult = Union[List["Job"], Empty, Idle]
 
 
 def when(at: Optional[When]) -> Optional[float]:
@@ -182,14 +183,14 @@ class Queue:
         """Leases up to ``max_jobs`` due jobs to ``worker`` for ``ttl``: a list of ``Job``,
         ``Empty(retry_after)`` or ``Idle()``. Not resent after an unknown outcome (the jobs it
         may have leased come back after ``ttl``): ``claim_with_id`` is the retry-safe claim."""
-        return cast(Any, claimed(self._n.claim(worker, ttl, max_jobs), Job))
+        return cast(ClaimResult, claimed(self._n.claim(worker, ttl, max_jobs), Job))
 
     def claim_with_id(
         self, worker: str, ttl: Seconds, max_jobs: int, claim_id: str
     ) -> Union[List[Job], Empty, Idle]:
         """``claim``, retry-safe: a repeat of ``claim_id`` returns the first claim's live
         leases (same fences) and leases nothing new."""
-        return cast(Any, claimed(self._n.claim_with_id(worker, ttl, max_jobs, claim_id), Job))
+        return cast(ClaimResult, claimed(self._n.claim_with_id(worker, ttl, max_jobs, claim_id), Job))
 
     def extend(self, job_id: str, worker: str, fence: int, ttl: Seconds) -> ExtendResult:
         """Extends a job's lease by parts."""
