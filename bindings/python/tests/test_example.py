@@ -42,7 +42,7 @@ def service(redis_url: str) -> Iterator[str]:
     server = load_example().make_server(redis_url, policy=policy)
     thread = threading.Thread(target=server.serve_forever)
     thread.start()
-    app = server.RequestHandlerClass.application  # type: ignore[attr-defined]
+    app = server.RequestHandlerClass.application
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
