@@ -29,6 +29,7 @@
 //! from ([`runtime::Mode`]), so each operation is written once.
 
 mod client;
+mod completer;
 mod convert;
 mod decision;
 mod errors;
