@@ -146,6 +146,7 @@ class Runner:
         self.cli, self.node_dir, self.py = cli, node_dir, py
         self.versions = {}
         self.bench_connections = None
+        self.client_cpu = {}  # client -> [its own CPU µs per decision, per round] (Python)
 
     def run(self, client):
         kind, target, _ = CLIENTS[client]
@@ -171,9 +172,10 @@ class Runner:
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client,
                                  cwd=self.node_dir)
         elif kind == PYLOCK:
-            client, mode = target
+            lock_client, mode = target
             cmd = [str(self.py), str(PEERS / "python/bench_lock.py"), "--port", str(port),
-                   "--client", client, "--mode", mode, "--pool-size", str(a.connections)] + common
+                   "--client", lock_client, "--mode", mode,
+                   "--pool-size", str(a.connections)] + common
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
         elif kind == PYRA:
             cmd = [str(self.py), str(PEERS / "python/bench_redis_atomic.py"), "--port",
@@ -185,6 +187,8 @@ class Runner:
                    "--strategy", target, "--mode", a.python_mode] + common
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
         got = json.loads(out.strip().splitlines()[-1])
+        if "client_cpu_us" in got:
+            self.client_cpu.setdefault(client, []).append(got["client_cpu_us"])
         self.versions[kind] = got["runtime"]
         for name, v in got["packages"].items():
             self.versions[f"{kind} package {name}"] = v
@@ -254,6 +258,9 @@ def write_table(report, out):
               "py sync ÷, py async ÷: the Python package's; lock sync ÷, lock async ÷: the",
               "Python package's lock cycles/s over the row's (lock rows only)", file=out)
     print("", file=out)
+    for k, v in report["client_cpu_us"].items():
+        print(f"client cpu: {k}: {v:.1f} µs of the client process's CPU per decision or "
+              "cycle (median; less disturbed by a loaded machine than the rates)", file=out)
     for k, v in report["pinned"].items():
         print(f"pinned: {k}: {v}", file=out)
     for k, v in report["versions"].items():
@@ -353,6 +360,7 @@ def run(a, procs, tmp):
         "load_start": load_start,
         "load_end": load(),
         "rows": summarize(rates),
+        "client_cpu_us": {c: statistics.median(v) for c, v in runner.client_cpu.items()},
     }
 
 

@@ -22,6 +22,8 @@ import time
 
 from bench import server_cpu  # the same INFO cpu reading as the limits peer
 
+CLIENT_CPU = []  # this process's CPU seconds over the measured interval
+
 TTL = 10
 
 
@@ -45,7 +47,7 @@ def sync_cycle(a):
     url = f"redis://{a.host}:{a.port}"
     if a.client == "redis-atomic":
         import redis_atomic as ra
-        locks = ra.Locks(ra.connect(url, pool_size=a.pool_size), "bench-lock")
+        locks = ra.Locks(ra.connect(url, pool_size=a.pool_size, timeout=30), "bench-lock")
 
         def cycle(w, i):
             guard = locks.acquire(f"res-{w}-{i % a.identities}", TTL)
@@ -67,7 +69,7 @@ async def async_cycle(a):
     url = f"redis://{a.host}:{a.port}"
     if a.client == "redis-atomic":
         import redis_atomic as ra
-        client = await ra.AsyncClient.connect(url, pool_size=a.pool_size)
+        client = await ra.AsyncClient.connect(url, pool_size=a.pool_size, timeout=30)
         locks = ra.AsyncLocks(client, "bench-lock")
 
         async def cycle(w, i):
@@ -114,8 +116,9 @@ def run_sync(a):
 
     drive(time.monotonic() + a.warmup)
     cpu = server_cpu(a)
-    started = time.monotonic()
+    started, own = time.monotonic(), time.process_time()
     cycles = drive(started + a.seconds)
+    CLIENT_CPU.append(time.process_time() - own)
     return cycles, time.monotonic() - started, server_cpu(a) - cpu
 
 
@@ -133,8 +136,9 @@ async def run_async(a):
 
     await drive(time.monotonic() + a.warmup)
     cpu = server_cpu(a)
-    started = time.monotonic()
+    started, own = time.monotonic(), time.process_time()
     cycles = await drive(started + a.seconds)
+    CLIENT_CPU.append(time.process_time() - own)
     return cycles, time.monotonic() - started, server_cpu(a) - cpu
 
 
@@ -165,6 +169,9 @@ def main():
         "secs": secs,
         "rate": cycles / secs,
         "server_cpu": cpu / secs,
+        # This process's CPU per decision (all its threads), over the measured seconds: what
+        # the client costs, less disturbed by a loaded machine than the rate.
+        "client_cpu_us": CLIENT_CPU[-1] / max(cycles, 1) * 1e6,
         "runtime": f"python {platform.python_version()} ({a.mode}, {loop}, lock cycles)",
         "packages": versions,
     }))
