@@ -26,7 +26,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::future::Future;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 use tokio::runtime::Runtime;
 
 /// A finished call's value, converted under the GIL.
@@ -43,7 +43,7 @@ struct Done {
 /// ([`Pending::finish`]), or, if the task ends without one (dropped: a panic, a runtime shut
 /// down), with a `ClientError` on drop.
 struct Pending {
-    completer: Arc<Completions>,
+    completer: &'static Completions,
     target: Option<(Py<PyAny>, Py<PyAny>)>,
 }
 
@@ -75,9 +75,15 @@ impl Drop for Pending {
 
 /// The completer's queue and its wake-up.
 #[derive(Default)]
-struct Completions {
+pub(crate) struct Completions {
     queue: Mutex<Vec<Done>>,
     ready: Condvar,
+}
+
+impl std::fmt::Debug for Completions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Completions")
+    }
 }
 
 impl Completions {
@@ -183,25 +189,25 @@ fn deliver_fn(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
         .map(|f| f.bind(py))
 }
 
-/// This process's completer (after a fork: a fresh one; the parent's thread is not in the
-/// child). `None` only if no thread could be started.
-fn completions() -> Option<Arc<Completions>> {
-    static CURRENT: Mutex<Option<(u32, Arc<Completions>)>> = Mutex::new(None);
+/// This process's completer, started on first use (after a fork: a fresh one; the parent's
+/// thread is not in the child). Leaked on purpose, like the runtime: one per process. An async
+/// client looks it up once, when it is created ([`crate::runtime::Bridge`]), not per call.
+pub(crate) fn completer() -> Result<&'static Completions, Error> {
+    static CURRENT: Mutex<Option<(u32, &'static Completions)>> = Mutex::new(None);
     let pid = std::process::id();
     let mut current = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((owner, c)) = &*current {
-        if *owner == pid {
-            return Some(c.clone());
+    if let Some((owner, c)) = *current {
+        if owner == pid {
+            return Ok(c);
         }
     }
-    let c = Arc::new(Completions::default());
-    let worker = c.clone();
+    let c: &'static Completions = Box::leak(Box::default());
     std::thread::Builder::new()
         .name("redis-atomic-completer".into())
-        .spawn(move || worker.run())
-        .ok()?;
-    *current = Some((pid, c.clone()));
-    Some(c)
+        .spawn(move || c.run())
+        .map_err(|e| Error::Runtime(format!("could not start the completer thread: {e}")))?;
+    *current = Some((pid, c));
+    Ok(c)
 }
 
 /// `asyncio.get_running_loop`, looked up once.
@@ -215,15 +221,18 @@ fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 
 /// Runs `fut` on `rt` and returns an asyncio future of its converted value, on the running
 /// loop (a `RuntimeError` outside one, as asyncio says).
-pub(crate) fn spawn<F, T>(py: Python<'_>, rt: &'static Runtime, fut: F) -> PyResult<Py<PyAny>>
+pub(crate) fn spawn<F, T>(
+    py: Python<'_>,
+    rt: &'static Runtime,
+    completer: &'static Completions,
+    fut: F,
+) -> PyResult<Py<PyAny>>
 where
     F: Future<Output = Result<T, Error>> + Send + 'static,
     T: for<'py> IntoPyObject<'py> + Send + 'static,
 {
     let event_loop = running_loop(py)?;
     let future = event_loop.call_method0(pyo3::intern!(py, "create_future"))?;
-    let completer = completions()
-        .ok_or_else(|| Error::Runtime("could not start the completer thread".into()).into_py(py))?;
     let pending = Pending {
         completer,
         target: Some((event_loop.unbind(), future.clone().unbind())),

@@ -20,6 +20,7 @@
 //! a lease granted to a cancelled task is given back by the binding instead of expiring
 //! (`lease.rs`).
 
+use crate::completer::{completer, Completions};
 use crate::errors::{Error, Failure, IntoError};
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
@@ -64,6 +65,8 @@ pub(crate) enum Mode {
 pub(crate) struct Bridge {
     pid: u32,
     rt: &'static Runtime,
+    /// The completer of an async client's calls (`None` for a blocking client).
+    completer: Option<&'static Completions>,
     pub(crate) mode: Mode,
 }
 
@@ -73,6 +76,10 @@ impl Bridge {
         Ok(Bridge {
             pid: std::process::id(),
             rt: runtime()?,
+            completer: match mode {
+                Mode::Blocking => None,
+                Mode::Async => Some(completer()?),
+            },
             mode,
         })
     }
@@ -135,7 +142,13 @@ impl Bridge {
                 let out = py.detach(|| rt.block_on(fut));
                 Failure(out).into_py_any(py)
             }
-            Mode::Async => crate::completer::spawn(py, rt, fut),
+            Mode::Async => {
+                let completer = match self.completer {
+                    Some(c) => c,
+                    None => completer().map_err(|e| e.into_py(py))?,
+                };
+                crate::completer::spawn(py, rt, completer, fut)
+            }
         }
     }
 }
