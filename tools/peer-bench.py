@@ -29,6 +29,9 @@ Clients (--only, repeatable; default all):
   redispy-lock-sync   redis-py's Lock (SET NX PX, then its release script), the same workload
   redispy-lock-async  redis.asyncio's Lock, the same workload on asyncio tasks
 
+The Python clients also report their own process's CPU per decision or cycle over the measured
+seconds ("client cpu" lines): on a shared machine a far steadier comparison than the rates.
+
 The peers are installed on demand outside the repository, under --cache (default
 ~/.cache/redis-atomic-peers): Node packages by `npm ci` from tools/peers/node/package-lock.json,
 Python packages into a venv from tools/peers/python/requirements.txt, and for ra-py-* the
