@@ -98,8 +98,9 @@ bench: ensure-redis build
 
 # --- Python package (bindings/python) -----------------------------------------------------------
 # Built by maturin into its own venv under target/ (dev profile, the workspace's target dir, so
-# the dependency artifacts of the Rust build are reused), then: mypy --strict on the example and
-# the tests, and the package's pytest suite on Redis, then again on Valkey.
+# the dependency artifacts of the Rust build are reused), then: mypy --strict on the package, the
+# examples and the tests, and the package's pytest suite on Redis, then again on Valkey (without
+# test_tls.py: PyPI's Valkey build has no TLS).
 PY_VENV = target/python-venv
 PY_REQS = bindings/python/requirements-dev.txt
 PY = $(CURDIR)/$(PY_VENV)/bin/python
@@ -120,7 +121,7 @@ python: ensure-redis valkey
 	cd bindings/python && $(PY) -m pytest -q tests
 	@echo "--- python: pytest on $$($$($(FIND_VALKEY)) --version | cut -d' ' -f1-3)"
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd bindings/python \
-		&& $(PY) -m pytest -q tests
+		&& $(PY) -m pytest -q tests --ignore=tests/test_tls.py
 
 # ---- HTTP contract of `serve` (crates/redis-atomic-server/tests/openapi, docs/http.md) ----------
 # Against a real `redis-atomic serve` on an embedded redis-server, with and without bearer tokens:
