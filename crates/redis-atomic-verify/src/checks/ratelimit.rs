@@ -155,7 +155,7 @@ async fn worker(
     let mut decisions = 0;
     while ctx.running() {
         let sent = ctx.clock();
-        let result = decider.decide().await;
+        let result = ctx.call(decider.decide()).await;
         let span = sent..ctx.clock();
         let (outcome, position) = match result {
             Ok((admitted, reset)) => {
