@@ -89,7 +89,13 @@ impl CheckCtx {
     /// fault such as a failover can block every request for the whole run), bounded at four more
     /// durations, by when the injector has healed the server.
     pub fn running_until_first(&self, none_yet: bool) -> bool {
-        self.running() || (none_yet && self.clock() < self.duration * 5)
+        self.running_while(none_yet)
+    }
+
+    /// [`CheckCtx::running`], and past the deadline while `more` (a condition the check waits
+    /// on: a first outcome, a sabotage shown), bounded at four more durations.
+    pub fn running_while(&self, more: bool) -> bool {
+        self.running() || (more && self.clock() < self.duration * 5)
     }
 
     /// Runs `worker(index, ctx)` on `concurrency` tasks and joins them: their results in index

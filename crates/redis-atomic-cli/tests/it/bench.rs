@@ -199,3 +199,43 @@ fn help_lists_every_entry() {
         );
     }
 }
+
+/// A bench against a server whose every script reply is corrupted on the way (the testkit's
+/// proxy): no decision can be made, and the run still ends with its report (exit 0), every
+/// path reported as failing, with its errors counted and the first described.
+#[test]
+fn a_path_that_only_errs_is_reported_as_such() {
+    use redis_atomic_testkit::{Fault, FaultProxy, RedisServer, ServerOptions};
+    let server = RedisServer::start(ServerOptions::default()).unwrap();
+    let proxy = FaultProxy::start(server.addr().unwrap()).unwrap();
+    proxy.set(Fault::CorruptReplies {
+        percent: 100,
+        seed: 3,
+    });
+    let url = proxy.url();
+    let args = [
+        "--url",
+        &url,
+        "--only",
+        "lock",
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "1",
+    ];
+    let o = bench(&[&args[..], &["--concurrency", "2", "--json"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = &doc["benches"][0];
+    for path in [&row["library"], &row["raw"], &row["reference"]["stats"]] {
+        assert_eq!(path["decisions"], 0, "{path:#}");
+        assert!(path["errors"].as_u64().unwrap() > 0, "{path:#}");
+        assert!(path["error"].is_string(), "{path:#}");
+    }
+    assert!(proxy.stats().replies_corrupted > 0);
+    let o = bench(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("library: every decision failed"), "{table}");
+    assert!(table.contains("raw: every decision failed"), "{table}");
+}

@@ -184,7 +184,7 @@ fn wrong_value(rng: &mut StdRng, depth: u32, out: &mut Vec<u8>) {
         1 => line(
             out,
             b':',
-            &["0", "-1", "4611686018427387904"][rng.random_range(0..3)],
+            ["0", "-1", "4611686018427387904"][rng.random_range(0..3)],
         ),
         2 => out.extend(["$-1\r\n", "*-1\r\n", "_\r\n"][rng.random_range(0..3)].as_bytes()),
         3 => line(out, b'+', "corrupt"),

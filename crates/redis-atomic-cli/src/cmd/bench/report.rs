@@ -75,6 +75,16 @@ impl PathStats {
         }
     }
 
+    /// One more failed decision (or the record of a row, made through the library).
+    pub fn count_error(&mut self, error: &anyhow::Error) {
+        let mut errors = Errors {
+            count: self.errors,
+            first: self.error.take(),
+        };
+        errors.record(error);
+        (self.errors, self.error) = (errors.count, errors.first);
+    }
+
     /// A line about this path's errors, if it had any: how many, the first, and whether every
     /// decision failed.
     fn errors_note(&self, path: &str) -> Option<String> {
@@ -126,7 +136,8 @@ pub struct BenchReport {
     pub ratio_max: f64,
     /// Each round's ratio, in round order.
     pub round_ratios: Vec<f64>,
-    /// `MEMORY USAGE` of one record (all its keys), bytes.
+    /// `MEMORY USAGE` of one record (all its keys), bytes; 0 when no record could be made (an
+    /// error of the library path).
     pub memory_bytes_per_record: u64,
 }
 
