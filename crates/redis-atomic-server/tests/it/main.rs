@@ -8,5 +8,6 @@
 #[path = "../../../redis-atomic-http/tests/it/common.rs"]
 mod common;
 mod proxy;
+mod rls;
 mod serve;
 mod start;
