@@ -123,6 +123,7 @@ impl Face for RlsFace {
 
     fn app(&self, client: Client, _config: &Config) -> Result<axum::Router, FaceError> {
         let rls = self.service(client)?;
+        crate::metrics::metrics_handle();
         if let Some(path) = &self.settings.config {
             reload::spawn(path.clone(), self.rules.clone(), self.settings.poll);
         }
