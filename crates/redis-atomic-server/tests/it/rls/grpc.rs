@@ -61,7 +61,7 @@ async fn a_request_over_one_limit_charges_no_other() {
         .find(|h| h.key == "RateLimit-Policy");
     assert_eq!(
         policy.unwrap().value,
-        "\"per-user\";q=2;w=60, \"per-route\";q=100;w=60, \"global\";q=1000;w=3600"
+        "\"per-user\";q=2;w=3600, \"per-route\";q=100;w=3600, \"global\";q=1000;w=3600"
     );
     let check = ask(&mut rls, gateway("bob", Some(0))).await.unwrap();
     assert_eq!(check.overall_code, Code::Ok as i32);
@@ -158,7 +158,7 @@ async fn json_endpoint_answers_like_grpc() {
     let json: serde_json::Value = first.json().await.unwrap();
     assert_eq!(json["overallCode"], "OK");
     assert_eq!(json["statuses"][0]["limitRemaining"], 0);
-    assert_eq!(json["statuses"][0]["currentLimit"]["unit"], "MINUTE");
+    assert_eq!(json["statuses"][0]["currentLimit"]["unit"], "HOUR");
     assert_eq!(post().await.unwrap().status(), 429);
     let bad = http
         .post(format!("{}/json", rls.url))
