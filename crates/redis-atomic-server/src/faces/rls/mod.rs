@@ -93,11 +93,17 @@ impl RlsFace {
             Some(path) => Rules::load(path)?,
             None => Rules::default(),
         };
-        Ok(RlsFace {
+        Ok(RlsFace::with_rules(settings, rules))
+    }
+
+    /// The face with `settings` and rules already parsed ([`Rules::parse`]); `settings.config`,
+    /// if any, is still watched for changes.
+    pub fn with_rules(settings: RlsSettings, rules: Rules) -> RlsFace {
+        RlsFace {
             settings,
             rules: Arc::new(RwLock::new(Arc::new(rules))),
             side: Mutex::new(None),
-        })
+        }
     }
 
     /// The service over `client` (for embedding and tests; [`Face::app`] wraps it).
