@@ -17,8 +17,13 @@ use redis_atomic::Error;
 use std::time::Duration;
 
 /// Runs the calls in order. Once one refuses, the later ones are only checked (hits 0): what a
-/// request spanning slots gives up is the charge of the calls before the refusing one.
-pub async fn run(limiter: &EntryLimiter, calls: &[Call]) -> Result<Vec<EntriesVerdict>, Error> {
+/// request spanning slots gives up is the charge of the calls before the refusing one. (With
+/// `check_after_refusal` false every call charges: the sabotage `verify` must catch.)
+pub async fn run(
+    limiter: &EntryLimiter,
+    calls: &[Call],
+    check_after_refusal: bool,
+) -> Result<Vec<EntriesVerdict>, Error> {
     let mut out = Vec::with_capacity(calls.len());
     let mut refused = false;
     for c in calls {
@@ -35,7 +40,7 @@ pub async fn run(limiter: &EntryLimiter, calls: &[Call]) -> Result<Vec<EntriesVe
         } else {
             limiter.decide(&c.tag, &c.entries).await?
         };
-        refused |= !v.decision.is_allowed();
+        refused |= check_after_refusal && !v.decision.is_allowed();
         out.push(v);
     }
     Ok(out)

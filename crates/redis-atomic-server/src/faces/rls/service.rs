@@ -43,6 +43,7 @@ pub struct Rls {
     cluster: bool,
     deadline: Duration,
     log_values: bool,
+    each_alone: bool,
 }
 
 impl Rls {
@@ -59,7 +60,15 @@ impl Rls {
             cluster,
             deadline,
             log_values: false,
+            each_alone: false,
         }
+    }
+
+    /// Decides each descriptor alone, charging it whatever the others say, as
+    /// envoyproxy/ratelimit does: only for `verify --sabotage`, which must catch it.
+    pub fn decide_each_alone(mut self, on: bool) -> Rls {
+        self.each_alone = on;
+        self
     }
 
     /// Logs descriptor values too (off by default).
@@ -117,8 +126,8 @@ impl Rls {
         rules: &Rules,
     ) -> Result<RateLimitResponse, RlsError> {
         let domain = rules.domain(&req.domain);
-        let plan = plan::plan(req, domain, self.cluster)?;
-        let run = answer::run(&self.limiter, &plan.calls);
+        let plan = plan::plan(req, domain, self.cluster || self.each_alone)?;
+        let run = answer::run(&self.limiter, &plan.calls, !self.each_alone);
         let verdicts = match tokio::time::timeout(self.deadline, run).await {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => return Err(RlsError::Unavailable(e.to_string())),
