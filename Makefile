@@ -87,8 +87,9 @@ node: ensure-redis valkey
 # ---- end of the Node package block ----------------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
-# Python grpcio with PyPI's xds-protos (Envoy's own messages) against the real binary: the binary
-# `make test`'s cargo pass built (target/redis-atomic-bin), or a dev build when run alone.
+# Python grpcio with PyPI's xds-protos (Envoy's own messages) against the real binary: the one
+# `make test`'s cargo pass built (the same command, so nothing rebuilds; run alone, it builds it).
+# Needs python3 with venv (.ci/run installs python3-venv) and PyPI for the pinned wheels.
 RLS_VENV = target/rls-venv
 RLS_DIR = crates/redis-atomic-server/tests/rls-foreign
 rls-foreign: ensure-redis
@@ -96,8 +97,8 @@ rls-foreign: ensure-redis
 		echo "installing $(RLS_DIR)/requirements.txt into $(RLS_VENV)"; \
 		python3 -m venv $(RLS_VENV) && $(RLS_VENV)/bin/pip install -q -r $(RLS_DIR)/requirements.txt \
 		&& cp $(RLS_DIR)/requirements.txt $(RLS_VENV)/.requirements; fi
-	@test -s target/redis-atomic-bin || $(CARGO) test -p redis-atomic-cli --no-run --message-format=json \
-		2>/dev/null | python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
+		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
 	@echo "--- rls: grpcio + xds-protos against $$(cat target/redis-atomic-bin) rls"
 	RLS_BIN=$$(realpath $$(cat target/redis-atomic-bin)) $(RLS_VENV)/bin/python -m pytest -q $(RLS_DIR)
 
