@@ -79,8 +79,13 @@ async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
     let rules = Rules::parse([("verify.yaml", config.as_str())])?;
     let limiter = EntryLimiter::new(ctx.client.clone(), ctx.keyspace.clone());
     let shared = Arc::new(RwLock::new(Arc::new(rules)));
-    let rls = Rls::new(limiter, shared, ctx.client.is_cluster(), Duration::from_secs(2))
-        .decide_each_alone(ctx.sabotage);
+    let rls = Rls::new(
+        limiter,
+        shared,
+        ctx.client.is_cluster(),
+        Duration::from_secs(2),
+    )
+    .decide_each_alone(ctx.sabotage);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let app = tonic::service::Routes::new(RateLimitServiceServer::new(rls)).into_axum_router();

@@ -36,13 +36,13 @@ async fn per_slot_without_hash_tag_one_call_with_it() {
     std::fs::write(dir.path().join("tagged.yaml"), TAGGED).unwrap();
     let cluster = RedisCluster::shared();
     let url = cluster.urls()[0].clone();
-    let mut rls = start(
+    let rls = start(
         url,
         true,
         settings(dir.path().into(), &unique_prefix("rls-cl")),
     )
     .await;
-    let mut ask = |r| {
+    let ask = |r| {
         let mut c = rls.client.clone();
         async move { c.should_rate_limit(r).await.unwrap().into_inner() }
     };

@@ -50,7 +50,7 @@ pub struct Running {
     pub url: String,
     pub client: RateLimitServiceClient<tonic::transport::Channel>,
     _stop: oneshot::Sender<()>,
-    pub thread: std::thread::JoinHandle<()>,
+    _thread: std::thread::JoinHandle<()>,
 }
 
 struct Lines(mpsc::UnboundedSender<String>, Vec<u8>);
@@ -98,7 +98,7 @@ pub async fn start(url: String, cluster: bool, settings: RlsSettings) -> Running
         url,
         client,
         _stop: stop,
-        thread,
+        _thread: thread,
     }
 }
 

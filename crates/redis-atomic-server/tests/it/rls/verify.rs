@@ -45,7 +45,10 @@ async fn the_rls_row_catches_descriptors_decided_alone() {
     let report = run("rls-verify-sabotage", true, false).await;
     let row = &report.checks[0];
     assert!(!report.ok && row.violations > 0, "{row:?}");
-    assert!(row.examples[0].contains("refused requests were charged"), "{row:?}");
+    assert!(
+        row.examples[0].contains("refused requests were charged"),
+        "{row:?}"
+    );
 }
 
 /// Under each standalone fault the row holds and judges work.
