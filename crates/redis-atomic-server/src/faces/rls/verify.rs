@@ -10,8 +10,9 @@
 //!   per unknown one — a refused request charged nothing (read at the end with a check-only
 //!   request, hits 0, through the face).
 //!
-//! When a fault may lose acknowledged writes (primary kill), only the count of operations is
-//! reported. `--sabotage` runs the face deciding each descriptor alone, as envoyproxy/ratelimit
+//! The workers go on past the duration (up to four more) until the refusals outnumber the
+//! unknowns, so that a refused request's charge cannot hide among them. When a fault may lose
+//! acknowledged writes (primary kill), only the count of operations is reported. `--sabotage` runs the face deciding each descriptor alone, as envoyproxy/ratelimit
 //! does: refused requests then charge the global limit, which the second judgement flags.
 
 use super::config::Rules;
@@ -56,6 +57,8 @@ struct Log {
     /// OK answers per (user, window index).
     admitted: HashMap<(usize, u64), u32>,
     ok: u64,
+    /// OVER_LIMIT answers.
+    refused: u64,
     unknown: u64,
     operations: u64,
 }
@@ -147,7 +150,10 @@ fn request(user: usize, hits: Option<u64>) -> RateLimitRequest {
 async fn worker(task: usize, ctx: CheckCtx, url: String, log: Arc<Mutex<Log>>) -> CheckResult<()> {
     let mut client = RateLimitServiceClient::connect(url).await?;
     let user = task % USERS;
-    while ctx.running() {
+    // Past the duration (bounded) while the refusals do not outnumber the unknowns: a fault such
+    // as a crash can leave a second of mostly unknown outcomes, which would hide the charges of
+    // the few refusals from the second judgement.
+    while ctx.running_until_first(undecided(&log)?) {
         let answer = client.should_rate_limit(request(user, None)).await;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -167,6 +173,10 @@ async fn worker(task: usize, ctx: CheckCtx, url: String, log: Arc<Mutex<Log>>) -
                         .map_or(0, |d| d.seconds.max(0) as u64);
                     let window = (now + reset + YEAR / 2) / YEAR;
                     *l.admitted.entry((user, window)).or_default() += 1;
+                } else if r.overall_code == Code::OverLimit as i32 {
+                    l.refused += 1;
+                } else {
+                    return Err(format!("overall code {} in an answer", r.overall_code).into());
                 }
             }
             Err(s) if ctx.fault.is_some() => {
@@ -180,6 +190,12 @@ async fn worker(task: usize, ctx: CheckCtx, url: String, log: Arc<Mutex<Log>>) -
         ctx.tick();
     }
     Ok(())
+}
+
+/// Whether the record cannot yet show a refused request's charge: no more refusals than unknowns.
+fn undecided(log: &Mutex<Log>) -> CheckResult<bool> {
+    let l = log.lock().map_err(|_| "log poisoned")?;
+    Ok(l.refused <= l.unknown)
 }
 
 /// The global limit's charge, read through the face with a check only once the fault has
