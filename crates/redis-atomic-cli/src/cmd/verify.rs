@@ -151,6 +151,7 @@ async fn verify(args: &VerifyArgs, duration: Duration) -> anyhow::Result<Report>
         .sabotage(args.sabotage)
         .progress(!args.json)
         .cleanup(cleanup)
+        .add_check(redis_atomic_server::faces::rls::verify::RlsCheck)
         .run()
         .await?;
     Ok(report)

@@ -10,5 +10,6 @@
 mod common;
 mod corrupt;
 mod proxy;
+mod rls;
 mod serve;
 mod start;

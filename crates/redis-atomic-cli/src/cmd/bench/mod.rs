@@ -41,6 +41,7 @@ mod queue;
 mod quota;
 mod ratelimit;
 mod report;
+pub mod rls;
 mod semaphore;
 mod stats;
 mod workload;
@@ -94,12 +95,19 @@ pub struct BenchArgs {
     /// against the library path, rate-limit decisions, alternating rounds.
     #[arg(long, conflicts_with = "only")]
     pub http: bool,
+    /// Instead of the entries: Envoy's gRPC rate-limit face (`rls`, in-process, one gRPC channel
+    /// per task) against the library path, requests of 1 and 4 descriptors, alternating rounds.
+    #[arg(long, conflicts_with_all = ["only", "http"])]
+    pub rls: bool,
 }
 
 /// Runs `bench` on a fresh runtime; returns the exit code (0 ok, 2 error).
 pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.http {
         return http::run_blocking(&args, out, err);
+    }
+    if args.rls {
+        return rls::run_blocking(&args, out, err);
     }
     let result = crate::output::runtime().and_then(|rt| rt.block_on(run(&args)));
     let printed = result.and_then(|report| {
