@@ -97,5 +97,8 @@ test('limits and keys() show what the library normalised', () => {
   const k = rl.keys('api-key-1')
   assert.match(k.limits[0], /^app:rl:v1:\{[0-9a-f]+\}:gcra:gcra$/)
   assert.equal(k.request, undefined)
-  assert.match(rl.keys('api-key-1', 'req-1').request, /^app:rl:v1:\{[0-9a-f]+\}:req:[0-9a-f]+$/)
+  // The request record: the identity's tag, the policy's digest, the id's digest.
+  const req = rl.keys('api-key-1', 'req-1').request
+  assert.match(req, /^app:rl:v1:\{[0-9a-f]+\}:req:[0-9a-f]+:[0-9a-f]+$/)
+  assert.ok(req.startsWith(k.limits[0].split('}')[0] + '}'), 'one slot with the limit')
 })
