@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Rate-limit decisions/s of redis-atomic against raw redis-rs and the Node and Python peers.
 
-Why: issue 18 asks how the library compares with what people would otherwise use, measured
-honestly on one machine: one private redis-server pinned to one core, every client pinned to the
+Why: to compare the library with what people would otherwise use, measured honestly on one
+machine: one private redis-server pinned to one core, every client pinned to the
 other (taskset), the clients alternating round by round (so drift on a shared machine hits all
 alike), FLUSHALL before every run, and the same workload for all: every decision an admission
 (limits of 10^9 per minute, never reached), --concurrency requests in flight per client, each
@@ -10,7 +10,7 @@ decision for an identity drawn at random from --identities.
 
 Clients (--only, repeatable; default all):
   ra-fw            `redis-atomic bench --only ratelimit-fw`: the library's fixed window, the same
-                   script as raw redis-rs EVALSHA, and seed 000's INCR + EXPIRE script (reference)
+                   script as raw redis-rs EVALSHA, and the classic INCR + EXPIRE script (reference)
   ra-aw            `redis-atomic bench --only ratelimit-aw`: the anchored window (no TIME); raw;
                    INCR + EXPIRE again (reference)
   ra-gcra          `redis-atomic bench --only ratelimit`: GCRA; raw; the classic float GCRA

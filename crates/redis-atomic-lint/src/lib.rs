@@ -177,10 +177,11 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LintError> {
 
 /// Stack of the thread that parses and walks one source. The deepest source [`depth::check`]
 /// passes (199 nested `function` levels, then a chain of unary operators making up the rest of
-/// the 5 000 levels: the costliest shape per level) needs 12–16 MiB in a debug build (measured
-/// by the `deepest_accepted_source_lints` test with smaller stacks); 64 MiB leaves a margin of
-/// four, whatever the caller's stack (2 MiB for test and tokio threads). It is reserved, not
-/// committed: only the pages a deep source touches are used.
+/// the 5 000 levels: the costliest shape per level) needs far more than a test or tokio
+/// thread's 2 MiB in a debug build (measured by the `deepest_accepted_source_lints` test with
+/// smaller stacks; the figure: docs/performance.md, "Tools"); 64 MiB leaves a margin of about
+/// four over it, whatever the caller's stack. It is reserved, not committed: only the pages a
+/// deep source touches are used.
 pub const STACK_BYTES: usize = 64 << 20;
 
 /// Lints an expanded source: its nesting is checked first ([`depth::check`]), then it is parsed

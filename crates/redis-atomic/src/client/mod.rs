@@ -100,7 +100,8 @@ pub struct ClientConfig {
     /// Retries under contention: optimistic transactions that conflicted, waiting for a held
     /// lock ([`RetryPolicy::contention`] by default).
     pub contention: RetryPolicy,
-    /// Connections in an owned pool ([`Client::connect`]). Four saturate one Redis core.
+    /// Connections in an owned pool ([`Client::connect`]); why four by default:
+    /// docs/performance.md, "Connections".
     pub pool_size: usize,
     /// After every write — scripts that write, multi-key and CAS `EXEC`s, dedup first
     /// sightings — wait for this many replicas to acknowledge it (`WAIT`, pipelined with the

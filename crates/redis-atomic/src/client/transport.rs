@@ -1,8 +1,9 @@
 //! Where requests go: an owned pool of multiplexed connections, or the caller's own connection.
 //!
 //! Why a pool of several multiplexed connections: one multiplexed connection serialises all
-//! traffic through one socket and one reader task; measured with 50 concurrent tasks it leaves
-//! the Redis core about a third idle, while four connections saturate it.
+//! traffic through one socket and one reader task, which leaves the Redis core partly idle under
+//! many concurrent tasks, while a few connections saturate it (the measurement:
+//! docs/performance.md, "Connections").
 //!
 //! Why the pool replaces a connection after a timeout: a plain connection that timed out may
 //! still deliver the late reply, which a careless reuse would read as the answer to the *next*

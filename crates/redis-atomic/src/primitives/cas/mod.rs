@@ -31,14 +31,14 @@
 //! same way. A lost `EXEC` reply is returned as [`Error::OutcomeUnknown`]: the writes may have
 //! applied, and re-running the closure on top of them could apply them twice.
 //!
-//! **Not guaranteed.** Progress under contention: on a hot key most attempts abort (see
-//! `docs/cas.md` for measured abort rates); above a handful of contenders a script is cheaper
-//! and never aborts. No rollback inside `EXEC` (a write to a key of another type fails alone,
-//! reported as [`Error::WrongType`]). Keys the closure did not read are not protected. A
-//! failover can lose a commit (asynchronous replication) unless [`crate::ClientConfig::replicas`]
-//! is set: then `WAIT` follows a committing `EXEC` in the same round trip, and a commit that
-//! reached too few replicas is [`Error::NotReplicated`] (it stands on the primary; the closure
-//! is not run again).
+//! **Not guaranteed.** Progress under contention: on a hot key most attempts abort (measured
+//! abort rates: docs/performance.md, "CAS against one script"); above a handful of contenders a
+//! script is cheaper and never aborts. No rollback inside `EXEC` (a write to a key of another
+//! type fails alone, reported as [`Error::WrongType`]). Keys the closure did not read are not
+//! protected. A failover can lose a commit (asynchronous replication) unless
+//! [`crate::ClientConfig::replicas`] is set: then `WAIT` follows a committing `EXEC` in the same
+//! round trip, and a commit that reached too few replicas is [`Error::NotReplicated`] (it stands
+//! on the primary; the closure is not run again).
 
 mod read;
 
