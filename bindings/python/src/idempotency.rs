@@ -8,8 +8,7 @@
 use crate::client::Client;
 use crate::convert::{duration, opt_duration, secs, uint, values, Value};
 use crate::errors::raise;
-use crate::lease::{handle, unit, Abandon, ExtendOut, Slot};
-use crate::lock::{fence, token, token_or_random};
+use crate::lease::{by_parts, handle, token_or_random, unit, Abandon, ExtendOut, Slot};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
@@ -267,17 +266,12 @@ fn failure(response: Option<Response>) -> Failure {
 /// An end's answer on its way to Python: `Stored` or `Lost`.
 struct OutcomeOut(Outcome);
 
-impl<'py> IntoPyObject<'py> for OutcomeOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Outcome::Stored => Bound::new(py, Stored)?.into_any(),
-            _ => Bound::new(py, crate::lease::Lost)?.into_any(),
-        })
+crate::convert::to_python!(OutcomeOut, |this, py| {
+    match this.0 {
+        Outcome::Stored => Stored.into_bound_py_any(py),
+        _ => crate::lease::Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// What `begin` decided, on its way to Python.
 enum BeginOut {
@@ -315,19 +309,14 @@ impl BeginOut {
     }
 }
 
-impl<'py> IntoPyObject<'py> for BeginOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            BeginOut::Claim(c) => Bound::new(py, c)?.into_any(),
-            BeginOut::InProgress(i) => Bound::new(py, i)?.into_any(),
-            BeginOut::Replay(r) => Bound::new(py, r)?.into_any(),
-            BeginOut::Mismatch => Bound::new(py, Mismatch)?.into_any(),
-        })
+crate::convert::to_python!(BeginOut, |this, py| {
+    match this {
+        BeginOut::Claim(c) => c.into_bound_py_any(py),
+        BeginOut::InProgress(i) => i.into_bound_py_any(py),
+        BeginOut::Replay(r) => r.into_bound_py_any(py),
+        BeginOut::Mismatch => Mismatch.into_bound_py_any(py),
     }
-}
+});
 
 /// Idempotency records under one namespace.
 #[pyclass(frozen, module = "redis_atomic._native")]
@@ -403,7 +392,8 @@ impl Idempotency {
         fence: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (key, token, fence) = (key_bytes(key)?, self::token(token)?, self::fence(fence)?);
+        let key = key_bytes(key)?;
+        let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let store = self.inner.clone();
         self.bridge.run(py, true, async move {
@@ -425,7 +415,8 @@ impl Idempotency {
         fence: &Bound<'_, PyAny>,
         response: Response,
     ) -> PyResult<Py<PyAny>> {
-        let (key, token, fence) = (key_bytes(key)?, self::token(token)?, self::fence(fence)?);
+        let key = key_bytes(key)?;
+        let (token, fence) = by_parts(token, fence)?;
         let store = self.inner.clone();
         self.bridge.run(py, true, async move {
             store
@@ -447,7 +438,8 @@ impl Idempotency {
         fence: &Bound<'_, PyAny>,
         response: Option<Response>,
     ) -> PyResult<Py<PyAny>> {
-        let (key, token, fence) = (key_bytes(key)?, self::token(token)?, self::fence(fence)?);
+        let key = key_bytes(key)?;
+        let (token, fence) = by_parts(token, fence)?;
         let failure = failure(response);
         let store = self.inner.clone();
         self.bridge.run(py, true, async move {

@@ -20,12 +20,13 @@
 //! when made. A delivered handle dropped without its end verb does nothing: its lease runs out,
 //! as in the library.
 
-use crate::convert::{duration, secs};
-use crate::errors::Error;
+use crate::convert::{duration, secs, uint};
+use crate::errors::{raise, Error};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
 use redis_atomic::lease::{Extend, Lease, Release};
+use redis_atomic::{Fence, OwnerToken};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -207,6 +208,26 @@ pub(crate) fn py_bool(b: bool) -> &'static str {
     }
 }
 
+/// An owner token from Python, or a fresh random one (`None`); whether it was the caller's
+/// (a call with the caller's token is retry-safe).
+pub(crate) fn token_or_random(token: Option<&str>) -> PyResult<(OwnerToken, bool)> {
+    match token {
+        Some(t) => Ok((OwnerToken::new(t).map_err(raise)?, true)),
+        None => Ok((OwnerToken::random(), false)),
+    }
+}
+
+/// A caller's owner token (for a job: the worker).
+pub(crate) fn token(token: &str) -> PyResult<OwnerToken> {
+    OwnerToken::new(token).map_err(raise)
+}
+
+/// The owner token and fence of a by-parts call (release, extend, ack, ... after an unknown
+/// outcome, without the handle).
+pub(crate) fn by_parts(token: &str, fence: &Bound<'_, PyAny>) -> PyResult<(OwnerToken, Fence)> {
+    Ok((self::token(token)?, Fence(uint(fence, "fence")?)))
+}
+
 /// Reads a `ttl` argument of an extend.
 pub(crate) fn ttl_arg(ttl: &Bound<'_, PyAny>) -> PyResult<Duration> {
     duration(ttl, "ttl")
@@ -267,39 +288,26 @@ record! {
 /// An extend's answer on its way to Python: `Extended` or `Lost`.
 pub(crate) struct ExtendOut(pub(crate) Extend);
 
-impl<'py> IntoPyObject<'py> for ExtendOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Extend::Extended { fence, ttl } => Bound::new(
-                py,
-                Extended {
-                    fence: fence.0,
-                    ttl,
-                },
-            )?
-            .into_any(),
-            _ => Bound::new(py, Lost)?.into_any(),
-        })
+crate::convert::to_python!(ExtendOut, |this, py| {
+    match this.0 {
+        Extend::Extended { fence, ttl } => Extended {
+            fence: fence.0,
+            ttl,
+        }
+        .into_bound_py_any(py),
+        _ => Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// A release's answer on its way to Python: `Released` or `Lost`.
 pub(crate) struct ReleaseOut(pub(crate) Release);
 
-impl<'py> IntoPyObject<'py> for ReleaseOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Release::Released { fence } => Bound::new(py, Released { fence: fence.0 })?.into_any(),
-            _ => Bound::new(py, Lost)?.into_any(),
-        })
+crate::convert::to_python!(ReleaseOut, |this, py| {
+    match this.0 {
+        Release::Released { fence } => Released { fence: fence.0 }.into_bound_py_any(py),
+        _ => Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// A handle class over a [`Slot`] of `$lease`: its fence and token, the lease's local view
 /// (`ttl`, `expires_in`), `extend`, `watch`, `ended`, the delivery calls of the Python layer, and

@@ -8,8 +8,7 @@
 use crate::client::Client;
 use crate::convert::{duration, opt_duration, uint, Value};
 use crate::errors::raise;
-use crate::lease::{handle, Abandon, ExtendOut, Slot};
-use crate::lock::{fence, token};
+use crate::lease::{by_parts, handle, token, Abandon, ExtendOut, Slot};
 use crate::queue_admin::{
     Acked, DeadLetters, Empty, Idle, Out, Purged, QueueKeys, QueueStats, Reaped,
 };
@@ -96,17 +95,12 @@ handle! {
 /// An ack's answer: `Acked` or `Lost`.
 struct AckOut(Ack);
 
-impl<'py> IntoPyObject<'py> for AckOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Ack::Acked => Bound::new(py, Acked)?.into_any(),
-            _ => Bound::new(py, crate::lease::Lost)?.into_any(),
-        })
+crate::convert::to_python!(AckOut, |this, py| {
+    match this.0 {
+        Ack::Acked => Acked.into_bound_py_any(py),
+        _ => crate::lease::Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// A claim's answer: the jobs (a list), `Empty` or `Idle`.
 enum ClaimOut {
@@ -137,19 +131,13 @@ impl ClaimOut {
     }
 }
 
-impl<'py> IntoPyObject<'py> for ClaimOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        use pyo3::IntoPyObjectExt;
-        match self {
-            ClaimOut::Jobs(jobs) => jobs.into_bound_py_any(py),
-            ClaimOut::Empty(e) => e.into_bound_py_any(py),
-            ClaimOut::Idle => Idle.into_bound_py_any(py),
-        }
+crate::convert::to_python!(ClaimOut, |this, py| {
+    match this {
+        ClaimOut::Jobs(jobs) => jobs.into_bound_py_any(py),
+        ClaimOut::Empty(e) => e.into_bound_py_any(py),
+        ClaimOut::Idle => Idle.into_bound_py_any(py),
     }
-}
+});
 
 fn nonzero(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<NonZeroU32>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
@@ -310,7 +298,8 @@ impl Queue {
         fence: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (worker, fence, ttl) = (token(worker)?, self::fence(fence)?, duration(ttl, "ttl")?);
+        let (worker, fence) = by_parts(worker, fence)?;
+        let ttl = duration(ttl, "ttl")?;
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {
             queue
@@ -328,7 +317,7 @@ impl Queue {
         worker: &str,
         fence: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (worker, fence) = (token(worker)?, self::fence(fence)?);
+        let (worker, fence) = by_parts(worker, fence)?;
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {
             queue.ack(&job_id, &worker, fence).await.map(AckOut)
@@ -347,7 +336,7 @@ impl Queue {
         retry_after: Option<&Bound<'_, PyAny>>,
         error: String,
     ) -> PyResult<Py<PyAny>> {
-        let (worker, fence) = (token(worker)?, self::fence(fence)?);
+        let (worker, fence) = by_parts(worker, fence)?;
         let after = opt_duration(retry_after, "retry_after")?.unwrap_or_default();
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {

@@ -2,10 +2,9 @@
 //! `semaphore::Semaphore`, a named instance of a fixed capacity.
 
 use crate::client::Client;
-use crate::convert::{duration, uint};
+use crate::convert::{duration, uint, OneOf};
 use crate::errors::raise;
-use crate::lease::{handle, Abandon, ExtendOut, ReleaseOut, Slot};
-use crate::lock::{fence, token, token_or_random};
+use crate::lease::{by_parts, handle, token_or_random, Abandon, ExtendOut, ReleaseOut, Slot};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
@@ -62,23 +61,6 @@ handle! {
     }
 }
 
-enum AcquireOut {
-    Permit(Permit),
-    Full(Full),
-}
-
-impl<'py> IntoPyObject<'py> for AcquireOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            AcquireOut::Permit(p) => Bound::new(py, p)?.into_any(),
-            AcquireOut::Full(f) => Bound::new(py, f)?.into_any(),
-        })
-    }
-}
-
 /// One named semaphore of a fixed capacity.
 #[pyclass(frozen, module = "redis_atomic._native")]
 pub struct Semaphore {
@@ -119,13 +101,13 @@ impl Semaphore {
         let bridge = self.bridge;
         self.bridge.run(py, safe, async move {
             Ok::<_, redis_atomic::Error>(match s.acquire_with_token(&token, ttl).await? {
-                Acquire::Acquired(p) => AcquireOut::Permit(Permit {
+                Acquire::Acquired(p) => OneOf::A(Permit {
                     fence: p.fence().0,
                     token: p.token().clone(),
                     slot: Slot::new(p, bridge),
                 }),
-                Acquire::Full { retry_after } => AcquireOut::Full(Full { retry_after }),
-                _ => AcquireOut::Full(Full {
+                Acquire::Full { retry_after } => OneOf::B(Full { retry_after }),
+                _ => OneOf::B(Full {
                     retry_after: Duration::ZERO,
                 }),
             })
@@ -139,7 +121,7 @@ impl Semaphore {
         token: &str,
         fence: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let (token, fence) = by_parts(token, fence)?;
         let s = self.inner.clone();
         self.bridge.run(py, true, async move {
             s.release(&token, fence).await.map(ReleaseOut)
@@ -155,7 +137,7 @@ impl Semaphore {
         fence: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let s = self.inner.clone();
         self.bridge.run(py, true, async move {
