@@ -233,10 +233,8 @@ handle! {
         }
         /// Stores `response` for replay: `Stored` or `Lost` (superseded: nothing written).
         fn complete(&self, py: Python<'_>, response: Response) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|c| async move { c.complete(&response.inner).await }).await.map(OutcomeOut)
-            })
+            let complete = move |c: idem::Claim| async move { c.complete(&response.inner).await };
+            self.slot.end_verb(py, complete, OutcomeOut)
         }
         /// Ends the claim with a failure: without `response` a retryable one (the key is freed:
         /// the next duplicate runs the request), with it a final one (stored for replay as
@@ -244,14 +242,11 @@ handle! {
         #[pyo3(signature = (response=None))]
         fn fail(&self, py: Python<'_>, response: Option<Response>) -> PyResult<Py<PyAny>> {
             let failure = failure(response);
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|c| async move { c.fail(&failure).await }).await.map(OutcomeOut)
-            })
+            self.slot.end_verb(py, move |c| async move { c.fail(&failure).await }, OutcomeOut)
         }
         fn __repr__(&self) -> String {
-            format!("Claim(fence={}, takeover={}, ended={})", self.fence, crate::lease::py_bool(self.takeover),
-                    crate::lease::py_bool(self.slot.is_ended()))
+            format!("Claim(fence={}, takeover={}, ended={})", self.fence,
+                    crate::lease::py_bool(self.takeover), crate::lease::py_bool(self.slot.is_ended()))
         }
     }
 }

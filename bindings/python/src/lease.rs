@@ -40,6 +40,21 @@ pub(crate) trait Abandon: Lease + Send + Sync + 'static {
     fn abandon(self) -> impl Future<Output = ()> + Send;
 }
 
+/// [`Abandon`] for a lease given back by releasing it (a lock guard, a permit); `$what` names
+/// it in errors.
+macro_rules! released_on_abandon {
+    ($lease:ty, $what:literal) => {
+        impl $crate::lease::Abandon for $lease {
+            const WHAT: &'static str = $what;
+            async fn abandon(self) {
+                let _ = self.release().await;
+            }
+        }
+    };
+}
+
+pub(crate) use released_on_abandon;
+
 /// Where a handle's library lease is.
 pub(crate) enum State<L> {
     Held(L),
@@ -145,6 +160,25 @@ impl<L: Abandon> Slot<L> {
             }
         };
         Ok(end(lease).await?)
+    }
+
+    /// A handle's end verb from Python: `end` run on the bridge (retry-safe: it ends this
+    /// token's lease with this fence), its answer made Python by `out`.
+    pub(crate) fn end_verb<T, O, F, Fut>(
+        self: &Arc<Self>,
+        py: Python<'_>,
+        end: F,
+        out: fn(T) -> O,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(L) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, redis_atomic::Error>> + Send,
+        T: Send + 'static,
+        O: for<'py> IntoPyObject<'py> + Send + 'static,
+    {
+        let slot = self.clone();
+        self.bridge
+            .run_any(py, true, async move { slot.end(end).await.map(out) })
     }
 
     /// Lends the lease to a watchdog (no await: refused while another call uses it).

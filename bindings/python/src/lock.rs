@@ -8,7 +8,7 @@
 use crate::client::Client;
 use crate::convert::{duration, opt_duration, unknown, OneOf};
 use crate::errors::raise;
-use crate::lease::{by_parts, handle, token_or_random, Abandon, ReleaseOut, Slot};
+use crate::lease::{by_parts, handle, released_on_abandon, token_or_random, ReleaseOut, Slot};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
@@ -16,12 +16,7 @@ use redis_atomic::lock::{self, Acquire, LockState};
 use redis_atomic::Keyspace;
 use std::time::Duration;
 
-impl Abandon for lock::LockGuard {
-    const WHAT: &'static str = "lock guard";
-    async fn abandon(self) {
-        let _ = self.release().await;
-    }
-}
+released_on_abandon!(lock::LockGuard, "lock guard");
 
 record! {
     /// Someone else holds the lock; its lease ends in `retry_after` seconds (a release may free
@@ -64,10 +59,7 @@ handle! {
         /// ended either way; after an unknown outcome repeat it by parts
         /// (`Locks.release(resource, token, fence)`).
         fn release(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|g| g.release()).await.map(ReleaseOut)
-            })
+            self.slot.end_verb(py, |g| g.release(), ReleaseOut)
         }
         fn __repr__(&self) -> String {
             format!("LockGuard(resource={:?}, fence={}, ended={})", self.resource, self.fence,

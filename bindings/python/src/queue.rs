@@ -64,10 +64,7 @@ handle! {
         }
         /// Completes the job if this is still its lease: `Acked` or `Lost`.
         fn ack(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|j| j.ack()).await.map(AckOut)
-            })
+            self.slot.end_verb(py, |j| j.ack(), AckOut)
         }
         /// Gives the job back if this is still its lease: `Retrying(retry_after)` (due again
         /// then), `DeadLettered()` (delivered `max_deliveries` times) or `Lost`. `error` (cut to
@@ -80,10 +77,8 @@ handle! {
             error: String,
         ) -> PyResult<Py<PyAny>> {
             let after = opt_duration(retry_after, "retry_after")?.unwrap_or_default();
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|j| async move { j.nack(after, &error).await }).await.map(Out::Nack)
-            })
+            let nack = move |j: q::Job| async move { j.nack(after, &error).await };
+            self.slot.end_verb(py, nack, Out::Nack)
         }
         fn __repr__(&self) -> String {
             format!("Job(id={:?}, fence={}, deliveries={}, ended={})", self.id, self.fence,

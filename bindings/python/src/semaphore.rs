@@ -4,7 +4,9 @@
 use crate::client::Client;
 use crate::convert::{duration, uint, OneOf};
 use crate::errors::raise;
-use crate::lease::{by_parts, handle, token_or_random, Abandon, ExtendOut, ReleaseOut, Slot};
+use crate::lease::{
+    by_parts, handle, released_on_abandon, token_or_random, ExtendOut, ReleaseOut, Slot,
+};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
@@ -12,12 +14,7 @@ use redis_atomic::semaphore::{self as sem, Acquire, SemaphoreConfig};
 use redis_atomic::Keyspace;
 use std::time::Duration;
 
-impl Abandon for sem::Permit {
-    const WHAT: &'static str = "permit";
-    async fn abandon(self) {
-        let _ = self.release().await;
-    }
-}
+released_on_abandon!(sem::Permit, "permit");
 
 record! {
     /// Every permit is taken; the earliest lease ends in `retry_after` seconds (a release may
@@ -50,13 +47,11 @@ handle! {
         /// either way; after an unknown outcome repeat it by parts
         /// (`Semaphore.release(token, fence)`).
         fn release(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|p| p.release()).await.map(ReleaseOut)
-            })
+            self.slot.end_verb(py, |p| p.release(), ReleaseOut)
         }
         fn __repr__(&self) -> String {
-            format!("Permit(fence={}, ended={})", self.fence, crate::lease::py_bool(self.slot.is_ended()))
+            format!("Permit(fence={}, ended={})", self.fence,
+                    crate::lease::py_bool(self.slot.is_ended()))
         }
     }
 }
