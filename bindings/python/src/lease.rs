@@ -1,6 +1,8 @@
-//! What the lease handles share: the slot a handle keeps its library lease in, the values every
-//! lease answers (`Extended`, `Released`, `Lost`, and the other unit values), and the macro that
-//! gives each handle class the common shape.
+//! What the lease handles share: the slot a handle keeps its library lease in (and how an end
+//! verb runs on it, [`Slot::end_verb`]), the values every lease answers (`Extended`, `Released`,
+//! `Lost`, and the other unit values), the arguments of a by-parts call (owner token and fence,
+//! [`by_parts`]), and the macros that give each handle class the common shape ([`handle!`]) and
+//! a lock or permit its give-back ([`released_on_abandon!`]).
 //!
 //! **The slot.** A handle (`LockGuard`, `Permit`, `Claim`, `Job`) keeps the library's own handle
 //! in a [`Slot`]: held, lent to a watchdog, or ended. The end verbs consume the library handle, so
