@@ -8,6 +8,10 @@
 //!
 //! **Integers** declared unsigned (costs, limits) arrive as Python ints of any size: out of
 //! range is `BadArgument`, never an `OverflowError` or a wrapped value.
+//!
+//! **Answers.** Each library answer goes out as one of the binding's classes through
+//! [`to_python!`], which writes pyo3's `IntoPyObject` once: an answer type states only which
+//! class each library value becomes.
 
 use crate::errors::raise;
 use pyo3::exceptions::PyTypeError;
@@ -15,6 +19,59 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDelta, PyDeltaAccess, PyFloat, PyInt, PyString};
 use redis_atomic::Error;
 use std::time::Duration;
+
+/// `IntoPyObject` for an answer on its way to Python as any Python object:
+/// `to_python!(Type, |value, py| body)`, `body` a `PyResult<Bound<'py, PyAny>>` made from
+/// `value` (with `IntoPyObjectExt` in scope: `.into_bound_py_any(py)`).
+macro_rules! to_python {
+    ($ty:ty, |$this:ident, $py:ident| $body:expr) => {
+        impl<'py> pyo3::IntoPyObject<'py> for $ty {
+            type Target = pyo3::PyAny;
+            type Output = pyo3::Bound<'py, pyo3::PyAny>;
+            type Error = pyo3::PyErr;
+
+            fn into_pyobject(self, $py: pyo3::Python<'py>) -> pyo3::PyResult<Self::Output> {
+                #[allow(unused_imports)]
+                use pyo3::IntoPyObjectExt as _;
+                let $this = self;
+                $body
+            }
+        }
+    };
+}
+
+pub(crate) use to_python;
+
+/// A result kind this binding does not know (a newer library): none today.
+pub(crate) fn unknown(what: &str) -> PyErr {
+    raise(Error::Client(format!(
+        "{what}: a result this package does not know"
+    )))
+}
+
+/// One of two answers on its way to Python: a lease or a refusal (`LockGuard` or `Held`, ...).
+pub(crate) enum OneOf<A, B> {
+    A(A),
+    B(B),
+}
+
+impl<'py, A, B> IntoPyObject<'py> for OneOf<A, B>
+where
+    A: IntoPyObject<'py>,
+    B: IntoPyObject<'py>,
+{
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        use pyo3::IntoPyObjectExt;
+        match self {
+            OneOf::A(a) => a.into_bound_py_any(py),
+            OneOf::B(b) => b.into_bound_py_any(py),
+        }
+    }
+}
 
 fn bad(msg: String) -> PyErr {
     raise(Error::BadArgument(msg))
@@ -148,15 +205,7 @@ pub(crate) fn values(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Value>>
 /// `redis` crate's parser; nothing here allocates by a number in the reply.
 pub(crate) struct Reply(pub(crate) redis::Value);
 
-impl<'py> IntoPyObject<'py> for Reply {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        reply(py, self.0)
-    }
-}
+to_python!(Reply, |this, py| reply(py, this.0));
 
 fn reply(py: Python<'_>, value: redis::Value) -> PyResult<Bound<'_, PyAny>> {
     use pyo3::IntoPyObjectExt;

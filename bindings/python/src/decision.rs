@@ -70,17 +70,12 @@ impl From<rl::Decision> for Decision {
     }
 }
 
-impl<'py> IntoPyObject<'py> for Decision {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match self {
-            Decision::Allowed(a) => Ok(Bound::new(py, a)?.into_any()),
-            Decision::Limited(l) => Ok(Bound::new(py, l)?.into_any()),
-        }
+crate::convert::to_python!(Decision, |this, py| {
+    match this {
+        Decision::Allowed(a) => a.into_bound_py_any(py),
+        Decision::Limited(l) => l.into_bound_py_any(py),
     }
-}
+});
 
 impl crate::record::Field for Decision {
     fn put(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Self> {

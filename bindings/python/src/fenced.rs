@@ -2,9 +2,9 @@
 //! library's `fenced::FencedWrites` and `write::Write`.
 
 use crate::client::Client;
+use crate::convert::unknown;
 use crate::convert::{duration, opt_duration, uint, values, Value};
 use crate::errors::raise;
-use crate::quota::unknown;
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
@@ -135,25 +135,17 @@ record! {
 
 struct FencedOut(Fenced);
 
-impl<'py> IntoPyObject<'py> for FencedOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Fenced::Applied { fence, writes } => Bound::new(
-                py,
-                Written {
-                    fence: fence.0,
-                    writes: u64::try_from(writes).unwrap_or(u64::MAX),
-                },
-            )?
-            .into_any(),
-            Fenced::Stale { highest } => Bound::new(py, Stale { highest: highest.0 })?.into_any(),
-            _ => return Err(unknown("fenced write")),
-        })
+crate::convert::to_python!(FencedOut, |this, py| {
+    match this.0 {
+        Fenced::Applied { fence, writes } => Written {
+            fence: fence.0,
+            writes: u64::try_from(writes).unwrap_or(u64::MAX),
+        }
+        .into_bound_py_any(py),
+        Fenced::Stale { highest } => Stale { highest: highest.0 }.into_bound_py_any(py),
+        _ => Err(unknown("fenced write")),
     }
-}
+});
 
 /// Fenced writes under one namespace.
 #[pyclass(frozen, module = "redis_atomic._native")]

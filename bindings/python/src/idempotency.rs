@@ -8,8 +8,7 @@
 use crate::client::Client;
 use crate::convert::{duration, opt_duration, secs, uint, values, Value};
 use crate::errors::raise;
-use crate::lease::{handle, unit, Abandon, ExtendOut, Slot};
-use crate::lock::{fence, token, token_or_random};
+use crate::lease::{by_parts, handle, token_or_random, unit, Abandon, ExtendOut, Slot};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
@@ -234,10 +233,8 @@ handle! {
         }
         /// Stores `response` for replay: `Stored` or `Lost` (superseded: nothing written).
         fn complete(&self, py: Python<'_>, response: Response) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|c| async move { c.complete(&response.inner).await }).await.map(OutcomeOut)
-            })
+            let complete = move |c: idem::Claim| async move { c.complete(&response.inner).await };
+            self.slot.end_verb(py, complete, OutcomeOut)
         }
         /// Ends the claim with a failure: without `response` a retryable one (the key is freed:
         /// the next duplicate runs the request), with it a final one (stored for replay as
@@ -245,14 +242,11 @@ handle! {
         #[pyo3(signature = (response=None))]
         fn fail(&self, py: Python<'_>, response: Option<Response>) -> PyResult<Py<PyAny>> {
             let failure = failure(response);
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|c| async move { c.fail(&failure).await }).await.map(OutcomeOut)
-            })
+            self.slot.end_verb(py, move |c| async move { c.fail(&failure).await }, OutcomeOut)
         }
         fn __repr__(&self) -> String {
-            format!("Claim(fence={}, takeover={}, ended={})", self.fence, crate::lease::py_bool(self.takeover),
-                    crate::lease::py_bool(self.slot.is_ended()))
+            format!("Claim(fence={}, takeover={}, ended={})", self.fence,
+                    crate::lease::py_bool(self.takeover), crate::lease::py_bool(self.slot.is_ended()))
         }
     }
 }
@@ -267,17 +261,12 @@ fn failure(response: Option<Response>) -> Failure {
 /// An end's answer on its way to Python: `Stored` or `Lost`.
 struct OutcomeOut(Outcome);
 
-impl<'py> IntoPyObject<'py> for OutcomeOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Outcome::Stored => Bound::new(py, Stored)?.into_any(),
-            _ => Bound::new(py, crate::lease::Lost)?.into_any(),
-        })
+crate::convert::to_python!(OutcomeOut, |this, py| {
+    match this.0 {
+        Outcome::Stored => Stored.into_bound_py_any(py),
+        _ => crate::lease::Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// What `begin` decided, on its way to Python.
 enum BeginOut {
@@ -315,19 +304,14 @@ impl BeginOut {
     }
 }
 
-impl<'py> IntoPyObject<'py> for BeginOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            BeginOut::Claim(c) => Bound::new(py, c)?.into_any(),
-            BeginOut::InProgress(i) => Bound::new(py, i)?.into_any(),
-            BeginOut::Replay(r) => Bound::new(py, r)?.into_any(),
-            BeginOut::Mismatch => Bound::new(py, Mismatch)?.into_any(),
-        })
+crate::convert::to_python!(BeginOut, |this, py| {
+    match this {
+        BeginOut::Claim(c) => c.into_bound_py_any(py),
+        BeginOut::InProgress(i) => i.into_bound_py_any(py),
+        BeginOut::Replay(r) => r.into_bound_py_any(py),
+        BeginOut::Mismatch => Mismatch.into_bound_py_any(py),
     }
-}
+});
 
 /// Idempotency records under one namespace.
 #[pyclass(frozen, module = "redis_atomic._native")]
@@ -403,7 +387,8 @@ impl Idempotency {
         fence: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (key, token, fence) = (key_bytes(key)?, self::token(token)?, self::fence(fence)?);
+        let key = key_bytes(key)?;
+        let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let store = self.inner.clone();
         self.bridge.run(py, true, async move {
@@ -425,7 +410,8 @@ impl Idempotency {
         fence: &Bound<'_, PyAny>,
         response: Response,
     ) -> PyResult<Py<PyAny>> {
-        let (key, token, fence) = (key_bytes(key)?, self::token(token)?, self::fence(fence)?);
+        let key = key_bytes(key)?;
+        let (token, fence) = by_parts(token, fence)?;
         let store = self.inner.clone();
         self.bridge.run(py, true, async move {
             store
@@ -447,7 +433,8 @@ impl Idempotency {
         fence: &Bound<'_, PyAny>,
         response: Option<Response>,
     ) -> PyResult<Py<PyAny>> {
-        let (key, token, fence) = (key_bytes(key)?, self::token(token)?, self::fence(fence)?);
+        let key = key_bytes(key)?;
+        let (token, fence) = by_parts(token, fence)?;
         let failure = failure(response);
         let store = self.inner.clone();
         self.bridge.run(py, true, async move {

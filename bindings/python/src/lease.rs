@@ -1,6 +1,8 @@
-//! What the lease handles share: the slot a handle keeps its library lease in, the values every
-//! lease answers (`Extended`, `Released`, `Lost`, and the other unit values), and the macro that
-//! gives each handle class the common shape.
+//! What the lease handles share: the slot a handle keeps its library lease in (and how an end
+//! verb runs on it, [`Slot::end_verb`]), the values every lease answers (`Extended`, `Released`,
+//! `Lost`, and the other unit values), the arguments of a by-parts call (owner token and fence,
+//! [`by_parts`]), and the macros that give each handle class the common shape ([`handle!`]) and
+//! a lock or permit its give-back ([`released_on_abandon!`]).
 //!
 //! **The slot.** A handle (`LockGuard`, `Permit`, `Claim`, `Job`) keeps the library's own handle
 //! in a [`Slot`]: held, lent to a watchdog, or ended. The end verbs consume the library handle, so
@@ -20,12 +22,13 @@
 //! when made. A delivered handle dropped without its end verb does nothing: its lease runs out,
 //! as in the library.
 
-use crate::convert::{duration, secs};
-use crate::errors::Error;
+use crate::convert::{duration, secs, uint};
+use crate::errors::{raise, Error};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
 use redis_atomic::lease::{Extend, Lease, Release};
+use redis_atomic::{Fence, OwnerToken};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,6 +41,21 @@ pub(crate) trait Abandon: Lease + Send + Sync + 'static {
     /// Gives the lease back: the caller never saw it.
     fn abandon(self) -> impl Future<Output = ()> + Send;
 }
+
+/// [`Abandon`] for a lease given back by releasing it (a lock guard, a permit); `$what` names
+/// it in errors.
+macro_rules! released_on_abandon {
+    ($lease:ty, $what:literal) => {
+        impl $crate::lease::Abandon for $lease {
+            const WHAT: &'static str = $what;
+            async fn abandon(self) {
+                let _ = self.release().await;
+            }
+        }
+    };
+}
+
+pub(crate) use released_on_abandon;
 
 /// Where a handle's library lease is.
 pub(crate) enum State<L> {
@@ -146,6 +164,25 @@ impl<L: Abandon> Slot<L> {
         Ok(end(lease).await?)
     }
 
+    /// A handle's end verb from Python: `end` run on the bridge (retry-safe: it ends this
+    /// token's lease with this fence), its answer made Python by `out`.
+    pub(crate) fn end_verb<T, O, F, Fut>(
+        self: &Arc<Self>,
+        py: Python<'_>,
+        end: F,
+        out: fn(T) -> O,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(L) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, redis_atomic::Error>> + Send,
+        T: Send + 'static,
+        O: for<'py> IntoPyObject<'py> + Send + 'static,
+    {
+        let slot = self.clone();
+        self.bridge
+            .run_any(py, true, async move { slot.end(end).await.map(out) })
+    }
+
     /// Lends the lease to a watchdog (no await: refused while another call uses it).
     pub(crate) fn lend(&self) -> Result<L, Error> {
         let Ok(mut state) = self.state.try_lock() else {
@@ -205,6 +242,26 @@ pub(crate) fn py_bool(b: bool) -> &'static str {
     } else {
         "False"
     }
+}
+
+/// An owner token from Python, or a fresh random one (`None`); whether it was the caller's
+/// (a call with the caller's token is retry-safe).
+pub(crate) fn token_or_random(token: Option<&str>) -> PyResult<(OwnerToken, bool)> {
+    match token {
+        Some(t) => Ok((OwnerToken::new(t).map_err(raise)?, true)),
+        None => Ok((OwnerToken::random(), false)),
+    }
+}
+
+/// A caller's owner token (for a job: the worker).
+pub(crate) fn token(token: &str) -> PyResult<OwnerToken> {
+    OwnerToken::new(token).map_err(raise)
+}
+
+/// The owner token and fence of a by-parts call (release, extend, ack, ... after an unknown
+/// outcome, without the handle).
+pub(crate) fn by_parts(token: &str, fence: &Bound<'_, PyAny>) -> PyResult<(OwnerToken, Fence)> {
+    Ok((self::token(token)?, Fence(uint(fence, "fence")?)))
 }
 
 /// Reads a `ttl` argument of an extend.
@@ -267,39 +324,26 @@ record! {
 /// An extend's answer on its way to Python: `Extended` or `Lost`.
 pub(crate) struct ExtendOut(pub(crate) Extend);
 
-impl<'py> IntoPyObject<'py> for ExtendOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Extend::Extended { fence, ttl } => Bound::new(
-                py,
-                Extended {
-                    fence: fence.0,
-                    ttl,
-                },
-            )?
-            .into_any(),
-            _ => Bound::new(py, Lost)?.into_any(),
-        })
+crate::convert::to_python!(ExtendOut, |this, py| {
+    match this.0 {
+        Extend::Extended { fence, ttl } => Extended {
+            fence: fence.0,
+            ttl,
+        }
+        .into_bound_py_any(py),
+        _ => Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// A release's answer on its way to Python: `Released` or `Lost`.
 pub(crate) struct ReleaseOut(pub(crate) Release);
 
-impl<'py> IntoPyObject<'py> for ReleaseOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Release::Released { fence } => Bound::new(py, Released { fence: fence.0 })?.into_any(),
-            _ => Bound::new(py, Lost)?.into_any(),
-        })
+crate::convert::to_python!(ReleaseOut, |this, py| {
+    match this.0 {
+        Release::Released { fence } => Released { fence: fence.0 }.into_bound_py_any(py),
+        _ => Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// A handle class over a [`Slot`] of `$lease`: its fence and token, the lease's local view
 /// (`ttl`, `expires_in`), `extend`, `watch`, `ended`, the delivery calls of the Python layer, and

@@ -6,22 +6,17 @@
 //! fence) and `inspect` are methods of `Locks`.
 
 use crate::client::Client;
-use crate::convert::{duration, opt_duration, uint};
+use crate::convert::{duration, opt_duration, unknown, OneOf};
 use crate::errors::raise;
-use crate::lease::{handle, Abandon, ReleaseOut, Slot};
+use crate::lease::{by_parts, handle, released_on_abandon, token_or_random, ReleaseOut, Slot};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
 use redis_atomic::lock::{self, Acquire, LockState};
-use redis_atomic::{Fence, Keyspace, OwnerToken};
+use redis_atomic::Keyspace;
 use std::time::Duration;
 
-impl Abandon for lock::LockGuard {
-    const WHAT: &'static str = "lock guard";
-    async fn abandon(self) {
-        let _ = self.release().await;
-    }
-}
+released_on_abandon!(lock::LockGuard, "lock guard");
 
 record! {
     /// Someone else holds the lock; its lease ends in `retry_after` seconds (a release may free
@@ -64,10 +59,7 @@ handle! {
         /// ended either way; after an unknown outcome repeat it by parts
         /// (`Locks.release(resource, token, fence)`).
         fn release(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|g| g.release()).await.map(ReleaseOut)
-            })
+            self.slot.end_verb(py, |g| g.release(), ReleaseOut)
         }
         fn __repr__(&self) -> String {
             format!("LockGuard(resource={:?}, fence={}, ended={})", self.resource, self.fence,
@@ -76,58 +68,21 @@ handle! {
     }
 }
 
-/// An acquisition on its way to Python.
-enum AcquireOut {
-    Guard(LockGuard),
-    Held(Held),
-}
-
-impl AcquireOut {
-    fn of(a: Acquire, bridge: Bridge) -> Self {
-        match a {
-            Acquire::Acquired(g) => AcquireOut::Guard(LockGuard {
-                fence: g.fence().0,
-                token: g.token().clone(),
-                resource: g.resource().to_string(),
-                slot: Slot::new(g, bridge),
-            }),
-            Acquire::Held { retry_after } => AcquireOut::Held(Held { retry_after }),
-            // The library's enum is non-exhaustive; nothing else exists today.
-            _ => AcquireOut::Held(Held {
-                retry_after: Duration::ZERO,
-            }),
-        }
+/// An acquisition on its way to Python: a `LockGuard` or `Held`.
+fn acquired(a: Acquire, bridge: Bridge) -> OneOf<LockGuard, Held> {
+    match a {
+        Acquire::Acquired(g) => OneOf::A(LockGuard {
+            fence: g.fence().0,
+            token: g.token().clone(),
+            resource: g.resource().to_string(),
+            slot: Slot::new(g, bridge),
+        }),
+        Acquire::Held { retry_after } => OneOf::B(Held { retry_after }),
+        // The library's enum is non-exhaustive; nothing else exists today.
+        _ => OneOf::B(Held {
+            retry_after: Duration::ZERO,
+        }),
     }
-}
-
-impl<'py> IntoPyObject<'py> for AcquireOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            AcquireOut::Guard(g) => Bound::new(py, g)?.into_any(),
-            AcquireOut::Held(h) => Bound::new(py, h)?.into_any(),
-        })
-    }
-}
-
-/// An owner token from Python, or a fresh random one (`None`).
-pub(crate) fn token_or_random(token: Option<&str>) -> PyResult<(OwnerToken, bool)> {
-    match token {
-        Some(t) => Ok((OwnerToken::new(t).map_err(raise)?, true)),
-        None => Ok((OwnerToken::random(), false)),
-    }
-}
-
-/// A caller's owner token (by-parts calls).
-pub(crate) fn token(token: &str) -> PyResult<OwnerToken> {
-    OwnerToken::new(token).map_err(raise)
-}
-
-/// A fence from Python.
-pub(crate) fn fence(obj: &Bound<'_, PyAny>) -> PyResult<Fence> {
-    Ok(Fence(uint(obj, "fence")?))
 }
 
 /// Locks under one namespace.
@@ -173,7 +128,7 @@ impl Locks {
                 Some(wait) => locks.acquire_timeout(&resource, ttl, wait).await?,
                 None => locks.acquire_with_token(&resource, &token, ttl).await?,
             };
-            Ok::<_, redis_atomic::Error>(AcquireOut::of(got, bridge))
+            Ok::<_, redis_atomic::Error>(acquired(got, bridge))
         })
     }
 
@@ -185,7 +140,7 @@ impl Locks {
         token: &str,
         fence: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let (token, fence) = by_parts(token, fence)?;
         let locks = self.inner.clone();
         self.bridge.run(py, true, async move {
             locks
@@ -205,7 +160,7 @@ impl Locks {
         fence: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let locks = self.inner.clone();
         self.bridge.run(py, true, async move {
@@ -235,30 +190,17 @@ impl Locks {
 /// A lock's state on its way to Python.
 struct StateOut(LockState);
 
-impl<'py> IntoPyObject<'py> for StateOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            LockState::Held { fence, ttl } => Bound::new(
-                py,
-                Locked {
-                    fence: fence.0,
-                    ttl,
-                },
-            )?,
-            LockState::Free { last_fence } => {
-                return Ok(Bound::new(
-                    py,
-                    Free {
-                        last_fence: last_fence.0,
-                    },
-                )?
-                .into_any())
-            }
-            _ => return Err(crate::quota::unknown("lock state")),
+crate::convert::to_python!(StateOut, |this, py| {
+    match this.0 {
+        LockState::Held { fence, ttl } => Locked {
+            fence: fence.0,
+            ttl,
         }
-        .into_any())
+        .into_bound_py_any(py),
+        LockState::Free { last_fence } => Free {
+            last_fence: last_fence.0,
+        }
+        .into_bound_py_any(py),
+        _ => Err(unknown("lock state")),
     }
-}
+});

@@ -8,8 +8,7 @@
 use crate::client::Client;
 use crate::convert::{duration, opt_duration, uint, Value};
 use crate::errors::raise;
-use crate::lease::{handle, Abandon, ExtendOut, Slot};
-use crate::lock::{fence, token};
+use crate::lease::{by_parts, handle, token, Abandon, ExtendOut, Slot};
 use crate::queue_admin::{
     Acked, DeadLetters, Empty, Idle, Out, Purged, QueueKeys, QueueStats, Reaped,
 };
@@ -65,10 +64,7 @@ handle! {
         }
         /// Completes the job if this is still its lease: `Acked` or `Lost`.
         fn ack(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|j| j.ack()).await.map(AckOut)
-            })
+            self.slot.end_verb(py, |j| j.ack(), AckOut)
         }
         /// Gives the job back if this is still its lease: `Retrying(retry_after)` (due again
         /// then), `DeadLettered()` (delivered `max_deliveries` times) or `Lost`. `error` (cut to
@@ -81,10 +77,8 @@ handle! {
             error: String,
         ) -> PyResult<Py<PyAny>> {
             let after = opt_duration(retry_after, "retry_after")?.unwrap_or_default();
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|j| async move { j.nack(after, &error).await }).await.map(Out::Nack)
-            })
+            let nack = move |j: q::Job| async move { j.nack(after, &error).await };
+            self.slot.end_verb(py, nack, Out::Nack)
         }
         fn __repr__(&self) -> String {
             format!("Job(id={:?}, fence={}, deliveries={}, ended={})", self.id, self.fence,
@@ -96,17 +90,12 @@ handle! {
 /// An ack's answer: `Acked` or `Lost`.
 struct AckOut(Ack);
 
-impl<'py> IntoPyObject<'py> for AckOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Ack::Acked => Bound::new(py, Acked)?.into_any(),
-            _ => Bound::new(py, crate::lease::Lost)?.into_any(),
-        })
+crate::convert::to_python!(AckOut, |this, py| {
+    match this.0 {
+        Ack::Acked => Acked.into_bound_py_any(py),
+        _ => crate::lease::Lost.into_bound_py_any(py),
     }
-}
+});
 
 /// A claim's answer: the jobs (a list), `Empty` or `Idle`.
 enum ClaimOut {
@@ -137,19 +126,13 @@ impl ClaimOut {
     }
 }
 
-impl<'py> IntoPyObject<'py> for ClaimOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        use pyo3::IntoPyObjectExt;
-        match self {
-            ClaimOut::Jobs(jobs) => jobs.into_bound_py_any(py),
-            ClaimOut::Empty(e) => e.into_bound_py_any(py),
-            ClaimOut::Idle => Idle.into_bound_py_any(py),
-        }
+crate::convert::to_python!(ClaimOut, |this, py| {
+    match this {
+        ClaimOut::Jobs(jobs) => jobs.into_bound_py_any(py),
+        ClaimOut::Empty(e) => e.into_bound_py_any(py),
+        ClaimOut::Idle => Idle.into_bound_py_any(py),
     }
-}
+});
 
 fn nonzero(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<NonZeroU32>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
@@ -310,7 +293,8 @@ impl Queue {
         fence: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (worker, fence, ttl) = (token(worker)?, self::fence(fence)?, duration(ttl, "ttl")?);
+        let (worker, fence) = by_parts(worker, fence)?;
+        let ttl = duration(ttl, "ttl")?;
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {
             queue
@@ -328,7 +312,7 @@ impl Queue {
         worker: &str,
         fence: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (worker, fence) = (token(worker)?, self::fence(fence)?);
+        let (worker, fence) = by_parts(worker, fence)?;
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {
             queue.ack(&job_id, &worker, fence).await.map(AckOut)
@@ -347,7 +331,7 @@ impl Queue {
         retry_after: Option<&Bound<'_, PyAny>>,
         error: String,
     ) -> PyResult<Py<PyAny>> {
-        let (worker, fence) = (token(worker)?, self::fence(fence)?);
+        let (worker, fence) = by_parts(worker, fence)?;
         let after = opt_duration(retry_after, "retry_after")?.unwrap_or_default();
         let queue = self.inner.clone();
         self.bridge.run(py, true, async move {

@@ -207,30 +207,22 @@ pub(crate) enum Out {
     State(JobState),
 }
 
-impl<'py> IntoPyObject<'py> for Out {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        use pyo3::IntoPyObjectExt;
-        match self {
-            Out::Enqueue(Enqueue::Enqueued { due_in }) => Enqueued { due_in }.into_bound_py_any(py),
-            Out::Enqueue(Enqueue::Exists { status }) => Exists {
-                status: status_name(status).into(),
-            }
-            .into_bound_py_any(py),
-            Out::Nack(Nack::Retrying { retry_after }) => {
-                Retrying { retry_after }.into_bound_py_any(py)
-            }
-            Out::Nack(Nack::Dead) => DeadLettered.into_bound_py_any(py),
-            Out::Nack(Nack::Lost) => crate::lease::Lost.into_bound_py_any(py),
-            Out::Requeue(Requeue::Requeued) => Requeued.into_bound_py_any(py),
-            Out::Requeue(Requeue::NotDead) => NotDead.into_bound_py_any(py),
-            Out::State(s) => state(py, s),
-            _ => Err(crate::quota::unknown("queue")),
+crate::convert::to_python!(Out, |this, py| {
+    match this {
+        Out::Enqueue(Enqueue::Enqueued { due_in }) => Enqueued { due_in }.into_bound_py_any(py),
+        Out::Enqueue(Enqueue::Exists { status }) => Exists {
+            status: status_name(status).into(),
         }
+        .into_bound_py_any(py),
+        Out::Nack(Nack::Retrying { retry_after }) => Retrying { retry_after }.into_bound_py_any(py),
+        Out::Nack(Nack::Dead) => DeadLettered.into_bound_py_any(py),
+        Out::Nack(Nack::Lost) => crate::lease::Lost.into_bound_py_any(py),
+        Out::Requeue(Requeue::Requeued) => Requeued.into_bound_py_any(py),
+        Out::Requeue(Requeue::NotDead) => NotDead.into_bound_py_any(py),
+        Out::State(s) => state(py, s),
+        _ => Err(crate::convert::unknown("queue")),
     }
-}
+});
 
 fn state(py: Python<'_>, s: JobState) -> PyResult<Bound<'_, PyAny>> {
     use pyo3::IntoPyObjectExt;
@@ -264,6 +256,6 @@ fn state(py: Python<'_>, s: JobState) -> PyResult<Bound<'_, PyAny>> {
         .into_bound_py_any(py),
         JobState::Acked { fence } => JobAcked { fence: fence.0 }.into_bound_py_any(py),
         JobState::Unknown => JobUnknown.into_bound_py_any(py),
-        _ => Err(crate::quota::unknown("job state")),
+        _ => Err(crate::convert::unknown("job state")),
     }
 }

@@ -2,7 +2,7 @@
 //! `quota::Quotas` and `dedup::Dedup`.
 
 use crate::client::Client;
-use crate::convert::{duration, int, opt_duration, secs, values};
+use crate::convert::{duration, int, opt_duration, secs, unknown, values};
 use crate::errors::raise;
 use crate::record::record;
 use crate::runtime::Bridge;
@@ -79,41 +79,24 @@ record! {
 /// A bounded add's result on its way to Python.
 struct BoundedOut(Bounded);
 
-impl<'py> IntoPyObject<'py> for BoundedOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Bounded::Refused { value } => Bound::new(py, Refused { value })?.into_any(),
-            Bounded::Applied { value } => Bound::new(py, Applied { value })?.into_any(),
-            _ => return Err(unknown("bounded add")),
-        })
+crate::convert::to_python!(BoundedOut, |this, py| {
+    match this.0 {
+        Bounded::Refused { value } => Refused { value }.into_bound_py_any(py),
+        Bounded::Applied { value } => Applied { value }.into_bound_py_any(py),
+        _ => Err(unknown("bounded add")),
     }
-}
+});
 
 /// A monotonic max's result on its way to Python.
 struct RaiseOut(Raise);
 
-impl<'py> IntoPyObject<'py> for RaiseOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.0 {
-            Raise::Raised { value } => Bound::new(py, Raised { value })?.into_any(),
-            Raise::Kept { value } => Bound::new(py, Kept { value })?.into_any(),
-            _ => return Err(unknown("raise")),
-        })
+crate::convert::to_python!(RaiseOut, |this, py| {
+    match this.0 {
+        Raise::Raised { value } => Raised { value }.into_bound_py_any(py),
+        Raise::Kept { value } => Kept { value }.into_bound_py_any(py),
+        _ => Err(unknown("raise")),
     }
-}
-
-/// A result kind this binding does not know (a newer library): none today.
-pub(crate) fn unknown(what: &str) -> PyErr {
-    raise(redis_atomic::Error::Client(format!(
-        "{what}: a result this package does not know"
-    )))
-}
+});
 
 fn bounds_of(obj: &Bound<'_, PyAny>) -> PyResult<quota::Bounds> {
     if let Ok(b) = obj.cast::<Bounds>() {

@@ -254,6 +254,32 @@ pub struct RateLimiter {
     bridge: Bridge,
 }
 
+impl RateLimiter {
+    /// One consume (retry-safe with a request id), its verdict shaped for Python by `out`:
+    /// what `consume` and `consume_detailed` share.
+    fn charge<T>(
+        &self,
+        py: Python<'_>,
+        key: String,
+        cost: Option<&Bound<'_, PyAny>>,
+        request_id: Option<String>,
+        out: fn(rl::Verdict) -> T,
+    ) -> PyResult<Py<PyAny>>
+    where
+        T: for<'py> IntoPyObject<'py> + Send + 'static,
+    {
+        let cost = cost.map_or(Ok(1), |c| uint(c, "cost"))?;
+        let limiter = self.inner.clone();
+        let safe = request_id.is_some();
+        self.bridge.run(py, safe, async move {
+            let v = limiter
+                .consume_detailed(&key, cost, request_id.as_deref())
+                .await?;
+            Ok(out(v))
+        })
+    }
+}
+
 #[pymethods]
 impl RateLimiter {
     #[new]
@@ -282,15 +308,7 @@ impl RateLimiter {
         cost: Option<&Bound<'_, PyAny>>,
         request_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let cost = cost.map_or(Ok(1), |c| uint(c, "cost"))?;
-        let limiter = self.inner.clone();
-        let safe = request_id.is_some();
-        self.bridge.run(py, safe, async move {
-            let v = limiter
-                .consume_detailed(&key, cost, request_id.as_deref())
-                .await?;
-            Ok(Decision::from(v.decision))
-        })
+        self.charge(py, key, cost, request_id, |v| Decision::from(v.decision))
     }
 
     /// Like `consume`, with each limit's status and whether it was a replay: a `Verdict`.
@@ -302,15 +320,7 @@ impl RateLimiter {
         cost: Option<&Bound<'_, PyAny>>,
         request_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let cost = cost.map_or(Ok(1), |c| uint(c, "cost"))?;
-        let limiter = self.inner.clone();
-        let safe = request_id.is_some();
-        self.bridge.run(py, safe, async move {
-            let v = limiter
-                .consume_detailed(&key, cost, request_id.as_deref())
-                .await?;
-            Ok(Verdict::from(v))
-        })
+        self.charge(py, key, cost, request_id, Verdict::from)
     }
 
     /// The keys a consume for `identity` (with `request_id`, if any) uses.

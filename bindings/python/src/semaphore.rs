@@ -2,10 +2,11 @@
 //! `semaphore::Semaphore`, a named instance of a fixed capacity.
 
 use crate::client::Client;
-use crate::convert::{duration, uint};
+use crate::convert::{duration, uint, OneOf};
 use crate::errors::raise;
-use crate::lease::{handle, Abandon, ExtendOut, ReleaseOut, Slot};
-use crate::lock::{fence, token, token_or_random};
+use crate::lease::{
+    by_parts, handle, released_on_abandon, token_or_random, ExtendOut, ReleaseOut, Slot,
+};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
@@ -13,12 +14,7 @@ use redis_atomic::semaphore::{self as sem, Acquire, SemaphoreConfig};
 use redis_atomic::Keyspace;
 use std::time::Duration;
 
-impl Abandon for sem::Permit {
-    const WHAT: &'static str = "permit";
-    async fn abandon(self) {
-        let _ = self.release().await;
-    }
-}
+released_on_abandon!(sem::Permit, "permit");
 
 record! {
     /// Every permit is taken; the earliest lease ends in `retry_after` seconds (a release may
@@ -51,31 +47,12 @@ handle! {
         /// either way; after an unknown outcome repeat it by parts
         /// (`Semaphore.release(token, fence)`).
         fn release(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            let slot = self.slot.clone();
-            self.slot.bridge.run_any(py, true, async move {
-                slot.end(|p| p.release()).await.map(ReleaseOut)
-            })
+            self.slot.end_verb(py, |p| p.release(), ReleaseOut)
         }
         fn __repr__(&self) -> String {
-            format!("Permit(fence={}, ended={})", self.fence, crate::lease::py_bool(self.slot.is_ended()))
+            format!("Permit(fence={}, ended={})", self.fence,
+                    crate::lease::py_bool(self.slot.is_ended()))
         }
-    }
-}
-
-enum AcquireOut {
-    Permit(Permit),
-    Full(Full),
-}
-
-impl<'py> IntoPyObject<'py> for AcquireOut {
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            AcquireOut::Permit(p) => Bound::new(py, p)?.into_any(),
-            AcquireOut::Full(f) => Bound::new(py, f)?.into_any(),
-        })
     }
 }
 
@@ -119,13 +96,13 @@ impl Semaphore {
         let bridge = self.bridge;
         self.bridge.run(py, safe, async move {
             Ok::<_, redis_atomic::Error>(match s.acquire_with_token(&token, ttl).await? {
-                Acquire::Acquired(p) => AcquireOut::Permit(Permit {
+                Acquire::Acquired(p) => OneOf::A(Permit {
                     fence: p.fence().0,
                     token: p.token().clone(),
                     slot: Slot::new(p, bridge),
                 }),
-                Acquire::Full { retry_after } => AcquireOut::Full(Full { retry_after }),
-                _ => AcquireOut::Full(Full {
+                Acquire::Full { retry_after } => OneOf::B(Full { retry_after }),
+                _ => OneOf::B(Full {
                     retry_after: Duration::ZERO,
                 }),
             })
@@ -139,7 +116,7 @@ impl Semaphore {
         token: &str,
         fence: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let (token, fence) = by_parts(token, fence)?;
         let s = self.inner.clone();
         self.bridge.run(py, true, async move {
             s.release(&token, fence).await.map(ReleaseOut)
@@ -155,7 +132,7 @@ impl Semaphore {
         fence: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let s = self.inner.clone();
         self.bridge.run(py, true, async move {

@@ -24,28 +24,8 @@ from ._alocks import AsyncLocks, AsyncLockGuard, AsyncPermit, AsyncSemaphore
 from ._aqueue import AsyncJob, AsyncQueue
 from ._async import AsyncDedup, AsyncFencedWrites, AsyncQuotas, AsyncRateLimiter
 from ._client import AsyncClient, Client, connect
-from ._errors import (
-    BadArgument,
-    BadReply,
-    ClientError,
-    ConnectionError,
-    CostExceedsBurst,
-    CrossSlot,
-    IdempotencyFailed,
-    IdempotencyInProgress,
-    IdempotencyMismatch,
-    LeaseEnded,
-    NotReplicated,
-    NotSent,
-    OutcomeUnknown,
-    RedisAtomicError,
-    Rejected,
-    ScriptFolderError,
-    ServerError,
-    TlsError,
-    UsedAfterFork,
-    WrongType,
-)
+from . import _errors
+from ._errors import *  # noqa: F401,F403 (the exceptions: _errors.__all__)
 from ._handles import AsyncWatched, Watched
 from ._idempotency import AsyncClaim, AsyncIdempotency, Claim, Idempotency
 from ._idempotent import idempotent
@@ -222,25 +202,5 @@ __all__ = [
     "ScriptSet",
     "Script",
     "ScriptReply",
-    # errors
-    "RedisAtomicError",
-    "NotSent",
-    "Rejected",
-    "OutcomeUnknown",
-    "WrongType",
-    "BadArgument",
-    "CostExceedsBurst",
-    "BadReply",
-    "CrossSlot",
-    "ServerError",
-    "ConnectionError",
-    "TlsError",
-    "ClientError",
-    "NotReplicated",
-    "UsedAfterFork",
-    "ScriptFolderError",
-    "LeaseEnded",
-    "IdempotencyInProgress",
-    "IdempotencyMismatch",
-    "IdempotencyFailed",
 ]
+__all__ += _errors.__all__  # the exceptions, listed once in _errors.py

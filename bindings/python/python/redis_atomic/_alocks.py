@@ -11,20 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union, cast
 
-from . import _native
 from ._client import AsyncClient
 from ._handles import AsyncWatched, LeaseView, deliver
-from ._locks import ExtendResult, ReleaseResult
-from ._native import Free, Full, Held, Locked, LockKeys, SemaphoreKeys, SemaphoreState
+from ._locks import ExtendResult, LockGuardView, ReleaseResult
+from ._native import Free, Full, Held, Locked, SemaphoreState
 from ._types import Seconds
+from ._views import LocksView, SemaphoreView
 
 __all__ = ["AsyncLocks", "AsyncLockGuard", "AsyncSemaphore", "AsyncPermit"]
-
-
-def _client(client: AsyncClient) -> _native.Client:
-    if not isinstance(client, AsyncClient):
-        raise TypeError(f"expected a redis_atomic.AsyncClient, got {type(client).__name__}")
-    return client._native
 
 
 class _AsyncReleasable(LeaseView):
@@ -47,34 +41,28 @@ class _AsyncReleasable(LeaseView):
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        if self._w is not None and not self._w._n.stopped:
-            await self._w.stop()
+        watchdog = self._running_watchdog()
+        if watchdog is not None:
+            await watchdog.stop()
         if not self._n.ended:
             await self._n.release()
 
 
-class AsyncLockGuard(_AsyncReleasable):
+class AsyncLockGuard(_AsyncReleasable, LockGuardView):
     """A held lock (from ``AsyncLocks.acquire``)."""
 
     __slots__ = ()
-
-    @property
-    def resource(self) -> str:
-        return str(self._n.resource)
 
     def watch(
         self, *, renew_fraction: Optional[float] = None, margin_fraction: Optional[float] = None
     ) -> AsyncWatched[AsyncLockGuard]:
         """Renews the lock in the background until stopped (see ``AsyncWatched``). Call it
         from a coroutine: ``lost`` is set on the running loop."""
-        self._w = AsyncWatched(self._n.watch(renew_fraction, margin_fraction), self)
-        return cast("AsyncWatched[AsyncLockGuard]", self._w)
+        watched = self._watch(AsyncWatched, renew_fraction, margin_fraction)
+        return cast("AsyncWatched[AsyncLockGuard]", watched)
 
     async def __aenter__(self) -> AsyncLockGuard:
         return self
-
-    def __repr__(self) -> str:
-        return repr(self._n)
 
 
 class AsyncPermit(_AsyncReleasable):
@@ -86,23 +74,19 @@ class AsyncPermit(_AsyncReleasable):
         self, *, renew_fraction: Optional[float] = None, margin_fraction: Optional[float] = None
     ) -> AsyncWatched[AsyncPermit]:
         """Renews the permit in the background until stopped (see ``AsyncWatched``)."""
-        self._w = AsyncWatched(self._n.watch(renew_fraction, margin_fraction), self)
-        return cast("AsyncWatched[AsyncPermit]", self._w)
+        watched = self._watch(AsyncWatched, renew_fraction, margin_fraction)
+        return cast("AsyncWatched[AsyncPermit]", watched)
 
     async def __aenter__(self) -> AsyncPermit:
         return self
 
-    def __repr__(self) -> str:
-        return repr(self._n)
 
-
-class AsyncLocks:
+class AsyncLocks(LocksView[AsyncClient]):
     """Locks with fencing tokens under one namespace (asyncio). See ``Locks``."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(self, client: AsyncClient, namespace: str) -> None:
-        self._n = _native.Locks(_client(client), namespace)
+    _face = AsyncClient
 
     async def acquire(
         self,
@@ -126,17 +110,13 @@ class AsyncLocks:
     async def inspect(self, resource: str) -> Union[Locked, Free]:
         return cast(Union[Locked, Free], await self._n.inspect(resource))
 
-    def keys(self, resource: str) -> LockKeys:
-        return self._n.keys(resource)
 
-
-class AsyncSemaphore:
+class AsyncSemaphore(SemaphoreView[AsyncClient]):
     """A counting semaphore with fenced permits (asyncio). See ``Semaphore``."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(self, client: AsyncClient, namespace: str, name: str, capacity: int) -> None:
-        self._n = _native.Semaphore(_client(client), namespace, name, capacity)
+    _face = AsyncClient
 
     async def acquire(
         self, ttl: Seconds, *, token: Optional[str] = None
@@ -152,11 +132,3 @@ class AsyncSemaphore:
 
     async def inspect(self) -> SemaphoreState:
         return cast(SemaphoreState, await self._n.inspect())
-
-    @property
-    def keys(self) -> SemaphoreKeys:
-        return self._n.keys
-
-    @property
-    def capacity(self) -> int:
-        return self._n.capacity

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Union, cast
 
-from . import _native
 from ._client import AsyncClient
 from ._handles import AsyncWatched, deliver
 from ._locks import ExtendResult
-from ._native import DeadLetters, Empty, Idle, Purged, QueueKeys, QueueStats, Reaped
+from ._native import DeadLetters, Empty, Idle, Purged, QueueStats, Reaped
 from ._queue import (
     AckResult,
     EnqueueResult,
@@ -27,6 +26,7 @@ from ._queue import (
     when,
 )
 from ._types import Seconds
+from ._views import QueueView
 
 __all__ = ["AsyncQueue", "AsyncJob"]
 
@@ -50,49 +50,27 @@ class AsyncJob(JobView):
     def watch(
         self, *, renew_fraction: Optional[float] = None, margin_fraction: Optional[float] = None
     ) -> AsyncWatched[AsyncJob]:
-        self._w = AsyncWatched(self._n.watch(renew_fraction, margin_fraction), self)
-        return cast("AsyncWatched[AsyncJob]", self._w)
+        watched = self._watch(AsyncWatched, renew_fraction, margin_fraction)
+        return cast("AsyncWatched[AsyncJob]", watched)
 
     async def __aenter__(self) -> AsyncJob:
         return self
 
     async def __aexit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        if self._w is not None and not self._w._n.stopped:
-            await self._w.stop()
-        if self._n.ended:
-            return
-        if exc is None:
-            await self._n.ack()
-        else:
-            await self._n.nack(0, repr(exc))
+        watchdog = self._running_watchdog()
+        if watchdog is not None:
+            await watchdog.stop()
+        end = self._end_on_exit(exc)
+        if end is not None:
+            await end()
 
 
-class AsyncQueue:
+class AsyncQueue(QueueView[AsyncClient]):
     """A reliable delayed job queue (asyncio). See ``Queue``."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self,
-        client: AsyncClient,
-        namespace: str,
-        name: str,
-        *,
-        max_payload_bytes: Optional[int] = None,
-        max_deliveries: Optional[int] = None,
-        dedup_window: Optional[Seconds] = None,
-        max_dead_letters: Optional[int] = None,
-        dead_letter_retention: Optional[Seconds] = None,
-        claim_id_ttl: Optional[Seconds] = None,
-    ) -> None:
-        if not isinstance(client, AsyncClient):
-            raise TypeError(f"expected a redis_atomic.AsyncClient, got {type(client).__name__}")
-        self._n = _native.Queue(
-            client._native, namespace, name, max_payload_bytes=max_payload_bytes,
-            max_deliveries=max_deliveries, dedup_window=dedup_window,
-            max_dead_letters=max_dead_letters, dead_letter_retention=dead_letter_retention,
-            claim_id_ttl=claim_id_ttl,
-        )
+    _face = AsyncClient
 
     async def enqueue(
         self,
@@ -102,7 +80,8 @@ class AsyncQueue:
         delay: Optional[Seconds] = None,
         at: Optional[When] = None,
     ) -> EnqueueResult:
-        return cast(EnqueueResult, await self._n.enqueue(job_id, payload, delay=delay, at=when(at)))
+        got = await self._n.enqueue(job_id, payload, delay=delay, at=when(at))
+        return cast(EnqueueResult, got)
 
     async def claim(
         self, worker: str, ttl: Seconds, max_jobs: int = 1
@@ -144,10 +123,3 @@ class AsyncQueue:
 
     async def reap(self, limit: int = 100) -> Reaped:
         return cast(Reaped, await self._n.reap(limit))
-
-    @property
-    def keys(self) -> QueueKeys:
-        return self._n.keys
-
-    def claim_key(self, claim_id: str) -> str:
-        return self._n.claim_key(claim_id)

@@ -4,47 +4,31 @@ Cancelling the task that awaits a call does not stop the call: it runs to its en
 runtime and its result is discarded (see ``docs/python.md``, "Cancellation").
 
 The lease primitives (locks, semaphores, idempotency keys, the job queue) are in
-``_locks.py``/``_alocks.py``, ``_idempotency.py`` and ``_queue.py``/``_aqueue.py``.
+``_locks.py``/``_alocks.py``, ``_idempotency.py`` and ``_queue.py``/``_aqueue.py``; the
+constructors and what needs no call, shared with the blocking face, in ``_views.py``.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence, Tuple, Union, cast
 
-from . import _native
 from ._client import AsyncClient
-from ._native import Applied, Bounds, Limit, Policy, RateLimitKeys, Verdict, Write
+from ._native import Applied, Verdict, Write
 from ._types import Seconds
 from ._results import BoundedAdd, Decision, FencedResult, RaiseResult
+from ._sync import BoundsLike
+from ._views import DedupView, FencedWritesView, QuotasView, RateLimiterView
 
 __all__ = ["AsyncRateLimiter", "AsyncQuotas", "AsyncDedup", "AsyncFencedWrites"]
 
-BoundsLike = Union[Bounds, Tuple[int, int]]
 
-
-def _native_client(client: AsyncClient) -> _native.Client:
-    if not isinstance(client, AsyncClient):
-        raise TypeError(f"expected a redis_atomic.AsyncClient, got {type(client).__name__}")
-    return client._native
-
-
-class AsyncRateLimiter:
+class AsyncRateLimiter(RateLimiterView[AsyncClient]):
     """Rate limits under one namespace: one ``Limit`` or ``Policy`` applied per identity
     (user, API key, IP). See ``docs/python.md`` for each algorithm's guarantee."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self,
-        client: AsyncClient,
-        namespace: str,
-        policy: Limit | Policy,
-        *,
-        request_ttl: Seconds | None = None,
-    ) -> None:
-        self._n = _native.RateLimiter(
-            _native_client(client), namespace, policy, request_ttl=request_ttl
-        )
+    _face = AsyncClient
 
     async def consume(self, key: str, cost: int = 1, *, request_id: str | None = None) -> Decision:
         """Charges ``cost`` to every limit of ``key``'s policy, or to none: ``Allowed`` or
@@ -58,29 +42,13 @@ class AsyncRateLimiter:
         """``consume`` with each limit's status and whether the decision was a replay."""
         return cast(Verdict, await self._n.consume_detailed(key, cost, request_id=request_id))
 
-    def keys(self, identity: str, request_id: str | None = None) -> RateLimitKeys:
-        """The keys a consume for ``identity`` uses."""
-        return self._n.keys(identity, request_id)
 
-    @property
-    def policy(self) -> Policy:
-        return self._n.policy
-
-    @property
-    def request_ttl(self) -> float:
-        """How long request ids are remembered, in seconds."""
-        return self._n.request_ttl
-
-
-class AsyncQuotas:
+class AsyncQuotas(QuotasView[AsyncClient]):
     """Bounded counters, TTLs set once or extended forward only, and monotonic maxima."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self, client: AsyncClient, namespace: str, *, request_ttl: Seconds | None = None
-    ) -> None:
-        self._n = _native.Quotas(_native_client(client), namespace, request_ttl=request_ttl)
+    _face = AsyncClient
 
     async def add(
         self,
@@ -94,7 +62,8 @@ class AsyncQuotas:
         """Adds ``delta`` unless the result would leave ``bounds``: ``Applied(value)`` or
         ``Refused(value)`` (nothing changed). ``ttl`` is set when the counter is created and
         never extended. With ``request_id``: retry-safe (a repeat returns the first answer)."""
-        return cast(BoundedAdd, await self._n.add(name, delta, bounds, ttl=ttl, request_id=request_id))
+        got = await self._n.add(name, delta, bounds, ttl=ttl, request_id=request_id)
+        return cast(BoundedAdd, got)
 
     async def add_clamped(
         self,
@@ -135,18 +104,13 @@ class AsyncQuotas:
         were added or raised."""
         return cast(int, await self._n.add_unless_smaller(set_name, entries))
 
-    @property
-    def request_ttl(self) -> float:
-        return self._n.request_ttl
 
-
-class AsyncDedup:
+class AsyncDedup(DedupView[AsyncClient]):
     """First sighting of an event id within a TTL (``SET NX PX GET``)."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(self, client: AsyncClient, namespace: str) -> None:
-        self._n = _native.Dedup(_native_client(client), namespace)
+    _face = AsyncClient
 
     async def first_seen(self, event_id: str, ttl: Seconds, *, token: str | None = None) -> bool:
         """Whether this is the first sighting of ``event_id`` within ``ttl``. Pass a ``token``
@@ -160,23 +124,12 @@ class AsyncDedup:
         return cast("list[bool]", await self._n.first_seen_many(event_ids, ttl, token=token))
 
 
-class AsyncFencedWrites:
+class AsyncFencedWrites(FencedWritesView[AsyncClient]):
     """Writes applied only for the newest fence: a stale holder cannot overwrite a newer one."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self, client: AsyncClient, namespace: str, *, retention: Seconds | None = None
-    ) -> None:
-        self._n = _native.FencedWrites(_native_client(client), namespace, retention=retention)
-
-    def key(self, resource: str, part: str) -> str:
-        """A data key under ``resource``'s hash tag."""
-        return self._n.key(resource, part)
-
-    def fence_key(self, resource: str) -> str:
-        """The key of ``resource``'s fence record."""
-        return self._n.fence_key(resource)
+    _face = AsyncClient
 
     async def write(self, resource: str, fence: int, writes: Sequence[Write]) -> FencedResult:
         """Applies ``writes`` if ``fence`` is at least the highest that wrote to ``resource``:
@@ -186,5 +139,3 @@ class AsyncFencedWrites:
     async def highest(self, resource: str) -> int:
         """The highest fence that wrote to ``resource`` (0 if none is remembered)."""
         return cast(int, await self._n.highest(resource))
-
-

@@ -8,13 +8,14 @@ library is a keyword argument here (see ``connect``).
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Union, cast
+from typing import Any, ClassVar, Generic, Sequence, Type, TypeVar, Union, cast
 
 from . import _native
+from ._native import Client as _NativeClient
 from ._native import Replicas, RetryPolicy, Script, ScriptReply, TlsOptions
 from ._types import Delivery, Seconds
 
-__all__ = ["Client", "AsyncClient", "connect"]
+__all__ = ["Client", "AsyncClient", "connect", "native_client", "OnClient"]
 
 Target = Union[str, Sequence[str]]
 
@@ -45,11 +46,32 @@ def _target(url: Target) -> Any:
     return url if isinstance(url, str) else list(url)
 
 
-class Client:
+class _ClientView:
+    """What both faces of the client share: the native client and what it says of itself."""
+
+    __slots__ = ("_native",)
+
+    _native: _NativeClient
+
+    @property
+    def is_cluster(self) -> bool:
+        """Whether this client talks to a Redis Cluster."""
+        return self._native.is_cluster
+
+    @property
+    def timeout(self) -> float:
+        """The per-request timeout, in seconds."""
+        return self._native.timeout
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+
+class Client(_ClientView):
     """A blocking client. Create it with ``Client.connect`` (or ``redis_atomic.connect``), in
     the process that uses it (after any ``os.fork()``). Thread-safe: share one per process."""
 
-    __slots__ = ("_native",)
+    __slots__ = ()
 
     def __init__(self, native: _native.Client) -> None:
         if native.is_async:
@@ -97,25 +119,12 @@ class Client:
         """Runs one of your scripts (from a ``ScriptSet``): its reply."""
         return cast(ScriptReply, self._native.call(script, keys, args))
 
-    @property
-    def is_cluster(self) -> bool:
-        """Whether this client talks to a Redis Cluster."""
-        return self._native.is_cluster
 
-    @property
-    def timeout(self) -> float:
-        """The per-request timeout, in seconds."""
-        return self._native.timeout
-
-    def __repr__(self) -> str:
-        return repr(self._native)
-
-
-class AsyncClient:
+class AsyncClient(_ClientView):
     """An asyncio client. Create it with ``await AsyncClient.connect(...)``, in the process
     that uses it. Its calls may be awaited from any event loop of that process."""
 
-    __slots__ = ("_native",)
+    __slots__ = ()
 
     def __init__(self, native: _native.Client) -> None:
         if not native.is_async:
@@ -152,19 +161,6 @@ class AsyncClient:
         """Runs one of your scripts (from a ``ScriptSet``): its reply."""
         return cast(ScriptReply, await self._native.call(script, keys, args))
 
-    @property
-    def is_cluster(self) -> bool:
-        """Whether this client talks to a Redis Cluster."""
-        return self._native.is_cluster
-
-    @property
-    def timeout(self) -> float:
-        """The per-request timeout, in seconds."""
-        return self._native.timeout
-
-    def __repr__(self) -> str:
-        return repr(self._native)
-
 
 def connect(
     url: Target,
@@ -190,3 +186,28 @@ def connect(
         tls=tls,
         force_lua=force_lua,
     )
+
+
+def native_client(client: _ClientView, face: Type[_ClientView]) -> _native.Client:
+    """The native client of ``client``, which must be a ``face`` (``Client`` for the blocking
+    primitives, ``AsyncClient`` for the asyncio ones): a ``TypeError`` otherwise."""
+    if not isinstance(client, face):
+        raise TypeError(f"expected a redis_atomic.{face.__name__}, got {type(client).__name__}")
+    return client._native
+
+
+C = TypeVar("C", bound=_ClientView)
+
+
+class OnClient(Generic[C]):
+    """A primitive over one face of the client: ``OnClient[Client]`` for the blocking ones,
+    ``OnClient[AsyncClient]`` for the asyncio ones. Each primitive's constructor is written
+    once, in a view both faces derive from; the face's ``_face`` says which client it takes (a
+    ``TypeError`` for the other), and the type parameter says the same to type checkers."""
+
+    __slots__ = ()
+
+    _face: ClassVar[Type[_ClientView]]
+
+    def _native_client(self, client: C) -> _native.Client:
+        return native_client(client, self._face)

@@ -40,14 +40,12 @@ class _NativeHandle(Protocol):
     def _abandon(self) -> None: ...
 
 
-class LeaseView:
-    """The read-only view every handle has of its lease."""
+class _Owned:
+    """Whose lease it is: what a handle and its watchdog both say."""
 
-    __slots__ = ("_n", "_w")
+    __slots__ = ()
 
-    def __init__(self, native: Any) -> None:
-        self._n = native
-        self._w: Optional[Any] = None
+    _n: Any
 
     @property
     def fence(self) -> int:
@@ -58,6 +56,16 @@ class LeaseView:
     def token(self) -> str:
         """The owner token (for a job: the worker). Reuse it to repeat a call by parts."""
         return str(self._n.token)
+
+
+class LeaseView(_Owned):
+    """The read-only view every handle has of its lease."""
+
+    __slots__ = ("_n", "_w")
+
+    def __init__(self, native: Any) -> None:
+        self._n = native
+        self._w: Optional[Any] = None
 
     @property
     def ttl(self) -> float:
@@ -83,6 +91,22 @@ class LeaseView:
     def __bool__(self) -> bool:
         return True
 
+    def __repr__(self) -> str:
+        return repr(self._n)
+
+    def _watch(
+        self, face: Any, renew_fraction: Optional[float], margin_fraction: Optional[float]
+    ) -> Any:
+        """Lends the lease to the library's watchdog, seen through ``face`` (``Watched`` or
+        ``AsyncWatched``): what every handle's ``watch()`` does."""
+        self._w = face(self._n.watch(renew_fraction, margin_fraction), self)
+        return self._w
+
+    def _running_watchdog(self) -> Optional[Any]:
+        """The watchdog to stop on leaving a ``with`` block: the one still renewing, if any."""
+        w = self._w
+        return w if w is not None and not w._n.stopped else None
+
 
 H = TypeVar("H", bound=LeaseView)
 
@@ -92,33 +116,20 @@ def _lost(event: threading.Event, why: List[str], reason: str) -> None:
     event.set()
 
 
-class Watched(Generic[H]):
-    """A lease a background task renews (blocking face). ``lost`` is set when it is lost."""
+class _WatchedView(_Owned, Generic[H]):
+    """What both watchdog faces say of the lease they renew."""
 
     __slots__ = ("_n", "handle", "lost", "_why")
 
     def __init__(self, native: Any, handle: H) -> None:
         self._n = native
         self.handle = handle
-        self.lost = threading.Event()
         self._why: List[str] = []
-        event, why = self.lost, self._why
-        # The callback holds only the event and the reason list, never this object: a watchdog
-        # dropped without stop() is freed (and its renewals end) as the library says.
-        native.on_lost(lambda reason: _lost(event, why, reason))
 
     @property
     def reason(self) -> Optional[str]:
         """``None`` while held; ``"not_held"`` or ``"unconfirmed"`` once lost."""
         return self._why[0] if self._why else None
-
-    @property
-    def fence(self) -> int:
-        return int(self._n.fence)
-
-    @property
-    def token(self) -> str:
-        return str(self._n.token)
 
     @property
     def is_held(self) -> bool:
@@ -129,6 +140,26 @@ class Watched(Generic[H]):
     def failed_renewals(self) -> int:
         """Renewals that failed so far (each retried while the lease lasted)."""
         return int(self._n.failed_renewals)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.handle!r}, held={self.is_held}, "
+            f"reason={self.reason!r})"
+        )
+
+
+class Watched(_WatchedView[H]):
+    """A lease a background task renews (blocking face). ``lost`` is set when it is lost."""
+
+    __slots__ = ()
+
+    def __init__(self, native: Any, handle: H) -> None:
+        super().__init__(native, handle)
+        self.lost = threading.Event()
+        event, why = self.lost, self._why
+        # The callback holds only the event and the reason list, never this object: a watchdog
+        # dropped without stop() is freed (and its renewals end) as the library says.
+        native.on_lost(lambda reason: _lost(event, why, reason))
 
     def wait_lost(self, timeout: Optional[float] = None) -> bool:
         """Blocks until the lease is lost or ``timeout`` seconds pass: whether it was lost."""
@@ -146,9 +177,6 @@ class Watched(Generic[H]):
         self.stop()
         return self.handle.__exit__(*exc)  # type: ignore[attr-defined]
 
-    def __repr__(self) -> str:
-        return f"Watched({self.handle!r}, held={self.is_held}, reason={self.reason!r})"
-
 
 def _lost_async(
     loop: asyncio.AbstractEventLoop, event: asyncio.Event, why: List[str], reason: str
@@ -163,42 +191,17 @@ def _lost_async(
         pass
 
 
-class AsyncWatched(Generic[H]):
+class AsyncWatched(_WatchedView[H]):
     """A lease a background task renews (asyncio face). ``lost`` is an ``asyncio.Event`` set on
     the loop that started the watchdog when the lease is lost."""
 
-    __slots__ = ("_n", "handle", "lost", "_why")
+    __slots__ = ()
 
     def __init__(self, native: Any, handle: H) -> None:
-        self._n = native
-        self.handle = handle
+        super().__init__(native, handle)
         self.lost = asyncio.Event()
-        self._why: List[str] = []
         loop, event, why = asyncio.get_running_loop(), self.lost, self._why
         native.on_lost(lambda reason: _lost_async(loop, event, why, reason))
-
-    @property
-    def reason(self) -> Optional[str]:
-        """``None`` while held; ``"not_held"`` or ``"unconfirmed"`` once lost."""
-        return self._why[0] if self._why else None
-
-    @property
-    def fence(self) -> int:
-        return int(self._n.fence)
-
-    @property
-    def token(self) -> str:
-        return str(self._n.token)
-
-    @property
-    def is_held(self) -> bool:
-        """Whether the lease is provably held now (checked against the local clock)."""
-        return bool(self._n.is_held)
-
-    @property
-    def failed_renewals(self) -> int:
-        """Renewals that failed so far (each retried while the lease lasted)."""
-        return int(self._n.failed_renewals)
 
     async def wait_lost(self) -> str:
         """Returns once the lease is lost: the reason."""
@@ -216,9 +219,6 @@ class AsyncWatched(Generic[H]):
     async def __aexit__(self, *exc: Any) -> Any:
         await self.stop()
         return await self.handle.__aexit__(*exc)  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"AsyncWatched({self.handle!r}, held={self.is_held}, reason={self.reason!r})"
 
 
 def taken(native: Any) -> Any:

@@ -45,6 +45,7 @@ __all__ = ["idempotent", "json_encode", "json_decode"]
 F = TypeVar("F", bound=Callable[..., Any])
 Parts = Sequence[Union[str, bytes, int]]
 FIRST_PAUSE, MAX_PAUSE = 0.005, 0.2
+_ASK_AGAIN = object()  # a duplicate's answer while the first call runs
 
 
 def json_encode(value: Any) -> bytes:
@@ -118,6 +119,17 @@ def _refused(got: Any, waited: float) -> Exception:
     )
 
 
+def _answer(got: Any, decode: Callable[[bytes], Any], started: float) -> Any:
+    """What a duplicate makes of ``begin``'s answer other than a claim: a ``Replay``'s value
+    (or ``IdempotencyFailed``), ``_ASK_AGAIN`` for ``InProgress`` (after the next pause, if
+    any is left); a ``Mismatch`` raises at once, as no later ask can change it."""
+    if isinstance(got, Replay):
+        return _replayed(got, decode)
+    if isinstance(got, Mismatch):
+        raise _refused(got, time.monotonic() - started)
+    return _ASK_AGAIN
+
+
 def _pauses(wait: float) -> List[float]:
     """The pauses between asks while a duplicate waits, within ``wait`` seconds."""
     pauses, pause, total = [], FIRST_PAUSE, 0.0
@@ -166,10 +178,9 @@ def idempotent(
                     got = await store.begin(scope, k, fp)
                     if isinstance(got, AsyncClaim):
                         return await _run_async(got, fn, args, kwargs, encode, watch)
-                    if isinstance(got, Replay):
-                        return _replayed(got, decode)
-                    if isinstance(got, Mismatch):
-                        break
+                    value = _answer(got, decode, started)
+                    if value is not _ASK_AGAIN:
+                        return value
                 raise _refused(got, time.monotonic() - started)
 
             return run_async  # type: ignore[return-value]
@@ -188,10 +199,9 @@ def idempotent(
                 got = store.begin(scope, k, fp)
                 if isinstance(got, Claim):
                     return _run(got, fn, args, kwargs, encode, watch)
-                if isinstance(got, Replay):
-                    return _replayed(got, decode)
-                if isinstance(got, Mismatch):
-                    break
+                value = _answer(got, decode, started)
+                if value is not _ASK_AGAIN:
+                    return value
             raise _refused(got, time.monotonic() - started)
 
         return run  # type: ignore[return-value]

@@ -1,13 +1,15 @@
 """Locks and semaphores over a blocking ``Client``: ``Locks`` / ``LockGuard`` and
 ``Semaphore`` / ``Permit``. Each method is one library call; a refusal is a value (``Held``,
 ``Full``); a held lease is a handle that is also a context manager (leaving the block releases
-it)."""
+it).
+
+What a held lock says of itself is written once for both faces, in ``LockGuardView``; the
+constructors and the keys of ``Locks`` and ``Semaphore``, in ``_views.py``."""
 
 from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union, cast
 
-from . import _native
 from ._client import Client
 from ._handles import LeaseView, Watched
 from ._native import (
@@ -16,13 +18,12 @@ from ._native import (
     Full,
     Held,
     Locked,
-    LockKeys,
     Lost,
     Released,
-    SemaphoreKeys,
     SemaphoreState,
 )
 from ._types import Seconds
+from ._views import LocksView, SemaphoreView
 
 __all__ = ["Locks", "LockGuard", "Semaphore", "Permit"]
 
@@ -30,10 +31,15 @@ ExtendResult = Union[Extended, Lost]
 ReleaseResult = Union[Released, Lost]
 
 
-def _client(client: Client) -> _native.Client:
-    if not isinstance(client, Client):
-        raise TypeError(f"expected a redis_atomic.Client, got {type(client).__name__}")
-    return client._native
+class LockGuardView(LeaseView):
+    """What a held lock says of itself (both faces)."""
+
+    __slots__ = ()
+
+    @property
+    def resource(self) -> str:
+        """The locked resource."""
+        return str(self._n.resource)
 
 
 class _Releasable(LeaseView):
@@ -59,34 +65,26 @@ class _Releasable(LeaseView):
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._w is not None and not self._w._n.stopped:
-            self._w.stop()
+        watchdog = self._running_watchdog()
+        if watchdog is not None:
+            watchdog.stop()
         if not self._n.ended:
             self._n.release()
 
 
-class LockGuard(_Releasable):
+class LockGuard(_Releasable, LockGuardView):
     """A held lock (from ``Locks.acquire``)."""
 
     __slots__ = ()
-
-    @property
-    def resource(self) -> str:
-        """The locked resource."""
-        return str(self._n.resource)
 
     def watch(
         self, *, renew_fraction: Optional[float] = None, margin_fraction: Optional[float] = None
     ) -> Watched[LockGuard]:
         """Renews the lock in the background until stopped (see ``Watched``)."""
-        self._w = Watched(self._n.watch(renew_fraction, margin_fraction), self)
-        return cast("Watched[LockGuard]", self._w)
+        return cast("Watched[LockGuard]", self._watch(Watched, renew_fraction, margin_fraction))
 
     def __enter__(self) -> LockGuard:
         return self
-
-    def __repr__(self) -> str:
-        return repr(self._n)
 
 
 class Permit(_Releasable):
@@ -98,24 +96,19 @@ class Permit(_Releasable):
         self, *, renew_fraction: Optional[float] = None, margin_fraction: Optional[float] = None
     ) -> Watched[Permit]:
         """Renews the permit in the background until stopped (see ``Watched``)."""
-        self._w = Watched(self._n.watch(renew_fraction, margin_fraction), self)
-        return cast("Watched[Permit]", self._w)
+        return cast("Watched[Permit]", self._watch(Watched, renew_fraction, margin_fraction))
 
     def __enter__(self) -> Permit:
         return self
 
-    def __repr__(self) -> str:
-        return repr(self._n)
 
-
-class Locks:
+class Locks(LocksView[Client]):
     """Locks with fencing tokens under one namespace: at most one holder per resource at any
     instant of the server's clock; every acquisition's fence is larger than all before it."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(self, client: Client, namespace: str) -> None:
-        self._n = _native.Locks(_client(client), namespace)
+    _face = Client
 
     def acquire(
         self,
@@ -144,19 +137,14 @@ class Locks:
         """The lock's state, unchanged: ``Locked(fence, ttl)`` or ``Free(last_fence)``."""
         return cast(Union[Locked, Free], self._n.inspect(resource))
 
-    def keys(self, resource: str) -> LockKeys:
-        """The keys of ``resource``'s lock."""
-        return self._n.keys(resource)
 
-
-class Semaphore:
+class Semaphore(SemaphoreView[Client]):
     """A counting semaphore: at most ``capacity`` unexpired permits at any instant of the
     server's clock, each with a fence."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(self, client: Client, namespace: str, name: str, capacity: int) -> None:
-        self._n = _native.Semaphore(_client(client), namespace, name, capacity)
+    _face = Client
 
     def acquire(self, ttl: Seconds, *, token: Optional[str] = None) -> Union[Permit, Full]:
         """Takes a permit for ``ttl``: a ``Permit``, or ``Full(retry_after)``. ``token``: your
@@ -175,11 +163,3 @@ class Semaphore:
     def inspect(self) -> SemaphoreState:
         """Live permits, the next expiry and the last fence (read-only)."""
         return cast(SemaphoreState, self._n.inspect())
-
-    @property
-    def keys(self) -> SemaphoreKeys:
-        return self._n.keys
-
-    @property
-    def capacity(self) -> int:
-        return self._n.capacity

@@ -3,14 +3,18 @@
 ``claim`` answers a list of jobs (each a fenced lease, acked or nacked once), ``Empty
 (retry_after)`` or ``Idle()``; a job is also a context manager: leaving ``with job:`` acks it,
 or nacks it (due again at once, the exception's ``repr`` as its error) when the block raised.
+
+What the asyncio twin (``_aqueue.py``) shares without a call lives here once: ``JobView`` (a
+job's fields and how leaving its block ends it), ``claimed`` and ``when``; the queue's
+constructor and keys, in ``_views.py``.
 """
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any, List, Optional, Union, cast
 
-from . import _native
 from ._client import Client
 from ._handles import LeaseView, Watched
 from ._locks import ExtendResult
@@ -30,13 +34,13 @@ from ._native import (
     Lost,
     NotDead,
     Purged,
-    QueueKeys,
     QueueStats,
     Reaped,
     Requeued,
     Retrying,
 )
 from ._types import Seconds
+from ._views import QueueView
 
 __all__ = ["Queue", "Job"]
 
@@ -87,8 +91,15 @@ class JobView(LeaseView):
         """The worker the job is leased to."""
         return str(self._n.worker)
 
-    def __repr__(self) -> str:
-        return repr(self._n)
+    def _end_on_exit(self, exc: Any) -> Optional[Any]:
+        """The call that leaving a ``with`` block ends the job with (the watchdog stopped
+        first): ``ack``, or ``nack`` due again at once with the exception's ``repr`` as its
+        error when the block raised; ``None`` if the job was ended in the block."""
+        if self._n.ended:
+            return None
+        if exc is None:
+            return self._n.ack
+        return functools.partial(self._n.nack, 0, repr(exc))
 
 
 class Job(JobView):
@@ -115,21 +126,18 @@ class Job(JobView):
     ) -> Watched[Job]:
         """Renews the lease in the background until stopped (see ``Watched``). A job whose
         renewal could not be confirmed is not given back: it runs out and is claimed again."""
-        self._w = Watched(self._n.watch(renew_fraction, margin_fraction), self)
-        return cast("Watched[Job]", self._w)
+        return cast("Watched[Job]", self._watch(Watched, renew_fraction, margin_fraction))
 
     def __enter__(self) -> Job:
         return self
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        if self._w is not None and not self._w._n.stopped:
-            self._w.stop()
-        if self._n.ended:
-            return
-        if exc is None:
-            self._n.ack()
-        else:
-            self._n.nack(0, repr(exc))
+        watchdog = self._running_watchdog()
+        if watchdog is not None:
+            watchdog.stop()
+        end = self._end_on_exit(exc)
+        if end is not None:
+            end()
 
 
 def claimed(got: Any, wrap: Any) -> Any:
@@ -137,33 +145,13 @@ def claimed(got: Any, wrap: Any) -> Any:
     return [wrap(j) for j in got] if isinstance(got, list) else got
 
 
-class Queue:
+class Queue(QueueView[Client]):
     """A reliable delayed job queue: each job in exactly one place, at most one live lease per
     job, every lease fenced, each job acked at most once."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self,
-        client: Client,
-        namespace: str,
-        name: str,
-        *,
-        max_payload_bytes: Optional[int] = None,
-        max_deliveries: Optional[int] = None,
-        dedup_window: Optional[Seconds] = None,
-        max_dead_letters: Optional[int] = None,
-        dead_letter_retention: Optional[Seconds] = None,
-        claim_id_ttl: Optional[Seconds] = None,
-    ) -> None:
-        if not isinstance(client, Client):
-            raise TypeError(f"expected a redis_atomic.Client, got {type(client).__name__}")
-        self._n = _native.Queue(
-            client._native, namespace, name, max_payload_bytes=max_payload_bytes,
-            max_deliveries=max_deliveries, dedup_window=dedup_window,
-            max_dead_letters=max_dead_letters, dead_letter_retention=dead_letter_retention,
-            claim_id_ttl=claim_id_ttl,
-        )
+    _face = Client
 
     def enqueue(
         self,
@@ -190,7 +178,8 @@ class Queue:
     ) -> Union[List[Job], Empty, Idle]:
         """``claim``, retry-safe: a repeat of ``claim_id`` returns the first claim's live
         leases (same fences) and leases nothing new."""
-        return cast(ClaimResult, claimed(self._n.claim_with_id(worker, ttl, max_jobs, claim_id), Job))
+        got = self._n.claim_with_id(worker, ttl, max_jobs, claim_id)
+        return cast(ClaimResult, claimed(got, Job))
 
     def extend(self, job_id: str, worker: str, fence: int, ttl: Seconds) -> ExtendResult:
         """Extends a job's lease by parts."""
@@ -229,10 +218,3 @@ class Queue:
     def reap(self, limit: int = 100) -> Reaped:
         """Returns at most ``limit`` expired leases to the queue (or the dead letters)."""
         return cast(Reaped, self._n.reap(limit))
-
-    @property
-    def keys(self) -> QueueKeys:
-        return self._n.keys
-
-    def claim_key(self, claim_id: str) -> str:
-        return self._n.claim_key(claim_id)

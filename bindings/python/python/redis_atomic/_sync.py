@@ -3,46 +3,33 @@ it is done (the GIL released meanwhile).
 
 The lease primitives (locks, semaphores, idempotency keys, the job queue) are in
 ``_locks.py``/``_alocks.py``, ``_idempotency.py`` and ``_queue.py``/``_aqueue.py``.
+
+The constructors and what the primitives answer without a call (keys, policy, TTLs) are
+written once for both faces, in ``_views.py``.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence, Tuple, Union, cast
 
-from . import _native
 from ._client import Client
-from ._native import Applied, Bounds, Limit, Policy, RateLimitKeys, Verdict, Write
+from ._native import Applied, Bounds, Verdict, Write
 from ._types import Seconds
 from ._results import BoundedAdd, Decision, FencedResult, RaiseResult
+from ._views import DedupView, FencedWritesView, QuotasView, RateLimiterView
 
 __all__ = ["RateLimiter", "Quotas", "Dedup", "FencedWrites"]
 
 BoundsLike = Union[Bounds, Tuple[int, int]]
 
 
-def _native_client(client: Client) -> _native.Client:
-    if not isinstance(client, Client):
-        raise TypeError(f"expected a redis_atomic.Client, got {type(client).__name__}")
-    return client._native
-
-
-class RateLimiter:
+class RateLimiter(RateLimiterView[Client]):
     """Rate limits under one namespace: one ``Limit`` or ``Policy`` applied per identity
     (user, API key, IP). See ``docs/python.md`` for each algorithm's guarantee."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self,
-        client: Client,
-        namespace: str,
-        policy: Limit | Policy,
-        *,
-        request_ttl: Seconds | None = None,
-    ) -> None:
-        self._n = _native.RateLimiter(
-            _native_client(client), namespace, policy, request_ttl=request_ttl
-        )
+    _face = Client
 
     def consume(self, key: str, cost: int = 1, *, request_id: str | None = None) -> Decision:
         """Charges ``cost`` to every limit of ``key``'s policy, or to none: ``Allowed`` or
@@ -56,29 +43,13 @@ class RateLimiter:
         """``consume`` with each limit's status and whether the decision was a replay."""
         return cast(Verdict, self._n.consume_detailed(key, cost, request_id=request_id))
 
-    def keys(self, identity: str, request_id: str | None = None) -> RateLimitKeys:
-        """The keys a consume for ``identity`` uses."""
-        return self._n.keys(identity, request_id)
 
-    @property
-    def policy(self) -> Policy:
-        return self._n.policy
-
-    @property
-    def request_ttl(self) -> float:
-        """How long request ids are remembered, in seconds."""
-        return self._n.request_ttl
-
-
-class Quotas:
+class Quotas(QuotasView[Client]):
     """Bounded counters, TTLs set once or extended forward only, and monotonic maxima."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self, client: Client, namespace: str, *, request_ttl: Seconds | None = None
-    ) -> None:
-        self._n = _native.Quotas(_native_client(client), namespace, request_ttl=request_ttl)
+    _face = Client
 
     def add(
         self,
@@ -133,18 +104,13 @@ class Quotas:
         were added or raised."""
         return cast(int, self._n.add_unless_smaller(set_name, entries))
 
-    @property
-    def request_ttl(self) -> float:
-        return self._n.request_ttl
 
-
-class Dedup:
+class Dedup(DedupView[Client]):
     """First sighting of an event id within a TTL (``SET NX PX GET``)."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(self, client: Client, namespace: str) -> None:
-        self._n = _native.Dedup(_native_client(client), namespace)
+    _face = Client
 
     def first_seen(self, event_id: str, ttl: Seconds, *, token: str | None = None) -> bool:
         """Whether this is the first sighting of ``event_id`` within ``ttl``. Pass a ``token``
@@ -158,23 +124,12 @@ class Dedup:
         return cast("list[bool]", self._n.first_seen_many(event_ids, ttl, token=token))
 
 
-class FencedWrites:
+class FencedWrites(FencedWritesView[Client]):
     """Writes applied only for the newest fence: a stale holder cannot overwrite a newer one."""
 
-    __slots__ = ("_n",)
+    __slots__ = ()
 
-    def __init__(
-        self, client: Client, namespace: str, *, retention: Seconds | None = None
-    ) -> None:
-        self._n = _native.FencedWrites(_native_client(client), namespace, retention=retention)
-
-    def key(self, resource: str, part: str) -> str:
-        """A data key under ``resource``'s hash tag."""
-        return self._n.key(resource, part)
-
-    def fence_key(self, resource: str) -> str:
-        """The key of ``resource``'s fence record."""
-        return self._n.fence_key(resource)
+    _face = Client
 
     def write(self, resource: str, fence: int, writes: Sequence[Write]) -> FencedResult:
         """Applies ``writes`` if ``fence`` is at least the highest that wrote to ``resource``:
@@ -184,5 +139,3 @@ class FencedWrites:
     def highest(self, resource: str) -> int:
         """The highest fence that wrote to ``resource`` (0 if none is remembered)."""
         return cast(int, self._n.highest(resource))
-
-
