@@ -5,7 +5,8 @@
 --- args: cost request_id request_ttl_us test_now_us spec...
 --- returns: {'allowed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'limited', retry:us, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'replayed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n}
 --- retry: unsafe
---- version: 6
+--- version: 7
+--- batch: yes
 -- spec: four arguments per limit, in KEYS order: algorithm (fw|aw|sl|sw|tb|gcra) limit period_us burst.
 -- Also the script for one limit with a request id (the rl_<algorithm> scripts keep no records).
 -- Every limit is checked before any is charged (checks only read, but for the sliding log

@@ -33,6 +33,7 @@ fn dynamic(def: &'static ScriptDef) -> &'static DynScript<RawReply> {
             function: d.function,
             function_body: d.function_body,
             library: d.library,
+            batch: d.batch,
         };
         let leak = |d| &*Box::leak(Box::new(DynScript::new(copy(d))));
         registry::ALL.iter().map(|d| leak(d)).collect()
