@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 /// The built-in script `def` as a run-time script: the same name, bytes, function and library,
 /// its counts checked at the call (so any count can be sent), its reply decoded only as far as
 /// its declared status word. Built once per script.
-fn dynamic(def: &'static ScriptDef) -> &'static DynScript<RawReply> {
+pub(crate) fn dynamic(def: &'static ScriptDef) -> &'static DynScript<RawReply> {
     static ALL: OnceLock<Vec<&'static DynScript<RawReply>>> = OnceLock::new();
     let all = ALL.get_or_init(|| {
         let copy = |d: &'static ScriptDef| ScriptDef {
