@@ -32,6 +32,22 @@ fn batchable() -> Vec<&'static ScriptDef> {
         .collect()
 }
 
+/// Batchable scripts whose replies and state never depend on the server's clock when the rate
+/// limits get a test clock: what runs on a server whose clock the testkit cannot freeze to the
+/// microsecond (Valkey derives its time from the CPU's counter between readings).
+const CLOCKLESS: &[&str] = &[
+    "quota_add",
+    "quota_add_id",
+    "lock_release",
+    "sem_release",
+    "rl_fixed_window",
+    "rl_gcra",
+    "rl_sliding_log",
+    "rl_sliding_window",
+    "rl_token_bucket",
+    "rl_policy",
+];
+
 /// Plausible values per argument name (so most decisions do something), and a bad one now and
 /// then (refused with a typed error, which must not disturb the others).
 fn values(name: &str) -> &'static [&'static str] {
@@ -40,6 +56,7 @@ fn values(name: &str) -> &'static [&'static str] {
         "fence" => &["1", "2", "3"],
         "fingerprint" => &["f1", "f2"],
         "ttl_ms" | "result_ttl_ms" | "request_ttl_ms" => &["60000", "1500"],
+        // Only the first value on a clock that cannot be frozen (nothing expires mid-test).
         "delta" => &["1", "4", "-2"],
         "min" => &["0", "-3"],
         "max" => &["10", "6"],
@@ -57,13 +74,14 @@ fn values(name: &str) -> &'static [&'static str] {
 }
 
 /// `rl_policy`'s variadic tail: one limit per key after the request key.
-fn policy_spec(limits: usize, pick: &[usize]) -> Vec<String> {
-    const ALGOS: [&str; 6] = ["fw", "aw", "sl", "sw", "tb", "gcra"];
+fn policy_spec(limits: usize, pick: &[usize], frozen: bool) -> Vec<String> {
+    const ALGOS: [&str; 6] = ["fw", "sl", "sw", "tb", "gcra", "aw"];
+    let algos = if frozen { 6 } else { 5 }; // the anchored window takes no test clock
     (0..limits)
         .flat_map(|i| {
             let p = pick.get(i).copied().unwrap_or(0);
             [
-                ALGOS[p % 6].to_string(),
+                ALGOS[p % algos].to_string(),
                 ["3", "5"][p % 2].to_string(),
                 "1000000".to_string(),
                 "0".to_string(),
@@ -72,15 +90,23 @@ fn policy_spec(limits: usize, pick: &[usize]) -> Vec<String> {
         .collect()
 }
 
-fn decision() -> impl Strategy<Value = Decision> {
-    let n = batchable().len();
+/// The scripts a decision may call: all batchable ones on a frozen clock, else [`CLOCKLESS`].
+fn scripts(frozen: bool) -> Vec<usize> {
+    let all = batchable();
+    (0..all.len())
+        .filter(|&i| frozen || CLOCKLESS.contains(&all[i].name))
+        .collect()
+}
+
+fn decision(frozen: bool) -> impl Strategy<Value = Decision> {
+    let choice = scripts(frozen);
     (
-        0..n,
+        proptest::sample::select(choice),
         proptest::collection::vec(0..KEYS, 4),
         proptest::collection::vec(0usize..64, 12),
         1usize..4,
     )
-        .prop_map(|(script, keys, picks, limits)| {
+        .prop_map(move |(script, keys, picks, limits)| {
             let def = batchable()[script];
             let variadic = def.variadic();
             let nkeys = if variadic { 1 + limits } else { def.keys.len() };
@@ -95,11 +121,13 @@ fn decision() -> impl Strategy<Value = Decision> {
                 .zip(&picks)
                 .map(|(name, p)| match p {
                     0 => "abc".to_string(), // 1 in 64: a bad argument
+                    _ if !frozen && name.ends_with("ttl_ms") => "60000".to_string(),
+                    _ if !frozen && *name == "period_us" => "60000000".to_string(),
                     p => values(name)[p % values(name).len()].to_string(),
                 })
                 .collect();
             if variadic {
-                args.extend(policy_spec(limits, &picks[fixed.len()..]));
+                args.extend(policy_spec(limits, &picks[fixed.len()..], frozen));
             }
             let keys = (0..nkeys).map(|i| keys[i % keys.len()]).collect();
             Decision { script, keys, args }
@@ -107,10 +135,10 @@ fn decision() -> impl Strategy<Value = Decision> {
 }
 
 /// Rounds of decisions, each preceded by how far the frozen clocks step (0 ms: the same instant).
-fn rounds() -> impl Strategy<Value = (Delivery, Vec<(u64, Vec<Decision>)>)> {
+fn rounds(frozen: bool) -> impl Strategy<Value = (Delivery, Vec<(u64, Vec<Decision>)>)> {
     let delivery = prop_oneof![Just(Delivery::Eval), Just(Delivery::Functions)];
     let step = prop_oneof![Just(0u64), Just(400), Just(1100), Just(61_000)];
-    let round = (step, proptest::collection::vec(decision(), 1..12));
+    let round = (step, proptest::collection::vec(decision(frozen), 1..12));
     (delivery, proptest::collection::vec(round, 1..6))
 }
 
@@ -136,12 +164,28 @@ struct Side {
     client: Client,
 }
 
-async fn run(side: &Side, prefix: &str, round: &[Decision], batched: bool) -> Vec<String> {
+/// Runs `round`; `now` fills the rate limits' `test_now_us` (`None`: the server's clock).
+async fn run(
+    side: &Side,
+    prefix: &str,
+    round: &[Decision],
+    batched: bool,
+    now: Option<u128>,
+) -> Vec<String> {
     let names: Vec<String> = (0..KEYS).map(|i| format!("{{{prefix}}}:k{i}")).collect();
+    let now = now.map(|us| us.to_string()).unwrap_or_default();
     let calls = round.iter().map(|d| {
         let def = dynamic(batchable()[d.script]);
         let keys: Vec<&str> = d.keys.iter().map(|&k| names[k].as_str()).collect();
-        let args: Vec<Arg<'_>> = d.args.iter().map(|a| Arg::Bytes(a.as_bytes())).collect();
+        let args: Vec<Arg<'_>> = d
+            .args
+            .iter()
+            .zip(def.args.iter().chain(std::iter::repeat(&"spec")))
+            .map(|(a, name)| match *name {
+                "test_now_us" => Arg::Bytes(now.as_bytes()),
+                _ => Arg::Bytes(a.as_bytes()),
+            })
+            .collect();
         async move { outcome(side.client.call(def, &keys, &args).await) }
     });
     if batched {
@@ -156,8 +200,8 @@ async fn run(side: &Side, prefix: &str, round: &[Decision], batched: bool) -> Ve
     }
 }
 
-/// Every shared key's value and remaining life.
-async fn state(side: &Side, prefix: &str) -> Vec<(Value, Value)> {
+/// Every shared key's value and remaining life (on a clock that runs, only whether it has one).
+async fn state(side: &Side, prefix: &str, frozen: bool) -> Vec<(Value, Value)> {
     let mut out = Vec::new();
     for i in 0..KEYS {
         let key = format!("{{{prefix}}}:k{i}");
@@ -171,6 +215,10 @@ async fn state(side: &Side, prefix: &str) -> Vec<(Value, Value)> {
             .command(redis::cmd("PTTL").arg(&key))
             .await
             .unwrap();
+        let pttl = match pttl {
+            Value::Int(ms) if !frozen && ms > 0 => Value::Int(1),
+            other => other,
+        };
         out.push((dump, pttl));
     }
     out
@@ -196,6 +244,15 @@ fn sides(delivery: Delivery) -> [Side; 2] {
     })
 }
 
+/// Whether the server's clock can be frozen to the microsecond: Redis reads the wall clock (which
+/// the testkit's shim stops); Valkey adds the CPU's counter to its last reading, which no shim
+/// stops, so there the rate limits get a test clock and only [`CLOCKLESS`] scripts run.
+fn freezable(server: &RedisServer) -> bool {
+    let mut conn = server.client().get_connection().unwrap();
+    let info: String = redis::cmd("INFO").arg("server").query(&mut conn).unwrap();
+    !info.contains("valkey_version")
+}
+
 /// Random rounds on both servers: identical replies, identical final state, and batches sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batched_equals_one_by_one() {
@@ -208,8 +265,9 @@ async fn batched_equals_one_by_one() {
     let rt = tokio::runtime::Handle::current();
     let start = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     let case = std::cell::Cell::new(0u64);
+    let frozen = freezable(&pairs[0][0].server);
     runner
-        .run(&rounds(), |(delivery, rounds)| {
+        .run(&rounds(frozen), |(delivery, rounds)| {
             case.set(case.get() + 1);
             let case = case.get();
             let [one, batched] = &pairs[usize::from(delivery == Delivery::Functions)];
@@ -221,14 +279,24 @@ async fn batched_equals_one_by_one() {
                 rt.block_on(async {
                     for (i, (step, round)) in rounds.iter().enumerate() {
                         at += Duration::from_millis(*step);
-                        for side in [one, batched] {
-                            side.server.freeze_clock(Some(at)).unwrap();
-                        }
-                        let alone = run(one, &prefix, round, false).await;
-                        let together = run(batched, &prefix, round, true).await;
+                        let now = match frozen {
+                            true => {
+                                for side in [one, batched] {
+                                    side.server.freeze_clock(Some(at)).unwrap();
+                                }
+                                None
+                            }
+                            false => Some(at.as_micros()),
+                        };
+                        let alone = run(one, &prefix, round, false, now).await;
+                        let together = run(batched, &prefix, round, true, now).await;
                         prop_assert_eq!(&alone, &together, "round {}: {:?}", i, round);
                     }
-                    prop_assert_eq!(state(one, &prefix).await, state(batched, &prefix).await);
+                    let states = (
+                        state(one, &prefix, frozen).await,
+                        state(batched, &prefix, frozen).await,
+                    );
+                    prop_assert_eq!(states.0, states.1);
                     Ok(())
                 })
             })?;
