@@ -86,6 +86,11 @@ pub struct BenchArgs {
     /// Only these entries (repeatable); default all.
     #[arg(long)]
     pub only: Vec<String>,
+    /// The library path without natural batching (every decision a call of its own): run once
+    /// with and once without to see what batching gives; the raw path is always one call per
+    /// decision. With batching, `rt/decision` below 1 is the mean batch's inverse.
+    #[arg(long)]
+    pub no_batching: bool,
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
@@ -170,12 +175,20 @@ pub(crate) async fn connect(args: &BenchArgs) -> anyhow::Result<(String, Embedde
     check_args(args)?;
     args.conn.require_url(args.url.as_deref())?;
     let (url, server) = url_or_embed(args.url.as_deref(), false)?;
-    let config = args
-        .conn
-        .client_config(ClientConfig::default().pool_size(args.connections));
-    let client = Client::connect(&url, config).await?;
+    let client = Client::connect(&url, library_config(args)).await?;
     client.load(registry::ALL).await?;
     Ok((url, server, client))
+}
+
+/// The library path's settings: the pool size and TLS of the arguments, batching unless
+/// `--no-batching`.
+pub(crate) fn library_config(args: &BenchArgs) -> ClientConfig {
+    let config = ClientConfig::default().pool_size(args.connections);
+    let config = match args.no_batching {
+        true => config.batching(redis_atomic::Batching::off()),
+        false => config,
+    };
+    args.conn.client_config(config)
 }
 
 fn check_args(args: &BenchArgs) -> anyhow::Result<()> {

@@ -17,7 +17,7 @@ use super::stats::ServerStats;
 use super::workload::{BenchCtx, Conflicts, Conn, Decided, Path, Stop, Workload};
 use super::{Bench, BenchArgs};
 use indicatif::{ProgressBar, ProgressStyle};
-use redis_atomic::{Client, ClientConfig};
+use redis_atomic::Client;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -87,9 +87,7 @@ impl Driver<'_> {
     /// New connections for every path and a workload on them (each task's cycles are complete
     /// between phases, so a new workload continues where the last one stopped).
     async fn fresh(&self) -> anyhow::Result<Fresh> {
-        let config = (self.args.conn)
-            .client_config(ClientConfig::default().pool_size(self.args.connections));
-        let client = Client::connect(self.url, config).await?;
+        let client = Client::connect(self.url, super::library_config(self.args)).await?;
         let ctx = BenchCtx {
             client,
             ..self.ctx.clone()
