@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Server cost per decision of the rate-limit and lock scripts against the classic scripts.
 
-Why: issues 16 and 18 bound our scripts' server time by what the classic scripts (seed 000's
-sliding log, the widely copied float GCRA, float token bucket and two-counter sliding window, all
-on server TIME, §7's INCR + EXPIRE fixed window, and §17 Template 3's fenced SET NX PX + INCR
-lock acquire) cost on the same machine. Absolute
-µs on a shared VM move by 2x within an hour, so every run measures ours and the classics on the
-same server, in shuffled order, each run on an empty database, and reports medians.
+Why: our scripts' server time should stay within what the classic scripts people write by hand
+cost on the same machine: the sorted-set sliding log, the widely copied float GCRA, float token
+bucket and two-counter sliding window (all on server TIME), the INCR + EXPIRE fixed window, and
+the fenced SET NX PX + INCR lock acquire (docs/performance.md, "The classic scripts", lists them
+and what each does unlike ours). Absolute µs on a shared VM drift a lot within an hour (the
+figures and their spread: docs/performance.md), so every run measures ours and the classics on
+the same server, in shuffled order, each run on an empty database, and reports medians.
 
     tools/rl-script-cost.py [--rounds 20] [--requests 20000] [--identities 1000000]
     tools/rl-script-cost.py --instructions     # valgrind: instructions per call, deterministic

@@ -49,8 +49,8 @@ use std::time::Duration;
 /// Longest retention of a fence record: one year.
 pub const MAX_RETENTION: Duration = Duration::from_secs(365 * 24 * 3600);
 const SCHEMA: u32 = 1;
-/// Largest fence a script can compare exactly (2^53 - 1).
-const MAX_FENCE: u64 = (1 << 53) - 1;
+/// Largest fence a fenced write accepts: the largest a script can compare exactly (2^53 - 1).
+pub const MAX_FENCE: u64 = (1 << 53) - 1;
 /// The `GET` of [`FencedWrites::highest`].
 const HIGHEST: Op = Op::command("fenced", "highest", "get");
 

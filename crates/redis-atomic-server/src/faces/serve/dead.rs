@@ -4,16 +4,16 @@
 //! deletes at most `limit` more of the same age).
 
 use super::error::{lib, ApiError, JsonBody};
+use super::extract::{query_number, Named, Params};
 use super::locks::{answer, conflict_unless};
+use super::params::{defaults, Batch, DeadStart, DelayMs, JobId, KeyName};
 use super::queues::queue;
 use super::Caller;
-use axum::extract::{Path, RawQuery};
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::queue::Requeue;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 /// One dead letter.
 #[derive(Debug, Serialize, ToSchema)]
@@ -41,9 +41,10 @@ pub struct DeadListResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequeueRequest {
-    /// Delay before the job is due again, in milliseconds (default 0).
-    #[serde(default)]
-    pub delay_ms: u64,
+    /// Delay before the job is due again, in milliseconds.
+    #[serde(default = "defaults::no_delay")]
+    #[schema(default = defaults::no_delay)]
+    pub delay_ms: DelayMs,
 }
 
 /// Answer of `requeue`: 200 requeued, 409 not a dead letter.
@@ -57,16 +58,14 @@ pub struct RequeueResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PurgeRequest {
-    /// Only dead letters at least this old, in milliseconds (default 0: any).
-    #[serde(default)]
-    pub older_than_ms: u64,
-    /// At most this many (1..=1000, default 1000); call again while `purged` equals it.
-    #[serde(default = "thousand")]
-    pub limit: usize,
-}
-
-fn thousand() -> usize {
-    1000
+    /// Only dead letters at least this old, in milliseconds (0: any).
+    #[serde(default = "defaults::no_delay")]
+    #[schema(default = defaults::no_delay)]
+    pub older_than_ms: DelayMs,
+    /// At most this many; call again while `purged` equals it.
+    #[serde(default = "defaults::purge_limit")]
+    #[schema(default = defaults::purge_limit)]
+    pub limit: Batch,
 }
 
 /// Answer of `purge`: 200.
@@ -78,33 +77,36 @@ pub struct PurgeResponse {
     pub remaining: u64,
 }
 
-/// `start` and `count` of `?start=…&count=…`; anything else is 422.
-fn page(query: Option<&str>) -> Result<(u32, usize), ApiError> {
-    let (mut start, mut count) = (0u32, 100usize);
-    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let bad = || ApiError::invalid(format!("bad query parameter {pair:?}"));
-        match name {
-            "start" => start = value.parse().map_err(|_| bad())?,
-            "count" => count = value.parse().map_err(|_| bad())?,
-            _ => return Err(bad()),
-        }
-    }
-    Ok((start, count))
+/// The page of the dead-letter list (`?start=…&count=…`); another parameter is refused (422).
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct Page {
+    /// First position, oldest first (default 0).
+    #[serde(default, deserialize_with = "query_number")]
+    #[param(value_type = Option<DeadStart>)]
+    pub start: Option<DeadStart>,
+    /// Page size (default 100).
+    #[serde(default, deserialize_with = "query_number")]
+    #[param(value_type = Option<Batch>)]
+    pub count: Option<Batch>,
 }
 
+/// A page's default size.
+const PAGE: Batch = Batch(100);
+
 /// List a queue's dead letters.
-#[utoipa::path(get, path = "/v1/queues/{queue}/dead",
-    params(("queue" = String, Path, description = "the queue"),
-           ("start" = Option<u32>, Query, description = "first position (default 0)"),
-           ("count" = Option<usize>, Query, description = "page size, 1..=1000 (default 100)")),
+#[utoipa::path(get, path = "/v1/queues/{queue}/dead", operation_id = "queues_dead_list",
+    tag = "queues",
+    params(("queue" = KeyName, Path, description = "the queue"), Page),
     responses((status = 200, body = DeadListResponse, description = "one page, oldest first")))]
 pub async fn list(
     Caller(t): Caller,
-    Path(name): Path<String>,
-    RawQuery(query): RawQuery,
+    Named(name): Named<KeyName>,
+    Params(page): Params<Page>,
 ) -> Result<Response, ApiError> {
-    let (start, count) = page(query.as_deref())?;
+    let start = page.start.map_or(0, |s| s.0);
+    let count = page.count.unwrap_or(PAGE).0;
     let got = queue(&t, &name)?
         .dead_letters(start, count)
         .await
@@ -129,18 +131,19 @@ pub async fn list(
 }
 
 /// Move a dead letter back to the queue.
-#[utoipa::path(post, path = "/v1/queues/{queue}/dead/{id}/requeue", request_body = RequeueRequest,
-    params(("queue" = String, Path, description = "the queue"),
-           ("id" = String, Path, description = "the job id")),
+#[utoipa::path(post, path = "/v1/queues/{queue}/dead/{id}/requeue",
+    operation_id = "queues_dead_requeue", tag = "queues", request_body = RequeueRequest,
+    params(("queue" = KeyName, Path, description = "the queue"),
+           ("id" = JobId, Path, description = "the job id")),
     responses((status = 200, body = RequeueResponse, description = "requeued"),
               (status = 409, body = RequeueResponse, description = "not a dead letter")))]
 pub async fn requeue(
     Caller(t): Caller,
-    Path((name, id)): Path<(String, String)>,
+    Named((name, id)): Named<(KeyName, JobId)>,
     JsonBody(req): JsonBody<RequeueRequest>,
 ) -> Result<Response, ApiError> {
     let got = queue(&t, &name)?
-        .requeue_dead(&id, Duration::from_millis(req.delay_ms))
+        .requeue_dead(id.as_str(), req.delay_ms.duration())
         .await
         .map_err(lib(true))?;
     let requeued = matches!(got, Requeue::Requeued);
@@ -151,16 +154,17 @@ pub async fn requeue(
 }
 
 /// Delete dead letters, oldest first.
-#[utoipa::path(post, path = "/v1/queues/{queue}/dead/purge", request_body = PurgeRequest,
-    params(("queue" = String, Path, description = "the queue")),
+#[utoipa::path(post, path = "/v1/queues/{queue}/dead/purge", operation_id = "queues_dead_purge",
+    tag = "queues", request_body = PurgeRequest,
+    params(("queue" = KeyName, Path, description = "the queue")),
     responses((status = 200, body = PurgeResponse, description = "purged")))]
 pub async fn purge(
     Caller(t): Caller,
-    Path(name): Path<String>,
+    Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<PurgeRequest>,
 ) -> Result<Response, ApiError> {
     let got = queue(&t, &name)?
-        .purge_dead_letters(Duration::from_millis(req.older_than_ms), req.limit)
+        .purge_dead_letters(req.older_than_ms.duration(), req.limit.0)
         .await
         .map_err(lib(true))?;
     Ok(answer(

@@ -3,14 +3,14 @@
 //! gives the same answer, so it is safe after a 504; without one a resend would read "seen".
 
 use super::error::{lib, ApiError, JsonBody};
+use super::extract::Named;
 use super::locks::{answer, own_or_random};
+use super::params::{DedupTtlMs, KeyName, OwnerToken};
 use super::Caller;
-use axum::extract::Path;
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::dedup::Dedup;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 use utoipa::ToSchema;
 
 /// Body of `dedup`.
@@ -18,11 +18,11 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 pub struct DedupRequest {
     /// How long the id is remembered, in milliseconds.
-    pub ttl_ms: u64,
+    pub ttl_ms: DedupTtlMs,
     /// Your own token (to resend after a lost answer and get the same one); default: a fresh
     /// random one.
     #[serde(default)]
-    pub token: Option<String>,
+    pub token: Option<OwnerToken>,
 }
 
 /// Answer of `dedup`.
@@ -33,17 +33,18 @@ pub struct DedupResponse {
 }
 
 /// Record a sighting of an event id.
-#[utoipa::path(post, path = "/v1/dedup/{event}", request_body = DedupRequest,
-    params(("event" = String, Path, description = "the event id")),
+#[utoipa::path(post, path = "/v1/dedup/{event}", operation_id = "dedup_seen", tag = "dedup",
+    request_body = DedupRequest,
+    params(("event" = KeyName, Path, description = "the event id")),
     responses((status = 200, body = DedupResponse, description = "first or repeat sighting")))]
 pub async fn seen(
     Caller(t): Caller,
-    Path(event): Path<String>,
+    Named(event): Named<KeyName>,
     JsonBody(req): JsonBody<DedupRequest>,
 ) -> Result<Response, ApiError> {
-    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
+    let (owner, retry_safe) = own_or_random(req.token.as_ref())?;
     let first = Dedup::new(t.client.clone(), t.keyspace.clone())
-        .first_seen_as(&event, Duration::from_millis(req.ttl_ms), &owner)
+        .first_seen_as(event.as_str(), req.ttl_ms.duration(), &owner)
         .await
         .map_err(lib(retry_safe))?;
     Ok(answer(StatusCode::OK, DedupResponse { first }))

@@ -151,21 +151,20 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 },
                 detail: e.body_text(),
             })?;
-        let bytes: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) {
-            b"{}"
-        } else {
-            &bytes
-        };
-        serde_json::from_slice(bytes).map(JsonBody).map_err(|e| {
-            use serde_json::error::Category;
-            match e.classify() {
-                Category::Data => ApiError::invalid(e.to_string()),
-                _ => ApiError::Client {
-                    status: StatusCode::BAD_REQUEST,
-                    kind: "bad-json",
-                    detail: e.to_string(),
-                },
-            }
-        })
+        // Only no body at all reads as `{}`: whitespace alone is not JSON (400), as the document says.
+        let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { &bytes };
+        super::extract::from_object(bytes)
+            .map(JsonBody)
+            .map_err(|e| {
+                use serde_json::error::Category;
+                match e.classify() {
+                    Category::Data => ApiError::invalid(e.to_string()),
+                    _ => ApiError::Client {
+                        status: StatusCode::BAD_REQUEST,
+                        kind: "bad-json",
+                        detail: e.to_string(),
+                    },
+                }
+            })
     }
 }

@@ -7,19 +7,18 @@
 //! request. Keys live under the caller's tenant (scope `serve`).
 
 use super::error::{lib, ApiError, JsonBody};
+use super::extract::Named;
 use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
+use super::params::{Fence, IdempotencyKey, LeaseMs, OwnerToken, Status};
 use super::semaphores::{extended, LeaseExtendResponse};
 use super::Caller;
-use axum::extract::Path;
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::idempotency::{
     Begin, Body, Failure, Fingerprint, Idempotency, IdempotencyConfig, Outcome, Response as Stored,
     Stored as Kept,
 };
-use redis_atomic::Fence;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 use utoipa::ToSchema;
 
 /// The scope of every serve key (the tenant is the keyspace).
@@ -31,12 +30,12 @@ const SCOPE: &str = "serve";
 pub struct BeginRequest {
     /// Identifies the request: equal requests under one key must send equal fingerprints.
     pub fingerprint: String,
-    /// Claim lease in milliseconds (default 30000).
+    /// Claim lease in milliseconds; absent or null: the library's default (30000).
     #[serde(default)]
-    pub lease_ms: Option<u64>,
+    pub lease_ms: Option<LeaseMs>,
     /// Your own owner token (to retry a `begin` whose answer was lost); default: a fresh one.
     #[serde(default)]
-    pub token: Option<String>,
+    pub token: Option<OwnerToken>,
 }
 
 /// A stored response, as replayed.
@@ -46,9 +45,11 @@ pub struct StoredResponse {
     pub status: u16,
     /// The stored body (UTF-8, lossy).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub body: Option<String>,
     /// Where the body is kept, when the library stored a reference.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub reference: Option<String>,
 }
 
@@ -59,18 +60,23 @@ pub struct BeginResponse {
     pub state: &'static str,
     /// The claim's owner token (claimed only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub token: Option<String>,
     /// The claim's fence (claimed only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub fence: Option<u64>,
     /// Whether the claim took over an expired one (claimed only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub takeover: Option<bool>,
     /// The response to replay (completed or failed only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub response: Option<StoredResponse>,
     /// Time left on the other executor's lease (in progress only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub retry_after_ms: Option<u64>,
 }
 
@@ -79,11 +85,11 @@ pub struct BeginResponse {
 #[serde(deny_unknown_fields)]
 pub struct IdemExtendRequest {
     /// The token `begin` returned.
-    pub token: String,
+    pub token: OwnerToken,
     /// The fence `begin` returned.
-    pub fence: u64,
+    pub fence: Fence,
     /// New lease from now, in milliseconds.
-    pub lease_ms: u64,
+    pub lease_ms: LeaseMs,
 }
 
 /// Body of idempotency `complete`.
@@ -91,11 +97,11 @@ pub struct IdemExtendRequest {
 #[serde(deny_unknown_fields)]
 pub struct CompleteRequest {
     /// The token `begin` returned.
-    pub token: String,
+    pub token: OwnerToken,
     /// The fence `begin` returned.
-    pub fence: u64,
+    pub fence: Fence,
     /// The response status to store.
-    pub status: u16,
+    pub status: Status,
     /// The response body to store (UTF-8).
     #[serde(default)]
     pub body: String,
@@ -108,10 +114,10 @@ pub struct CompleteResponse {
     pub stored: bool,
 }
 
-fn store(t: &super::Tenant, lease_ms: Option<u64>) -> Result<Idempotency, ApiError> {
+fn store(t: &super::Tenant, lease: Option<LeaseMs>) -> Result<Idempotency, ApiError> {
     let mut config = IdempotencyConfig::default();
-    if let Some(ms) = lease_ms {
-        config = config.ttl(Duration::from_millis(ms));
+    if let Some(lease) = lease {
+        config = config.ttl(lease.duration());
     }
     Idempotency::new(t.client.clone(), t.keyspace.clone())
         .with_config(config)
@@ -143,21 +149,22 @@ fn begun(state: &'static str) -> BeginResponse {
 }
 
 /// Claim an idempotency key, or get its stored response.
-#[utoipa::path(post, path = "/v1/idempotency/{key}/begin", request_body = BeginRequest,
-    params(("key" = String, Path, description = "the idempotency key")),
+#[utoipa::path(post, path = "/v1/idempotency/{key}/begin", operation_id = "idempotency_begin",
+    tag = "idempotency", request_body = BeginRequest,
+    params(("key" = IdempotencyKey, Path, description = "the idempotency key")),
     responses((status = 200, body = BeginResponse, description = "claimed, or the stored response"),
-              (status = 409, body = BeginResponse, description = "in progress elsewhere"),
-              (status = 422, description = "fingerprint mismatch (problem)")))]
+              (status = 409, body = BeginResponse, description = "in progress elsewhere",
+               headers(("Retry-After" = u64, description = "seconds until the other executor's lease ends, rounded up")))))]
 pub async fn begin(
     Caller(t): Caller,
-    Path(key): Path<String>,
+    Named(key): Named<IdempotencyKey>,
     JsonBody(req): JsonBody<BeginRequest>,
 ) -> Result<Response, ApiError> {
     // As for locks: resending is safe only with the caller's own token.
-    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
+    let (owner, retry_safe) = own_or_random(req.token.as_ref())?;
     let fp = Fingerprint::of(&[req.fingerprint.as_bytes()]);
     let got = store(&t, req.lease_ms)?
-        .begin_with_token(SCOPE, key.as_bytes(), fp, &owner)
+        .begin_with_token(SCOPE, key.as_str().as_bytes(), fp, &owner)
         .await
         .map_err(lib(retry_safe))?;
     Ok(match got {
@@ -207,38 +214,47 @@ pub async fn begin(
 }
 
 /// Extend a claim's lease.
-#[utoipa::path(post, path = "/v1/idempotency/{key}/extend", request_body = IdemExtendRequest,
-    params(("key" = String, Path, description = "the idempotency key")),
+#[utoipa::path(post, path = "/v1/idempotency/{key}/extend", operation_id = "idempotency_extend",
+    tag = "idempotency", request_body = IdemExtendRequest,
+    params(("key" = IdempotencyKey, Path, description = "the idempotency key")),
     responses((status = 200, body = LeaseExtendResponse, description = "extended"),
               (status = 409, body = LeaseExtendResponse, description = "claim lost")))]
 pub async fn extend(
     Caller(t): Caller,
-    Path(key): Path<String>,
+    Named(key): Named<IdempotencyKey>,
     JsonBody(req): JsonBody<IdemExtendRequest>,
 ) -> Result<Response, ApiError> {
     let owner = token(&req.token)?;
-    let lease = Duration::from_millis(req.lease_ms);
+    let lease = req.lease_ms.duration();
     let got = store(&t, None)?
-        .extend(SCOPE, key.as_bytes(), &owner, Fence(req.fence), lease)
+        .extend(
+            SCOPE,
+            key.as_str().as_bytes(),
+            &owner,
+            req.fence.fence(),
+            lease,
+        )
         .await
         .map_err(lib(true))?;
     Ok(extended(got))
 }
 
 /// Store a claim's response for replay.
-#[utoipa::path(post, path = "/v1/idempotency/{key}/complete", request_body = CompleteRequest,
-    params(("key" = String, Path, description = "the idempotency key")),
+#[utoipa::path(post, path = "/v1/idempotency/{key}/complete",
+    operation_id = "idempotency_complete", tag = "idempotency", request_body = CompleteRequest,
+    params(("key" = IdempotencyKey, Path, description = "the idempotency key")),
     responses((status = 200, body = CompleteResponse, description = "stored"),
               (status = 409, body = CompleteResponse, description = "claim lost")))]
 pub async fn complete(
     Caller(t): Caller,
-    Path(key): Path<String>,
+    Named(key): Named<IdempotencyKey>,
     JsonBody(req): JsonBody<CompleteRequest>,
 ) -> Result<Response, ApiError> {
     let owner = token(&req.token)?;
-    let response = Stored::new(req.status, req.body.into_bytes());
+    let response = Stored::new(req.status.0, req.body.into_bytes());
+    let fence = req.fence.fence();
     let got = store(&t, None)?
-        .complete(SCOPE, key.as_bytes(), &owner, Fence(req.fence), &response)
+        .complete(SCOPE, key.as_str().as_bytes(), &owner, fence, &response)
         .await
         .map_err(lib(true))?;
     let ok = matches!(got, Outcome::Stored);
@@ -250,40 +266,54 @@ pub async fn complete(
 #[serde(deny_unknown_fields)]
 pub struct FailRequest {
     /// The token `begin` returned.
-    pub token: String,
+    pub token: OwnerToken,
     /// The fence `begin` returned.
-    pub fence: u64,
+    pub fence: Fence,
     /// `true`: free the key (the next `begin` runs the request again); `false`: store `status`
     /// and `body` as the final answer that duplicates replay.
     pub retryable: bool,
-    /// The response status to store (final only).
+    /// The response status to store: final failures only, and then required.
     #[serde(default)]
-    pub status: Option<u16>,
+    pub status: Option<Status>,
     /// The response body to store (final only).
     #[serde(default)]
     pub body: String,
 }
 
 /// End a claim with a failure.
-#[utoipa::path(post, path = "/v1/idempotency/{key}/fail", request_body = FailRequest,
-    params(("key" = String, Path, description = "the idempotency key")),
+#[utoipa::path(post, path = "/v1/idempotency/{key}/fail", operation_id = "idempotency_fail",
+    tag = "idempotency", request_body = FailRequest,
+    params(("key" = IdempotencyKey, Path, description = "the idempotency key")),
     responses((status = 200, body = CompleteResponse, description = "freed or stored"),
               (status = 409, body = CompleteResponse, description = "claim lost")))]
 pub async fn fail(
     Caller(t): Caller,
-    Path(key): Path<String>,
+    Named(key): Named<IdempotencyKey>,
     JsonBody(req): JsonBody<FailRequest>,
 ) -> Result<Response, ApiError> {
     let owner = token(&req.token)?;
     let failure = match (req.retryable, req.status) {
         (true, _) => Failure::Retryable,
-        (false, Some(status)) => Failure::Final(Stored::new(status, req.body.into_bytes())),
+        (false, Some(status)) => Failure::Final(Stored::new(status.0, req.body.into_bytes())),
         (false, None) => return Err(ApiError::invalid("a final failure needs a status")),
     };
+    let fence = req.fence.fence();
     let got = store(&t, None)?
-        .fail(SCOPE, key.as_bytes(), &owner, Fence(req.fence), &failure)
+        .fail(SCOPE, key.as_str().as_bytes(), &owner, fence, &failure)
         .await
         .map_err(lib(true))?;
     let ok = matches!(got, Outcome::Stored);
     Ok(answer(conflict_unless(ok), CompleteResponse { stored: ok }))
+}
+
+/// The rule the handler of `fail` enforces beyond the fields' own ("a final failure needs a
+/// status"), as JSON Schema: if `retryable` is `false`, `status` is present and not null. The
+/// document adds it to `FailRequest` ([`super::openapi`]). Written as `if`/`then` (not an
+/// `anyOf` of the two cases): validators and property-based testers read it the same, and client
+/// generators, which do not model it, leave the request type as it is instead of splitting it.
+pub fn fail_needs_status() -> serde_json::Value {
+    serde_json::json!({
+        "if": {"properties": {"retryable": {"const": false}}},
+        "then": {"required": ["status"], "properties": {"status": {"not": {"type": "null"}}}}
+    })
 }

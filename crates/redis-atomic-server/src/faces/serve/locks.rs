@@ -5,14 +5,14 @@
 //! `release` need both. A held lock is 409 with `Retry-After`, not an error.
 
 use super::error::{lib, ApiError, JsonBody};
+use super::extract::Named;
+use super::params::{Fence, KeyName, LockTtlMs, OwnerToken};
 use super::Caller;
-use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use http::{header, HeaderValue, StatusCode};
-use redis_atomic::lease::{Extend, Release};
+use redis_atomic::lease::{self, Extend, Release};
 use redis_atomic::lock::Acquire;
-use redis_atomic::{Fence, OwnerToken};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -21,12 +21,12 @@ use utoipa::ToSchema;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AcquireRequest {
-    /// Lease length in milliseconds (1..=7 days).
-    pub ttl_ms: u64,
+    /// Lease length in milliseconds.
+    pub ttl_ms: LockTtlMs,
     /// Your own owner token (to retry an acquisition whose answer was lost); default: a fresh
     /// random one.
     #[serde(default)]
-    pub token: Option<String>,
+    pub token: Option<OwnerToken>,
 }
 
 /// Answer of lock and semaphore `acquire`: 200 acquired, 409 held (or full).
@@ -36,15 +36,19 @@ pub struct AcquireResponse {
     pub acquired: bool,
     /// The owner token (acquired only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub token: Option<String>,
     /// The fence: pass it to every write the lock protects (acquired only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub fence: Option<u64>,
     /// The lease granted (acquired only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub ttl_ms: Option<u64>,
     /// The current holder's remaining lease (held only; for a semaphore, the earliest to end).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub retry_after_ms: Option<u64>,
 }
 
@@ -53,11 +57,11 @@ pub struct AcquireResponse {
 #[serde(deny_unknown_fields)]
 pub struct ExtendRequest {
     /// The owner token `acquire` returned.
-    pub token: String,
+    pub token: OwnerToken,
     /// The fence `acquire` returned.
-    pub fence: u64,
+    pub fence: Fence,
     /// New lease from now, in milliseconds.
-    pub ttl_ms: u64,
+    pub ttl_ms: LockTtlMs,
 }
 
 /// Answer of `extend`: 200 extended, 409 not the owner.
@@ -67,9 +71,11 @@ pub struct ExtendResponse {
     pub extended: bool,
     /// The lease's fence (extended only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub fence: Option<u64>,
     /// The new remaining lease (extended only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub ttl_ms: Option<u64>,
 }
 
@@ -78,9 +84,9 @@ pub struct ExtendResponse {
 #[serde(deny_unknown_fields)]
 pub struct ReleaseRequest {
     /// The owner token `acquire` returned.
-    pub token: String,
+    pub token: OwnerToken,
     /// The fence `acquire` returned.
-    pub fence: u64,
+    pub fence: Fence,
 }
 
 /// Answer of `release`: 200 released, 409 not the owner.
@@ -90,15 +96,18 @@ pub struct ReleaseResponse {
     pub released: bool,
 }
 
-pub(super) fn token(text: &str) -> Result<OwnerToken, ApiError> {
-    OwnerToken::new(text).map_err(|e| ApiError::invalid(e.to_string()))
+/// The library's token for `given` (checked by its type, so the library takes it).
+pub(super) fn token(given: &OwnerToken) -> Result<lease::OwnerToken, ApiError> {
+    given.owner().map_err(lib(true))
 }
 
 /// The caller's own token when given (then resending after a 504 is safe), else a fresh one.
-pub(super) fn own_or_random(given: Option<&str>) -> Result<(OwnerToken, bool), ApiError> {
+pub(super) fn own_or_random(
+    given: Option<&OwnerToken>,
+) -> Result<(lease::OwnerToken, bool), ApiError> {
     match given {
         Some(t) => Ok((token(t)?, true)),
-        None => Ok((OwnerToken::random(), false)),
+        None => Ok((lease::OwnerToken::random(), false)),
     }
 }
 
@@ -130,7 +139,7 @@ pub(super) fn with_retry_after(mut r: Response, after: Duration) -> Response {
 }
 
 /// 200 acquired (a lock or a semaphore permit).
-pub(super) fn acquired(token: &OwnerToken, fence: Fence, ttl_ms: u64) -> Response {
+pub(super) fn acquired(token: &lease::OwnerToken, fence: lease::Fence, ttl_ms: u64) -> Response {
     let body = AcquireResponse {
         acquired: true,
         token: Some(token.as_str().to_string()),
@@ -154,45 +163,47 @@ pub(super) fn held(retry_after: Duration) -> Response {
 }
 
 /// Acquire a lock.
-#[utoipa::path(post, path = "/v1/locks/{resource}/acquire", request_body = AcquireRequest,
-    params(("resource" = String, Path, description = "the locked resource")),
+#[utoipa::path(post, path = "/v1/locks/{resource}/acquire", operation_id = "locks_acquire",
+    tag = "locks", request_body = AcquireRequest,
+    params(("resource" = KeyName, Path, description = "the locked resource")),
     responses((status = 200, body = AcquireResponse, description = "acquired"),
-              (status = 409, body = AcquireResponse, description = "held by another owner")))]
+              (status = 409, body = AcquireResponse, description = "held by another owner",
+               headers(("Retry-After" = u64, description = "seconds until the lease ends, rounded up")))))]
 pub async fn acquire(
     Caller(t): Caller,
-    Path(resource): Path<String>,
+    Named(resource): Named<KeyName>,
     JsonBody(req): JsonBody<AcquireRequest>,
 ) -> Result<Response, ApiError> {
     // Resending is safe only with the caller's own token: a fresh one would be a second owner.
-    let (token, retry_safe) = own_or_random(req.token.as_deref())?;
-    let ttl = Duration::from_millis(req.ttl_ms);
+    let (token, retry_safe) = own_or_random(req.token.as_ref())?;
     let got = t
         .locks
-        .acquire_with_token(&resource, &token, ttl)
+        .acquire_with_token(resource.as_str(), &token, req.ttl_ms.duration())
         .await
         .map_err(lib(retry_safe))?;
     Ok(match got {
-        Acquire::Acquired(guard) => acquired(guard.token(), guard.fence(), req.ttl_ms),
+        Acquire::Acquired(guard) => acquired(guard.token(), guard.fence(), req.ttl_ms.0),
         Acquire::Held { retry_after } => held(retry_after),
         _ => return Err(ApiError::internal("unexpected acquire outcome")),
     })
 }
 
 /// Extend a held lock's lease.
-#[utoipa::path(post, path = "/v1/locks/{resource}/extend", request_body = ExtendRequest,
-    params(("resource" = String, Path, description = "the locked resource")),
+#[utoipa::path(post, path = "/v1/locks/{resource}/extend", operation_id = "locks_extend",
+    tag = "locks", request_body = ExtendRequest,
+    params(("resource" = KeyName, Path, description = "the locked resource")),
     responses((status = 200, body = ExtendResponse, description = "extended"),
               (status = 409, body = ExtendResponse, description = "not the owner")))]
 pub async fn extend(
     Caller(t): Caller,
-    Path(resource): Path<String>,
+    Named(resource): Named<KeyName>,
     JsonBody(req): JsonBody<ExtendRequest>,
 ) -> Result<Response, ApiError> {
     let token = token(&req.token)?;
-    let ttl = Duration::from_millis(req.ttl_ms);
+    let ttl = req.ttl_ms.duration();
     let got = t
         .locks
-        .extend(&resource, &token, Fence(req.fence), ttl)
+        .extend(resource.as_str(), &token, req.fence.fence(), ttl)
         .await
         .map_err(lib(true))?;
     Ok(match got {
@@ -216,19 +227,20 @@ pub async fn extend(
 }
 
 /// Release a held lock.
-#[utoipa::path(post, path = "/v1/locks/{resource}/release", request_body = ReleaseRequest,
-    params(("resource" = String, Path, description = "the locked resource")),
+#[utoipa::path(post, path = "/v1/locks/{resource}/release", operation_id = "locks_release",
+    tag = "locks", request_body = ReleaseRequest,
+    params(("resource" = KeyName, Path, description = "the locked resource")),
     responses((status = 200, body = ReleaseResponse, description = "released"),
               (status = 409, body = ReleaseResponse, description = "not the owner")))]
 pub async fn release(
     Caller(t): Caller,
-    Path(resource): Path<String>,
+    Named(resource): Named<KeyName>,
     JsonBody(req): JsonBody<ReleaseRequest>,
 ) -> Result<Response, ApiError> {
     let token = token(&req.token)?;
     let got = t
         .locks
-        .release(&resource, &token, Fence(req.fence))
+        .release(resource.as_str(), &token, req.fence.fence())
         .await
         .map_err(lib(true))?;
     let released = matches!(got, Release::Released { .. });

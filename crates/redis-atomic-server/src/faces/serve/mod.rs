@@ -13,11 +13,14 @@
 pub mod dead;
 pub mod dedup;
 pub mod error;
+pub mod extract;
 pub mod fenced;
+pub mod fields;
 pub mod idempotency;
 pub mod limits;
 pub mod locks;
 pub mod openapi;
+pub mod params;
 pub mod queues;
 pub mod quotas;
 pub mod semaphores;
@@ -54,12 +57,20 @@ pub struct Tenant {
     pub limiters: BTreeMap<String, RateLimiter>,
 }
 
+/// Largest `[serve] max_body_bytes`: 1 MiB, the smallest of the library's size limits on what a
+/// body carries (a job's payload, an idempotency response), so a body the server reads never
+/// holds a value too large for the library: a size is refused with 413 before it is parsed, and
+/// every other refusal is a schema constraint (422).
+pub const MAX_BODY_BYTES: usize = redis_atomic::queue::MAX_PAYLOAD;
+
 /// What every handler shares.
 pub struct ServeState {
     /// The library client.
     pub client: Client,
     auth: Auth,
     tenants: HashMap<String, Arc<Tenant>>,
+    /// `/openapi.json`, made once at start ([`openapi::document`]).
+    openapi: Arc<str>,
 }
 
 /// Why `serve` could not be set up.
@@ -69,6 +80,9 @@ pub enum SetupError {
     /// A namespace the library refuses.
     #[error("namespace: {0}")]
     Namespace(#[from] redis_atomic::Error),
+    /// `[serve] max_body_bytes` out of `1..=MAX_BODY_BYTES`.
+    #[error("[serve] max_body_bytes must be 1..={MAX_BODY_BYTES}, got {0}")]
+    MaxBody(usize),
 }
 
 impl ServeState {
@@ -80,16 +94,21 @@ impl ServeState {
             .as_deref()
             .unwrap_or(DEFAULT_NAMESPACE);
         let auth = Auth::new(&config.auth, default_ns);
+        let policies: BTreeMap<String, _> = config
+            .limits
+            .keys()
+            .filter_map(|name| Some((name.clone(), config.policy(name)?)))
+            .collect();
+        let openapi = openapi::document(&policies, auth.required()).to_string();
         let mut tenants = HashMap::new();
         for ns in auth.namespaces() {
             let keyspace = Keyspace::new(ns.clone())?;
-            let limiters = config
-                .limits
-                .keys()
-                .filter_map(|name| {
-                    let policy = config.policy(name)?;
-                    let limiter = RateLimiter::new(client.clone(), keyspace.clone(), policy);
-                    Some((name.clone(), limiter))
+            let limiters = policies
+                .iter()
+                .map(|(name, policy)| {
+                    let limiter =
+                        RateLimiter::new(client.clone(), keyspace.clone(), policy.clone());
+                    (name.clone(), limiter)
                 })
                 .collect();
             let tenant = Tenant {
@@ -104,6 +123,7 @@ impl ServeState {
             client,
             auth,
             tenants,
+            openapi: openapi.into(),
         }))
     }
 
@@ -168,7 +188,7 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .route("/idempotency/{key}/fail", post(idempotency::fail));
     Router::new()
         .nest("/v1", v1)
-        .route("/openapi.json", get(openapi::document))
+        .route("/openapi.json", get(document))
         .route("/metrics", get(metrics::metrics))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(readyz))
@@ -176,6 +196,16 @@ pub fn router(state: Arc<ServeState>, max_body_bytes: usize) -> Router {
         .layer(axum::middleware::from_fn(metrics::track))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
+}
+
+async fn document(State(state): State<Arc<ServeState>>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let json = http::HeaderValue::from_static("application/json");
+    (
+        [(http::header::CONTENT_TYPE, json)],
+        state.openapi.to_string(),
+    )
+        .into_response()
 }
 
 async fn readyz(State(state): State<Arc<ServeState>>) -> axum::response::Response {
@@ -205,11 +235,14 @@ impl Face for ServeFace {
     }
 
     fn app(&self, client: Client, config: &Config) -> Result<Router, FaceError> {
-        let state = ServeState::new(client, config)?;
         let max_body = config
             .serve
             .max_body_bytes
             .unwrap_or(DEFAULT_MAX_BODY_BYTES);
+        if !(1..=MAX_BODY_BYTES).contains(&max_body) {
+            return Err(SetupError::MaxBody(max_body).into());
+        }
+        let state = ServeState::new(client, config)?;
         Ok(router(state, max_body))
     }
 }

@@ -6,16 +6,15 @@
 //! `{"acked": false}` (or `extended`/`nacked`), not an error: another worker has the job.
 
 use super::error::{lib, ApiError, JsonBody};
+use super::extract::Named;
 use super::locks::{answer, conflict_unless, ms};
+use super::params::{defaults, Batch, DelayMs, Fence, JobId, JobTtlMs, KeyName, WorkerName};
 use super::Caller;
-use axum::extract::Path;
 use axum::response::Response;
 use http::StatusCode;
-use redis_atomic::lease::Extend;
+use redis_atomic::lease::{Extend, OwnerToken};
 use redis_atomic::queue::{Ack, Claim, Enqueue, JobStatus, Nack, Queue, QueueConfig, RunAt};
-use redis_atomic::{Fence, OwnerToken};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 use utoipa::ToSchema;
 
 /// Body of `enqueue`.
@@ -23,12 +22,13 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 pub struct EnqueueRequest {
     /// Job id: an id already queued, running, dead or recently acked is not added again.
-    pub id: String,
+    pub id: JobId,
     /// The job's payload, UTF-8 text.
     pub payload: String,
-    /// Delay before the job is due, in milliseconds (default 0).
-    #[serde(default)]
-    pub delay_ms: u64,
+    /// Delay before the job is due, in milliseconds.
+    #[serde(default = "defaults::no_delay")]
+    #[schema(default = defaults::no_delay)]
+    pub delay_ms: DelayMs,
 }
 
 /// Answer of `enqueue`: 201 added, 200 the id was already known.
@@ -38,6 +38,7 @@ pub struct EnqueueResponse {
     pub enqueued: bool,
     /// Where the existing job is (`queued`, `running`, `dead`, `acked`) when not added.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub status: Option<String>,
 }
 
@@ -46,21 +47,15 @@ pub struct EnqueueResponse {
 #[serde(deny_unknown_fields)]
 pub struct ClaimRequest {
     /// The worker's name (recorded with the lease).
-    pub worker: String,
-    /// How long the jobs stay leased, in milliseconds (default 30000).
-    #[serde(default = "default_visibility")]
-    pub visibility_ms: u64,
-    /// At most this many jobs (1..=1000, default 1).
-    #[serde(default = "one")]
-    pub max_jobs: usize,
-}
-
-fn default_visibility() -> u64 {
-    30_000
-}
-
-fn one() -> usize {
-    1
+    pub worker: WorkerName,
+    /// How long the jobs stay leased, in milliseconds.
+    #[serde(default = "defaults::visibility")]
+    #[schema(default = defaults::visibility)]
+    pub visibility_ms: JobTtlMs,
+    /// At most this many jobs.
+    #[serde(default = "defaults::one_job")]
+    #[schema(default = defaults::one_job)]
+    pub max_jobs: Batch,
 }
 
 /// One leased job.
@@ -83,6 +78,7 @@ pub struct ClaimResponse {
     pub jobs: Vec<ClaimedJob>,
     /// With no jobs: when the next one is due (absent when the queue is empty).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub retry_after_ms: Option<u64>,
 }
 
@@ -91,9 +87,9 @@ pub struct ClaimResponse {
 #[serde(deny_unknown_fields)]
 pub struct AckRequest {
     /// The worker the job was claimed by.
-    pub worker: String,
+    pub worker: WorkerName,
     /// The fence `claim` returned.
-    pub fence: u64,
+    pub fence: Fence,
 }
 
 /// Answer of `ack`: 200 acked, 409 stale fence.
@@ -108,11 +104,11 @@ pub struct AckResponse {
 #[serde(deny_unknown_fields)]
 pub struct JobExtendRequest {
     /// The worker the job was claimed by.
-    pub worker: String,
+    pub worker: WorkerName,
     /// The fence `claim` returned.
-    pub fence: u64,
+    pub fence: Fence,
     /// New lease from now, in milliseconds.
-    pub ttl_ms: u64,
+    pub ttl_ms: JobTtlMs,
 }
 
 /// Answer of a job's `extend`: 200 extended, 409 stale fence.
@@ -127,13 +123,14 @@ pub struct JobExtendResponse {
 #[serde(deny_unknown_fields)]
 pub struct NackRequest {
     /// The worker the job was claimed by.
-    pub worker: String,
+    pub worker: WorkerName,
     /// The fence `claim` returned.
-    pub fence: u64,
-    /// Pause before the job is due again, in milliseconds (default 0).
-    #[serde(default)]
-    pub retry_after_ms: u64,
-    /// Why the job failed (kept with a dead letter).
+    pub fence: Fence,
+    /// Pause before the job is due again, in milliseconds.
+    #[serde(default = "defaults::no_delay")]
+    #[schema(default = defaults::no_delay)]
+    pub retry_after_ms: DelayMs,
+    /// Why the job failed (kept with a dead letter; the first `queue::MAX_ERROR_LEN` bytes).
     #[serde(default)]
     pub error: String,
 }
@@ -147,12 +144,13 @@ pub struct NackResponse {
     pub dead: bool,
 }
 
-pub(super) fn queue(t: &super::Tenant, name: &str) -> Result<Queue, ApiError> {
-    Queue::new(t.client.clone(), &t.keyspace, name, QueueConfig::default()).map_err(lib(true))
+pub(super) fn queue(t: &super::Tenant, name: &KeyName) -> Result<Queue, ApiError> {
+    let config = QueueConfig::default();
+    Queue::new(t.client.clone(), &t.keyspace, name.as_str(), config).map_err(lib(true))
 }
 
-fn worker(name: String) -> Result<OwnerToken, ApiError> {
-    OwnerToken::new(name).map_err(|e| ApiError::invalid(e.to_string()))
+fn worker(name: &WorkerName) -> Result<OwnerToken, ApiError> {
+    name.owner().map_err(lib(true))
 }
 
 fn status_word(s: JobStatus) -> &'static str {
@@ -166,23 +164,24 @@ fn status_word(s: JobStatus) -> &'static str {
 }
 
 /// Enqueue a job (deduplicated by id).
-#[utoipa::path(post, path = "/v1/queues/{queue}/jobs", request_body = EnqueueRequest,
-    params(("queue" = String, Path, description = "the queue")),
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs", operation_id = "queues_enqueue",
+    tag = "queues", request_body = EnqueueRequest,
+    params(("queue" = KeyName, Path, description = "the queue")),
     responses((status = 201, body = EnqueueResponse, description = "added"),
               (status = 200, body = EnqueueResponse, description = "id already known")))]
 pub async fn enqueue(
     Caller(t): Caller,
-    Path(name): Path<String>,
+    Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<EnqueueRequest>,
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
-    let run_at = match req.delay_ms {
+    let run_at = match req.delay_ms.0 {
         0 => RunAt::Now,
-        ms => RunAt::After(Duration::from_millis(ms)),
+        _ => RunAt::After(req.delay_ms.duration()),
     };
     // Retry-safe: the same id is never added twice.
     let got = q
-        .enqueue(&req.id, req.payload.as_bytes(), run_at)
+        .enqueue(req.id.as_str(), req.payload.as_bytes(), run_at)
         .await
         .map_err(lib(true))?;
     Ok(match got {
@@ -204,20 +203,21 @@ pub async fn enqueue(
 }
 
 /// Lease due jobs.
-#[utoipa::path(post, path = "/v1/queues/{queue}/claim", request_body = ClaimRequest,
-    params(("queue" = String, Path, description = "the queue")),
+#[utoipa::path(post, path = "/v1/queues/{queue}/claim", operation_id = "queues_claim",
+    tag = "queues", request_body = ClaimRequest,
+    params(("queue" = KeyName, Path, description = "the queue")),
     responses((status = 200, body = ClaimResponse, description = "the leased jobs, maybe none")))]
 pub async fn claim(
     Caller(t): Caller,
-    Path(name): Path<String>,
+    Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<ClaimRequest>,
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
-    let worker = worker(req.worker)?;
-    let vis = Duration::from_millis(req.visibility_ms);
+    let worker = worker(&req.worker)?;
+    let vis = req.visibility_ms.duration();
     // Not retry-safe: jobs a lost claim leased come back only after the visibility timeout.
     let got = q
-        .claim(&worker, vis, req.max_jobs)
+        .claim(&worker, vis, req.max_jobs.0)
         .await
         .map_err(lib(false))?;
     let body = match got {
@@ -246,19 +246,21 @@ pub async fn claim(
 }
 
 /// Complete a job.
-#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/ack", request_body = AckRequest,
-    params(("queue" = String, Path, description = "the queue"), ("id" = String, Path, description = "the job id")),
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/ack", operation_id = "queues_job_ack",
+    tag = "queues", request_body = AckRequest,
+    params(("queue" = KeyName, Path, description = "the queue"),
+           ("id" = JobId, Path, description = "the job id")),
     responses((status = 200, body = AckResponse, description = "acked"),
               (status = 409, body = AckResponse, description = "stale fence")))]
 pub async fn ack(
     Caller(t): Caller,
-    Path((name, id)): Path<(String, String)>,
+    Named((name, id)): Named<(KeyName, JobId)>,
     JsonBody(req): JsonBody<AckRequest>,
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
-    let worker = worker(req.worker)?;
+    let worker = worker(&req.worker)?;
     let got = q
-        .ack(&id, &worker, Fence(req.fence))
+        .ack(id.as_str(), &worker, req.fence.fence())
         .await
         .map_err(lib(true))?;
     let acked = matches!(got, Ack::Acked);
@@ -266,20 +268,22 @@ pub async fn ack(
 }
 
 /// Extend a job's lease.
-#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/extend", request_body = JobExtendRequest,
-    params(("queue" = String, Path, description = "the queue"), ("id" = String, Path, description = "the job id")),
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/extend", operation_id = "queues_job_extend",
+    tag = "queues", request_body = JobExtendRequest,
+    params(("queue" = KeyName, Path, description = "the queue"),
+           ("id" = JobId, Path, description = "the job id")),
     responses((status = 200, body = JobExtendResponse, description = "extended"),
               (status = 409, body = JobExtendResponse, description = "stale fence")))]
 pub async fn extend(
     Caller(t): Caller,
-    Path((name, id)): Path<(String, String)>,
+    Named((name, id)): Named<(KeyName, JobId)>,
     JsonBody(req): JsonBody<JobExtendRequest>,
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
-    let ttl = Duration::from_millis(req.ttl_ms);
-    let worker = worker(req.worker)?;
+    let ttl = req.ttl_ms.duration();
+    let worker = worker(&req.worker)?;
     let got = q
-        .extend(&id, &worker, Fence(req.fence), ttl)
+        .extend(id.as_str(), &worker, req.fence.fence(), ttl)
         .await
         .map_err(lib(true))?;
     let extended = matches!(got, Extend::Extended { .. });
@@ -290,20 +294,22 @@ pub async fn extend(
 }
 
 /// Give a job back (or dead-letter it after too many deliveries).
-#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/nack", request_body = NackRequest,
-    params(("queue" = String, Path, description = "the queue"), ("id" = String, Path, description = "the job id")),
+#[utoipa::path(post, path = "/v1/queues/{queue}/jobs/{id}/nack", operation_id = "queues_job_nack",
+    tag = "queues", request_body = NackRequest,
+    params(("queue" = KeyName, Path, description = "the queue"),
+           ("id" = JobId, Path, description = "the job id")),
     responses((status = 200, body = NackResponse, description = "given back or dead-lettered"),
               (status = 409, body = NackResponse, description = "stale fence")))]
 pub async fn nack(
     Caller(t): Caller,
-    Path((name, id)): Path<(String, String)>,
+    Named((name, id)): Named<(KeyName, JobId)>,
     JsonBody(req): JsonBody<NackRequest>,
 ) -> Result<Response, ApiError> {
     let q = queue(&t, &name)?;
-    let after = Duration::from_millis(req.retry_after_ms);
-    let worker = worker(req.worker)?;
+    let after = req.retry_after_ms.duration();
+    let worker = worker(&req.worker)?;
     let got = q
-        .nack(&id, &worker, Fence(req.fence), after, &req.error)
+        .nack(id.as_str(), &worker, req.fence.fence(), after, &req.error)
         .await
         .map_err(lib(true))?;
     let (nacked, dead) = match got {

@@ -5,31 +5,30 @@
 //! is 409 with `Retry-After`, not an error.
 
 use super::error::{lib, ApiError, JsonBody};
+use super::extract::Named;
 use super::locks::{
     acquired, answer, conflict_unless, held, ms, own_or_random, token, AcquireResponse,
 };
+use super::params::{Capacity, Fence, KeyName, OwnerToken, SemaphoreTtlMs};
 use super::Caller;
-use axum::extract::Path;
 use axum::response::Response;
 use redis_atomic::lease::{Extend, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore, SemaphoreConfig};
-use redis_atomic::Fence;
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 use utoipa::ToSchema;
 
 /// Body of semaphore `acquire`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SemAcquireRequest {
-    /// Permits in total (1..=the library's maximum); pass the same for every caller of a name.
-    pub capacity: u32,
+    /// Permits in total; pass the same for every caller of a name.
+    pub capacity: Capacity,
     /// Lease length in milliseconds.
-    pub ttl_ms: u64,
+    pub ttl_ms: SemaphoreTtlMs,
     /// Your own owner token (to retry an acquisition whose answer was lost); default: a fresh
     /// random one.
     #[serde(default)]
-    pub token: Option<String>,
+    pub token: Option<OwnerToken>,
 }
 
 /// Body of semaphore `extend`.
@@ -37,11 +36,11 @@ pub struct SemAcquireRequest {
 #[serde(deny_unknown_fields)]
 pub struct SemExtendRequest {
     /// The owner token `acquire` returned.
-    pub token: String,
+    pub token: OwnerToken,
     /// The fence `acquire` returned.
-    pub fence: u64,
+    pub fence: Fence,
     /// New lease from now, in milliseconds.
-    pub ttl_ms: u64,
+    pub ttl_ms: SemaphoreTtlMs,
 }
 
 /// Body of semaphore `release`.
@@ -49,9 +48,9 @@ pub struct SemExtendRequest {
 #[serde(deny_unknown_fields)]
 pub struct SemReleaseRequest {
     /// The owner token `acquire` returned.
-    pub token: String,
+    pub token: OwnerToken,
     /// The fence `acquire` returned.
-    pub fence: u64,
+    pub fence: Fence,
 }
 
 /// Answer of semaphore and idempotency `extend`: 200 extended, 409 not held.
@@ -61,6 +60,7 @@ pub struct LeaseExtendResponse {
     pub extended: bool,
     /// The new remaining lease (extended only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub ttl_ms: Option<u64>,
 }
 
@@ -85,67 +85,70 @@ pub struct SemReleaseResponse {
 }
 
 // Capacity only matters to `acquire`; extend and release act on one holder's permit.
-fn semaphore(t: &super::Tenant, name: &str, capacity: u32) -> Result<Semaphore, ApiError> {
+fn semaphore(t: &super::Tenant, name: &KeyName, capacity: u32) -> Result<Semaphore, ApiError> {
     let config = SemaphoreConfig::new(capacity);
-    Semaphore::new(t.client.clone(), &t.keyspace, name, config).map_err(lib(true))
+    Semaphore::new(t.client.clone(), &t.keyspace, name.as_str(), config).map_err(lib(true))
 }
 
 /// Take a semaphore permit.
-#[utoipa::path(post, path = "/v1/semaphores/{name}/acquire", request_body = SemAcquireRequest,
-    params(("name" = String, Path, description = "the semaphore")),
+#[utoipa::path(post, path = "/v1/semaphores/{name}/acquire", operation_id = "semaphores_acquire",
+    tag = "semaphores", request_body = SemAcquireRequest,
+    params(("name" = KeyName, Path, description = "the semaphore")),
     responses((status = 200, body = AcquireResponse, description = "acquired"),
-              (status = 409, body = AcquireResponse, description = "all permits taken")))]
+              (status = 409, body = AcquireResponse, description = "all permits taken",
+               headers(("Retry-After" = u64, description = "seconds until the first permit's lease ends, rounded up")))))]
 pub async fn acquire(
     Caller(t): Caller,
-    Path(name): Path<String>,
+    Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<SemAcquireRequest>,
 ) -> Result<Response, ApiError> {
     // As for locks: resending is safe only with the caller's own token.
-    let (owner, retry_safe) = own_or_random(req.token.as_deref())?;
-    let sem = semaphore(&t, &name, req.capacity)?;
+    let (owner, retry_safe) = own_or_random(req.token.as_ref())?;
+    let sem = semaphore(&t, &name, req.capacity.0)?;
     let got = sem
-        .acquire_with_token(&owner, Duration::from_millis(req.ttl_ms))
+        .acquire_with_token(&owner, req.ttl_ms.duration())
         .await
         .map_err(lib(retry_safe))?;
     Ok(match got {
-        Acquire::Acquired(permit) => acquired(permit.token(), permit.fence(), req.ttl_ms),
+        Acquire::Acquired(permit) => acquired(permit.token(), permit.fence(), req.ttl_ms.0),
         Acquire::Full { retry_after } => held(retry_after),
         _ => return Err(ApiError::internal("unexpected semaphore acquire outcome")),
     })
 }
 
 /// Extend a held permit's lease.
-#[utoipa::path(post, path = "/v1/semaphores/{name}/extend", request_body = SemExtendRequest,
-    params(("name" = String, Path, description = "the semaphore")),
+#[utoipa::path(post, path = "/v1/semaphores/{name}/extend", operation_id = "semaphores_extend",
+    tag = "semaphores", request_body = SemExtendRequest,
+    params(("name" = KeyName, Path, description = "the semaphore")),
     responses((status = 200, body = LeaseExtendResponse, description = "extended"),
               (status = 409, body = LeaseExtendResponse, description = "permit not held")))]
 pub async fn extend(
     Caller(t): Caller,
-    Path(name): Path<String>,
+    Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<SemExtendRequest>,
 ) -> Result<Response, ApiError> {
     let owner = token(&req.token)?;
-    let ttl = Duration::from_millis(req.ttl_ms);
     let got = semaphore(&t, &name, 1)?
-        .extend(&owner, Fence(req.fence), ttl)
+        .extend(&owner, req.fence.fence(), req.ttl_ms.duration())
         .await
         .map_err(lib(true))?;
     Ok(extended(got))
 }
 
 /// Give a permit back.
-#[utoipa::path(post, path = "/v1/semaphores/{name}/release", request_body = SemReleaseRequest,
-    params(("name" = String, Path, description = "the semaphore")),
+#[utoipa::path(post, path = "/v1/semaphores/{name}/release", operation_id = "semaphores_release",
+    tag = "semaphores", request_body = SemReleaseRequest,
+    params(("name" = KeyName, Path, description = "the semaphore")),
     responses((status = 200, body = SemReleaseResponse, description = "released"),
               (status = 409, body = SemReleaseResponse, description = "permit not held")))]
 pub async fn release(
     Caller(t): Caller,
-    Path(name): Path<String>,
+    Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<SemReleaseRequest>,
 ) -> Result<Response, ApiError> {
     let owner = token(&req.token)?;
     let got = semaphore(&t, &name, 1)?
-        .release(&owner, Fence(req.fence))
+        .release(&owner, req.fence.fence())
         .await
         .map_err(lib(true))?;
     let released = matches!(got, Release::Released { .. });

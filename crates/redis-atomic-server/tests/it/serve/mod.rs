@@ -1,6 +1,8 @@
-//! `serve`'s routes ([`leases`], [`routes`]) and error mapping ([`errors`]), and what their tests
-//! share: the router on a real port over a real server, and a JSON POST.
+//! `serve`'s routes ([`leases`], [`routes`]), error mapping ([`errors`]) and document
+//! ([`document`]), and what their tests share: the router on a real port over a real server,
+//! and a JSON POST.
 
+mod document;
 mod errors;
 mod leases;
 mod routes;
