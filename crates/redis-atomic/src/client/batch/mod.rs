@@ -25,6 +25,33 @@
 //! decides whether it is resent. A decision still waiting when its timeout passes was never sent
 //! ([`Error::NotSent`]). Decisions per call are recorded in the histogram
 //! `redis_atomic_batch_size` and in [`Client::batch_stats`].
+//!
+//! What a batch could change, and why each decision still gets the reply of a lone call at its
+//! place in the order:
+//!
+//! * **Flags.** Batch entry points are grouped by their scripts' shebang flags (one per set of
+//!   flags), so the server admits a batch exactly when it would admit each decision: a writing
+//!   batch is refused under `OOM` before anything runs, a `no-writes` batch goes as `FCALL_RO` /
+//!   `EVALSHA_RO` and may run on a replica, `allow-stale` only with scripts that allow it. A
+//!   read-only script never rides in a writing batch (it would lose `_RO` and replica reads).
+//! * **Time.** Redis (and Valkey) judge key expiry by one clock reading per script run, while
+//!   `TIME` answers the clock as it runs. Inside a batch, decision *k* sees expiry as of the
+//!   batch's start and `TIME` a few µs later. A lone call has the same split over its own run;
+//!   a batch widens it to the batch's run (tens of µs per decision, so well under a millisecond
+//!   at the default bound). Every batchable script decides from one source: the rate limits
+//!   keep their own timestamps and compute from `TIME` (TTLs only clean up); locks, semaphores,
+//!   idempotency records and quotas decide by the key's existence and report `PTTL`, both on the
+//!   expiry clock. So each decision's reply is the one a lone call would get with no time passing
+//!   between it and the previous decision: an order the server could have run anyway.
+//! * **Memory.** The `OOM` check happens once, before a writing batch runs; a lone call after the
+//!   limit was crossed mid-batch would have been refused. The overshoot is bounded by one
+//!   batch's writes ([`Batching::max_bytes`] of input, small fixed-size records).
+//! * **Replication.** A script's writes are replicated as its effects, wrapped in one
+//!   `MULTI`/`EXEC`: replicas apply a batch atomically, and `WAIT` after it covers every
+//!   decision.
+//! * **Errors.** Each decision runs under `xpcall`: an error reply it returns, or one it raises (a
+//!   failed `redis.call`, `WRONGTYPE`), is its own element of the batch's reply, and what it wrote
+//!   before failing stands, as it would alone.
 
 mod lane;
 mod send;
