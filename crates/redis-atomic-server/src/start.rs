@@ -39,6 +39,13 @@ pub trait Face {
     /// The face's service over `client` (connected, scripts loaded), configured by `config`;
     /// an error if the face refuses its settings.
     fn app(&self, client: Client, config: &Config) -> Result<axum::Router, FaceError>;
+
+    /// A second address and what it serves (`rls --http`: the HTTP routes beside gRPC), asked
+    /// once after [`Face::app`]; bound after the first, its `http://HOST:PORT` the second stdout
+    /// line, drained on the same shutdown. None by default.
+    fn side(&self) -> Option<(SocketAddr, axum::Router)> {
+        None
+    }
 }
 
 /// Why a face refused its settings ([`Face::app`]).
@@ -175,12 +182,37 @@ pub async fn run(
             source,
         })?;
     let bound = listener.local_addr().map_err(StartError::Output)?;
+    let side = match face.side() {
+        Some((addr, router)) => {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| StartError::Bind { addr, source })?;
+            Some((l, router))
+        }
+        None => None,
+    };
     writeln!(out, "http://{bound}").map_err(StartError::Output)?;
+    if let Some((l, _)) = &side {
+        writeln!(
+            out,
+            "http://{}",
+            l.local_addr().map_err(StartError::Output)?
+        )
+        .map_err(StartError::Output)?;
+    }
     out.flush().map_err(StartError::Output)?;
     tracing::info!(face = face.name(), %bound, embedded = embedded.is_embedded(), "serving");
+    let shutdown = futures::FutureExt::shared(Box::pin(shutdown));
+    let side = side.map(|(l, router)| tokio::spawn(serve(l, router, shutdown.clone())));
     serve(listener, app, shutdown)
         .await
         .map_err(StartError::Serving)?;
+    if let Some(side) = side {
+        match side.await {
+            Ok(r) => r.map_err(StartError::Serving)?,
+            Err(e) => return Err(StartError::Serving(std::io::Error::other(e))),
+        }
+    }
     drop(embedded);
     Ok(())
 }

@@ -13,15 +13,28 @@
 //! of 2^62, a wrong type), for decoders that must answer with a typed error, not abort.
 //!
 //! [`Fault::DropReplies`] is realistic about TCP: a byte stream cannot lose a reply and carry on,
-//! so a connection that lost a reply is *poisoned*: it is reset when the fault ends (the client
-//! sees its connection die), never resumed with replies out of step.
+//! so a connection that lost a reply is *poisoned*: nothing more reaches its client, and it is
+//! reset when the fault ends (the client sees its connection die), never resumed with replies out
+//! of step.
+//!
+//! [`Fault::CorruptReplies`] is a hostile server: a share of the replies to script calls is
+//! replaced by random RESP (wrong types, nil, nesting, RESP3 types, error replies), by malformed
+//! bytes (unknown types, negative or huge lengths, strings shorter than announced) or cut short,
+//! the last two followed by the end of the connection. Seeded, bounded, counted
+//! ([`ProxyStats::replies_corrupted`]); what it never sends, and why, is in [`wire`]'s doc. To
+//! know which reply answers which request, the proxy frames both directions of a connection
+//! ([`pump`]). [`ProxiedCluster`] puts a proxy in front of every node of a cluster.
 
+mod cluster;
+mod pump;
+mod wire;
+
+pub use cluster::ProxiedCluster;
+use pump::{Direction, Pairing, Pump};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
 
@@ -37,7 +50,7 @@ pub enum Fault {
     /// Accept connections and swallow everything, both directions: requests never arrive.
     Blackhole,
     /// Forward requests, swallow replies: requests run, their replies are lost. Connections that
-    /// lost a reply are reset when the fault ends.
+    /// lost a reply get nothing more and are reset when the fault ends.
     DropReplies,
     /// Reset every open connection now, and every new one on arrival.
     Reset,
@@ -51,6 +64,16 @@ pub enum Fault {
         find: &'static [u8],
         /// What they become, e.g. `b":4611686018427387904\r\n"`.
         replace: &'static [u8],
+    },
+    /// Forward everything, but replace `percent` % of the replies to script calls (`EVAL`,
+    /// `EVALSHA`, `FCALL` and their `_RO` forms) with a random well-formed value no script sends,
+    /// with malformed bytes, or with the reply cut short (those two end the connection). Each
+    /// connection draws from a generator seeded with `seed` and the connection's number.
+    CorruptReplies {
+        /// Share of script-call replies corrupted (0..=100).
+        percent: u8,
+        /// Seed of the generator.
+        seed: u64,
     },
 }
 
@@ -68,6 +91,24 @@ pub struct ProxyStats {
     pub requests_dropped: u64,
     /// Occurrences rewritten by [`Fault::RewriteReplies`].
     pub replies_rewritten: u64,
+    /// Replies replaced by [`Fault::CorruptReplies`] (those that ended their connection too).
+    pub replies_corrupted: u64,
+}
+
+impl std::ops::Add for ProxyStats {
+    type Output = ProxyStats;
+
+    /// The counts of two proxies together (the proxies of a cluster's nodes).
+    fn add(self, o: ProxyStats) -> ProxyStats {
+        ProxyStats {
+            accepted: self.accepted + o.accepted,
+            reset: self.reset + o.reset,
+            replies_dropped: self.replies_dropped + o.replies_dropped,
+            requests_dropped: self.requests_dropped + o.requests_dropped,
+            replies_rewritten: self.replies_rewritten + o.replies_rewritten,
+            replies_corrupted: self.replies_corrupted + o.replies_corrupted,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -77,6 +118,7 @@ struct Counters {
     replies_dropped: AtomicU64,
     requests_dropped: AtomicU64,
     replies_rewritten: AtomicU64,
+    replies_corrupted: AtomicU64,
 }
 
 /// A running proxy; stops (closing every connection) on drop.
@@ -162,6 +204,7 @@ impl FaultProxy {
             replies_dropped: c.replies_dropped.load(Ordering::Relaxed),
             requests_dropped: c.requests_dropped.load(Ordering::Relaxed),
             replies_rewritten: c.replies_rewritten.load(Ordering::Relaxed),
+            replies_corrupted: c.replies_corrupted.load(Ordering::Relaxed),
         }
     }
 }
@@ -203,8 +246,8 @@ async fn accept_loop(
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((client, _)) = accepted else { continue };
-                counters.accepted.fetch_add(1, Ordering::Relaxed);
-                tokio::spawn(serve(client, upstream, fault.clone(), counters.clone()));
+                let serial = counters.accepted.fetch_add(1, Ordering::Relaxed);
+                tokio::spawn(serve(client, upstream, serial, fault.clone(), counters.clone()));
             }
             changed = fault.changed() => if changed.is_err() { return },
         }
@@ -224,6 +267,7 @@ fn rebind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 async fn serve(
     client: TcpStream,
     upstream: SocketAddr,
+    serial: u64,
     mut fault: watch::Receiver<Fault>,
     counters: Arc<Counters>,
 ) {
@@ -239,13 +283,16 @@ async fn serve(
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let poisoned = Arc::new(AtomicBool::new(false));
+    let pairing = Arc::new(Pairing::new());
     let (client_read, client_write) = client.into_split();
     let (server_read, server_write) = server.into_split();
     let pump_with = |dir| Pump {
         dir,
+        serial,
         fault: fault.clone(),
         counters: counters.clone(),
         poisoned: poisoned.clone(),
+        pairing: pairing.clone(),
     };
     let up = pump_with(Direction::Request).run(client_read, server_write);
     let down = pump_with(Direction::Reply).run(server_read, client_write);
@@ -267,92 +314,4 @@ async fn serve(
         _ = ended_by_fault => { counters.reset.fetch_add(1, Ordering::Relaxed); }
     }
     // Dropping the pumps drops both halves of both sockets: the client gets a reset.
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    Request,
-    Reply,
-}
-
-/// One direction of one connection.
-struct Pump {
-    dir: Direction,
-    fault: watch::Receiver<Fault>,
-    counters: Arc<Counters>,
-    /// Set once a reply was swallowed: the stream can no longer be resumed.
-    poisoned: Arc<AtomicBool>,
-}
-
-impl Pump {
-    /// Copies until either side closes, applying the fault in force to each chunk.
-    async fn run(self, mut from: OwnedReadHalf, mut to: OwnedWriteHalf) {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match from.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => n,
-            };
-            let now = *self.fault.borrow();
-            if self.swallows(now) {
-                let counter = match self.dir {
-                    Direction::Request => &self.counters.requests_dropped,
-                    Direction::Reply => &self.counters.replies_dropped,
-                };
-                counter.fetch_add(1, Ordering::Relaxed);
-                self.poisoned.store(true, Ordering::SeqCst);
-                continue;
-            }
-            if let Fault::Latency(d) = now {
-                tokio::time::sleep(d).await;
-            }
-            let chunk = match now {
-                Fault::RewriteReplies { find, replace } if self.dir == Direction::Reply => {
-                    let (bytes, count) = rewrite(&buf[..n], find, replace);
-                    self.counters
-                        .replies_rewritten
-                        .fetch_add(count, Ordering::Relaxed);
-                    std::borrow::Cow::Owned(bytes)
-                }
-                _ => std::borrow::Cow::Borrowed(&buf[..n]),
-            };
-            if to.write_all(&chunk).await.is_err() {
-                return;
-            }
-        }
-    }
-
-    fn swallows(&self, fault: Fault) -> bool {
-        fault == Fault::Blackhole || (fault == Fault::DropReplies && self.dir == Direction::Reply)
-    }
-}
-
-/// `chunk` with each occurrence of `find` replaced, and how many there were.
-fn rewrite(chunk: &[u8], find: &[u8], replace: &[u8]) -> (Vec<u8>, u64) {
-    let mut out = Vec::with_capacity(chunk.len());
-    let (mut i, mut count) = (0, 0);
-    while i < chunk.len() {
-        if !find.is_empty() && chunk[i..].starts_with(find) {
-            out.extend_from_slice(replace);
-            i += find.len();
-            count += 1;
-        } else {
-            out.push(chunk[i]);
-            i += 1;
-        }
-    }
-    (out, count)
-}
-
-#[cfg(test)]
-mod tests {
-    /// Every occurrence is replaced and counted; an empty pattern replaces nothing.
-    #[test]
-    fn rewrite_replaces_each_occurrence() {
-        assert_eq!(
-            super::rewrite(b":3\r\n:3\r\n:13\r\n", b":3\r\n", b":9\r\n"),
-            (b":9\r\n:9\r\n:13\r\n".to_vec(), 2)
-        );
-        assert_eq!(super::rewrite(b"abc", b"", b"x"), (b"abc".to_vec(), 0));
-    }
 }

@@ -6,7 +6,8 @@ use crate::ctx::CheckCtx;
 use crate::report::Findings;
 use futures::future::BoxFuture;
 
-/// Why a check could not run (not a violation: a violation is a verdict in its [`Findings`]).
+/// Why a check could not run to a verdict (not a violation: a violation is a verdict in its
+/// [`Findings`]); its row then has status `error` and this as the reason, and the run goes on.
 /// Any error converts into it with `?`.
 pub type CheckError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -55,7 +56,8 @@ pub trait Check: Send + Sync {
     fn invariant(&self) -> &str;
 
     /// Drives the primitive under `ctx` until [`CheckCtx::running`] ends and judges what it saw.
-    /// An error means the check could not run (in a clean run, any error of the primitive is
-    /// one; under faults, [`CheckCtx::absorb`] counts them instead).
+    /// The primitive's errors are outcomes ([`CheckCtx::absorb`] counts refusals and unknown
+    /// outcomes and carries on); an error returned here means the check could not run to a
+    /// verdict, and becomes its row's reason.
     fn run(&self, ctx: CheckCtx) -> BoxFuture<'static, CheckResult<Findings>>;
 }

@@ -1,15 +1,23 @@
 //! What a check gets, and the scaffolding every check shares: its workers (spawned, run until the
-//! deadline, joined), how it treats errors (in a clean run any error fails the check; under
-//! faults an error is an outcome to count — unknown, or surely not applied — and carry on from),
-//! and which judgement the fault allows ([`CheckCtx::lossy`]).
+//! deadline, joined), how it treats errors, its calls' tally ([`CheckCtx::call`]: availability,
+//! unknown outcomes), and which judgement the fault allows ([`CheckCtx::lossy`]).
+//!
+//! How errors are treated, in every check, clean or under faults: an error is an outcome to
+//! count and carry on from, never the end of the run. A refusal (`NotSent`, `Rejected`,
+//! `CrossSlot`: nothing ran) is an operation that surely did not apply; a lost or unusable
+//! reply (`OutcomeUnknown`, `BadReply`) one that may have — the history checkers model both.
+//! Only an error that is neither (a script error, `NOPERM`, a wrong type) fails the check in a
+//! clean run, where it means the check cannot prove anything (its row says why); under faults
+//! even those count as unknown outcomes (a corrupted reply can be any error).
 
 use crate::check::{CheckError, CheckResult};
 use crate::faults::FaultKind;
+use crate::race::Race;
+use crate::tally::{Served, Tally};
 use indicatif::ProgressBar;
 use redis_atomic::{Client, Error, Keyspace};
 use redis_atomic_testkit::{history, Verdict};
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -33,7 +41,8 @@ pub struct CheckCtx {
     pub fault: Option<FaultKind>,
     pub(crate) progress: ProgressBar,
     pub(crate) started: Instant,
-    pub(crate) unknown: Arc<AtomicU64>,
+    pub(crate) tally: Arc<Tally>,
+    pub(crate) race: Arc<Race>,
     pub(crate) settled: watch::Receiver<bool>,
 }
 
@@ -49,7 +58,8 @@ impl CheckCtx {
             sabotage: false,
             fault: None,
             started: Instant::now(),
-            unknown: Arc::default(),
+            tally: Arc::default(),
+            race: Arc::default(),
             settled: watch::channel(true).1,
         }
     }
@@ -79,11 +89,17 @@ impl CheckCtx {
     /// fault such as a failover can block every request for the whole run), bounded at four more
     /// durations, by when the injector has healed the server.
     pub fn running_until_first(&self, none_yet: bool) -> bool {
-        self.running() || (none_yet && self.clock() < self.duration * 5)
+        self.running_while(none_yet)
+    }
+
+    /// [`CheckCtx::running`], and past the deadline while `more` (a condition the check waits
+    /// on: a first outcome, a sabotage shown), bounded at four more durations.
+    pub fn running_while(&self, more: bool) -> bool {
+        self.running() || (more && self.clock() < self.duration * 5)
     }
 
     /// Runs `worker(index, ctx)` on `concurrency` tasks and joins them: their results in index
-    /// order, or the first error (a worker's, or a panic), which fails the check and aborts the
+    /// order, or the first error (a worker's, or a panic), which ends the check (an `error` row) and aborts the
     /// other workers. Workers loop while [`CheckCtx::running`].
     pub async fn run_workers<T, F, Fut>(&self, worker: F) -> CheckResult<Vec<T>>
     where
@@ -104,15 +120,32 @@ impl CheckCtx {
         Ok(results.into_iter().map(|(_, t)| t).collect())
     }
 
-    /// Under faults, counts `err` (as unknown when it may have run) and returns Ok so the caller
-    /// carries on; in a clean run returns it as the check's failure.
+    /// One call to the primitive, recorded for the row's availability (refused or not, when).
+    /// Every call a check makes to the primitive goes through here; its final reads and
+    /// bookkeeping do not.
+    pub async fn call<T>(&self, call: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        let invoked = self.clock();
+        let result = call.await;
+        let served = match &result {
+            Ok(_) => Served::Yes,
+            Err(e) if e.nothing_ran() => Served::Refused,
+            Err(_) => Served::No,
+        };
+        self.tally.call(invoked, self.clock(), served);
+        result
+    }
+
+    /// Counts `err` and returns Ok so the caller carries on (see the module doc): a refusal
+    /// (nothing ran) as such, a lost or unusable reply as an unknown outcome. An error that is
+    /// neither is returned as the check's failure in a clean run, counted as unknown under faults.
     pub fn absorb(&self, err: Error) -> CheckResult<()> {
-        if self.fault.is_none() {
+        if err.nothing_ran() {
+            return Ok(());
+        }
+        if !unseen(&err) && self.fault.is_none() {
             return Err(CheckError::from(err));
         }
-        if err.is_outcome_unknown() {
-            self.unknown.fetch_add(1, Ordering::Relaxed);
-        }
+        self.tally.count_unknown();
         Ok(())
     }
 
@@ -130,18 +163,18 @@ impl CheckCtx {
         }
     }
 
-    /// Sends `call` until its outcome is known, at most three times: the library's advice for an
-    /// unknown outcome of a call with an owner token (ask again with the same token). None when
-    /// it stays unknown or fails (absorbed).
+    /// Sends `call` ([`CheckCtx::call`]) until its outcome is known, at most three times: the
+    /// library's advice for an unknown outcome (or an unusable reply) of a call with an owner
+    /// token (ask again with the same token). None when it stays unknown or fails (absorbed).
     pub async fn until_known<R, F, Fut>(&self, mut call: F) -> CheckResult<Option<R>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<R, Error>>,
     {
         for _ in 0..3 {
-            match call().await {
+            match self.call(call()).await {
                 Ok(r) => return Ok(Some(r)),
-                Err(e) if e.is_outcome_unknown() => self.absorb(e)?,
+                Err(e) if unseen(&e) => self.absorb(e)?,
                 Err(e) => {
                     self.absorb(e)?;
                     return Ok(None);
@@ -149,6 +182,11 @@ impl CheckCtx {
             }
         }
         Ok(None)
+    }
+
+    /// `cmd` sent as one call of the check ([`CheckCtx::call`]).
+    pub async fn command(&self, cmd: &redis::Cmd) -> Result<redis::Value, Error> {
+        self.call(self.client.command(cmd)).await
     }
 
     /// The counter check the fault allows: [`history::check_counter`], or when acknowledged
@@ -168,12 +206,12 @@ impl CheckCtx {
 
     /// Counts one unknown outcome the check resolved itself (e.g. an effect it cannot confirm).
     pub fn count_unknown(&self) {
-        self.unknown.fetch_add(1, Ordering::Relaxed);
+        self.tally.count_unknown();
     }
 
     /// Unknown outcomes so far.
     pub fn unknown(&self) -> u64 {
-        self.unknown.load(Ordering::Relaxed)
+        self.tally.unknown()
     }
 
     /// Waits until the injector has stopped and healed the server (at once in a clean run).
@@ -203,6 +241,23 @@ impl CheckCtx {
             self.final_command(redis::cmd("GET").arg(key)).await?,
         )?)
     }
+}
+
+/// A reply lost (the outcome is unknown) or unusable (it ran, its reply is not understood).
+pub(crate) fn unseen(err: &Error) -> bool {
+    err.is_outcome_unknown() || matches!(err, Error::BadReply { .. } | Error::NotReplicated { .. })
+}
+
+/// A raw command's reply as `T`; a reply of another shape is [`Error::BadReply`] (it ran, its
+/// reply is unusable), an outcome like any other.
+pub(crate) fn decode<T: redis::FromRedisValue>(
+    what: &'static str,
+    value: redis::Value,
+) -> Result<T, Error> {
+    redis::from_redis_value(value).map_err(|e| Error::BadReply {
+        script: what,
+        detail: e.to_string(),
+    })
 }
 
 /// A log shared by a check's workers, poisoned or not (a panicking worker fails the check anyway).

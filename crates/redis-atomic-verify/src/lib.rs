@@ -3,7 +3,13 @@
 //! Proof that every redis-atomic primitive keeps its invariant against a real server, under
 //! concurrency and (optionally) faults: many tasks drive each primitive for a few seconds while
 //! a check records what they saw, and the testkit's history checkers judge the record against
-//! the primitive's model. One row per primitive; any violation fails the run.
+//! the primitive's model. One row per primitive; any violation fails the run, and so does a check
+//! that could not run to a verdict (its row says why; the run goes on with the next).
+//!
+//! The harness is production code: it never ends a run on a refusal or an odd reply. A refusal
+//! (nothing ran) and a lost or unusable reply (may have run) are outcomes the history checkers
+//! judge; each row counts its unknown outcomes and reports how available the primitive was
+//! ([`Availability`]: the calls refused, the longest stretch in which every call was refused).
 //!
 //! **Who it is for:** an operator or a CI job that wants the proof on *its* deployment and
 //! build — from `redis-atomic verify`, or from their own tests:
@@ -36,9 +42,9 @@
 //! ([`connect_or_embed`], [`url_or_embed`]) every command and HTTP face uses.
 //!
 //! With [`Verify::faults`], every check runs again once per kind of fault ([`FaultKind`]),
-//! injected over and over into servers started for it while it runs: the report then has one
-//! row per primitive and fault, with the operations whose outcome was unknown, and the
-//! invariant must still hold.
+//! injected over and over into servers started for it while it runs (a hostile proxy that
+//! corrupts replies among them): the report then has one row per primitive and fault, with the
+//! operations whose outcome was unknown, and the invariant must still hold.
 //!
 //! On a server it does not own, a run leaves nothing behind: every key has a TTL and, with
 //! [`Cleanup::Sweep`], the run's namespaces are deleted when it ends ([`cleanup`]); [`acl`]
@@ -75,8 +81,10 @@ pub mod cleanup;
 mod ctx;
 mod error;
 mod faults;
+mod race;
 mod report;
 mod run;
+mod tally;
 
 pub use bootstrap::{connect_or_embed, url_or_embed, BootstrapError, Embedded};
 pub use check::{Check, CheckError, CheckResult};
@@ -84,5 +92,6 @@ pub use checks::builtin;
 pub use ctx::CheckCtx;
 pub use error::VerifyError;
 pub use faults::FaultKind;
-pub use report::{CheckReport, Findings, Report, ServerInfo};
+pub use report::{CheckReport, Findings, Report, ServerInfo, Status};
 pub use run::{Cleanup, Verify, CLEAN_TIMEOUT, DEFAULT_NAMESPACE, MAX_DURATION, MAX_TASKS};
+pub use tally::Availability;

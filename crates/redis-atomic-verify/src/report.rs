@@ -1,7 +1,14 @@
 //! The verify report: a table for people, JSON for machines (the exact bytes `redis-atomic verify`
 //! prints, and `--json`'s document).
+//!
+//! A row has one of three statuses: `ok` (the invariant held), `violations` (it did not: the
+//! first few are described) and `error` (the check could not run to a verdict: the reason is
+//! given). Any row not `ok` makes the run not ok (`redis-atomic verify` exits 1). Every row also
+//! says how available the primitive was ([`Availability`]) and, under `corrupt-reply`, how many
+//! replies were corrupted.
 
 use crate::faults::FaultKind;
+use crate::tally::Availability;
 use redis_atomic::Client;
 use redis_atomic_testkit::Verdict;
 use serde::Serialize;
@@ -37,8 +44,22 @@ impl Findings {
     }
 }
 
+/// Whether a row's invariant held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Status {
+    /// No violation.
+    Ok,
+    /// At least one violation.
+    Violations,
+    /// The check could not run to a verdict ([`CheckReport::error`] says why).
+    Error,
+}
+
 /// One primitive's result.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct CheckReport {
     /// Primitive name.
     pub primitive: String,
@@ -52,8 +73,18 @@ pub struct CheckReport {
     pub fault: String,
     /// Operations whose outcome was unknown (reply lost, timeout).
     pub unknown: u64,
-    /// `violations == 0`.
+    /// `status == ok`.
     pub ok: bool,
+    /// `ok`, `violations` or `error`.
+    pub status: Status,
+    /// Why the check could not run (status `error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How available the primitive was: calls, refused calls, the longest stretch of refusals.
+    pub availability: Availability,
+    /// Replies the fault replaced (`corrupt-reply` rows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrupted_replies: Option<u64>,
     /// The first few violations, described (what was observed, per key): what to look at.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
@@ -73,7 +104,25 @@ impl CheckReport {
             fault: "none".into(),
             unknown: 0,
             ok: violations == 0,
+            status: if violations == 0 {
+                Status::Ok
+            } else {
+                Status::Violations
+            },
+            error: None,
+            availability: Availability::default(),
+            corrupted_replies: None,
             examples: Vec::new(),
+        }
+    }
+
+    /// The row of a check that could not run to a verdict, and why (one line).
+    pub fn failed(primitive: &str, invariant: &str, reason: String) -> Self {
+        CheckReport {
+            ok: false,
+            status: Status::Error,
+            error: Some(reason),
+            ..CheckReport::new(primitive, invariant, 0, 0)
         }
     }
 
@@ -89,6 +138,12 @@ impl CheckReport {
     pub fn under(mut self, fault: Option<FaultKind>, unknown: u64) -> Self {
         self.fault = fault.map_or("none", FaultKind::name).into();
         self.unknown = unknown;
+        self
+    }
+
+    /// The same report with the primitive's availability.
+    pub fn with_availability(mut self, availability: Availability) -> Self {
+        self.availability = availability;
         self
     }
 }
@@ -138,7 +193,7 @@ impl ServerInfo {
 /// The whole run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    /// No check found a violation.
+    /// Every row is ok: no violation, no check that could not run.
     pub ok: bool,
     /// The server.
     pub server: ServerInfo,
@@ -161,57 +216,110 @@ impl Report {
         writeln!(out, "{}", serde_json::to_string(self)?)
     }
 
-    /// A table: primitive, invariant, operations, violations, ok (plus fault and unknown
-    /// outcomes when any row ran under a fault).
+    /// A table: primitive (and fault, when any row ran under one), invariant, operations, unknown
+    /// outcomes, availability (refused calls, their share, the longest stretch of refusals and
+    /// the longest with no call served, in ms), replies corrupted (when a row ran under `corrupt-reply`), violations, ok (`yes`, `NO`,
+    /// `ERROR`); then each row's violations described and each error's reason, and a last line.
     pub fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "redis-atomic verify: Redis {} ({})",
             self.server.version, self.server.mode
         )?;
-        let faults = self.checks.iter().any(|c| c.fault != "none");
-        if faults {
-            writeln!(
-                out,
-                "{:<14} {:<13} {:<62} {:>10} {:>8} {:>10}  ok",
-                "primitive", "fault", "invariant", "operations", "unknown", "violations"
-            )?;
-        } else {
-            writeln!(
-                out,
-                "{:<14} {:<62} {:>10} {:>10}  ok",
-                "primitive", "invariant", "operations", "violations"
-            )?;
+        let columns = Columns {
+            fault: self.checks.iter().any(|c| c.fault != "none"),
+            corrupted: self.checks.iter().any(|c| c.corrupted_replies.is_some()),
+        };
+        writeln!(out, "{}", columns.header())?;
+        for c in &self.checks {
+            writeln!(out, "{}", columns.row(c))?;
         }
         for c in &self.checks {
-            let ok = if c.ok { "yes" } else { "NO" };
-            if faults {
-                writeln!(
-                    out,
-                    "{:<14} {:<13} {:<62} {:>10} {:>8} {:>10}  {ok}",
-                    c.primitive, c.fault, c.invariant, c.operations, c.unknown, c.violations
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "{:<14} {:<62} {:>10} {:>10}  {ok}",
-                    c.primitive, c.invariant, c.operations, c.violations
-                )?;
-            }
-        }
-        for c in self.checks.iter().filter(|c| !c.examples.is_empty()) {
             for example in &c.examples {
                 writeln!(out, "  {} ({}): {example}", c.primitive, c.fault)?;
             }
-        }
-        writeln!(
-            out,
-            "{}",
-            if self.ok {
-                "all invariants held"
-            } else {
-                "VIOLATIONS FOUND"
+            if let Some(error) = &c.error {
+                writeln!(
+                    out,
+                    "  {} ({}): could not run: {error}",
+                    c.primitive, c.fault
+                )?;
             }
+        }
+        let count = |s: Status| self.checks.iter().filter(|c| c.status == s).count();
+        let last = match (count(Status::Violations), count(Status::Error)) {
+            (0, 0) => "all invariants held".to_string(),
+            (_, 0) => "VIOLATIONS FOUND".to_string(),
+            (0, e) => format!("{e} CHECK(S) COULD NOT RUN"),
+            (_, e) => format!("VIOLATIONS FOUND; {e} CHECK(S) COULD NOT RUN"),
+        };
+        writeln!(out, "{last}")
+    }
+}
+
+/// The table's optional columns.
+struct Columns {
+    fault: bool,
+    corrupted: bool,
+}
+
+impl Columns {
+    fn header(&self) -> String {
+        self.line(
+            ["primitive", "fault", "invariant", "operations", "unknown"].map(String::from),
+            [
+                "refused",
+                "refused%",
+                "outage ms",
+                "unserved ms",
+                "corrupted",
+                "violations",
+                "ok",
+            ]
+            .map(String::from),
         )
+    }
+
+    fn row(&self, c: &CheckReport) -> String {
+        let a = &c.availability;
+        let ok = match c.status {
+            Status::Ok => "yes",
+            Status::Violations => "NO",
+            Status::Error => "ERROR",
+        };
+        self.line(
+            [
+                c.primitive.clone(),
+                c.fault.clone(),
+                c.invariant.clone(),
+                c.operations.to_string(),
+                c.unknown.to_string(),
+            ],
+            [
+                a.refused.to_string(),
+                format!("{:.1}%", a.refused_share * 100.0),
+                a.longest_outage_ms.to_string(),
+                a.longest_unserved_ms.to_string(),
+                c.corrupted_replies.map_or("-".into(), |n| n.to_string()),
+                c.violations.to_string(),
+                ok.to_string(),
+            ],
+        )
+    }
+
+    fn line(&self, [p, f, i, ops, unknown]: [String; 5], rest: [String; 7]) -> String {
+        let [refused, share, outage, unserved, corrupted, violations, ok] = rest;
+        let mut line = format!("{p:<14} ");
+        if self.fault {
+            line.push_str(&format!("{f:<13} "));
+        }
+        line.push_str(&format!(
+            "{i:<62} {ops:>10} {unknown:>8} {refused:>8} {share:>8} {outage:>9} {unserved:>11}"
+        ));
+        if self.corrupted {
+            line.push_str(&format!(" {corrupted:>9}"));
+        }
+        line.push_str(&format!(" {violations:>10}  {ok}"));
+        line
     }
 }

@@ -1,15 +1,18 @@
 //! [`Verify`]: the settings of a run, and the run — every check, then (with faults) every check
 //! under each fault, then the clean-up — written once for the CLI and for users' tests.
+//!
+//! A run always ends with a report of every row it was asked for: a check that cannot run to a
+//! verdict (an error it cannot count as an outcome, a panic, servers for a fault that did not
+//! start) is a row with status `error` and the reason, and the run goes on with the next.
 
 use crate::check::Check;
 use crate::cleanup;
 use crate::ctx::CheckCtx;
 use crate::error::VerifyError;
-use crate::faults::{FaultKind, Faults};
+use crate::faults::{FaultKind, Faults, Owner};
 use crate::report::{CheckReport, Report, ServerInfo};
 use indicatif::{ProgressBar, ProgressStyle};
 use redis_atomic::{Client, Keyspace};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -141,7 +144,8 @@ impl Verify {
     }
 
     /// Runs every check (then every check under each fault), deletes the run's keys if asked
-    /// (whether the checks passed or not), and reports.
+    /// (whether the checks passed or not), and reports. Errors are about the run (settings, the
+    /// server, the clean-up); a check that cannot run is a row of the report.
     pub async fn run(self) -> Result<Report, VerifyError> {
         let checks = self.selected()?;
         let server = ServerInfo::fetch(&self.client)
@@ -216,7 +220,7 @@ impl Verify {
         let mut rows = Vec::new();
         for check in checks {
             let ctx = self.context(self.client.clone(), run_id, check.name(), None)?;
-            rows.push(run_check(check.as_ref(), ctx).await?);
+            rows.push(run_check(check.clone(), ctx).await);
         }
         if self.faults {
             rows.extend(self.run_under_faults(checks, run_id).await?);
@@ -224,7 +228,8 @@ impl Verify {
         Ok(rows)
     }
 
-    /// Every check once per kind of fault.
+    /// Every check once per kind of fault. Servers for a fault that cannot be started or
+    /// reached make that fault's rows errors; the next fault starts its own.
     async fn run_under_faults(
         &self,
         checks: &[Arc<dyn Check>],
@@ -236,31 +241,45 @@ impl Verify {
         } else {
             FaultKind::STANDALONE
         };
-        let start = || {
-            if cluster {
-                Faults::cluster()
-            } else {
-                Faults::standalone()
-            }
-        };
-        let mut target = start().map_err(VerifyError::Faults)?;
+        let owner = Arc::new(Owner::new().map_err(|e| VerifyError::Settings(e.to_string()))?);
+        let mut target: Option<Faults> = None;
         let mut rows = Vec::new();
         for &kind in kinds {
-            if kind.loses_acknowledged_writes() {
-                // Destructive: a cluster of its own, so earlier rows ran on a healthy one.
-                target = start().map_err(VerifyError::Faults)?;
+            if let Some(what) = Faults::needed(kind, cluster, target.as_ref()) {
+                drop(target.take()); // its servers stop before the next ones start
+                target = Faults::start(what, &owner)
+                    .await
+                    .inspect_err(|e| {
+                        tracing::warn!(fault = kind.name(), error = %e, "fault servers did not start")
+                    })
+                    .ok();
             }
-            let client = target.client().await.map_err(VerifyError::Faults)?;
+            let client = match &target {
+                Some(t) => t.client().await,
+                None => Err("the servers for this fault did not start".into()),
+            };
+            let (Some(target), Ok(client)) = (&target, client.as_ref()) else {
+                let why = client.err().map_or(String::new(), |e| one_line(e.as_ref()));
+                for check in checks {
+                    let row = CheckReport::failed(check.name(), check.invariant(), why.clone());
+                    rows.push(row.under(Some(kind), 0));
+                }
+                continue;
+            };
             for check in checks {
                 let mut ctx = self.context(client.clone(), run_id, check.name(), Some(kind))?;
                 let (settled, rx) = tokio::sync::watch::channel(false);
                 ctx.settled = rx;
                 let until = Instant::now() + ctx.duration;
-                let (row, ()) = tokio::join!(
-                    run_check(check.as_ref(), ctx),
+                let corrupted = target.corrupted();
+                let (mut row, ()) = tokio::join!(
+                    run_check(check.clone(), ctx),
                     target.inject(kind, until, settled)
                 );
-                rows.push(row?);
+                if kind == FaultKind::CorruptReplies {
+                    row.corrupted_replies = Some(target.corrupted().saturating_sub(corrupted));
+                }
+                rows.push(row);
             }
         }
         Ok(rows)
@@ -276,10 +295,8 @@ impl Verify {
         let label = fault.map_or(name.to_string(), |f| format!("{name}/{}", f.name()));
         let suffix = fault.map_or(String::new(), |f| format!("-{}", f.name()));
         let namespace = format!("{}-{run_id}-{name}{suffix}", self.namespace);
-        let keyspace = Keyspace::new(namespace).map_err(|e| VerifyError::Check {
-            name: name.to_string(),
-            source: e.into(),
-        })?;
+        let keyspace =
+            Keyspace::new(namespace).map_err(|e| VerifyError::Settings(format!("{name}: {e}")))?;
         let mut ctx = CheckCtx::new(client, keyspace, progress_bar(&label, !self.progress));
         ctx.duration = self.duration;
         ctx.concurrency = self.tasks;
@@ -289,16 +306,36 @@ impl Verify {
     }
 }
 
-async fn run_check(check: &dyn Check, mut ctx: CheckCtx) -> Result<CheckReport, VerifyError> {
-    let (progress, unknown, fault) = (ctx.progress.clone(), ctx.unknown.clone(), ctx.fault);
+/// One row: the check run on a task of its own (a panic is its row's error, not the run's end),
+/// judged, labelled with its fault, unknown outcomes and availability.
+async fn run_check(check: Arc<dyn Check>, mut ctx: CheckCtx) -> CheckReport {
+    let (progress, tally, fault) = (ctx.progress.clone(), ctx.tally.clone(), ctx.fault);
     ctx.started = Instant::now();
-    let findings = check.run(ctx).await.map_err(|source| VerifyError::Check {
-        name: check.name().to_string(),
-        source,
-    })?;
+    let ran = tokio::spawn(check.run(ctx)).await;
     progress.finish_and_clear();
-    let report = CheckReport::judged(check.name(), check.invariant(), &findings);
-    Ok(report.under(fault, unknown.load(Ordering::Relaxed)))
+    let (name, invariant) = (check.name(), check.invariant());
+    let report = match ran {
+        Ok(Ok(findings)) => CheckReport::judged(name, invariant, &findings),
+        Ok(Err(e)) => CheckReport::failed(name, invariant, one_line(e.as_ref())),
+        Err(panicked) => CheckReport::failed(name, invariant, panicked.to_string()),
+    };
+    report
+        .under(fault, tally.unknown())
+        .with_availability(tally.availability())
+}
+
+/// An error and its causes on one line.
+fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(&format!(": {text}"));
+        }
+        source = cause.source();
+    }
+    line.replace('\n', " ")
 }
 
 fn progress_bar(name: &str, hidden: bool) -> ProgressBar {

@@ -9,7 +9,17 @@
 //!   `LOADING`, `READONLY`, `OOM`, `NOREPLICAS`, `MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, ...).
 //!   Nothing ran. Safe to retry or redirect (the client does, for the transient codes).
 //! * [`Error::OutcomeUnknown`]: the request may have run (timeout, connection lost after
-//!   sending). Retried only for scripts whose header says `retry: safe`.
+//!   sending, a reply that could not be parsed). Retried only for scripts whose header says
+//!   `retry: safe`.
+//!
+//! What decides between "nothing ran" and "may have run" is *when* it went wrong: anything that
+//! goes wrong after a request was handed to a connection, and is not an error code the server
+//! sent, may have run — a timeout, a closed stream, a reply that does not parse
+//! ([`Error::OutcomeUnknown`]) or parses into a shape the binding does not know
+//! ([`Error::BadReply`]: the request ran, its reply is unusable). Both are resent only when the
+//! call is retry-safe. [`Error::Client`] is kept for what fails before anything is sent. A
+//! connection whose reply did not parse is out of step with its server: it is discarded, never
+//! used again (the next request gets a fresh one).
 //!
 //! A refusal by the primitive (lock held, rate limited) is not an error but an outcome value.
 
@@ -33,7 +43,8 @@ pub enum Error {
         /// The rest of the reply.
         message: String,
     },
-    /// The request may or may not have run (timeout, connection lost after sending).
+    /// The request may or may not have run (timeout, connection lost after sending, a reply
+    /// that could not be parsed).
     #[error("outcome unknown after {attempts} attempt(s): {reason}")]
     OutcomeUnknown {
         /// What happened.
@@ -59,7 +70,9 @@ pub enum Error {
         /// The largest cost the limits admit.
         burst: u64,
     },
-    /// The script replied in a shape its binding does not understand (version skew?).
+    /// The server answered in a shape the binding does not understand (version skew, or a
+    /// reply damaged on the way): the request ran, or may have, and its reply is unusable. Like
+    /// [`Error::OutcomeUnknown`], resent only when the call is retry-safe.
     #[error("unexpected reply from script {script}: {detail}")]
     BadReply {
         /// The script.
@@ -92,8 +105,9 @@ pub enum Error {
     /// help.
     #[error("TLS: {0}")]
     Tls(String),
-    /// The client failed on its own side (a reply it could not parse as the command's, a
-    /// misconfigured connection); the server's view is unknown only if the error says so.
+    /// The client failed on its own side before anything was sent (a misconfiguration, a
+    /// watchdog that had already stopped). Never the outcome of a request that was sent: those
+    /// are [`Error::OutcomeUnknown`] or [`Error::BadReply`].
     #[error("client: {0}")]
     Client(String),
     /// The script ran and its effect stands on the primary, but fewer replicas than asked
@@ -142,6 +156,12 @@ impl Error {
         matches!(self, Error::OutcomeUnknown { .. })
     }
 
+    /// Whether the request ran or may have while its reply was lost or unusable
+    /// ([`Error::OutcomeUnknown`], [`Error::BadReply`]): resent only when the call is retry-safe.
+    pub(crate) fn ran_unseen(&self) -> bool {
+        matches!(self, Error::OutcomeUnknown { .. } | Error::BadReply { .. })
+    }
+
     /// Whether a prompt retry of the same request may succeed and cannot repeat an effect.
     pub fn is_transient(&self) -> bool {
         match self {
@@ -184,7 +204,9 @@ impl Error {
     }
 
     /// Classifies an error the `redis` crate returned for a request that was handed to a
-    /// connection (so, unless the connection was refused, it may have been sent).
+    /// connection: a refused connection means nothing was sent, a server's error code is
+    /// classified by its code, and anything else — a timeout, a broken or closed stream, a
+    /// reply that does not parse — may have run ([`Error::OutcomeUnknown`]).
     pub(crate) fn from_redis(err: RedisError) -> Error {
         if err.is_connection_refusal() || err.kind() == redis::ErrorKind::ClusterConnectionNotFound
         {
@@ -194,14 +216,16 @@ impl Error {
             let message = err.detail().unwrap_or_default().to_string();
             return Self::from_code(code, message);
         }
-        if err.is_io_error() || err.is_timeout() || err.is_connection_dropped() {
-            return Error::OutcomeUnknown {
-                reason: err.to_string(),
-                attempts: 1,
-                timed_out: err.is_timeout(),
-            };
+        let reason = if err.kind() == redis::ErrorKind::Parse {
+            format!("the reply could not be parsed ({err}); the connection is discarded")
+        } else {
+            err.to_string()
+        };
+        Error::OutcomeUnknown {
+            reason,
+            attempts: 1,
+            timed_out: err.is_timeout(),
         }
-        Error::Client(err.to_string())
     }
 
     /// Classifies a server error reply by its code. The message is read in one case only: our
@@ -248,5 +272,29 @@ mod tests {
             Error::from_code("ERR".into(), "user_script:1: boom".into()),
             Error::Server { .. }
         ));
+    }
+
+    /// After a request was handed to a connection, whatever is not a server's code may have
+    /// run: a parse error, a closed stream, a client-side failure of the `redis` crate; only a
+    /// refused connection surely sent nothing.
+    #[test]
+    fn sent_requests_that_fail_may_have_run() {
+        use redis::ErrorKind;
+        let parse = redis::parse_redis_value(b"?garbage\r\n").unwrap_err();
+        assert_eq!(parse.kind(), ErrorKind::Parse);
+        let closed = RedisError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        let internal = RedisError::from((ErrorKind::Client, "internal failure"));
+        for err in [parse, closed, internal] {
+            let e = Error::from_redis(err);
+            assert!(e.is_outcome_unknown() && !e.nothing_ran(), "{e:?}");
+            assert!(e.ran_unseen());
+        }
+        let refused = RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(Error::from_redis(refused).nothing_ran());
+        let bad = Error::BadReply {
+            script: "s",
+            detail: "d".into(),
+        };
+        assert!(bad.ran_unseen() && !bad.nothing_ran() && !bad.is_outcome_unknown());
     }
 }

@@ -22,6 +22,8 @@ import redis_atomic as ra
 
 from bench import server_cpu  # the same INFO cpu reading as the limits peer
 
+CLIENT_CPU = []  # this process's CPU seconds over the measured interval
+
 ALGORITHMS = {
     "fixed-window": ra.Limit.fixed_window,
     "anchored-window": ra.Limit.anchored_window,
@@ -50,7 +52,8 @@ def identity(n):
 
 
 def run_sync(a):
-    client = ra.connect(f"redis://{a.host}:{a.port}", pool_size=a.pool_size)
+    # A long timeout: on a loaded machine a starved client must not fail the run.
+    client = ra.connect(f"redis://{a.host}:{a.port}", pool_size=a.pool_size, timeout=30)
     limiter = ra.RateLimiter(client, "bench-py", ALGORITHMS[a.algorithm](LIMIT, PERIOD))
     errors = []
 
@@ -77,13 +80,15 @@ def run_sync(a):
 
     drive(time.monotonic() + a.warmup)
     cpu = server_cpu(a)
-    started = time.monotonic()
+    started, own = time.monotonic(), time.process_time()
     decisions = drive(started + a.seconds)
+    CLIENT_CPU.append(time.process_time() - own)
     return decisions, time.monotonic() - started, server_cpu(a) - cpu
 
 
 async def run_async(a):
-    client = await ra.AsyncClient.connect(f"redis://{a.host}:{a.port}", pool_size=a.pool_size)
+    client = await ra.AsyncClient.connect(
+        f"redis://{a.host}:{a.port}", pool_size=a.pool_size, timeout=30)
     limiter = ra.AsyncRateLimiter(client, "bench-py", ALGORITHMS[a.algorithm](LIMIT, PERIOD))
 
     async def drive(until):
@@ -98,8 +103,9 @@ async def run_async(a):
 
     await drive(time.monotonic() + a.warmup)
     cpu = server_cpu(a)
-    started = time.monotonic()
+    started, own = time.monotonic(), time.process_time()
     decisions = await drive(started + a.seconds)
+    CLIENT_CPU.append(time.process_time() - own)
     return decisions, time.monotonic() - started, server_cpu(a) - cpu
 
 
@@ -130,6 +136,9 @@ def main():
         "secs": secs,
         "rate": decisions / secs,
         "server_cpu": cpu / secs,
+        # This process's CPU per decision (all its threads), over the measured seconds: what
+        # the client costs, less disturbed by a loaded machine than the rate.
+        "client_cpu_us": CLIENT_CPU[-1] / max(decisions, 1) * 1e6,
         "runtime": f"python {platform.python_version()} ({a.mode}, {loop}, redis_atomic "
                    f"pool {a.pool_size})",
         "packages": versions,

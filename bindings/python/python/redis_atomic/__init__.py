@@ -1,7 +1,8 @@
 """redis_atomic: correct Redis-backed workflows, bound directly to the redis-atomic Rust library.
 
-Rate limits (six algorithms, multi-limit policies, request ids), quotas and counters, event
-dedup, fenced writes and your own Lua scripts, each keeping its invariant under concurrency,
+Locks with fencing tokens, semaphores, idempotency keys, a reliable job queue, rate limits (six
+algorithms, multi-limit policies, request ids), quotas and counters, event dedup, fenced writes
+and your own Lua scripts, each keeping its invariant under concurrency,
 timeouts, retries and lost replies. Blocking (``Client``, ``RateLimiter``, ...) and asyncio
 (``AsyncClient``, ``AsyncRateLimiter``, ...) faces over one native core.
 
@@ -13,12 +14,14 @@ timeouts, retries and lost replies. Blocking (``Client``, ``RateLimiter``, ...) 
         print("retry in", decision.retry_after, "s")
 
 Durations go in as seconds (``int``/``float``) or ``datetime.timedelta`` and come back as
-``float`` seconds. Refusals are values (``Limited``, ``Refused``); errors are exceptions under
+``float`` seconds. Refusals are values (``Limited``, ``Held``, ``Full``, ``Empty``, ...); errors are exceptions under
 ``RedisAtomicError`` that say whether the request may have run. See ``docs/python.md``.
 """
 
 from __future__ import annotations
 
+from ._alocks import AsyncLocks, AsyncLockGuard, AsyncPermit, AsyncSemaphore
+from ._aqueue import AsyncJob, AsyncQueue
 from ._async import AsyncDedup, AsyncFencedWrites, AsyncQuotas, AsyncRateLimiter
 from ._client import AsyncClient, Client, connect
 from ._errors import (
@@ -28,6 +31,10 @@ from ._errors import (
     ConnectionError,
     CostExceedsBurst,
     CrossSlot,
+    IdempotencyFailed,
+    IdempotencyInProgress,
+    IdempotencyMismatch,
+    LeaseEnded,
     NotReplicated,
     NotSent,
     OutcomeUnknown,
@@ -39,36 +46,138 @@ from ._errors import (
     UsedAfterFork,
     WrongType,
 )
+from ._handles import AsyncWatched, Watched
+from ._idempotency import AsyncClaim, AsyncIdempotency, Claim, Idempotency
+from ._idempotent import idempotent
+from ._locks import Locks, LockGuard, Permit, Semaphore
 from ._native import (
     ALGORITHMS,
+    Acked,
     Algorithm,
     Allowed,
     Applied,
     Bounds,
+    DeadLetter,
+    DeadLettered,
+    DeadLetters,
+    Empty,
+    Enqueued,
+    Exists,
+    Extended,
+    Fingerprint,
+    Free,
+    Full,
+    Held,
+    IdempotencyKeys,
+    Idle,
+    InProgress,
+    JobAcked,
+    JobDead,
+    JobQueued,
+    JobRunning,
+    JobUnknown,
     Kept,
     Limit,
     Limited,
     LimitStatus,
+    Locked,
+    LockKeys,
+    Lost,
+    Mismatch,
+    NotDead,
     Policy,
+    Purged,
+    QueueKeys,
+    QueueStats,
     Raised,
     RateLimitKeys,
+    Reaped,
     Refused,
+    Released,
+    Replay,
     Replicas,
+    Requeued,
+    Response,
     RetryPolicy,
+    Retrying,
     Script,
     ScriptReply,
     ScriptSet,
+    SemaphoreKeys,
+    SemaphoreState,
     Stale,
+    Stored,
     TlsOptions,
     Verdict,
     Write,
     Written,
 )
+from ._queue import Job, Queue
 from ._results import BoundedAdd, Decision, FencedResult, RaiseResult
 from ._sync import Dedup, FencedWrites, Quotas, RateLimiter
 from ._types import Delivery, Seconds
 
 __all__ = [
+    # locks and semaphores
+    "Locks",
+    "AsyncLocks",
+    "LockGuard",
+    "AsyncLockGuard",
+    "Held",
+    "Locked",
+    "Free",
+    "LockKeys",
+    "Semaphore",
+    "AsyncSemaphore",
+    "Permit",
+    "AsyncPermit",
+    "Full",
+    "SemaphoreState",
+    "SemaphoreKeys",
+    # what every lease answers, the watchdog
+    "Extended",
+    "Released",
+    "Lost",
+    "Watched",
+    "AsyncWatched",
+    # idempotency keys
+    "Idempotency",
+    "AsyncIdempotency",
+    "Claim",
+    "AsyncClaim",
+    "idempotent",
+    "Fingerprint",
+    "Response",
+    "Replay",
+    "InProgress",
+    "Mismatch",
+    "Stored",
+    "IdempotencyKeys",
+    # the job queue
+    "Queue",
+    "AsyncQueue",
+    "Job",
+    "AsyncJob",
+    "Enqueued",
+    "Exists",
+    "Empty",
+    "Idle",
+    "Acked",
+    "Retrying",
+    "DeadLettered",
+    "Requeued",
+    "NotDead",
+    "QueueStats",
+    "JobQueued",
+    "JobRunning",
+    "JobDead",
+    "JobAcked",
+    "JobUnknown",
+    "DeadLetter",
+    "DeadLetters",
+    "Purged",
+    "Reaped",
+    "QueueKeys",
     # clients
     "Client",
     "AsyncClient",
@@ -130,4 +239,8 @@ __all__ = [
     "NotReplicated",
     "UsedAfterFork",
     "ScriptFolderError",
+    "LeaseEnded",
+    "IdempotencyInProgress",
+    "IdempotencyMismatch",
+    "IdempotencyFailed",
 ]

@@ -3,9 +3,8 @@
 Cancelling the task that awaits a call does not stop the call: it runs to its end on the
 runtime and its result is discarded (see ``docs/python.md``, "Cancellation").
 
-Lease-like primitives (locks, semaphores, idempotency keys, the job queue) are not bound yet;
-they will take the same shape: a constructor over a client and a namespace, one method per
-library call, refusals as values, and a handle (context manager) for what is held.
+The lease primitives (locks, semaphores, idempotency keys, the job queue) are in
+``_locks.py``/``_alocks.py``, ``_idempotency.py`` and ``_queue.py``/``_aqueue.py``.
 """
 
 from __future__ import annotations

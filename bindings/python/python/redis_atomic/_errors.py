@@ -3,7 +3,7 @@
 Every class has a stable ``code`` (the same words as the Rust library's ``Error::label``) and
 every instance says ``nothing_ran``: True when the request surely did not run (a resend cannot
 repeat an effect), False when it may have. A refusal by a primitive (rate limited, quota
-exhausted) is never an exception: it is a value (``Limited``, ``Refused``).
+exhausted, lock held) is never an exception: it is a value (``Limited``, ``Refused``, ``Held``).
 
 The native module raises these; they are plain Python classes so they pickle, subclass and
 type-check like any other exception.
@@ -31,6 +31,10 @@ __all__ = [
     "NotReplicated",
     "UsedAfterFork",
     "ScriptFolderError",
+    "LeaseEnded",
+    "IdempotencyInProgress",
+    "IdempotencyMismatch",
+    "IdempotencyFailed",
 ]
 
 
@@ -203,3 +207,51 @@ class ScriptFolderError(RedisAtomicError):
     def __init__(self, message: str, **kw: Any):
         kw.setdefault("nothing_ran", True)
         super().__init__(message, **kw)
+
+
+class LeaseEnded(RedisAtomicError, RuntimeError):
+    """A lease handle was used after its end verb ran (a second ``release``, ``ack``,
+    ``complete``, ...), or while a watchdog holds its lease. Nothing was sent. After an end
+    whose outcome is unknown, repeat it by parts with the handle's ``token`` and ``fence``."""
+
+    code = "lease_ended"
+
+    def __init__(self, message: str, **kw: Any):
+        kw.setdefault("nothing_ran", True)
+        super().__init__(message, **kw)
+
+
+class IdempotencyInProgress(RedisAtomicError):
+    """Raised by an ``idempotent`` function when another call with the same key is running
+    (and ``wait`` ran out): the function did not run here. ``retry_after``: seconds left on the
+    other call's claim."""
+
+    code = "idempotency_in_progress"
+
+    def __init__(self, message: str, *, retry_after: float = 0.0, **kw: Any):
+        kw.setdefault("nothing_ran", True)
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class IdempotencyMismatch(RedisAtomicError, ValueError):
+    """Raised by an ``idempotent`` function when its key was used for a call with other
+    arguments (another fingerprint): the function did not run."""
+
+    code = "idempotency_mismatch"
+
+    def __init__(self, message: str, **kw: Any):
+        kw.setdefault("nothing_ran", True)
+        super().__init__(message, **kw)
+
+
+class IdempotencyFailed(RedisAtomicError):
+    """Raised by an ``idempotent`` function when its key holds a final failure (stored with
+    ``fail(response)``): ``response`` is that stored ``Response``."""
+
+    code = "idempotency_failed"
+
+    def __init__(self, message: str, *, response: Any = None, **kw: Any):
+        kw.setdefault("nothing_ran", True)
+        super().__init__(message, **kw)
+        self.response = response

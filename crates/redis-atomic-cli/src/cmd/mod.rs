@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod functions;
 pub mod lint;
 pub mod proxy;
+pub mod rls;
 pub mod scripts;
 pub mod serve;
 pub mod slot;

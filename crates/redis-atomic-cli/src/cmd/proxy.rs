@@ -27,8 +27,9 @@ pub struct FaceArgs {
     /// TLS files for a rediss:// --url.
     #[command(flatten)]
     pub conn: ConnArgs,
-    /// The TOML config file (docs/http.md, docs/proxy.md).
-    #[arg(long, value_name = "FILE")]
+    /// The config file: TOML for serve and proxy (docs/http.md, docs/proxy.md);
+    /// envoyproxy/ratelimit's YAML, a file or a directory of them, for rls (docs/envoy.md).
+    #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
 }
 

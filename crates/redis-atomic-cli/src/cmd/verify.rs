@@ -3,7 +3,9 @@
 //! embedded one), how long, how many tasks, faults or not; then the doctor's failures first
 //! (with `--url`), the report last (table or JSON).
 //!
-//! Exit codes: 0 every invariant held, 1 a violation, 2 usage, connection or server errors.
+//! Exit codes: 0 every row ok; 1 a row found a violation or could not run (status `error`: its
+//! reason is printed under the table; the other rows still ran); 2 usage, connection or server
+//! errors before or after the checks (no report).
 
 use crate::args::ConnArgs;
 use crate::output::{one_line, runtime};
@@ -18,8 +20,8 @@ use std::time::Duration;
 /// Arguments of `verify`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 every invariant held; 1 a violation was found; 2 usage, \
-    connection or server errors."
+    after_help = "Exit codes: 0 every invariant held; 1 a violation was found, or a check could \
+    not run (its row says why); 2 usage, connection or server errors (no report)."
 )]
 pub struct VerifyArgs {
     /// Server to verify against (redis://, rediss://, redis+unix://, redis+sentinel://h:p,h:p/
@@ -52,9 +54,9 @@ pub struct VerifyArgs {
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Then run every check again under each kind of fault (lost replies, killed connections,
-    /// stalls, script-cache flushes, crashes, a full memory; with --cluster slot migrations and
-    /// failovers). Needs the embedded server: it stalls and restarts it.
+    /// Then run every check again under each kind of fault (lost replies, corrupted replies,
+    /// killed connections, stalls, script-cache flushes, crashes, a full memory; with --cluster
+    /// slot migrations and failovers). Needs the embedded server: it stalls and restarts it.
     #[arg(long)]
     pub faults: bool,
     /// Run each check with its primitive bypassed, to show the check catches the violations a
@@ -92,7 +94,7 @@ impl VerifyArgs {
     }
 }
 
-/// Runs `verify` on a fresh tokio runtime; returns the exit code (0 ok, 1 violations, 2 error).
+/// Runs `verify` on a fresh tokio runtime; returns the exit code (0 ok, 1 a row not ok, 2 error).
 pub fn run(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.acl {
         let line = acl::setuser_line("verify", DEFAULT_NAMESPACE);
@@ -149,6 +151,7 @@ async fn verify(args: &VerifyArgs, duration: Duration) -> anyhow::Result<Report>
         .sabotage(args.sabotage)
         .progress(!args.json)
         .cleanup(cleanup)
+        .add_check(redis_atomic_server::faces::rls::verify::RlsCheck)
         .run()
         .await?;
     Ok(report)

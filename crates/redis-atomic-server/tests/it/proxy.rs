@@ -23,7 +23,7 @@ async fn listen(app: Router) -> SocketAddr {
 
 /// The upstream: `/echo` answers with the headers it received (as `name: value` lines);
 /// `/slow` answers after 2 s; `/big` with 1 KiB; every call is counted.
-async fn upstream() -> (SocketAddr, Arc<AtomicU64>) {
+pub async fn upstream() -> (SocketAddr, Arc<AtomicU64>) {
     let count = Arc::new(AtomicU64::new(0));
     let (c1, c2, c3) = (count.clone(), count.clone(), count.clone());
     let app = Router::new()
@@ -69,7 +69,7 @@ require_key = true
 "#;
 
 /// The proxy in front of `upstream`, with [`CONFIG`] (and an upstream timeout, if given).
-async fn proxy(env: &Env, upstream: SocketAddr, timeout_ms: Option<u64>) -> String {
+pub async fn proxy(env: &Env, upstream: SocketAddr, timeout_ms: Option<u64>) -> String {
     let mut config = Config::parse(CONFIG, "test").unwrap();
     config.proxy.namespace = Some(env.keyspace.namespace().to_string());
     config.proxy.upstream_timeout_ms = timeout_ms;

@@ -10,7 +10,7 @@
 //! (`check_counter_lossy`): a lost write is the documented failover loss, a phantom one would
 //! still be a bug.
 
-use super::{CheckCtx, CheckResult, Findings};
+use super::{decode, CheckCtx, CheckResult, Findings};
 use redis_atomic::cas::{Cas, CasOutcome, Decision, Read};
 use redis_atomic::write::Write;
 use redis_atomic::{Error, RetryPolicy};
@@ -40,9 +40,9 @@ async fn worker(ctx: CheckCtx, cas: Cas, key: String) -> CheckResult<Vec<(i64, O
     let mut deltas = Vec::new();
     while ctx.running() {
         let outcome = if ctx.sabotage {
-            naive(&ctx, &key).await
+            ctx.call(naive(&ctx, &key)).await
         } else {
-            increment(&cas, &key, ctx.key_ttl()).await
+            ctx.call(increment(&cas, &key, ctx.key_ttl())).await
         };
         let failed = outcome.is_err();
         let committed = outcome.map(|o| matches!(o, CasOutcome::Committed(_)));
@@ -71,11 +71,8 @@ async fn increment(cas: &Cas, key: &str, ttl: Duration) -> Result<CasOutcome<i64
 /// What the check must flag: `GET`, then `SET` with nothing watched (the hand-rolled version).
 async fn naive(ctx: &CheckCtx, key: &str) -> Result<CasOutcome<i64>, Error> {
     let current = ctx.client.command(redis::cmd("GET").arg(key)).await?;
-    let current: Option<i64> = redis::from_redis_value(current).map_err(|e| Error::BadReply {
-        script: "GET",
-        detail: e.to_string(),
-    })?;
-    tokio::task::yield_now().await; // the gap every other task can write into
+    let current: Option<i64> = decode("GET", current)?;
+    ctx.race_gap().await; // the gap another task writes into
     let next = current.unwrap_or(0) + 1;
     let ttl = u64::try_from(ctx.key_ttl().as_millis()).unwrap_or(u64::MAX);
     ctx.client

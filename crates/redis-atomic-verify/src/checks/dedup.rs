@@ -11,7 +11,7 @@
 //! only dropped events count there. Judged by the testkit's `check_accepted_once` (one "first"
 //! per id, none lost), or `check_none_lost` under a primary kill.
 
-use super::{locked, CheckCtx, CheckResult, Findings};
+use super::{locked, unseen, CheckCtx, CheckResult, Findings};
 use redis_atomic::dedup::Dedup;
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::Error;
@@ -70,16 +70,17 @@ async fn worker(
     while ctx.running() {
         let event = format!("e{id}");
         let answer = if ctx.sabotage {
-            naive(&ctx, &dedup, &event, ttl).await.map(Some)
+            ctx.call(naive(&ctx, &dedup, &event, ttl)).await.map(Some)
         } else {
             ask(&ctx, &dedup, &event, ttl).await
         };
         let (answer, how) = match answer {
             Ok(answer) => (Some(answer), label(answer)),
-            // A clean run fails here. Under faults `ask` errs only when surely nothing ran: this
-            // caller recorded nothing and excuses nothing — and says nothing about the event, so
-            // no answer is kept. (Counted as "seen", an event every caller was refused for, by a
-            // restart's LOADING or a full memory, looked lost although nobody recorded it.)
+            // Surely nothing ran: this caller recorded nothing and excuses nothing — and says
+            // nothing about the event, so no answer is kept. (Counted as "seen", an event every
+            // caller was refused for, by a restart's LOADING or a full memory, looked lost
+            // although nobody recorded it.) Any other error is absorbed: unknown, or (in a
+            // clean run, where it proves nothing) the check's failure.
             Err(e) => {
                 let how = format!("not sent: {e}");
                 match ctx.outcome(Err(e))? {
@@ -107,8 +108,10 @@ fn label(answer: Option<bool>) -> String {
     .to_string()
 }
 
-/// The library's answer, asking again with the same token while the outcome is unknown
-/// (bounded); None when it stays unknown (counted once as an unknown outcome).
+/// The library's answer, asking again with the same token while the outcome is unknown or the
+/// reply unusable (bounded); None when it stays unknown (counted once as an unknown outcome).
+/// An error that says nothing ran before anything may have is returned, as is one that is
+/// neither refusal nor unknown.
 async fn ask(
     ctx: &CheckCtx,
     dedup: &Dedup,
@@ -118,14 +121,14 @@ async fn ask(
     let token = OwnerToken::random();
     let mut may_have_run = false;
     for _ in 0..3 {
-        match dedup.first_seen_as(event, ttl, &token).await {
+        match ctx.call(dedup.first_seen_as(event, ttl, &token)).await {
             Ok(first) => return Ok(Some(first)),
-            Err(e) if ctx.fault.is_none() => return Err(e),
             Err(e) if e.nothing_ran() && !may_have_run => return Err(e),
-            Err(e) => {
+            Err(e) if e.nothing_ran() || unseen(&e) => {
                 may_have_run |= !e.nothing_ran();
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            Err(e) => return Err(e),
         }
     }
     ctx.count_unknown();
@@ -139,7 +142,7 @@ async fn naive(ctx: &CheckCtx, dedup: &Dedup, event: &str, ttl: Duration) -> Res
     if seen != redis::Value::Nil {
         return Ok(false);
     }
-    tokio::task::yield_now().await; // the gap every other task can slip into
+    ctx.race_gap().await; // the gap another task slips into
     ctx.client
         .command(
             redis::cmd("SET")

@@ -80,7 +80,7 @@ async fn worker(t: usize, ctx: CheckCtx, fenced: FencedWrites, writes: Writes) -
             applied,
         });
         ctx.tick();
-        if let Err(e) = guard.release().await {
+        if let Err(e) = ctx.call(guard.release()).await {
             ctx.absorb(e)?;
         }
     }
@@ -122,11 +122,10 @@ async fn write(
             .arg("PX")
             .arg(ttl)
             .clone();
-        ctx.client.command(&cmd).await.map(|_| true)
+        ctx.command(&cmd).await.map(|_| true)
     } else {
         let w = [Write::set_px(data, fence.0.to_string(), ctx.key_ttl())];
-        fenced
-            .fenced_write(guard.resource(), fence, &w)
+        ctx.call(fenced.fenced_write(guard.resource(), fence, &w))
             .await
             .map(|out| matches!(out, Fenced::Applied { .. }))
     };

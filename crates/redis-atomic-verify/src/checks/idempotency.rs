@@ -98,7 +98,7 @@ async fn send(
     let give_up = Instant::now() + Duration::from_secs(20);
     while Instant::now() < give_up {
         shared.ops.fetch_add(1, Ordering::Relaxed);
-        let response = match store.begin(SCOPE, key.as_bytes(), fp).await {
+        let response = match ctx.call(store.begin(SCOPE, key.as_bytes(), fp)).await {
             Ok(Begin::Claimed(claim)) => execute(ctx, store, effects, key, claim, shared).await?,
             Ok(Begin::Replay(Stored::Completed(r) | Stored::Failed(r))) => Some(r),
             Ok(Begin::InProgress { .. }) => None,
@@ -133,13 +133,12 @@ async fn execute(
 ) -> CheckResult<Option<Response>> {
     let response = Response::new(200, key.as_bytes().to_vec());
     let effect = ctx
-        .client
         .command(redis::cmd("HINCRBY").arg(effects).arg(key).arg(1))
         .await;
     match effect {
         Ok(_) if ctx.sabotage => {
             // Sabotage: forget the claim, so the next duplicate runs the effect again.
-            let _ = claim.fail(&Failure::Retryable).await;
+            let _ = ctx.call(claim.fail(&Failure::Retryable)).await;
             shared.ran(key, true);
             return Ok(Some(response));
         }
@@ -148,7 +147,7 @@ async fn execute(
             if ctx.outcome(Err(e))?.is_none() {
                 shared.ran(key, false); // may have run: unclean
             }
-            let _ = claim.fail(&Failure::Retryable).await;
+            let _ = ctx.call(claim.fail(&Failure::Retryable)).await;
             return Ok(None);
         }
     }
@@ -158,10 +157,11 @@ async fn execute(
     let mut claim = Some(claim);
     for _ in 0..5 {
         let stored = match claim.take() {
-            Some(claim) => claim.complete(&response).await,
+            Some(claim) => ctx.call(claim.complete(&response)).await,
             None => {
                 let key = key.as_bytes();
-                store.complete(SCOPE, key, &token, fence, &response).await
+                ctx.call(store.complete(SCOPE, key, &token, fence, &response))
+                    .await
             }
         };
         match stored {

@@ -14,7 +14,7 @@
 //! primary kill, acknowledged writes may be lost (async replication): only fences are checked,
 //! and of the counter only that no increment was invented.
 
-use super::{locked, CheckCtx, CheckResult, Findings};
+use super::{decode, locked, CheckCtx, CheckResult, Findings};
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockGuard, Locks};
 use redis_atomic_testkit::{history, LeaseSpan, Verdict};
@@ -117,13 +117,17 @@ pub(crate) async fn acquire(
 /// The deliberately non-atomic read-modify-write the lock must protect. Returns whether every
 /// step's outcome is known (if not, the holder must not release: see the module doc).
 async fn increment(ctx: &CheckCtx, shared: &Shared, counter: &str) -> CheckResult<bool> {
-    let current = match ctx.client.command(redis::cmd("GET").arg(counter)).await {
-        Ok(v) => redis::from_redis_value::<Option<i64>>(v)?.unwrap_or(0),
+    let read = ctx.command(redis::cmd("GET").arg(counter)).await;
+    let current = match read.and_then(|v| decode::<Option<i64>>("GET", v)) {
+        Ok(v) => v.unwrap_or(0),
         Err(e) => {
             ctx.absorb(e)?;
             return Ok(false);
         }
     };
+    if ctx.sabotage {
+        ctx.race_gap().await; // no lock: the gap another task writes into
+    }
     let ttl = u64::try_from(ctx.key_ttl().as_millis()).unwrap_or(u64::MAX);
     let set = redis::cmd("SET")
         .arg(counter)
@@ -131,14 +135,14 @@ async fn increment(ctx: &CheckCtx, shared: &Shared, counter: &str) -> CheckResul
         .arg("PX")
         .arg(ttl)
         .clone();
-    let outcome = ctx.outcome(ctx.client.command(&set).await.map(|_| true))?;
+    let outcome = ctx.outcome(ctx.command(&set).await.map(|_| true))?;
     locked(&shared.writes).push((1, outcome));
     Ok(outcome == Some(true))
 }
 
 async fn release(ctx: &CheckCtx, shared: &Shared, guard: LockGuard) -> CheckResult<()> {
     let fence = guard.fence();
-    match guard.release().await {
+    match ctx.call(guard.release()).await {
         // Under faults a retried release may find its own first attempt already ran.
         Ok(Release::Lost) if ctx.fault.is_none() => {
             locked(&shared.lost_releases).push(format!("release of fence {fence} found it lost"));

@@ -17,7 +17,7 @@ mod ratelimit;
 mod semaphore;
 
 pub(crate) use crate::check::{CheckError, CheckResult};
-pub(crate) use crate::ctx::{locked, CheckCtx};
+pub(crate) use crate::ctx::{decode, locked, unseen, CheckCtx};
 pub(crate) use crate::report::Findings;
 
 use crate::check::Check;

@@ -8,7 +8,10 @@
 //! workers fetch and remove in two steps (ZRANGEBYSCORE, then ZREM), the bug the queue exists to
 //! prevent: jobs are processed twice.
 //!
-//! Under faults: an enqueue with an unknown outcome is repeated (enqueue is idempotent per id); every
+//! Errors are outcomes, never the end of the run: an enqueue that fails is repeated (enqueue is
+//! idempotent per id) for as long as the check runs, however long a slot migration refuses it;
+//! a job whose enqueue was never acknowledged is not counted as produced (it may exist: if so,
+//! its acks are judged like any other's). Every
 //! claim carries a claim id (`Queue::claim_with_id`), so a claim with an unknown outcome is resent
 //! with the same id (at most three times) and gets back the leases it made, which are then
 //! recorded and acked like any others (only a claim still unknown after that is dropped: its jobs
@@ -21,7 +24,7 @@
 //! claims (each a lease of one job, from its claim on the server's clock for the visibility
 //! timeout: capacity 1 per job, fences increasing).
 
-use super::{locked, CheckCtx, CheckResult, Findings};
+use super::{decode, locked, unseen, CheckCtx, CheckResult, Findings};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
 use redis_atomic_testkit::{history, LeaseSpan};
@@ -90,7 +93,7 @@ pub(crate) async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
     }
     let mut acks = locked(&shared.acks).clone();
     for n in 0..produced {
-        acks.entry(format!("j{n}")).or_default(); // never claimed: lost
+        acks.entry(format!("j{n}")).or_default(); // acknowledged, never claimed: lost
     }
     Ok(findings
         .with(history::check_acked_once(&acks))
@@ -112,20 +115,14 @@ async fn produce_and_drain(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> Ch
     Ok(produced)
 }
 
-/// Enqueues 20 jobs every 10 ms for the run's duration; returns how many. An enqueue that fails
-/// is repeated (idempotent per id, bounded) until it is acknowledged.
+/// Enqueues 20 jobs every 10 ms for the run's duration; returns how many were acknowledged
+/// (`j0` …: each is enqueued only once the one before was).
 async fn produce(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> CheckResult<u64> {
     let mut n = 0u64;
     while ctx.running() {
         for _ in 0..20 {
-            let id = format!("j{n}");
-            for attempt in 0.. {
-                match queue.enqueue(&id, id.as_bytes(), RunAt::Now).await {
-                    Ok(_) => break,
-                    Err(e) if attempt >= 100 => return Err(e.into()),
-                    Err(e) => ctx.absorb(e)?,
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
+            if !enqueue(ctx, queue, &format!("j{n}")).await? {
+                return Ok(n);
             }
             shared.op(ctx);
             n += 1;
@@ -133,6 +130,23 @@ async fn produce(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> CheckResult<
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(n)
+}
+
+/// Enqueues `id` until acknowledged (enqueue is idempotent per id), with a growing pause while it
+/// fails, for as long as the check runs; false when the run ended first.
+async fn enqueue(ctx: &CheckCtx, queue: &Queue, id: &str) -> CheckResult<bool> {
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match ctx.call(queue.enqueue(id, id.as_bytes(), RunAt::Now)).await {
+            Ok(_) => return Ok(true),
+            Err(e) => ctx.absorb(e)?,
+        }
+        if !ctx.running() {
+            return Ok(false);
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
 }
 
 async fn worker(n: usize, ctx: CheckCtx, queue: Queue, shared: Arc<Shared>) -> CheckResult<()> {
@@ -148,10 +162,10 @@ async fn worker(n: usize, ctx: CheckCtx, queue: Queue, shared: Arc<Shared>) -> C
         shared.op(&ctx);
         let id = format!("w{n}-{c}");
         let claim = || queue.claim_with_id(&name, VIS, 10, &id);
-        let claimed = match claim().await {
+        let claimed = match ctx.call(claim()).await {
             Ok(c) => Some(c),
             // The claim id makes the claim safe to resend: the same leases come back.
-            Err(e) if e.is_outcome_unknown() => {
+            Err(e) if unseen(&e) => {
                 ctx.absorb(e)?;
                 ctx.until_known(claim).await?
             }
@@ -181,7 +195,7 @@ async fn worker(n: usize, ctx: CheckCtx, queue: Queue, shared: Arc<Shared>) -> C
         for j in jobs {
             shared.op(&ctx);
             let id = j.id().to_string();
-            let acked = j.ack().await.map(|a| matches!(a, Ack::Acked));
+            let acked = ctx.call(j.ack()).await.map(|a| matches!(a, Ack::Acked));
             shared.ack(&id, ctx.outcome(acked)?);
         }
     }
@@ -199,19 +213,18 @@ async fn sabotaged_claim(ctx: &CheckCtx, queue: &Queue, shared: &Shared) -> Chec
         .arg(0)
         .arg(10)
         .clone();
-    let ids: Vec<String> = match ctx.client.command(&fetch).await {
-        Ok(v) => redis::from_redis_value(v)?,
+    let fetched = ctx.command(&fetch).await;
+    let ids: Vec<String> = match fetched.and_then(|v| decode("ZRANGEBYSCORE", v)) {
+        Ok(ids) => ids,
         Err(e) => return ctx.absorb(e),
     };
     if ids.is_empty() {
         tokio::time::sleep(Duration::from_millis(1)).await;
+        return Ok(());
     }
+    ctx.race_gap().await; // the gap in which another worker fetches the same jobs
     for id in ids {
-        if let Err(e) = ctx
-            .client
-            .command(redis::cmd("ZREM").arg(due).arg(&id))
-            .await
-        {
+        if let Err(e) = ctx.command(redis::cmd("ZREM").arg(due).arg(&id)).await {
             ctx.absorb(e)?;
         }
         shared.op(ctx);

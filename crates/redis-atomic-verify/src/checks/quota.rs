@@ -9,8 +9,13 @@
 //! counter must be explained by the acknowledged deltas plus some of those. When a fault may
 //! lose acknowledged writes (primary kill), acknowledged deltas may be missing too: only the
 //! bounds, and that no delta was invented, are checked.
+//!
+//! Sabotaged, the add is a read, a check and an `INCRBY`, and every delta is ±(MAX / 2 + 1):
+//! two tasks that read the same value below the middle both add and overrun the bound. The gap
+//! between read and write is held open until another task has read ([`CheckCtx::race_gap`]),
+//! so that happens on any machine, however few operations a loaded one gets through.
 
-use super::{locked, CheckCtx, CheckResult, Findings};
+use super::{decode, locked, unseen, CheckCtx, CheckResult, Findings};
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
 use redis_atomic_testkit::history;
 use std::sync::{Arc, Mutex};
@@ -58,17 +63,22 @@ async fn worker(
     while ctx.running() {
         i += 1;
         // Mostly consumption, some refunds: the counter runs into both bounds.
-        let delta = if i % 3 == 0 { -7 } else { 1 + (i % 5) as i64 };
+        let delta = match (ctx.sabotage, i % 3) {
+            (true, 0) => -(MAX / 2 + 1),
+            (true, _) => MAX / 2 + 1,
+            (false, 0) => -7,
+            (false, _) => 1 + (i % 5) as i64,
+        };
         let id = format!("{task}-{i}");
         let add = || quotas.add_with_id(NAME, delta, bounds, Some(ctx.key_ttl()), &id);
         let outcome = if ctx.sabotage {
-            naive(&ctx, &quotas, delta).await
+            ctx.call(naive(&ctx, &quotas, delta)).await
         } else {
-            add().await
+            ctx.call(add()).await
         };
         let outcome = match outcome {
             // The id makes the add safe to resend: the first run's answer, charged once.
-            Err(e) if !ctx.sabotage && e.is_outcome_unknown() => {
+            Err(e) if !ctx.sabotage && unseen(&e) => {
                 ctx.absorb(e)?;
                 ctx.until_known(add).await?.ok_or(None)
             }
@@ -102,14 +112,13 @@ async fn naive(
     if !(0..=MAX).contains(&(current + delta)) {
         return Ok(Bounded::Refused { value: current });
     }
+    ctx.race_gap().await; // the gap another task's add goes into
     let key = quotas.keys(NAME, None)?.value;
     let value = ctx
         .client
         .command(redis::cmd("INCRBY").arg(&key).arg(delta))
         .await?;
-    let value = redis::from_redis_value(value).map_err(|e| redis_atomic::Error::BadReply {
-        script: "INCRBY",
-        detail: e.to_string(),
-    })?;
-    Ok(Bounded::Applied { value })
+    Ok(Bounded::Applied {
+        value: decode("INCRBY", value)?,
+    })
 }

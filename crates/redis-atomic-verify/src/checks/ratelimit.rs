@@ -24,6 +24,14 @@
 //!
 //! `--sabotage` runs each algorithm's own script with one line added ([`sabotage`]): it forgets
 //! the cost of every other request, a real over-admission that each row must flag many times.
+//! Whether it shows must not depend on the machine's speed: a broken limiter over-admits only
+//! where more than `LIMIT` requests arrive in one period, and a window position is attributed
+//! only to a reply faster than a fraction of the period; on a loaded machine under faults a
+//! sabotaged row once made 87 decisions in a second and none of them over-admitted. So a
+//! sabotaged run uses a period far longer than the run ([`SABOTAGE_PERIOD`]: any machine sends
+//! more than `LIMIT` requests in it, and any reply is fast enough to attribute), and goes on
+//! past its deadline until its record shows [`CAUGHT`] violations (bounded, see
+//! [`CheckCtx::running_while`]): it ends on that condition, not on a clock.
 
 mod clock;
 mod sabotage;
@@ -34,6 +42,7 @@ use redis_atomic::{Client, Error};
 use redis_atomic_testkit::{history, Verdict};
 use sabotage::Sabotaged;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,6 +59,11 @@ pub(crate) const RATE: &str = "admitted in any t ≤ burst + t / interval";
 
 const LIMIT: u64 = 10;
 const PERIOD: Duration = Duration::from_millis(200);
+/// A sabotaged run's period: longer than any run's first seconds, in which every machine sends
+/// more than `LIMIT` requests.
+const SABOTAGE_PERIOD: Duration = Duration::from_secs(10);
+/// Violations a sabotaged row's record must show before it stops (many, not one by chance).
+pub(crate) const CAUGHT: usize = 20;
 
 /// One decision: its span, its window position (windowed algorithms, when attributed) and
 /// its outcome (`Some(admitted)`, or None when unknown).
@@ -95,7 +109,12 @@ fn windows_in_reset(algorithm: Algorithm) -> Option<u32> {
 
 /// The check of one algorithm.
 pub(crate) async fn run(ctx: CheckCtx, algorithm: Algorithm) -> CheckResult<Findings> {
-    let limit = Limit::new(algorithm, LIMIT, PERIOD)?;
+    let period = if ctx.sabotage {
+        SABOTAGE_PERIOD
+    } else {
+        PERIOD
+    };
+    let limit = Limit::new(algorithm, LIMIT, period)?;
     let limiter = RateLimiter::new(ctx.client.clone(), ctx.keyspace.clone(), limit.clone());
     let attributed =
         windows_in_reset(algorithm).is_some() || algorithm == Algorithm::AnchoredWindow;
@@ -113,8 +132,16 @@ pub(crate) async fn run(ctx: CheckCtx, algorithm: Algorithm) -> CheckResult<Find
         sabotaged,
     };
     let log = Log::default();
+    let caught = Arc::new(AtomicBool::new(false));
     let decisions = ctx
-        .run_workers(|_, ctx| worker(ctx, decider.clone(), log.clone(), offset))
+        .run_workers(|_, ctx| {
+            let record = Recorder {
+                limit: limit.clone(),
+                log: log.clone(),
+                caught: caught.clone(),
+            };
+            worker(ctx, decider.clone(), record, offset)
+        })
         .await?;
     let findings = Findings::new(decisions.iter().sum());
     if ctx.lossy() {
@@ -144,33 +171,58 @@ fn judge(limit: &Limit, log: &[Record]) -> Verdict {
     }
 }
 
-/// Decides until the deadline; returns the decisions made.
+/// Where a worker records its decisions, and whether a sabotaged run has been caught.
+struct Recorder {
+    limit: Limit,
+    log: Log,
+    caught: Arc<AtomicBool>,
+}
+
+impl Recorder {
+    /// Whether to make another decision: while the check runs; a sabotaged run (whose record
+    /// can be judged: no lossy fault) also past its deadline until the checker finds [`CAUGHT`]
+    /// violations in the record, within [`CheckCtx::running_while`]'s bound.
+    fn more(&self, ctx: &CheckCtx) -> bool {
+        if ctx.running() {
+            return true;
+        }
+        if !ctx.sabotage || ctx.lossy() || self.caught.load(Ordering::SeqCst) {
+            return false;
+        }
+        let caught = judge(&self.limit, &locked(&self.log)).violations.len() >= CAUGHT;
+        self.caught.fetch_or(caught, Ordering::SeqCst);
+        ctx.running_while(!caught)
+    }
+}
+
+/// Decides while [`Recorder::more`]; returns the decisions made.
 async fn worker(
     ctx: CheckCtx,
     decider: Decider,
-    log: Log,
+    record: Recorder,
     offset: Option<i64>,
 ) -> CheckResult<u64> {
-    let algorithm = decider.limiter.policy().limits()[0].algorithm();
+    let period = record.limit.period();
+    let algorithm = record.limit.algorithm();
     let mut decisions = 0;
-    while ctx.running() {
+    while record.more(&ctx) {
         let sent = ctx.clock();
-        let result = decider.decide().await;
+        let result = ctx.call(decider.decide()).await;
         let span = sent..ctx.clock();
         let (outcome, position) = match result {
             Ok((admitted, reset)) => {
                 let position = match (admitted, offset, windows_in_reset(algorithm)) {
                     (true, Some(offset), Some(n)) => {
-                        clock::position(&span, reset, offset, PERIOD, n)
+                        clock::position(&span, reset, offset, period, n)
                     }
-                    (true, Some(offset), None) => clock::anchored_end(&span, reset, offset, PERIOD),
+                    (true, Some(offset), None) => clock::anchored_end(&span, reset, offset, period),
                     _ => None,
                 };
                 (Some(admitted), position)
             }
             Err(e) => (ctx.outcome(Err(e))?, None),
         };
-        locked(&log).push(Record {
+        locked(&record.log).push(Record {
             span,
             position,
             outcome,

@@ -75,7 +75,7 @@ async fn worker(t: usize, ctx: CheckCtx, sem: Semaphore, spans: Spans) -> CheckR
         });
         ctx.tick();
         if let (Some(permit), false) = (permit, dies) {
-            if let Err(e) = permit.release().await {
+            if let Err(e) = ctx.call(permit.release()).await {
                 ctx.absorb(e)?;
             }
         }

@@ -1,10 +1,11 @@
-//! The builder: a check of one's own adds a row, its violations fail the run, its errors name
-//! it; settings out of range and unknown names are errors before anything runs.
+//! The builder: a check of one's own adds a row, its violations fail the run, a check that
+//! cannot run is a row that says why (and the run goes on); settings out of range and unknown
+//! names are errors before anything runs.
 
 use super::{client, namespace};
 use futures::future::BoxFuture;
 use redis_atomic_testkit::Verdict;
-use redis_atomic_verify::{Check, CheckCtx, CheckResult, Findings, Verify, VerifyError};
+use redis_atomic_verify::{Check, CheckCtx, CheckResult, Findings, Status, Verify, VerifyError};
 use std::time::Duration;
 
 /// Counts `INCR`s on a key of its own and compares with what it reads back at the end; with
@@ -111,18 +112,42 @@ async fn sabotage_fails_the_builtin_rows() {
     assert!(report.checks[0].violations > 0, "{:?}", report.checks[0]);
 }
 
-/// A check that errors is an error naming it, not a row.
+/// A check that errors, or panics, is a row with status `error` and the reason; the run goes on
+/// with the next check and is not ok.
 #[tokio::test]
-async fn a_check_that_cannot_run_is_an_error_naming_it() {
+async fn a_check_that_cannot_run_is_an_error_row() {
     let verify = short(Verify::new(client().await), "broken")
         .checks([])
-        .add_check(Broken);
-    match verify.run().await {
-        Err(VerifyError::Check { name, source }) => {
-            assert_eq!(name, "broken");
-            assert_eq!(source.to_string(), "no such primitive here");
-        }
-        other => panic!("{other:?}"),
+        .add_check(Broken)
+        .add_check(Panics)
+        .add_check(Counter { lose: false });
+    let report = verify.run().await.unwrap();
+    let statuses: Vec<Status> = report.checks.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, [Status::Error, Status::Error, Status::Ok]);
+    let broken = &report.checks[0];
+    assert_eq!(broken.primitive, "broken");
+    assert_eq!(broken.error.as_deref(), Some("no such primitive here"));
+    assert!(!broken.ok);
+    let panicked = report.checks[1].error.as_deref().unwrap_or_default();
+    assert!(panicked.contains("panicked"), "{panicked}");
+    assert!(report.checks[2].operations > 0);
+    assert!(!report.ok);
+}
+
+/// A check that panics.
+struct Panics;
+
+impl Check for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+
+    fn invariant(&self) -> &str {
+        "none"
+    }
+
+    fn run(&self, _: CheckCtx) -> BoxFuture<'static, CheckResult<Findings>> {
+        Box::pin(async { panic!("a bug in the check") })
     }
 }
 
@@ -157,4 +182,68 @@ async fn bad_settings_are_refused() {
             other => panic!("{expected}: {other:?}"),
         }
     }
+}
+
+/// Refuses every call for its first 150 ms (`EVALSHA` of a script the server does not have:
+/// `NOSCRIPT`, nothing ran), then serves them (`PING`): a primitive made unavailable for a while.
+struct Outage;
+
+impl Check for Outage {
+    fn name(&self) -> &str {
+        "outage"
+    }
+
+    fn invariant(&self) -> &str {
+        "counts refusals"
+    }
+
+    fn run(&self, ctx: CheckCtx) -> BoxFuture<'static, CheckResult<Findings>> {
+        Box::pin(async move {
+            let missing = redis::cmd("EVALSHA").arg("0".repeat(40)).arg(0).clone();
+            let started = std::time::Instant::now();
+            let (mut refused, mut served) = (0u64, 0u64);
+            while ctx.running() || served == 0 {
+                let refusing = started.elapsed() < Duration::from_millis(150);
+                let cmd = if refusing {
+                    &missing
+                } else {
+                    &redis::cmd("PING")
+                };
+                match ctx.command(cmd).await {
+                    Ok(_) => served += 1,
+                    Err(e) => {
+                        assert!(e.nothing_ran(), "{e:?}");
+                        ctx.absorb(e)?;
+                        refused += 1;
+                    }
+                }
+                ctx.tick();
+            }
+            assert!(refused > 0);
+            Ok(Findings::new(refused + served))
+        })
+    }
+}
+
+/// A row's availability: every call counted, the refused ones (nothing ran) apart, and the
+/// longest stretch in which every call was refused — at least the 150 ms of refusals — and in
+/// which none was served (at least as long).
+#[tokio::test]
+async fn availability_counts_refusals_and_the_longest_outage() {
+    let report = short(Verify::new(client().await), "outage")
+        .checks([])
+        .add_check(Outage)
+        .tasks(1)
+        .run()
+        .await
+        .unwrap();
+    let row = &report.checks[0];
+    let a = &row.availability;
+    assert_eq!(row.status, Status::Ok, "{row:?}");
+    assert_eq!(a.calls, row.operations, "{a:?}");
+    assert!(a.refused > 0 && a.refused < a.calls, "{a:?}");
+    assert!((a.refused_share - a.refused as f64 / a.calls as f64).abs() < 1e-9);
+    assert!(a.longest_outage_ms >= 150, "{a:?}");
+    assert!(a.longest_unserved_ms >= a.longest_outage_ms, "{a:?}");
+    assert_eq!(row.unknown, 0);
 }

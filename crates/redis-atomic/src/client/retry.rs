@@ -14,8 +14,9 @@
 //! a node that no longer serves the slot). Each happens at most once per attempt, so every
 //! attempt stays bounded; they are not retries of a failure.
 //!
-//! What is retried: a transient refusal (nothing ran) always; an unknown outcome only when the
-//! caller says repeating cannot repeat the effect; a *conflict* (a value the caller marks as "not
+//! What is retried: a transient refusal (nothing ran) always; an unknown outcome, or a reply the
+//! client could not use ([`Error::BadReply`]: the request ran), only when the caller says
+//! repeating cannot repeat the effect; a *conflict* (a value the caller marks as "not
 //! yet": an aborted `EXEC`, a held lock) until attempts or time run out, when that last value is
 //! returned. Once any attempt may have run, the call never ends with an error that says
 //! "nothing ran".
@@ -129,11 +130,12 @@ pub(crate) enum Verdict {
 }
 
 impl Verdict {
-    /// The usual rule: transient refusals are retried, unknown outcomes only when `unknown_is_safe`.
+    /// The usual rule: transient refusals are retried; unknown outcomes and unusable replies
+    /// only when `unknown_is_safe`.
     pub(crate) fn of(err: &Error, unknown_is_safe: bool) -> Verdict {
         if err.is_transient() {
             Verdict::Retry
-        } else if err.is_outcome_unknown() && unknown_is_safe {
+        } else if err.ran_unseen() && unknown_is_safe {
             Verdict::RetryUnknown
         } else {
             Verdict::Fail
@@ -196,7 +198,7 @@ where
             Err(err) => err,
         };
         let verdict = (rules.judge)(&err);
-        if err.is_outcome_unknown() && verdict != Verdict::Retry && may_have_run.is_none() {
+        if err.ran_unseen() && verdict != Verdict::Retry && may_have_run.is_none() {
             may_have_run = Some(err.to_string());
         }
         let pause = policy.pause(n);
@@ -322,6 +324,23 @@ mod tests {
             "{r:?}"
         );
         assert_eq!(n, 3);
+    }
+
+    /// A reply the client could not use is treated like an unknown outcome: resent only when
+    /// safe, and a later refusal still ends as unknown.
+    #[tokio::test]
+    async fn bad_replies_follow_the_class() {
+        let bad = || Error::BadReply {
+            script: "s",
+            detail: "corrupt".into(),
+        };
+        let p = RetryPolicy::new(3, Duration::from_secs(5)).backoff(Duration::ZERO, Duration::ZERO);
+        let (r, n) = drive(p.clone(), false, vec![Err(bad())]).await;
+        assert!(matches!(r, Err(Error::BadReply { .. })) && n == 1, "{r:?}");
+        let (r, n) = drive(p.clone(), true, vec![Err(bad())]).await;
+        assert_eq!((r.ok(), n), (Some(7), 2));
+        let (r, _) = drive(p, true, vec![Err(bad()), Err(refused()), Err(refused())]).await;
+        assert!(matches!(r, Err(Error::OutcomeUnknown { .. })), "{r:?}");
     }
 
     /// Conflicts are retried until attempts run out, then the last value is returned.

@@ -9,7 +9,12 @@
 //!
 //! The HTTP client is a minimal keep-alive writer/reader over a `TcpStream` (known request,
 //! `Content-Length` replies), so the figure is the server side's cost, not a client library's.
+//!
+//! A decision that fails (an error of the library, an HTTP status other than 200, a broken
+//! connection, which is then opened again) is counted as an error of its path, and the run goes
+//! on ([`super::errors`]).
 
+use super::errors::{self, Errors};
 use super::stats::quantile;
 use super::BenchArgs;
 use anyhow::Context as _;
@@ -32,6 +37,11 @@ pub struct HttpPath {
     pub p50_us: u32,
     /// 99th percentile latency, µs.
     pub p99_us: u32,
+    /// Decisions that failed (not in the figures above).
+    pub errors: u64,
+    /// The first error, on one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The report of `bench --http`.
@@ -118,16 +128,27 @@ pub async fn run(args: &BenchArgs, client: &Client) -> anyhow::Result<HttpReport
     })
 }
 
+/// What one path's tasks measured: latencies of the decisions made, the errors, the time.
 #[derive(Default)]
 struct Samples {
     latencies: Vec<u32>,
+    errors: Errors,
     secs: f64,
 }
 
 impl Samples {
-    fn add(&mut self, (latencies, secs): (Vec<u32>, f64)) {
-        self.latencies.extend(latencies);
-        self.secs += secs;
+    fn add(&mut self, other: Samples) {
+        self.latencies.extend(other.latencies);
+        self.errors.merge(&other.errors);
+        self.secs += other.secs;
+    }
+
+    /// One decision's result, timed from `sent`.
+    fn record(&mut self, sent: Instant, result: anyhow::Result<()>) {
+        match result {
+            Ok(()) => self.latencies.push(micros(sent)),
+            Err(e) => self.errors.record(&e),
+        }
     }
 
     fn finish(mut self) -> HttpPath {
@@ -136,6 +157,8 @@ impl Samples {
             rate: self.latencies.len() as f64 / self.secs.max(f64::MIN_POSITIVE),
             p50_us: quantile(&self.latencies, 0.5),
             p99_us: quantile(&self.latencies, 0.99),
+            errors: self.errors.count,
+            error: self.errors.first,
         }
     }
 }
@@ -148,54 +171,74 @@ async fn phase_library(
     limiter: &RateLimiter,
     tasks: usize,
     secs: Duration,
-) -> anyhow::Result<(Vec<u32>, f64)> {
+) -> anyhow::Result<Samples> {
     let started = Instant::now();
     let deadline = started + secs;
     let mut handles = Vec::new();
     for t in 0..tasks {
         let limiter = limiter.clone();
         handles.push(tokio::spawn(async move {
-            let (key, mut lat) = (format!("k{t}"), Vec::new());
+            let (key, mut samples) = (format!("k{t}"), Samples::default());
             while Instant::now() < deadline {
                 let sent = Instant::now();
-                anyhow::ensure!(limiter.consume(&key, 1).await?.is_allowed(), "limited");
-                lat.push(micros(sent));
+                let decided = limiter.consume(&key, 1).await;
+                let allowed = decided.map_err(anyhow::Error::from).and_then(|d| {
+                    anyhow::ensure!(d.is_allowed(), "limited");
+                    Ok(())
+                });
+                samples.record(sent, allowed);
             }
-            anyhow::Ok(lat)
+            samples
         }));
     }
     collect(handles, started).await
 }
 
-async fn phase_http(
-    addr: SocketAddr,
-    tasks: usize,
-    secs: Duration,
-) -> anyhow::Result<(Vec<u32>, f64)> {
+async fn phase_http(addr: SocketAddr, tasks: usize, secs: Duration) -> anyhow::Result<Samples> {
     let started = Instant::now();
     let deadline = started + secs;
     let mut handles = Vec::new();
     for t in 0..tasks {
         handles.push(tokio::spawn(async move {
-            let mut conn = BufReader::new(TcpStream::connect(addr).await?);
-            conn.get_mut().set_nodelay(true)?;
             let body = format!("{{\"key\":\"k{t}\"}}");
             let request = format!(
                 "POST /v1/limits/bench/consume HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
                 body.len()
             );
-            let mut lat = Vec::new();
+            let (mut conn, mut samples) = (None, Samples::default());
             while Instant::now() < deadline {
                 let sent = Instant::now();
-                conn.get_mut().write_all(request.as_bytes()).await?;
-                let status = read_response(&mut conn).await?;
-                anyhow::ensure!(status == 200, "HTTP {status}");
-                lat.push(micros(sent));
+                let result = exchange(addr, &mut conn, &request).await;
+                if result.is_err() {
+                    conn = None; // broken or out of step: a new connection for the next one
+                    tokio::time::sleep(errors::PAUSE).await;
+                }
+                samples.record(sent, result);
             }
-            anyhow::Ok(lat)
+            samples
         }));
     }
     collect(handles, started).await
+}
+
+/// One request on `conn` (opened first if there is none); Ok when answered 200.
+async fn exchange(
+    addr: SocketAddr,
+    conn: &mut Option<BufReader<TcpStream>>,
+    request: &str,
+) -> anyhow::Result<()> {
+    if conn.is_none() {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        *conn = Some(BufReader::new(stream));
+    }
+    let conn = conn.as_mut().context("no connection")?;
+    conn.get_mut().write_all(request.as_bytes()).await?;
+    let status = tokio::time::timeout(errors::TIMEOUT, read_response(conn))
+        .await
+        .context("no response in time")??;
+    anyhow::ensure!(status == 200, "HTTP {status}");
+    Ok(())
 }
 
 /// Reads one response (status line, headers, `Content-Length` body); returns the status.
@@ -228,14 +271,15 @@ async fn read_response(conn: &mut BufReader<TcpStream>) -> anyhow::Result<u16> {
 }
 
 async fn collect(
-    handles: Vec<tokio::task::JoinHandle<anyhow::Result<Vec<u32>>>>,
+    handles: Vec<tokio::task::JoinHandle<Samples>>,
     started: Instant,
-) -> anyhow::Result<(Vec<u32>, f64)> {
-    let mut all = Vec::new();
+) -> anyhow::Result<Samples> {
+    let mut all = Samples::default();
     for h in handles {
-        all.extend(h.await??);
+        all.add(h.await?);
     }
-    Ok((all, started.elapsed().as_secs_f64()))
+    all.secs = started.elapsed().as_secs_f64();
+    Ok(all)
 }
 
 impl HttpReport {
@@ -257,6 +301,16 @@ impl HttpReport {
                 "{name:<8} {:>12.0} {:>8} {:>8}",
                 p.rate, p.p50_us, p.p99_us
             )?;
+        }
+        for (name, p) in [("library", &self.library), ("http", &self.http)] {
+            if let Some(first) = &p.error {
+                let every = if p.rate == 0.0 {
+                    " (every decision)"
+                } else {
+                    ""
+                };
+                writeln!(out, "  {name}: {} failed{every}, first: {first}", p.errors)?;
+            }
         }
         writeln!(
             out,

@@ -31,6 +31,7 @@ mod cas;
 pub mod classic;
 mod drain;
 mod entries;
+pub mod errors;
 mod fenced;
 pub mod http;
 mod idempotency;
@@ -40,6 +41,7 @@ mod queue;
 mod quota;
 mod ratelimit;
 mod report;
+pub mod rls;
 mod semaphore;
 mod stats;
 mod workload;
@@ -50,7 +52,7 @@ pub use workload::{BenchCtx, Conflicts, Path, SetupFn, Stop, Workload};
 
 use redis::aio::MultiplexedConnection;
 use redis_atomic::script::registry;
-use redis_atomic::{Client, ClientConfig, Keyspace, OwnerToken};
+use redis_atomic::{Client, ClientConfig, Keyspace, OwnerToken, RetryPolicy};
 use redis_atomic_verify::ServerInfo;
 use redis_atomic_verify::{url_or_embed, Embedded};
 use std::io::Write;
@@ -98,12 +100,19 @@ pub struct BenchArgs {
     /// against the library path, rate-limit decisions, alternating rounds.
     #[arg(long, conflicts_with = "only")]
     pub http: bool,
+    /// Instead of the entries: Envoy's gRPC rate-limit face (`rls`, in-process, one gRPC channel
+    /// per task) against the library path, requests of 1 and 4 descriptors, alternating rounds.
+    #[arg(long, conflicts_with_all = ["only", "http"])]
+    pub rls: bool,
 }
 
 /// Runs `bench` on a fresh runtime; returns the exit code (0 ok, 2 error).
 pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.http {
         return http::run_blocking(&args, out, err);
+    }
+    if args.rls {
+        return rls::run_blocking(&args, out, err);
     }
     let result = crate::output::runtime().and_then(|rt| rt.block_on(run(&args)));
     let printed = result.and_then(|report| {
@@ -126,11 +135,7 @@ pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -
 /// Runs every selected benchmark.
 pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
     let (url, _server, client) = connect(args).await?;
-    let mut admin = args
-        .conn
-        .redis_client(&url)?
-        .get_multiplexed_async_connection()
-        .await?;
+    let mut admin = raw_connection(args, &url).await?;
     for script in classic::ALL {
         script.load(&mut admin).await?;
     }
@@ -160,10 +165,15 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
         };
         let phases = phase::rounds(&mut driver).await?;
         let workload = (bench.setup)(ctx)?;
-        let memory = memory_usage(&client, &workload.record().await?).await?;
+        let memory = record_size(workload.as_ref(), &client).await;
         unlink_namespace(&mut admin, &namespace).await?;
         let reference = workload.reference_script();
-        benches.push(BenchReport::new(bench, tasks, &phases, reference, memory));
+        let size = *memory.as_ref().unwrap_or(&0);
+        let mut row = BenchReport::new(bench, tasks, &phases, reference, size);
+        if let Err(e) = memory {
+            row.library.count_error(&e);
+        }
+        benches.push(row);
     }
     Ok(Report::new(server, native, args, benches))
 }
@@ -175,20 +185,35 @@ pub(crate) async fn connect(args: &BenchArgs) -> anyhow::Result<(String, Embedde
     check_args(args)?;
     args.conn.require_url(args.url.as_deref())?;
     let (url, server) = url_or_embed(args.url.as_deref(), false)?;
-    let client = Client::connect(&url, library_config(args)).await?;
+    let client = library_client(args, &url).await?;
     client.load(registry::ALL).await?;
     Ok((url, server, client))
 }
 
-/// The library path's settings: the pool size and TLS of the arguments, batching unless
-/// `--no-batching`.
-pub(crate) fn library_config(args: &BenchArgs) -> ClientConfig {
-    let config = ClientConfig::default().pool_size(args.connections);
+/// The library path's client: `--connections` pooled, a generous timeout, no resend (see
+/// [`errors`]), batching unless `--no-batching`.
+pub(crate) async fn library_client(args: &BenchArgs, url: &str) -> anyhow::Result<Client> {
+    let config = ClientConfig::default()
+        .pool_size(args.connections)
+        .timeout(errors::TIMEOUT)
+        .retry(RetryPolicy::none());
     let config = match args.no_batching {
         true => config.batching(redis_atomic::Batching::off()),
         false => config,
     };
-    args.conn.client_config(config)
+    Ok(Client::connect(url, args.conn.client_config(config)).await?)
+}
+
+/// A raw path's (or the bench's own) multiplexed connection, with the same generous timeout.
+pub(crate) async fn raw_connection(
+    args: &BenchArgs,
+    url: &str,
+) -> anyhow::Result<MultiplexedConnection> {
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(errors::TIMEOUT));
+    let client = args.conn.redis_client(url)?;
+    Ok(client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?)
 }
 
 fn check_args(args: &BenchArgs) -> anyhow::Result<()> {
@@ -220,6 +245,12 @@ fn check_args(args: &BenchArgs) -> anyhow::Result<()> {
         anyhow::bail!("no benchmark `{unknown}`; known: {}", names.join(", "));
     }
     Ok(())
+}
+
+/// `MEMORY USAGE` of one record, made through the library. When making or measuring it fails,
+/// that is one more error of the library path (the caller counts it), and the row has no size.
+async fn record_size(workload: &dyn Workload, client: &Client) -> anyhow::Result<u64> {
+    memory_usage(client, &workload.record().await?).await
 }
 
 async fn memory_usage(client: &Client, keys: &[String]) -> anyhow::Result<u64> {

@@ -12,12 +12,15 @@
 //!
 //! Before each phase, unmeasured, the workload may prepare (fill a backlog for about 1.5× the
 //! decisions the path made per second in its last phase): see [`super::Workload::prepare`].
+//!
+//! A decision (or a preparation) that fails is counted as an error of its path and the phase
+//! goes on ([`errors`]); only a failure to connect or to read the server's counters ends a run.
 
+use super::errors::{self, Errors};
 use super::stats::ServerStats;
 use super::workload::{BenchCtx, Conflicts, Conn, Decided, Path, Stop, Workload};
 use super::{Bench, BenchArgs};
 use indicatif::{ProgressBar, ProgressStyle};
-use redis_atomic::Client;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -43,6 +46,8 @@ pub struct Phase {
     pub cpu_secs: f64,
     /// Conflicts of the phase's decisions.
     pub conflicts: Conflicts,
+    /// Decisions (and preparations) that failed.
+    pub errors: Errors,
 }
 
 impl Phase {
@@ -87,16 +92,14 @@ impl Driver<'_> {
     /// New connections for every path and a workload on them (each task's cycles are complete
     /// between phases, so a new workload continues where the last one stopped).
     async fn fresh(&self) -> anyhow::Result<Fresh> {
-        let client = Client::connect(self.url, super::library_config(self.args)).await?;
         let ctx = BenchCtx {
-            client,
+            client: super::library_client(self.args, self.url).await?,
             ..self.ctx.clone()
         };
         let workload = Arc::from((self.bench.setup)(ctx)?);
-        let raw_client = self.args.conn.redis_client(self.url)?;
         let mut raws = Vec::new();
         for _ in 0..self.args.connections {
-            raws.push(raw_client.get_multiplexed_async_connection().await?);
+            raws.push(super::raw_connection(self.args, self.url).await?);
         }
         Ok(Fresh { workload, raws })
     }
@@ -162,7 +165,10 @@ async fn run_phase(
     progress: &mut Progress,
 ) -> anyhow::Result<Phase> {
     let expected = progress.rate[path.index()].unwrap_or(FIRST_GUESS_RATE) * secs * HEADROOM;
-    fresh.workload.prepare(path, expected.ceil() as u64).await?;
+    let mut errors = Errors::default();
+    if let Err(e) = fresh.workload.prepare(path, expected.ceil() as u64).await {
+        errors.record(&e);
+    }
     let bar = progress_bar(
         &format!("{} {} {round}", d.bench.name, path.name()),
         d.args.json,
@@ -176,21 +182,30 @@ async fn run_phase(
         let (workload, bar) = (fresh.workload.clone(), bar.clone());
         let mut conn = fresh.raws[t % fresh.raws.len()].clone();
         tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
+            let (mut latencies, mut errors) = (Vec::new(), Errors::default());
             let mut i = first;
             loop {
                 match workload.stop(t, i) {
                     Stop::Now => break,
-                    Stop::AtDeadline if Instant::now() >= deadline => break,
+                    // A task mid-cycle whose calls keep failing still stops, a while later.
+                    Stop::No if Instant::now() >= deadline + errors::TIMEOUT => break,
+                    // Every task decides at least once, however late a loaded machine starts it.
+                    Stop::AtDeadline if i > first && Instant::now() >= deadline => break,
                     Stop::AtDeadline | Stop::No => {}
                 }
                 let sent = Instant::now();
-                decide(workload.as_ref(), path, &mut conn, t, i).await?;
-                latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
+                match decide(workload.as_ref(), path, &mut conn, t, i).await {
+                    Ok(()) => latencies
+                        .push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX)),
+                    Err(e) => {
+                        errors.record(&e);
+                        tokio::time::sleep(errors::PAUSE).await;
+                    }
+                }
                 bar.inc(1);
                 i += 1;
             }
-            anyhow::Ok((latencies, i))
+            (latencies, errors, i)
         }));
     }
     let mut latencies = Vec::new();
@@ -198,8 +213,9 @@ async fn run_phase(
         .into_iter()
         .zip(progress.next[path.index()].iter_mut())
     {
-        let (l, i) = task.await??;
+        let (l, e, i) = task.await?;
         latencies.extend(l);
+        errors.merge(&e);
         *slot = i;
     }
     let secs = started.elapsed().as_secs_f64();
@@ -217,6 +233,7 @@ async fn run_phase(
         usec: server.usec,
         cpu_secs: server.cpu_secs,
         conflicts: fresh.workload.conflicts().since(conflicts),
+        errors,
     };
     progress.rate[path.index()] = Some(phase.rate());
     Ok(phase)

@@ -1,6 +1,7 @@
 //! The bench report: a table for people, JSON for machines.
 
 use super::classic::Classic;
+use super::errors::Errors;
 use super::phase::{Phase, Phases};
 use super::{stats::quantile, Bench, BenchArgs};
 use redis_atomic_verify::ServerInfo;
@@ -29,6 +30,12 @@ pub struct PathStats {
     pub abort_rate: f64,
     /// Decisions that ran out of attempts (CAS `Conflict`).
     pub gave_up: u64,
+    /// Decisions (and preparations) that failed: not in the figures above, which are of the
+    /// decisions made.
+    pub errors: u64,
+    /// The first error, on one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl PathStats {
@@ -49,6 +56,10 @@ impl PathStats {
         let gave_up = phases.iter().map(|p| p.conflicts.gave_up).sum();
         // Every decision is one attempt that did not abort, unless it gave up.
         let attempts = (n + aborted).saturating_sub(gave_up).max(1);
+        let mut errors = Errors::default();
+        for p in phases {
+            errors.merge(&p.errors);
+        }
         PathStats {
             decisions: n,
             decisions_per_sec: n as f64 / secs,
@@ -59,6 +70,33 @@ impl PathStats {
             server_cpu: sum(|p| p.cpu_secs) / secs,
             abort_rate: aborted as f64 / attempts as f64,
             gave_up,
+            errors: errors.count,
+            error: errors.first,
+        }
+    }
+
+    /// One more failed decision (or the record of a row, made through the library).
+    pub fn count_error(&mut self, error: &anyhow::Error) {
+        let mut errors = Errors {
+            count: self.errors,
+            first: self.error.take(),
+        };
+        errors.record(error);
+        (self.errors, self.error) = (errors.count, errors.first);
+    }
+
+    /// A line about this path's errors, if it had any: how many, the first, and whether every
+    /// decision failed.
+    fn errors_note(&self, path: &str) -> Option<String> {
+        let first = self.error.as_deref().unwrap_or("?");
+        match (self.errors, self.decisions) {
+            (0, _) => None,
+            (e, 0) => Some(format!(
+                "    {path}: every decision failed ({e} errors), first: {first}"
+            )),
+            (e, _) => Some(format!(
+                "    {path}: {e} decision(s) failed, first: {first}"
+            )),
         }
     }
 }
@@ -98,7 +136,8 @@ pub struct BenchReport {
     pub ratio_max: f64,
     /// Each round's ratio, in round order.
     pub round_ratios: Vec<f64>,
-    /// `MEMORY USAGE` of one record (all its keys), bytes.
+    /// `MEMORY USAGE` of one record (all its keys), bytes; 0 when no record could be made (an
+    /// error of the library path).
     pub memory_bytes_per_record: u64,
 }
 
@@ -164,6 +203,13 @@ impl BenchReport {
                 r.stats.round_trips_per_decision,
                 r.server_us_ratio
             )?;
+        }
+        let mut paths = vec![("library", &self.library), ("raw", &self.raw)];
+        paths.extend(self.reference.as_ref().map(|r| ("reference", &r.stats)));
+        for (name, stats) in paths {
+            if let Some(note) = stats.errors_note(name) {
+                writeln!(out, "{note}")?;
+            }
         }
         let l = &self.library;
         if l.abort_rate > 0.0 || l.gave_up > 0 {

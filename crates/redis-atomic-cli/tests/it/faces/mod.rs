@@ -1,9 +1,10 @@
 //! The HTTP faces through the real binary: `serve` raced by Python and Node clients
 //! ([`serve`]), `proxy` between a Python client and a Python upstream ([`proxy`]), both with
-//! scripts under `foreign/`. The faces' routes and start-up in detail are the server crate's
-//! tests.
+//! scripts under `foreign/`; `bench --rls` ([`rls`]). The faces' routes and start-up in detail
+//! are the server crate's tests.
 
 mod proxy;
+mod rls;
 mod serve;
 
 use std::path::{Path, PathBuf};

@@ -9,11 +9,16 @@
 //! | JSON of the wrong shape, a value out of range ([`Error::BadArgument`], cost above burst) | 422 | `invalid` | fix the request |
 //! | unknown policy, unknown route | 404 | `not-found` | fix the request |
 //! | missing or unknown bearer token | 401 | `unauthorized` | authenticate |
-//! | nothing ran ([`Error::NotSent`], [`Error::Rejected`], connection) | 503 + `Retry-After` | `unavailable` | resend later |
-//! | may have run ([`Error::OutcomeUnknown`]) | 504 | `outcome-unknown`, with `retry_safe` | resend only if `retry_safe` |
+//! | nothing ran ([`Error::NotSent`], [`Error::Rejected`], [`Error::CrossSlot`], connection, TLS) | 503 + `Retry-After` | `unavailable` | resend later |
+//! | may have run ([`Error::OutcomeUnknown`]: no reply in time, the connection broke, a reply that does not parse) | 504 | `outcome-unknown`, with `retry_safe` | resend only if `retry_safe` |
 //! | ran, not replicated ([`Error::NotReplicated`]) | 503 + `Retry-After` | `not-replicated` | resend later |
-//! | Redis refused or answered oddly (script error, `NOPERM`, wrong type at a key) | 502 | `redis-error` | tell the operator |
-//! | anything else | 500 | `internal` | tell the operator |
+//! | ran (or may have), its reply unusable ([`Error::BadReply`]: a shape no script sends) | 502 | `bad-reply`, with `retry_safe` | resend only if `retry_safe`; tell the operator |
+//! | Redis refused or failed (script error, `NOPERM`, wrong type at a key) | 502 | `redis-error` | tell the operator |
+//! | a failure inside `serve` before anything was sent ([`Error::Client`]) or an outcome this build does not know | 500 | `internal` | tell the operator |
+//!
+//! Nothing a server sends is ever a 500: every reply, well-formed or not, maps to one of the
+//! statuses above by what the server may have done (a test drives `serve` through a proxy that
+//! corrupts Redis' replies and finds no 500).
 //!
 //! A refusal by the primitive (lock held, rate limited, stale fence) is not an error: it is a
 //! normal JSON body with 409 or 429.
@@ -102,28 +107,24 @@ fn library(error: Error, retry_safe: bool) -> Response {
         Error::BadArgument(_) | Error::CostExceedsBurst { .. } => {
             return ApiError::invalid(detail).into_response()
         }
-        Error::OutcomeUnknown { .. } => {
-            tracing::warn!(error = %detail, retry_safe, "outcome unknown");
-            let mut extra = serde_json::Map::new();
-            extra.insert("retry_safe".into(), retry_safe.into());
-            return problem::typed(
-                StatusCode::GATEWAY_TIMEOUT,
-                "outcome-unknown",
-                &detail,
-                extra,
-            );
-        }
-        Error::NotSent(_) | Error::Rejected { .. } | Error::Connection(_) => {
-            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
-        }
+        Error::OutcomeUnknown { .. } => (StatusCode::GATEWAY_TIMEOUT, "outcome-unknown"),
+        Error::BadReply { .. } => (StatusCode::BAD_GATEWAY, "bad-reply"),
+        Error::NotSent(_)
+        | Error::Rejected { .. }
+        | Error::CrossSlot { .. }
+        | Error::Connection(_)
+        | Error::Tls(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         Error::NotReplicated { .. } => (StatusCode::SERVICE_UNAVAILABLE, "not-replicated"),
-        Error::Server { .. } | Error::BadReply { .. } | Error::WrongType(_) => {
-            (StatusCode::BAD_GATEWAY, "redis-error")
-        }
+        Error::Server { .. } | Error::WrongType(_) => (StatusCode::BAD_GATEWAY, "redis-error"),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
     };
-    tracing::warn!(error = %detail, status = status.as_u16(), "request failed");
-    let mut r = problem::typed(status, kind, &detail, Default::default());
+    tracing::warn!(error = %detail, status = status.as_u16(), retry_safe, "request failed");
+    let mut extra = serde_json::Map::new();
+    if matches!(kind, "outcome-unknown" | "bad-reply") {
+        // It may have run: whether resending the same request is safe is the route's to say.
+        extra.insert("retry_safe".into(), retry_safe.into());
+    }
+    let mut r = problem::typed(status, kind, &detail, extra);
     if status == StatusCode::SERVICE_UNAVAILABLE {
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

@@ -33,7 +33,7 @@ pub async fn serve_private(test: &str, config_toml: &str, config: ClientConfig) 
     serve_on(private_env(test, config).await, config_toml).await
 }
 
-async fn serve_on(env: Env, config_toml: &str) -> Served {
+pub async fn serve_on(env: Env, config_toml: &str) -> Served {
     env.client
         .load(redis_atomic::script::registry::ALL)
         .await

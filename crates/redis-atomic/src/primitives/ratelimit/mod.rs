@@ -8,8 +8,13 @@
 //! **Keys** ([`RateLimitKeys`], from [`RateLimiter::keys`]; one hash tag per rate-limited
 //! identity, so every limit of a policy is in one slot):
 //! `<ns>:rl:v1:{<h>}:<limit name>:<algorithm>` holds each limit's state and
-//! `<ns>:rl:v1:{<h>}:req:<r>` an admitted request's recorded decision, where `<h>` is a SHA-256
-//! digest of the identity (API keys never appear in key names) and `<r>` of the request id.
+//! `<ns>:rl:v1:{<h>}:req:<p>:<r>` an admitted request's recorded decision, where `<h>` is a
+//! SHA-256 digest of the identity (API keys never appear in key names), `<r>` of the request id
+//! and `<p>` of the policy's limit keys: a record answers only the policy that wrote it (two
+//! policies over one identity may see the same request id; each decides and records its own).
+//! [`EntryLimiter`] decides many identities' limits at once under one hash tag:
+//! `<ns>:rl:v1:{<t>}:<i>:<limit name>:<algorithm>` (`<t>` the tag's digest, `<i>` the
+//! identity's), see [`entries`](EntryLimiter).
 //!
 //! **Shape.** A collection keyed per call (the first of the
 //! [two constructor kinds](crate#primitives-two-constructor-kinds)):
@@ -46,9 +51,11 @@
 //! clock says its key expired (a clock stepping forward closes it early).
 
 mod decision;
+mod entries;
 mod limit;
 
 pub use decision::{Decision, LimitStatus, Verdict};
+pub use entries::{EntriesVerdict, Entry, EntryLimiter, EntryMode, EntryStatus, MAX_ENTRIES};
 pub use limit::{
     Algorithm, Limit, Policy, EXACT, MAX_LIMIT, MAX_LIMITS, MAX_LOG_LIMIT, MAX_NAME_LEN,
     MAX_PERIOD, MIN_PERIOD,
@@ -79,7 +86,8 @@ pub const MAX_REQUEST_TTL: Duration = Duration::from_secs(24 * 3600);
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RateLimitKeys {
-    /// `<ns>:rl:v1:{<h>}:req:<r>`: an admitted request's recorded decision,
+    /// `<ns>:rl:v1:{<h>}:req:<p>:<r>`: an admitted request's recorded decision (`<p>`: the
+    /// policy's digest, so another policy's record of the same id is never replayed),
     /// `"<expires_at>|<remaining>|<reset_at>|<remaining_1>,<reset_at_1>|..."` (absolute server
     /// µs), kept for the request TTL. `Some` exactly when a request id is given, which makes the
     /// consume run `rl_policy`.
@@ -99,6 +107,8 @@ pub struct RateLimiter {
     policy: Arc<Policy>,
     /// The limits' script arguments (algorithm, limit, period_us, burst), encoded once.
     specs: Arc<[[String; 4]]>,
+    /// The digest of the policy's limit keys (`name:algorithm` each), scoping request records.
+    scope: Arc<str>,
     request_ttl: Duration,
 }
 
@@ -109,11 +119,17 @@ impl RateLimiter {
         let policy = policy.into();
         let request_ttl = policy.longest_period().min(MAX_REQUEST_TTL);
         let specs = policy.limits().iter().map(spec).collect();
+        let names = policy
+            .limits()
+            .iter()
+            .map(|l| format!("{}:{}", l.name(), l.algorithm().code()));
+        let scope = scope_of(names).into();
         RateLimiter {
             client,
             keyspace,
             policy: Arc::new(policy),
             specs,
+            scope,
             request_ttl,
         }
     }
@@ -219,7 +235,12 @@ impl RateLimiter {
         // id, `req:-`, a key of the same slot it never touches. The single-limit scripts take
         // none.
         let first = match (&request, self.uses_policy_script(request.is_some())) {
-            (Some(r), _) => Some(self.keyspace.key("rl", SCHEMA, &tag, &["req", r])?),
+            (Some(r), _) => {
+                Some(
+                    self.keyspace
+                        .key("rl", SCHEMA, &tag, &["req", &self.scope, r])?,
+                )
+            }
             (None, true) => Some(self.keyspace.key("rl", SCHEMA, &tag, &["req", "-"])?),
             (None, false) => None,
         };
@@ -350,7 +371,21 @@ struct Target {
     request: String,
 }
 
-fn spec(l: &Limit) -> [String; 4] {
+/// 128 bits of SHA-256, in hex, of `parts` joined by `|`: the scope of a request record (the
+/// limits that wrote it).
+pub(crate) fn scope_of(parts: impl Iterator<Item = String>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for (i, p) in parts.enumerate() {
+        if i > 0 {
+            h.update(b"|");
+        }
+        h.update(p.as_bytes());
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+pub(crate) fn spec(l: &Limit) -> [String; 4] {
     [
         l.algorithm().code().to_string(),
         l.limit().to_string(),

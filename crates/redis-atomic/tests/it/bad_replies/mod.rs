@@ -136,3 +136,5 @@ async fn array_of_2_pow_62_items_times_out() {
         "{r:?}"
     );
 }
+
+mod unparsable;

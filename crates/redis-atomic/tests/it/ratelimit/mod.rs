@@ -1,8 +1,10 @@
 //! Rate limits: every algorithm's bounds, policies, the anchored window, request ids (and under
-//! faults), and the scripts against their pure models (proptests).
+//! faults), entries (many identities, one decision), and the scripts against their pure models
+//! (proptests).
 
 mod anchored;
 mod basics;
+mod entries;
 mod faults;
 mod model;
 mod policy;

@@ -13,13 +13,26 @@
 //! nothing ran) and nothing acknowledged may disappear. Cluster: an embedded 3+3 cluster; the
 //! destructive primary kill runs last, on a cluster of its own.
 //!
+//! Corrupted replies: the proxy (standalone) or a proxy in front of every node of a cluster of its
+//! own (whose nodes announce the proxies, [`ProxiedCluster`]) replaces a quarter of the replies
+//! to script calls with random or malformed RESP, or cuts them short, in bursts: a hostile
+//! server. The client must classify each as a typed error (an unknown outcome, or a reply it
+//! cannot use), drop the connections whose stream broke, and go on; the checks must judge each
+//! as an operation that may have run.
+//!
 //! The client's timeout is short (200 ms) so a 300 ms stall or a dropped reply becomes an
 //! unknown outcome, the case the primitives must survive. The injector stops before a check's
 //! final reads and heals the server first; checks await that through
 //! [`crate::CheckCtx::settled`].
 
+mod once;
+mod owner;
+
+pub(crate) use owner::Owner;
+
 use crate::check::CheckResult;
 use redis_atomic::{Client, ClientConfig};
+use redis_atomic_testkit::proxy::ProxiedCluster;
 use redis_atomic_testkit::{
     faults, ClusterOptions, Fault, FaultProxy, Fsync, RedisCluster, RedisServer, ServerOptions,
 };
@@ -35,6 +48,10 @@ pub enum FaultKind {
     ConnectionKills,
     /// Requests reach the server, replies are dropped for 150 ms (then those connections die).
     LostReplies,
+    /// For 300 ms, a quarter of the replies to script calls are replaced with random or
+    /// malformed RESP, or cut short (a proxy in front of the server; of every node, in a
+    /// cluster of its own).
+    CorruptReplies,
     /// The server stops for 300 ms (SIGSTOP / SIGCONT; a primary, in a cluster).
     Stalls,
     /// `SCRIPT FLUSH` and `FUNCTION FLUSH` (everywhere).
@@ -57,6 +74,7 @@ impl FaultKind {
     pub const STANDALONE: &'static [FaultKind] = &[
         FaultKind::ConnectionKills,
         FaultKind::LostReplies,
+        FaultKind::CorruptReplies,
         FaultKind::Stalls,
         FaultKind::ScriptFlush,
         FaultKind::Crash,
@@ -69,6 +87,7 @@ impl FaultKind {
         FaultKind::ScriptFlush,
         FaultKind::SlotMigration,
         FaultKind::ManualFailover,
+        FaultKind::CorruptReplies,
         FaultKind::PrimaryKill,
     ];
 
@@ -77,6 +96,7 @@ impl FaultKind {
         match self {
             FaultKind::ConnectionKills => "conn-kill",
             FaultKind::LostReplies => "lost-reply",
+            FaultKind::CorruptReplies => "corrupt-reply",
             FaultKind::Stalls => "stall",
             FaultKind::ScriptFlush => "script-flush",
             FaultKind::Crash => "crash",
@@ -96,14 +116,28 @@ impl FaultKind {
 
 /// Pause between injections.
 const GAP: Duration = Duration::from_millis(300);
+/// Share of script-call replies corrupted while `corrupt-reply` is injected.
+const CORRUPT_PERCENT: u8 = 25;
 
-/// What faults are injected into: the embedded server behind a proxy, or an embedded cluster.
+/// What [`Faults`] to start.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Start {
+    Standalone,
+    Cluster,
+    Proxied,
+}
+
+/// What faults are injected into: the embedded server behind a proxy, an embedded cluster, or
+/// one behind a proxy per node.
 pub(crate) enum Faults {
     Standalone {
         server: Arc<Mutex<RedisServer>>,
         proxy: FaultProxy,
+        /// Where the server is restarted after a crash.
+        owner: Arc<Owner>,
     },
     Cluster(Arc<RedisCluster>),
+    Proxied(Arc<ProxiedCluster>),
 }
 
 /// Client settings under faults: short timeout, the default bounded retries.
@@ -112,8 +146,46 @@ pub(crate) fn client_config() -> ClientConfig {
 }
 
 impl Faults {
-    /// Starts the embedded server (AOF, fsync always) and its proxy.
-    pub(crate) fn standalone() -> CheckResult<Faults> {
+    /// What `kind` is injected into, when `current` (the previous kind's) will not do: a
+    /// standalone server, a 3+3 cluster, a fresh one for the destructive primary kill, a proxied
+    /// one for corrupted replies. None: keep `current`.
+    pub(crate) fn needed(
+        kind: FaultKind,
+        cluster: bool,
+        current: Option<&Faults>,
+    ) -> Option<Start> {
+        if !cluster {
+            return current.is_none().then_some(Start::Standalone);
+        }
+        let proxied = matches!(current, Some(Faults::Proxied(_)));
+        if kind == FaultKind::CorruptReplies {
+            return (!proxied).then_some(Start::Proxied);
+        }
+        // Destructive: a cluster of its own, so earlier rows ran on a healthy one.
+        let fresh = kind.loses_acknowledged_writes() || current.is_none() || proxied;
+        fresh.then_some(Start::Cluster)
+    }
+
+    /// Starts `what` on `owner`'s thread (see [`Owner`]).
+    pub(crate) async fn start(what: Start, owner: &Arc<Owner>) -> CheckResult<Faults> {
+        let opts = ClusterOptions::default;
+        match what {
+            Start::Standalone => {
+                let kept = owner.clone();
+                owner.run(move || Faults::standalone(kept)).await?
+            }
+            Start::Cluster => {
+                let cluster = owner.run(move || RedisCluster::start(opts())).await??;
+                Ok(Faults::Cluster(Arc::new(cluster)))
+            }
+            Start::Proxied => {
+                let cluster = owner.run(move || ProxiedCluster::start(opts())).await??;
+                Ok(Faults::Proxied(Arc::new(cluster)))
+            }
+        }
+    }
+
+    fn standalone(owner: Arc<Owner>) -> CheckResult<Faults> {
         let server = RedisServer::start(ServerOptions {
             appendonly: true,
             appendfsync: Some(Fsync::Always),
@@ -126,14 +198,8 @@ impl Faults {
         Ok(Faults::Standalone {
             server: Arc::new(Mutex::new(server)),
             proxy,
+            owner,
         })
-    }
-
-    /// Starts an embedded 3+3 cluster.
-    pub(crate) fn cluster() -> CheckResult<Faults> {
-        Ok(Faults::Cluster(Arc::new(RedisCluster::start(
-            ClusterOptions::default(),
-        )?)))
     }
 
     /// A client that goes through the faults.
@@ -143,7 +209,17 @@ impl Faults {
                 Client::connect(&proxy.url(), client_config()).await?
             }
             Faults::Cluster(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
+            Faults::Proxied(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
         })
+    }
+
+    /// Replies corrupted so far (`corrupt-reply`).
+    pub(crate) fn corrupted(&self) -> u64 {
+        match self {
+            Faults::Standalone { proxy, .. } => proxy.stats().replies_corrupted,
+            Faults::Proxied(c) => c.stats().replies_corrupted,
+            Faults::Cluster(_) => 0,
+        }
     }
 
     /// Injects `kind` every [`GAP`] until `until`, then heals and flags `settled`.
@@ -166,26 +242,53 @@ impl Faults {
     }
 
     async fn once(&self, kind: FaultKind, round: usize) -> CheckResult<()> {
+        if kind == FaultKind::CorruptReplies {
+            self.set_proxies(Fault::CorruptReplies {
+                percent: CORRUPT_PERCENT,
+                seed: round as u64,
+            });
+            tokio::time::sleep(GAP).await;
+            self.set_proxies(Fault::None);
+            return Ok(());
+        }
         match self {
-            Faults::Standalone { server, proxy } => standalone_once(server, proxy, kind).await,
-            Faults::Cluster(cluster) => cluster_once(cluster.clone(), kind, round).await,
+            Faults::Standalone {
+                server,
+                proxy,
+                owner,
+            } => once::standalone(server, proxy, owner, kind).await,
+            Faults::Cluster(cluster) => once::cluster(cluster.clone(), kind, round).await,
+            Faults::Proxied(_) => bail!("{} needs a cluster without proxies", kind.name()),
+        }
+    }
+
+    fn set_proxies(&self, fault: Fault) {
+        match self {
+            Faults::Standalone { proxy, .. } => proxy.set(fault),
+            Faults::Proxied(c) => c.set(fault),
+            Faults::Cluster(_) => {}
         }
     }
 
     /// No fault in force, the server answering.
     pub(crate) async fn heal(&self) {
         match self {
-            Faults::Standalone { server, proxy } => {
+            Faults::Standalone {
+                server,
+                proxy,
+                owner,
+            } => {
                 proxy.set(Fault::None);
                 let server = server.clone();
-                let _ = tokio::task::spawn_blocking(move || {
-                    let mut s = server.lock().unwrap_or_else(|p| p.into_inner());
-                    if s.pid() == 0 {
-                        let _ = s.restart();
-                    }
-                    let _ = faults::unlimit_memory(&s);
-                })
-                .await;
+                let _ = owner
+                    .run(move || {
+                        let mut s = once::locked(&server);
+                        if s.pid() == 0 {
+                            let _ = s.restart();
+                        }
+                        let _ = faults::unlimit_memory(&s);
+                    })
+                    .await;
             }
             Faults::Cluster(cluster) => {
                 let cluster = cluster.clone();
@@ -193,125 +296,7 @@ impl Faults {
                     tokio::task::spawn_blocking(move || cluster.wait_ok(Duration::from_secs(30)))
                         .await;
             }
+            Faults::Proxied(c) => c.set(Fault::None),
         }
     }
-}
-
-async fn standalone_once(
-    server: &Arc<Mutex<RedisServer>>,
-    proxy: &FaultProxy,
-    kind: FaultKind,
-) -> CheckResult<()> {
-    if kind == FaultKind::LostReplies {
-        proxy.set(Fault::DropReplies);
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        proxy.set(Fault::None);
-        return Ok(());
-    }
-    if kind == FaultKind::MemoryFull {
-        let s = server.clone();
-        let full = move || faults::fill_memory(&locked(&s), 32 * 1024);
-        tokio::task::spawn_blocking(full).await??;
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        let s = server.clone();
-        let free = move || faults::unlimit_memory(&locked(&s));
-        return Ok(tokio::task::spawn_blocking(free).await??);
-    }
-    let server = server.clone();
-    tokio::task::spawn_blocking(move || -> CheckResult<()> {
-        let mut s = locked(&server);
-        match kind {
-            FaultKind::ConnectionKills => drop(faults::kill_clients(&s)?),
-            FaultKind::Stalls => faults::stall(&s, Duration::from_millis(300)),
-            FaultKind::ScriptFlush => faults::flush_scripts(&s)?,
-            FaultKind::Crash => s.crash_restart()?,
-            _ => bail!("{} needs a cluster", kind.name()),
-        }
-        Ok(())
-    })
-    .await?
-}
-
-fn locked(server: &Mutex<RedisServer>) -> std::sync::MutexGuard<'_, RedisServer> {
-    server.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-async fn cluster_once(
-    cluster: Arc<RedisCluster>,
-    kind: FaultKind,
-    round: usize,
-) -> CheckResult<()> {
-    tokio::task::spawn_blocking(move || -> CheckResult<()> {
-        let live: Vec<usize> = (0..cluster.nodes().len())
-            .filter(|&i| cluster.nodes()[i].pid() != 0)
-            .collect();
-        let primaries: Vec<usize> = live
-            .iter()
-            .copied()
-            .filter(|&i| cluster.replicas_of(i).is_ok_and(|r| !r.is_empty()))
-            .collect();
-        let pick = |of: &[usize]| of.get(round % of.len().max(1)).copied();
-        match kind {
-            FaultKind::ConnectionKills => {
-                for &i in &live {
-                    faults::kill_clients(&cluster.nodes()[i])?;
-                }
-            }
-            FaultKind::Stalls => {
-                if let Some(p) = pick(&primaries) {
-                    faults::stall(&cluster.nodes()[p], Duration::from_millis(300));
-                }
-            }
-            FaultKind::ScriptFlush => {
-                for &i in &live {
-                    faults::flush_scripts(&cluster.nodes()[i])?;
-                }
-            }
-            FaultKind::SlotMigration => migrate_some_slot(&cluster, &primaries, round)?,
-            FaultKind::ManualFailover => {
-                if let Some(p) = pick(&primaries) {
-                    if let Some(&r) = cluster.replicas_of(p)?.first() {
-                        cluster.manual_failover(r)?;
-                    }
-                }
-            }
-            FaultKind::PrimaryKill => {
-                // Once: after it the shard has no replica left to take over again.
-                if round == 0 {
-                    if let Some(p) = pick(&primaries) {
-                        let slot = any_slot_of(&cluster, p)?;
-                        cluster.kill_primary(p, slot)?;
-                    }
-                }
-            }
-            _ => bail!("{} is a standalone fault", kind.name()),
-        }
-        Ok(())
-    })
-    .await?
-}
-
-/// Moves the slot of a random key of one primary to the next primary.
-fn migrate_some_slot(cluster: &RedisCluster, primaries: &[usize], round: usize) -> CheckResult<()> {
-    if primaries.len() < 2 {
-        return Ok(());
-    }
-    let from = primaries[round % primaries.len()];
-    let to = primaries[(round + 1) % primaries.len()];
-    let mut conn = cluster.nodes()[from].client().get_connection()?;
-    let key: Option<Vec<u8>> = redis::cmd("RANDOMKEY").query(&mut conn)?;
-    let Some(key) = key else { return Ok(()) };
-    let slot = redis_atomic::keys::slot(&key);
-    if cluster.owner_of(slot)? == from {
-        cluster.migrate_slot(slot, to, 100)?;
-    }
-    Ok(())
-}
-
-/// The first slot node `p` serves.
-fn any_slot_of(cluster: &RedisCluster, p: usize) -> CheckResult<u16> {
-    (0..16384u16)
-        .step_by(64)
-        .find(|&s| cluster.owner_of(s).is_ok_and(|o| o == p))
-        .ok_or_else(|| err!("node {p} serves no slot"))
 }

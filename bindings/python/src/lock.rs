@@ -1,0 +1,264 @@
+//! Locks with fencing tokens (`Locks`, `LockGuard`): a binding of the library's `lock::Locks`.
+//!
+//! `acquire` answers a `LockGuard` (the lease handle: `fence`, `token`, `extend`, `release`,
+//! `watch`) or `Held(retry_after)`; with `wait` it is the library's `acquire_timeout` (retries
+//! under the client's contention policy). The by-parts calls (`release`, `extend` with token and
+//! fence) and `inspect` are methods of `Locks`.
+
+use crate::client::Client;
+use crate::convert::{duration, opt_duration, uint};
+use crate::errors::raise;
+use crate::lease::{handle, Abandon, ReleaseOut, Slot};
+use crate::record::record;
+use crate::runtime::Bridge;
+use pyo3::prelude::*;
+use redis_atomic::lock::{self, Acquire, LockState};
+use redis_atomic::{Fence, Keyspace, OwnerToken};
+use std::time::Duration;
+
+impl Abandon for lock::LockGuard {
+    const WHAT: &'static str = "lock guard";
+    async fn abandon(self) {
+        let _ = self.release().await;
+    }
+}
+
+record! {
+    /// Someone else holds the lock; its lease ends in `retry_after` seconds (a release may free
+    /// it sooner). Falsy.
+    Held { retry_after: Duration }
+    {
+        fn __bool__(&self) -> bool { false }
+    }
+}
+
+record! {
+    /// The lock is held with `fence` for about `ttl` more seconds.
+    Locked { fence: u64, ttl: Duration }
+    {}
+}
+
+record! {
+    /// The lock is free; `last_fence` is the last fence issued (0 if none is remembered).
+    Free { last_fence: u64 }
+    {}
+}
+
+record! {
+    /// The keys of one resource's lock: the lock itself and its fence counter.
+    LockKeys { lock: String, fence: String }
+    {}
+}
+
+handle! {
+    /// A held lock. `release()` ends it; `extend(ttl)` renews it; `watch()` renews it in the
+    /// background. Dropping it does nothing: the lease runs out.
+    LockGuard(lock::LockGuard) { resource: String }
+    {
+        /// The locked resource.
+        #[getter]
+        fn resource(&self) -> &str {
+            &self.resource
+        }
+        /// Releases the lock if this lease still holds it: `Released` or `Lost`. The handle is
+        /// ended either way; after an unknown outcome repeat it by parts
+        /// (`Locks.release(resource, token, fence)`).
+        fn release(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+            let slot = self.slot.clone();
+            self.slot.bridge.run_any(py, true, async move {
+                slot.end(|g| g.release()).await.map(ReleaseOut)
+            })
+        }
+        fn __repr__(&self) -> String {
+            format!("LockGuard(resource={:?}, fence={}, ended={})", self.resource, self.fence,
+                    crate::lease::py_bool(self.slot.is_ended()))
+        }
+    }
+}
+
+/// An acquisition on its way to Python.
+enum AcquireOut {
+    Guard(LockGuard),
+    Held(Held),
+}
+
+impl AcquireOut {
+    fn of(a: Acquire, bridge: Bridge) -> Self {
+        match a {
+            Acquire::Acquired(g) => AcquireOut::Guard(LockGuard {
+                fence: g.fence().0,
+                token: g.token().clone(),
+                resource: g.resource().to_string(),
+                slot: Slot::new(g, bridge),
+            }),
+            Acquire::Held { retry_after } => AcquireOut::Held(Held { retry_after }),
+            // The library's enum is non-exhaustive; nothing else exists today.
+            _ => AcquireOut::Held(Held {
+                retry_after: Duration::ZERO,
+            }),
+        }
+    }
+}
+
+impl<'py> IntoPyObject<'py> for AcquireOut {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            AcquireOut::Guard(g) => Bound::new(py, g)?.into_any(),
+            AcquireOut::Held(h) => Bound::new(py, h)?.into_any(),
+        })
+    }
+}
+
+/// An owner token from Python, or a fresh random one (`None`).
+pub(crate) fn token_or_random(token: Option<&str>) -> PyResult<(OwnerToken, bool)> {
+    match token {
+        Some(t) => Ok((OwnerToken::new(t).map_err(raise)?, true)),
+        None => Ok((OwnerToken::random(), false)),
+    }
+}
+
+/// A caller's owner token (by-parts calls).
+pub(crate) fn token(token: &str) -> PyResult<OwnerToken> {
+    OwnerToken::new(token).map_err(raise)
+}
+
+/// A fence from Python.
+pub(crate) fn fence(obj: &Bound<'_, PyAny>) -> PyResult<Fence> {
+    Ok(Fence(uint(obj, "fence")?))
+}
+
+/// Locks under one namespace.
+#[pyclass(frozen, module = "redis_atomic._native")]
+pub struct Locks {
+    inner: lock::Locks,
+    bridge: Bridge,
+}
+
+#[pymethods]
+impl Locks {
+    #[new]
+    fn new(client: &Bound<'_, Client>, namespace: &str) -> PyResult<Self> {
+        let (client, bridge) = client.get().parts();
+        let inner = lock::Locks::new(client, Keyspace::new(namespace).map_err(raise)?);
+        Ok(Locks { inner, bridge })
+    }
+
+    /// Tries once to take `resource` for `ttl` (with `wait`: retries until `wait` runs out):
+    /// a `LockGuard` or `Held`. `token`: the caller's owner token (retry-safe: the same token
+    /// gets the same lease back while it holds it); not with `wait`.
+    #[pyo3(signature = (resource, ttl, *, wait=None, token=None))]
+    fn acquire(
+        &self,
+        py: Python<'_>,
+        resource: String,
+        ttl: &Bound<'_, PyAny>,
+        wait: Option<&Bound<'_, PyAny>>,
+        token: Option<&str>,
+    ) -> PyResult<Py<PyAny>> {
+        let ttl = duration(ttl, "ttl")?;
+        let wait = opt_duration(wait, "wait")?;
+        if wait.is_some() && token.is_some() {
+            return Err(raise(redis_atomic::Error::BadArgument(
+                "acquire takes wait or token, not both".into(),
+            )));
+        }
+        let (token, safe) = token_or_random(token)?;
+        let locks = self.inner.clone();
+        let bridge = self.bridge;
+        self.bridge.run(py, safe, async move {
+            let got = match wait {
+                Some(wait) => locks.acquire_timeout(&resource, ttl, wait).await?,
+                None => locks.acquire_with_token(&resource, &token, ttl).await?,
+            };
+            Ok::<_, redis_atomic::Error>(AcquireOut::of(got, bridge))
+        })
+    }
+
+    /// Releases `resource` if `token` holds it with `fence`: `Released` or `Lost`.
+    fn release(
+        &self,
+        py: Python<'_>,
+        resource: String,
+        token: &str,
+        fence: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let locks = self.inner.clone();
+        self.bridge.run(py, true, async move {
+            locks
+                .release(&resource, &token, fence)
+                .await
+                .map(ReleaseOut)
+        })
+    }
+
+    /// Sets the lease `fence` of `token` on `resource` to end `ttl` from the server's now:
+    /// `Extended` or `Lost`.
+    fn extend(
+        &self,
+        py: Python<'_>,
+        resource: String,
+        token: &str,
+        fence: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let (token, fence) = (self::token(token)?, self::fence(fence)?);
+        let ttl = duration(ttl, "ttl")?;
+        let locks = self.inner.clone();
+        self.bridge.run(py, true, async move {
+            let out = locks.extend(&resource, &token, fence, ttl).await?;
+            Ok::<_, redis_atomic::Error>(crate::lease::ExtendOut(out))
+        })
+    }
+
+    /// The lock's state, read without changing it: `Locked(fence, ttl)` or `Free(last_fence)`.
+    fn inspect(&self, py: Python<'_>, resource: String) -> PyResult<Py<PyAny>> {
+        let locks = self.inner.clone();
+        self.bridge.run(py, true, async move {
+            Ok::<_, redis_atomic::Error>(StateOut(locks.inspect(&resource).await?))
+        })
+    }
+
+    /// The keys of `resource`'s lock.
+    fn keys(&self, resource: &str) -> PyResult<LockKeys> {
+        let k = self.inner.keys(resource).map_err(raise)?;
+        Ok(LockKeys {
+            lock: k.lock,
+            fence: k.fence,
+        })
+    }
+}
+
+/// A lock's state on its way to Python.
+struct StateOut(LockState);
+
+impl<'py> IntoPyObject<'py> for StateOut {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self.0 {
+            LockState::Held { fence, ttl } => Bound::new(
+                py,
+                Locked {
+                    fence: fence.0,
+                    ttl,
+                },
+            )?,
+            LockState::Free { last_fence } => {
+                return Ok(Bound::new(
+                    py,
+                    Free {
+                        last_fence: last_fence.0,
+                    },
+                )?
+                .into_any())
+            }
+            _ => return Err(crate::quota::unknown("lock state")),
+        }
+        .into_any())
+    }
+}
