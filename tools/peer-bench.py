@@ -14,6 +14,11 @@ Clients (--only, repeatable; default all):
   ra-aw            `redis-atomic bench --only ratelimit-aw`: the anchored window (no TIME); raw;
                    INCR + EXPIRE again (reference)
   ra-gcra          `redis-atomic bench --only ratelimit`: GCRA; raw; the classic float GCRA
+                   (the library series of these three batch decisions that queue up: natural
+                   batching, on by default)
+  ra-fw-unbatched, ra-aw-unbatched, ra-gcra-unbatched
+                   the same with `--no-batching`: the library one call per decision (and raw,
+                   reference again), to compare with the batched series in the same run
   ra-node          this repository's Node package (bindings/node, napi-rs over the library): its
                    anchored window (a window opened by the identity's first request: the
                    semantics of RateLimiterRedis) over one connection; built first (`node
@@ -80,6 +85,15 @@ CLIENTS = {
         ("library", "redis-atomic library, GCRA"),
         ("raw", "redis-rs EVALSHA, rl_gcra (raw)"),
         ("reference", "redis-rs EVALSHA, classic float GCRA"),
+    ]),
+    "ra-fw-unbatched": ("bench", "ratelimit-fw --no-batching", [
+        ("library", "redis-atomic library, fixed window, unbatched"),
+    ]),
+    "ra-aw-unbatched": ("bench", "ratelimit-aw --no-batching", [
+        ("library", "redis-atomic library, anchored window, unbatched"),
+    ]),
+    "ra-gcra-unbatched": ("bench", "ratelimit --no-batching", [
+        ("library", "redis-atomic library, GCRA, unbatched"),
     ]),
     "ra-node": (NODE, "redis-atomic", [("rate", "redis-atomic Node package, anchored window")]),
     "ra-node-fw": (NODE, "redis-atomic-fw", [("rate", "redis-atomic Node package, fixed window")]),
@@ -163,8 +177,10 @@ class Runner:
         if kind == "bench":
             # ABBA inside one invocation: raw, library, reference, reference, library, raw; each
             # path --seconds in all. Three paths plus warm-ups and connecting.
+            entry, *flags = target.split()  # an entry, then flags (`--no-batching`)
             cmd = [self.cli, "bench", "--url", f"redis://127.0.0.1:{port}", "--json",
-                   "--only", target, "--rounds", "2", "--connections", str(a.connections)] + common
+                   "--only", entry, "--rounds", "2", "--connections", str(a.connections)
+                   ] + flags + common
             out = self.procs.run(self.pin + cmd, 3 * a.seconds + TIMEOUT_MARGIN, client)
             row = json.loads(out)["benches"][0]
             self.bench_connections = json.loads(out)["connections"]

@@ -2,9 +2,10 @@
 //!
 //! What a header promises, the body must keep: the highest `KEYS[n]` / `ARGV[n]` used equals the
 //! declared counts, `no-writes` is declared exactly when the body never writes, and the status
-//! words it returns are the ones the `returns:` line declares. These are text checks (the
-//! bodies follow the house style: literal indexes, literal command names, `{'status', ...}`
-//! tables); the linter's parser checks the rest.
+//! words it returns are the ones the `returns:` line declares, and a script that may run inside a
+//! batch (`--- batch: yes`) does nothing a batch could not run exactly ([`check_batch`]). These
+//! are text checks (the bodies follow the house style: literal indexes, literal command names,
+//! `{'status', ...}` tables); the linter's parser checks the rest.
 
 use crate::header::Header;
 use std::collections::HashSet;
@@ -243,7 +244,82 @@ pub fn check_body(header: &Header, body: &str) -> Vec<String> {
         _ => {}
     }
     problems.extend(check_statuses(header, body));
+    problems.extend(check_batch(header, body));
     problems
+}
+
+/// Calls a batchable script must not make: each changes what the decisions after it in the same
+/// batch would see (the protocol of `redis.call` replies, what is replicated, the random sequence
+/// a lone call would start afresh).
+pub const BATCH_FORBIDDEN: &[&str] = &[
+    "redis.setresp",
+    "redis.set_repl",
+    "math.random",
+    "math.randomseed",
+];
+
+/// What keeps a `--- batch: yes` script from running as one decision of a batch exactly as it runs
+/// alone (see `codegen::batch`): a call of [`BATCH_FORBIDDEN`]; `allow-cross-slot-keys` (a batch
+/// declares its decisions' keys, which must share one slot); and, for a script with fixed key and
+/// argument counts, `KEYS` or `ARGV` used other than indexed by a literal number — a batch hands
+/// each decision of a script the same two tables, refilled at every index the header declares,
+/// so only a body that touches nothing else sees exactly its own arguments.
+pub fn check_batch(header: &Header, body: &str) -> Vec<String> {
+    if !header.batch {
+        return Vec::new();
+    }
+    let code = code_only(body);
+    let mut problems: Vec<String> = BATCH_FORBIDDEN
+        .iter()
+        .filter(|call| mentions(&code, call))
+        .map(|call| format!("batch: yes, but the body calls {call}, which would change what later decisions of a batch see"))
+        .collect();
+    if header.flags.iter().any(|f| f == "allow-cross-slot-keys") {
+        problems.push(
+            "batch: yes cannot go with allow-cross-slot-keys: a batch's keys share one slot".into(),
+        );
+    }
+    for (table, variadic) in [
+        ("KEYS", header.variadic_keys()),
+        ("ARGV", header.variadic_args()),
+    ] {
+        if !variadic && !only_literal_indexes(&code, table) {
+            problems.push(format!(
+                "batch: yes, but {table} is used other than as {table}[<number>] (a batch reuses the table)"
+            ));
+        }
+    }
+    problems
+}
+
+/// Whether `name` occurs in `code` as a whole word (not inside a longer identifier).
+fn mentions(code: &str, name: &str) -> bool {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    code.match_indices(name).any(|(pos, _)| {
+        let before = pos.checked_sub(1).map(|i| code.as_bytes()[i]);
+        let after = code.as_bytes().get(pos + name.len()).copied();
+        !before.is_some_and(|b| ident(b) || b == b'.') && !after.is_some_and(ident)
+    })
+}
+
+/// Whether every occurrence of the identifier `table` in `code` is `table[<digits>]`.
+fn only_literal_indexes(code: &str, table: &str) -> bool {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    code.match_indices(table).all(|(pos, _)| {
+        let bytes = code.as_bytes();
+        let before = pos.checked_sub(1).map(|i| bytes[i]);
+        let after = &code[pos + table.len()..];
+        if before.is_some_and(|b| ident(b) || b == b'.') || after.bytes().next().is_some_and(ident)
+        {
+            return true; // part of another name (`MY_KEYS`, `t.KEYS`)
+        }
+        let Some(rest) = after.trim_start().strip_prefix('[') else {
+            return false;
+        };
+        let rest = rest.trim_start();
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].trim_start().starts_with(']')
+    })
 }
 
 /// Returned status words the header does not declare, and declared ones the body never names.
@@ -275,6 +351,52 @@ mod tests {
     use crate::header::parse;
 
     const SRC: &str = "#!lua\n--- summary: s\n--- invariant: i\n--- keys: a\n--- args: x\n--- returns: {'set', n} | {'kept'}\n--- retry: safe\n--- version: 1\nif redis.call('GET', KEYS[1]) then return {'kept'} end\nreturn {'set', redis.call('SET', KEYS[1], ARGV[1])}\n";
+
+    /// A batchable script: forbidden calls, cross-slot flags and non-literal uses of fixed
+    /// tables are refused; literal reads (and the same script without `batch: yes`) pass.
+    #[test]
+    fn batch_rules() {
+        let batched = SRC.replace("--- version: 1", "--- version: 1\n--- batch: yes");
+        assert!(problems(&batched).is_empty(), "{:?}", problems(&batched));
+        for (from, to, expect) in [
+            (
+                "if redis.call",
+                "redis.setresp(3)\nif redis.call",
+                "redis.setresp",
+            ),
+            (
+                "if redis.call",
+                "local r = math.random(3)\nif redis.call",
+                "math.random",
+            ),
+            (
+                "if redis.call",
+                "local n = #ARGV\nif redis.call",
+                "ARGV is used",
+            ),
+            (
+                "if redis.call",
+                "local t = KEYS\nif redis.call",
+                "KEYS is used",
+            ),
+            (
+                "#!lua\n",
+                "#!lua flags=allow-cross-slot-keys\n",
+                "allow-cross-slot-keys",
+            ),
+        ] {
+            let found = problems(&batched.replacen(from, to, 1));
+            assert!(found.iter().any(|p| p.contains(expect)), "{to}: {found:?}");
+            assert!(!problems(&SRC.replacen(from, to, 1))
+                .iter()
+                .any(|p| p.contains("batch")));
+        }
+        assert!(!mentions("local my_math.random_x = 1", "math.random"));
+        assert!(only_literal_indexes(
+            "x = KEYS [ 2 ] .. MY_KEYS .. t.KEYS",
+            "KEYS"
+        ));
+    }
 
     fn problems(src: &str) -> Vec<String> {
         let h = parse(src).unwrap();

@@ -11,6 +11,10 @@
 //! --- version: 1
 //! ```
 //!
+//! One optional line: `--- batch: yes` lets the client run the script as one decision among
+//! others in a single server call when calls queue up (see [`crate::codegen::batch`]); without
+//! it (or with `--- batch: no`) every call is a call of its own.
+//!
 //! Parsed once for everyone: the library's `build.rs` (registry and reply types), its tests, and
 //! the CLI's `lint` and `scripts` commands, so a header that drifts fails in one place with one
 //! message. The `returns:` line is machine-readable ([`crate::returns`]).
@@ -77,6 +81,9 @@ pub struct Header {
     pub retry: RetryClass,
     /// Version, bumped whenever the bytes change.
     pub version: u32,
+    /// `--- batch: yes`: calls may be coalesced with others into one batch call (optional line,
+    /// `no` by default).
+    pub batch: bool,
 }
 
 /// A header that could not be parsed, with the 1-based line it concerns.
@@ -141,6 +148,7 @@ const FIELDS: &[&str] = &[
     "returns",
     "retry",
     "version",
+    "batch",
 ];
 
 /// Parses the shebang and `---` header at the top of `source`.
@@ -184,7 +192,19 @@ pub fn parse(source: &str) -> Result<Header, HeaderError> {
         shapes,
         retry: retry_class(get("retry")?)?,
         version: version(get("version")?)?,
+        batch: match get("batch") {
+            Ok(line) => yes_no(line)?,
+            Err(_) => false, // optional: absent means no
+        },
     })
+}
+
+fn yes_no((line, value): (usize, String)) -> Result<bool, HeaderError> {
+    match value.as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        other => Err(err(line, format!("batch must be yes|no, not `{other}`"))),
+    }
 }
 
 fn retry_class((line, value): (usize, String)) -> Result<RetryClass, HeaderError> {
@@ -286,7 +306,10 @@ mod tests {
         assert!(h.args.is_empty());
         assert_eq!(h.retry, RetryClass::Safe);
         assert_eq!(h.version, 3);
+        assert!(!h.batch);
         assert_eq!(h.shapes.shapes.len(), 1);
+        let batched = parse(&OK.replace("--- version: 3", "--- version: 3\n--- batch: yes"));
+        assert!(batched.unwrap().batch);
         assert_eq!(body(OK), "return {'ok', 1}\n");
     }
 
@@ -301,6 +324,7 @@ mod tests {
             ("--- keys: a b", "--- keys: A", 4),
             ("--- summary: s", "--- sumary: s", 2),
             ("#!lua flags=no-writes", "#!lua flags=fast", 1),
+            ("--- version: 3", "--- version: 3\n--- batch: maybe", 9),
         ] {
             let e = parse(&OK.replace(from, to)).unwrap_err();
             assert_eq!(e.line, line, "{to}: {e}");

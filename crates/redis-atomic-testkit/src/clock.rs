@@ -5,6 +5,9 @@
 //! (`clockshim.c`, compiled here once per machine with the system C compiler) that adds an offset
 //! to `CLOCK_REALTIME`, `gettimeofday` and `time`; [`crate::RedisServer::set_clock_offset`]
 //! changes the offset while the server runs. `CLOCK_MONOTONIC` is not moved, as in a real step.
+//! [`crate::RedisServer::freeze_clock`] stops the wall clock at a given instant instead, so two
+//! servers read the same `TIME` and expire keys alike: what a test comparing two runs of the
+//! same scripts needs.
 //!
 //! Why a shim and not Debian's libfaketime: Debian's redis-server links jemalloc, which calls
 //! `clock_gettime` while libfaketime is still initialising (it allocates inside `dlsym`);
@@ -112,7 +115,51 @@ pub(crate) fn write_offset(
         .map_err(io("write the clock offset"))
 }
 
+/// Writes the frozen instant (nanoseconds since the epoch; 0: not frozen) after the offset.
+fn write_frozen(path: &Path, at_ns: i64) -> Result<(), TestkitError> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io("open the clock offset file"))?;
+    file.write_all_at(&at_ns.to_le_bytes(), 8)
+        .map_err(io("write the frozen clock"))
+}
+
 impl RedisServer {
+    /// Stops the server's wall clock (`TIME`, expiry, every timestamp a script computes) at
+    /// `at` since the epoch, or, with `None`, lets it run again (real time plus the offset).
+    /// Needs [`crate::ServerOptions::clock`]. Returns once the server's `TIME` shows it (within
+    /// 5 s; see [`RedisServer::set_clock_offset`] on cached clocks). A frozen clock expires
+    /// nothing until it is moved: freeze it again at a later instant to let keys expire.
+    pub fn freeze_clock(&self, at: Option<Duration>) -> Result<(), TestkitError> {
+        let (_, file) = self.clock.as_ref().ok_or_else(|| {
+            TestkitError::ClockShim("the server was not started with ServerOptions::clock".into())
+        })?;
+        let ns = at.map_or(0, |d| {
+            i64::try_from(d.as_nanos()).unwrap_or(i64::MAX).max(1)
+        });
+        write_frozen(file, ns)?;
+        let mut conn = self
+            .client()
+            .get_connection_with_timeout(Duration::from_secs(2))?;
+        let mut first = None;
+        let shown = || -> Result<bool, TestkitError> {
+            let time: Vec<i128> = redis::cmd("TIME").query(&mut conn)?;
+            let server =
+                time.first().copied().unwrap_or(0) * 1_000_000 + time.get(1).copied().unwrap_or(0);
+            Ok(match at {
+                Some(at) => server == i128::try_from(at.as_micros()).unwrap_or(i128::MAX),
+                // Running again: two readings differ.
+                None => *first.get_or_insert(server) != server,
+            })
+        };
+        crate::faults::wait(
+            Duration::from_secs(5),
+            "the server's TIME shows the clock",
+            shown,
+        )
+    }
+
     /// Moves the server's wall clock (`TIME`, expiry, every timestamp a script computes) to the
     /// real time shifted by `offset` (not cumulative: `Duration::ZERO` undoes it). Needs
     /// [`crate::ServerOptions::clock`]. Returns once the server's `TIME` shows the new offset

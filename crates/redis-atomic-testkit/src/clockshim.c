@@ -11,8 +11,9 @@
  * offset from a file mapped once with raw syscalls.
  *
  * The offset: 8 bytes, a little-endian signed number of nanoseconds, at the start of the file
- * named by REDIS_ATOMIC_CLOCK_FILE. The file is mapped MAP_SHARED, so a pwrite() by the test is
- * seen by the next clock read, while the server runs.
+ * named by REDIS_ATOMIC_CLOCK_FILE. The next 8 bytes, when not zero, freeze the wall clock at
+ * that many nanoseconds since the epoch (the offset is then ignored). The file is mapped
+ * MAP_SHARED, so a pwrite() by the test is seen by the next clock read, while the server runs.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -27,7 +28,8 @@
 static int64_t *offset_ns;
 static int resolved;
 
-static int64_t offset(void) {
+/* The shared mapping (resolved once), or NULL when the file is missing. */
+static int64_t *mapping(void) {
     if (!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) {
         /* Two threads may both map it: harmless, one mapping leaks. */
         const char *path = getenv("REDIS_ATOMIC_CLOCK_FILE");
@@ -42,14 +44,16 @@ static int64_t offset(void) {
         if (map != MAP_FAILED) __atomic_store_n(&offset_ns, (int64_t *)map, __ATOMIC_RELEASE);
         __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
     }
-    int64_t *at = __atomic_load_n(&offset_ns, __ATOMIC_ACQUIRE);
-    return at ? __atomic_load_n(at, __ATOMIC_RELAXED) : 0;
+    return __atomic_load_n(&offset_ns, __ATOMIC_ACQUIRE);
 }
 
 int clock_gettime(clockid_t clock, struct timespec *ts) {
     int rc = (int)syscall(SYS_clock_gettime, clock, ts);
     if (rc == 0 && (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE)) {
-        int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + offset();
+        int64_t *at = mapping();
+        int64_t frozen = at ? __atomic_load_n(at + 1, __ATOMIC_RELAXED) : 0;
+        int64_t shift = at ? __atomic_load_n(at, __ATOMIC_RELAXED) : 0;
+        int64_t ns = frozen ? frozen : (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec + shift;
         ts->tv_sec = ns / 1000000000;
         ts->tv_nsec = ns % 1000000000;
     }

@@ -5,7 +5,8 @@
 --- args: token fingerprint ttl_ms result_ttl_ms
 --- returns: {'claimed', fence:fence, ttl:ms, takeover:bool} | {'in_progress', retry_after:ms} | {'replay', outcome:'completed'|'failed', payload:bytes} | {'mismatch'}
 --- retry: safe
---- version: 4
+--- version: 5
+--- batch: yes
 --@include int_arg
 --@include now_ms
 --@include now_us

@@ -5,7 +5,8 @@
 --- args: token ttl_ms
 --- returns: {'acquired', fence:fence, ttl:ms} | {'held', retry_after:ms}
 --- retry: safe
---- version: 4
+--- version: 5
+--- batch: yes
 --@include now_us
 --@include next_fence
 -- Flat apart from the shared fence rule (next_fence: max(last + 1, server µs), so fences keep

@@ -5,7 +5,8 @@
 --- args: token fence ttl_ms
 --- returns: {'extended', fence:fence, ttl:ms} | {'lost'}
 --- retry: safe
---- version: 4
+--- version: 5
+--- batch: yes
 --@include int_arg
 -- The decision is one comparison, exactly SET's IFEQ "<fence>:<token>" (see lock_value), so the
 -- native path answers the same in every state. A retry sets the same absolute lease again.

@@ -5,7 +5,8 @@
 --- args: token fence
 --- returns: {'released', fence:fence} | {'lost'}
 --- retry: safe
---- version: 5
+--- version: 6
+--- batch: yes
 -- A retry after a lost reply finds the lock gone and answers lost: nothing else changes.
 -- With a fence the decision is DELIFEQ's exactly (the stored value equals "<fence>:<token>"), so
 -- the native path gives the same answers, and it is one comparison. An empty fence means any

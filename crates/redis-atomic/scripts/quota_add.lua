@@ -5,7 +5,8 @@
 --- args: delta min max mode ttl_ms
 --- returns: {'applied', value:int} | {'refused', value:int}
 --- retry: unsafe
---- version: 3
+--- version: 4
+--- batch: yes
 --@include int_arg
 -- Why a script: the bound check and the write must not interleave. INCRBY then a compensating
 -- DECRBY lets other clients see (and act on) the overshoot; a GET-check-INCRBY from the client races.

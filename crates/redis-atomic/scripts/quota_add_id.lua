@@ -5,7 +5,8 @@
 --- args: delta min max mode ttl_ms request_ttl_ms
 --- returns: {'applied', value:int} | {'refused', value:int}
 --- retry: safe
---- version: 1
+--- version: 2
+--- batch: yes
 --@include int_arg
 --@include request_ttl
 -- Retry: safe. The first run records its answer under KEYS[2] ("a:<value>" applied, "r:<value>"

@@ -5,7 +5,8 @@
 --- args: cost limit period_ms
 --- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}
 --- retry: unsafe
---- version: 1
+--- version: 2
+--- batch: yes
 -- The lean variant of the fixed window (docs/ratelimit.md "Anchored window"): the state is a
 -- plain counter and the window is the key's expiry, so no TIME, no state to parse and no number
 -- to format: INCRBY, then PTTL (or PEXPIRE on a window's first request), arguments handed to

@@ -5,7 +5,8 @@
 --- args: cost limit period_us burst test_now_us
 --- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}
 --- retry: unsafe
---- version: 5
+--- version: 6
+--- batch: yes
 -- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes
 -- through rl_policy, which records decisions; this script is the lean common case: one key, five
 -- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).

@@ -5,7 +5,8 @@
 --- args: cost request_id request_ttl_us test_now_us spec...
 --- returns: {'allowed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'limited', retry:us, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'replayed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n}
 --- retry: unsafe
---- version: 7
+--- version: 8
+--- batch: yes
 -- spec: four arguments per limit, in KEYS order: algorithm (fw|aw|sl|sw|tb|gcra) limit period_us burst.
 -- The entries form (redis_atomic::ratelimit::EntryLimiter; 1..32 limits, each its own identity
 -- under one hash tag) gives six per limit: algorithm limit period_us burst hits mode, and ignores

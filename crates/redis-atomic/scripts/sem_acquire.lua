@@ -5,7 +5,8 @@
 --- args: holder capacity ttl_ms
 --- returns: {'acquired', fence:fence, ttl:ms} | {'full', retry_after:ms}
 --- retry: safe
---- version: 3
+--- version: 4
+--- batch: yes
 --@include int_arg
 --@include now_us
 --@include next_fence

@@ -5,7 +5,8 @@
 --- args: holder fence
 --- returns: {'released', fence:fence} | {'lost'}
 --- retry: safe
---- version: 3
+--- version: 4
+--- batch: yes
 --@include now_us
 -- A permit whose lease ended answers lost (its holder may have overlapped a successor) but
 -- is removed all the same. A retried release finds it gone: lost, nothing else changes.

@@ -26,7 +26,7 @@
 use redis::RedisError;
 
 /// Everything that can go wrong.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The request never reached a server; nothing ran. Safe to retry.

@@ -113,7 +113,9 @@ pub use primitives::{
     cas, dedup, fenced, idempotency, lock, multi, queue, quota, ratelimit, semaphore,
 };
 
-pub use client::{Arg, Client, ClientConfig, RetryPolicy, SentinelConfig, TlsOptions};
+pub use client::{
+    Arg, BatchStats, Batching, Client, ClientConfig, RetryPolicy, SentinelConfig, TlsOptions,
+};
 pub use error::Error;
 pub use keys::Keyspace;
 pub use lease::{Fence, OwnerToken};

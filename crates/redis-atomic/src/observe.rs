@@ -14,6 +14,7 @@
 //! | `redis_atomic_errors_total` | counter | `primitive, op, script, version, kind` |
 //! | `redis_atomic_noscript_reloads_total` | counter | `script, version` |
 //! | `redis_atomic_server_warnings_total` | counter | `check` |
+//! | `redis_atomic_batch_size` | histogram | — |
 //!
 //! * `primitive`: the module the operation belongs to, named as the module is (`lock`,
 //!   `semaphore`, `idempotency`, `queue`, `ratelimit`, `quota`, `fenced`, `cas`, `multi`,
@@ -30,6 +31,9 @@
 //!   `bad_argument`, `bad_reply`, `outcome_unknown`, ...);
 //! * `check`: a server setting a connecting client found unsafe for the primitives
 //!   (`maxmemory-policy`: an evicting policy with a memory limit, see [`crate::doctor`]);
+//! * `redis_atomic_batch_size`: decisions per server call of a batchable script (1 for a
+//!   decision that went alone; see [`crate::Batching`]), the one metric recorded per call rather
+//!   than per decision;
 //! * `script`, `version`: the script (`lock_acquire`, `2`), or for a command a primitive sends
 //!   itself, the command in lower case (`set_nx_get`, `get`) and `-`.
 //!
@@ -60,6 +64,8 @@ pub const NOSCRIPT_RELOADS_TOTAL: &str = "redis_atomic_noscript_reloads_total";
 
 /// `redis_atomic_server_warnings_total`.
 pub const SERVER_WARNINGS_TOTAL: &str = "redis_atomic_server_warnings_total";
+/// `redis_atomic_batch_size`.
+pub const BATCH_SIZE: &str = "redis_atomic_batch_size";
 
 /// What an operation is, for metrics, spans and events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -60,6 +60,34 @@ fn assert_round_trips(name: &str, path: &str, p: &Value, want: f64) {
     );
 }
 
+/// With batching (the default), the library path's decisions that queue up behind the calls in
+/// flight leave together: 16 tasks on 2 call slots make fewer client commands than decisions,
+/// while the raw path stays at one per decision.
+#[test]
+fn library_batches_what_queues() {
+    let o = bench(&[
+        "--only",
+        "ratelimit-aw",
+        "--seconds",
+        "0.2",
+        "--rounds",
+        "2",
+        "--concurrency",
+        "16",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["batching"], true);
+    let row = &doc["benches"][0];
+    let lib = &row["library"];
+    check_path("ratelimit-aw", "library", lib);
+    assert_eq!(lib["errors"], 0, "{lib:#}");
+    let rt = f64_of(&lib["round_trips_per_decision"]);
+    assert!(rt > 0.0 && rt < 1.0, "library: {rt} commands per decision");
+    assert_round_trips("ratelimit-aw", "raw", &row["raw"], 1.0);
+}
+
 /// CAS commands per decision, from the decisions, aborts and give-ups the report counts: a
 /// committed attempt executes WATCH, GET, MULTI, SET and EXEC; an aborted one all but the SET
 /// (queued, never executed, so not in commandstats).
@@ -71,12 +99,13 @@ fn cas_commands_per_decision(p: &Value) -> f64 {
     (5.0 * commits + 4.0 * aborted) / n
 }
 
-/// Every entry of the table is measured both ways in every round; each script decision is
-/// exactly one client command on the server (library, raw and reference alike); CAS sends
-/// exactly its attempts' commands; a record has a memory size.
+/// Every entry of the table is measured both ways in every round; without batching, each
+/// script decision is exactly one client command on the server (library, raw and reference
+/// alike); CAS sends exactly its attempts' commands; a record has a memory size.
 #[test]
 fn every_entry_both_ways_one_round_trip() {
     let o = bench(&[
+        "--no-batching",
         "--seconds",
         "0.2",
         "--rounds",

@@ -15,7 +15,13 @@
 //! Library naming: the built-in library is `redis_atomic_v<N>` with functions `ra<N>_<script>`;
 //! a user library `NAME` is `NAME_v<N>` with functions `NAME<N>_<script>`
 //! ([`crate::folder::user_library`], names checked by [`crate::folder::check_library_name`]).
+//!
+//! Scripts with `--- batch: yes` also get batch entry points ([`batch`]): a `ScriptDef` per
+//! group of flags in the registry's `batches` module (an `EVALSHA` script of its own), a function
+//! `<prefix>_batch…` in the library, and a `batch` field on each batchable script's definition
+//! pointing at its group's.
 
+pub mod batch;
 mod reply;
 
 pub use reply::reply_name;
@@ -52,20 +58,38 @@ impl Library {
 }
 
 /// One Function library from the scripts' bodies (shebang flags carried over), as `FUNCTION
-/// LOAD` takes it.
+/// LOAD` takes it. A batchable script's function is kept in a table (`__ra_F`) the batch entry
+/// points appended at the end call too; a library without batchable scripts keeps the plain
+/// form (and so its bytes).
 pub fn library_source(scripts: &[ScriptFile], lib: &Library) -> String {
+    let groups = batch::groups(scripts);
     let mut out = format!("#!lua name={}\n", lib.name);
+    if !groups.is_empty() {
+        out.push_str("\nlocal __ra_F = {}\n");
+    }
     for s in scripts {
         let flags: Vec<String> = s.header.flags.iter().map(|f| format!("'{f}'")).collect();
-        let _ = write!(
-            out,
-            "\nredis.register_function{{function_name='{function}', flags={{{flags}}}, \
-             callback=function(KEYS, ARGV)\n{body}end}}\n",
-            function = lib.function_name(&s.name),
-            flags = flags.join(", "),
-            body = s.function_body(),
+        let (function, flags, body) = (
+            lib.function_name(&s.name),
+            flags.join(", "),
+            s.function_body(),
         );
+        if s.header.batch {
+            let f = batch::library_function(s);
+            let _ = write!(
+                out,
+                "\n{f} = function(KEYS, ARGV)\n{body}end\n\
+                 redis.register_function{{function_name='{function}', flags={{{flags}}}, callback={f}}}\n",
+            );
+        } else {
+            let _ = write!(
+                out,
+                "\nredis.register_function{{function_name='{function}', flags={{{flags}}}, \
+                 callback=function(KEYS, ARGV)\n{body}end}}\n",
+            );
+        }
     }
+    out.push_str(&batch::library_part(&groups, &lib.function_prefix));
     out
 }
 
@@ -80,10 +104,12 @@ pub fn registry(scripts: &[ScriptFile], lib: &Library, runtime: &str) -> Result<
          #[allow(unused_imports)]\nuse {runtime}::lease::Fence;\n\
          #[allow(unused_imports)]\nuse ::std::time::Duration;\n\n"
     );
+    let groups = batch::groups(scripts);
     for s in scripts {
-        code.push_str(&script_static(s, lib)?);
+        code.push_str(&script_static(s, lib, &groups)?);
         code.push_str(&reply_type(s)?);
     }
+    code.push_str(&batch_statics(&groups, lib));
     let all: Vec<String> = scripts
         .iter()
         .map(|s| format!("&{}.def", s.name.to_uppercase()))
@@ -131,8 +157,54 @@ fn decode_fn(scripts: &[ScriptFile]) -> String {
     )
 }
 
-fn script_static(s: &ScriptFile, lib: &Library) -> Result<String, String> {
+/// The `batches` module: one `ScriptDef` per batch group, what a client sends when several
+/// decisions of the group's scripts leave together (its `EVALSHA` source and library function).
+fn batch_statics(groups: &[batch::BatchGroup<'_>], lib: &Library) -> String {
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut code = String::from(
+        "/// Batch entry points: each runs several decisions of its group's scripts in one call.\n\
+         pub mod batches {\n    #[allow(unused_imports)]\n    use super::*;\n",
+    );
+    for g in groups {
+        let source = batch::eval_source(g);
+        let names: Vec<&str> = g.scripts.iter().map(|s| s.name.as_str()).collect();
+        let _ = write!(
+            code,
+            "    /// `{name}`: batches of {list}.\n    pub static {upper}: ScriptDef = ScriptDef {{\n        \
+             name: {name:?},\n        version: {version},\n        \
+             summary: \"several decisions of batchable scripts, in order, in one call\",\n        \
+             invariant: \"each decision gets the reply its own call would get at its place in the order\",\n        \
+             keys: &[\"keys...\"],\n        args: &[\"runs...\"],\n        returns: \"\",\n        \
+             statuses: &[],\n        retry: RetryClass::Unsafe,\n        flags: &{flags:?},\n        \
+             sha1: {sha:?},\n        source: {source:?},\n        function: {function:?},\n        \
+             function_body: \"\",\n        library: &LIBRARY,\n        batch: None,\n    }};\n",
+            name = g.name,
+            list = names.join(", "),
+            upper = g.static_name(),
+            version = lib.version,
+            flags = g.flags,
+            sha = sha1_smol::Sha1::from(&source).digest().to_string(),
+            function = lib.function_name(&g.name),
+        );
+    }
+    code.push_str("}\n\n");
+    code
+}
+
+fn script_static(
+    s: &ScriptFile,
+    lib: &Library,
+    groups: &[batch::BatchGroup<'_>],
+) -> Result<String, String> {
     let h = &s.header;
+    let batch = groups
+        .iter()
+        .find(|g| g.scripts.iter().any(|b| b.name == s.name))
+        .map_or("None".to_string(), |g| {
+            format!("Some(&batches::{})", g.static_name())
+        });
     let reply = reply_name(&s.name);
     // Variadic scripts (a trailing `name...` key or argument) get a `DynScript`, whose counts
     // are checked when called; the rest a `Script<K, A, R>` checked by the compiler.
@@ -151,7 +223,7 @@ fn script_static(s: &ScriptFile, lib: &Library) -> Result<String, String> {
          invariant: {inv:?},\n    keys: &{keys:?},\n    args: &{args:?},\n    \
          returns: {ret:?},\n    statuses: &{statuses:?},\n    retry: RetryClass::{retry},\n    flags: &{flags:?},\n    \
          sha1: {sha:?},\n    source: {source:?},\n    function: {function:?},\n    \
-         function_body: {body:?},\n    library: &LIBRARY,\n}});\n\n",
+         function_body: {body:?},\n    library: &LIBRARY,\n    batch: {batch},\n}});\n\n",
         name = s.name,
         version = h.version,
         summary = h.summary,

@@ -155,24 +155,53 @@ impl Client {
         Ok(())
     }
 
-    /// One attempt, with the single reload that `NOSCRIPT` / a missing Function allows.
+    /// One attempt: a batchable script through its lane ([`super::batch`]: alone, or in the
+    /// next call of the lane when calls are in flight), any other alone.
     pub(super) async fn attempt(
         &self,
         def: &'static ScriptDef,
         keys: &[&str],
         args: &[Arg<'_>],
     ) -> Result<Value, Error> {
+        match self.batch_of(def) {
+            Some(batch) => self.batched(batch, def, keys, args).await,
+            None => self.attempt_alone(def, keys, args).await,
+        }
+    }
+
+    /// One call of `def` of its own, with the single reload `NOSCRIPT` / a missing Function
+    /// allows.
+    pub(super) async fn attempt_alone(
+        &self,
+        def: &'static ScriptDef,
+        keys: &[&str],
+        args: &[Arg<'_>],
+    ) -> Result<Value, Error> {
         let cmd = self.script_cmd(def, keys, args);
-        match self.send_script(def, &cmd).await {
+        self.reloading(def, || self.send_script(def, &cmd)).await
+    }
+
+    /// `send()`, and once more after loading `def` (its script, or its Function library) when
+    /// the server did not have it: `NOSCRIPT`, or a missing Function, means nothing ran.
+    pub(super) async fn reloading<T, F, Fut>(
+        &self,
+        def: &'static ScriptDef,
+        send: F,
+    ) -> Result<T, Error>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, Error>>,
+    {
+        match send().await {
             Err(Error::Rejected { code, .. }) if code == "NOSCRIPT" => {
                 observe::noscript(def);
                 self.load_script(def).await?;
-                self.send_script(def, &cmd).await
+                send().await
             }
             Err(err) if self.config.delivery == Delivery::Functions && function_missing(&err) => {
                 observe::noscript(def);
                 self.load_functions(def.library).await?;
-                self.send_script(def, &cmd).await
+                send().await
             }
             other => other,
         }
@@ -188,6 +217,14 @@ impl Client {
     }
 
     fn script_cmd(&self, def: &ScriptDef, keys: &[&str], args: &[Arg<'_>]) -> Cmd {
+        let mut cmd = self.call_cmd(def);
+        cmd.arg(keys.len()).arg(keys).arg(args);
+        cmd
+    }
+
+    /// `EVALSHA <sha1>` / `FCALL <function>` of `def` (`_RO` for a `no-writes` script), to which
+    /// the key count, keys and arguments follow.
+    pub(super) fn call_cmd(&self, def: &ScriptDef) -> Cmd {
         let mut cmd = match (self.config.delivery, def.read_only()) {
             (Delivery::Functions, false) => redis::cmd("FCALL"),
             (Delivery::Functions, true) => redis::cmd("FCALL_RO"),
@@ -198,7 +235,6 @@ impl Client {
             Delivery::Functions => cmd.arg(def.function),
             _ => cmd.arg(def.sha1),
         };
-        cmd.arg(keys.len()).arg(keys).arg(args);
         cmd
     }
 
@@ -208,11 +244,19 @@ impl Client {
     /// pre-loads: [`registry::ALL`] for the built-in scripts (e.g. before pipelining `EVALSHA`,
     /// where no `NOSCRIPT` fallback is possible), a user's generated `ALL`, or
     /// [`ScriptSet::defs`]. Calls load what they miss by themselves; this only saves the first
-    /// call a round trip.
+    /// call a round trip. A batchable script's batch entry point is loaded with it.
     pub async fn load(&self, scripts: &[&ScriptDef]) -> Result<(), Error> {
         let mut libraries: Vec<&LibraryDef> = Vec::new();
+        let mut batches: Vec<&ScriptDef> = Vec::new();
         for def in scripts {
             self.load_script(def).await?;
+            if let Some(batch) = def
+                .batch
+                .filter(|b| !batches.iter().any(|l| std::ptr::eq(*l, *b)))
+            {
+                self.load_script(batch).await?;
+                batches.push(batch);
+            }
             if !libraries.iter().any(|l| l.name == def.library.name) {
                 libraries.push(def.library);
             }

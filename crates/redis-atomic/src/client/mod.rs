@@ -15,7 +15,10 @@
 //!   a call the library itself makes retry-safe, e.g. a rate limit with a request id); all
 //!   within [`RetryPolicy`]'s attempts and deadline, with full-jitter backoff, in the one retry
 //!   loop;
-//! * every operation, script or command, is observed the same way ([`crate::observe`]).
+//! * every operation, script or command, is observed the same way ([`crate::observe`]);
+//! * decisions of batchable scripts that queue up for the same node leave together as one call
+//!   ([`Batching`], on by default; see the `batch` module): still one reply, one error, one
+//!   retry loop and one span per decision.
 //!
 //! Where it connects: one server (`redis://`, `rediss://` with [`TlsOptions`], `redis+unix://`),
 //! the primary Sentinel names (`redis+sentinel://`, [`SentinelConfig`]; asked again after a
@@ -23,6 +26,7 @@
 //! slot map, `ASK` with `ASKING` on the target node).
 
 mod ask;
+mod batch;
 mod capabilities;
 mod dedicated;
 mod durable;
@@ -35,6 +39,7 @@ mod source;
 mod tls;
 mod transport;
 
+pub use batch::{BatchStats, Batching};
 pub(crate) use capabilities::probe;
 pub use capabilities::{Capabilities, NativeDelete};
 pub use dedicated::DedicatedConnection;
@@ -113,6 +118,9 @@ pub struct ClientConfig {
     /// Never use native commands (`DELIFEQ`, `SET … IFEQ`) even where the server has them: every
     /// operation runs its script ([`Client::capabilities`]). Off by default.
     pub force_lua: bool,
+    /// Natural batching of decisions that queue up for the same node ([`Batching`]): on by
+    /// default, [`Batching::off`] to send every decision as a call of its own.
+    pub batching: Batching,
 }
 
 /// `WAIT`-based durability: how many replicas must acknowledge a write, within how long.
@@ -140,6 +148,7 @@ impl Default for ClientConfig {
             replicas: None,
             tls: None,
             force_lua: false,
+            batching: Batching::default(),
         }
     }
 }
@@ -188,6 +197,12 @@ impl ClientConfig {
         self
     }
 
+    /// With these batching settings ([`Batching::off`] to turn it off).
+    pub fn batching(mut self, batching: Batching) -> Self {
+        self.batching = batching;
+        self
+    }
+
     /// With this many pooled connections (at least 1).
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size.max(1);
@@ -206,6 +221,8 @@ pub struct Client {
     memory: Arc<std::sync::OnceLock<crate::doctor::MemoryCheck>>,
     /// What the server offers natively, detected once ([`Client::capabilities`]).
     caps: Arc<capabilities::Cache>,
+    /// Lanes and counters of natural batching (one per client configuration).
+    batcher: Arc<batch::Batcher>,
 }
 
 impl std::fmt::Debug for Client {
@@ -316,6 +333,7 @@ impl Client {
     fn with_transport(transport: Arc<dyn Transport>, config: ClientConfig) -> Client {
         Client {
             transport,
+            batcher: Arc::new(batch::Batcher::new(config.batching)),
             config: Arc::new(config),
             dedicated: None,
             memory: Arc::default(),

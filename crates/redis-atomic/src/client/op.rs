@@ -164,10 +164,7 @@ impl Client {
         reply: Result<redis::RedisResult<Value>, Duration>,
     ) -> Result<Value, Error> {
         let err = match reply {
-            Ok(Ok(Value::ServerError(e))) => Error::from_code(
-                e.code().to_string(),
-                e.details().unwrap_or_default().to_string(),
-            ),
+            Ok(Ok(Value::ServerError(e))) => server_error(&e),
             Ok(Ok(value)) => return Ok(value),
             Ok(Err(e)) => Error::from_redis(e),
             Err(waited) => Error::OutcomeUnknown {
@@ -185,6 +182,14 @@ impl Client {
         }
         Err(err)
     }
+}
+
+/// An error reply, classified by its code (a command's, or one element of a batch's reply).
+pub(super) fn server_error(e: &redis::ServerError) -> Error {
+    Error::from_code(
+        e.code().to_string(),
+        e.details().unwrap_or_default().to_string(),
+    )
 }
 
 /// A connection that could not be had: nothing was sent ([`Error::Tls`] when TLS is why).

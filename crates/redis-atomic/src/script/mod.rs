@@ -80,6 +80,10 @@ pub struct ScriptDef {
     pub function_body: &'static str,
     /// The Function library the script is part of.
     pub library: &'static LibraryDef,
+    /// For a script whose header says `--- batch: yes`: the batch entry point of its flags, which
+    /// the client calls when several such decisions wait for the same node (`None`: every call
+    /// is a call of its own). A batch entry point's own definition has none.
+    pub batch: Option<&'static ScriptDef>,
 }
 
 impl ScriptDef {
@@ -110,6 +114,12 @@ impl ScriptDef {
     /// library).
     pub fn function_name(&self) -> &'static str {
         self.function
+    }
+
+    /// Whether the key or the argument list ends with a variadic `name...` entry.
+    pub fn variadic(&self) -> bool {
+        let ends = |list: &[&str]| list.last().is_some_and(|l| l.ends_with("..."));
+        ends(self.keys) || ends(self.args)
     }
 
     /// Whether `keys` and `args` entries fit the header: exactly the declared counts, or, where

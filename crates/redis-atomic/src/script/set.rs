@@ -15,7 +15,8 @@
 //! the same code (metrics labels, spans, errors name the script by `&'static str`): load a folder
 //! once per process, at start-up, not per request.
 
-use super::{DynScript, LibraryDef, RawReply, ScriptDef};
+use super::{DynScript, LibraryDef, RawReply, RetryClass, ScriptDef};
+use redis_atomic_scripts::codegen::batch::{self, BatchGroup};
 use redis_atomic_scripts::codegen::{self, Library};
 use redis_atomic_scripts::{Folder, FolderError, ScriptFile};
 use std::path::Path;
@@ -45,10 +46,21 @@ impl ScriptSet {
             sha1: leak(&sha1_smol::Sha1::from(&source).digest().to_string()),
             source: leak(&source),
         }));
+        let groups = batch::groups(&folder.scripts);
+        let batches: Vec<&'static ScriptDef> = groups
+            .iter()
+            .map(|g| &*Box::leak(Box::new(batch_definition(g, &lib, library))))
+            .collect();
         let scripts = folder
             .scripts
             .iter()
-            .map(|s| &*Box::leak(Box::new(DynScript::new(definition(s, &lib, library)))))
+            .map(|s| {
+                let group = groups
+                    .iter()
+                    .position(|g| g.scripts.iter().any(|b| b.name == s.name));
+                let def = definition(s, &lib, library, group.map(|i| batches[i]));
+                &*Box::leak(Box::new(DynScript::new(def)))
+            })
             .collect();
         Ok(ScriptSet { library, scripts })
     }
@@ -74,7 +86,12 @@ impl ScriptSet {
     }
 }
 
-fn definition(s: &ScriptFile, lib: &Library, library: &'static LibraryDef) -> ScriptDef {
+fn definition(
+    s: &ScriptFile,
+    lib: &Library,
+    library: &'static LibraryDef,
+    batch: Option<&'static ScriptDef>,
+) -> ScriptDef {
     let h = &s.header;
     ScriptDef {
         name: leak(&s.name),
@@ -92,6 +109,35 @@ fn definition(s: &ScriptFile, lib: &Library, library: &'static LibraryDef) -> Sc
         function: leak(&lib.function_name(&s.name)),
         function_body: leak(s.function_body()),
         library,
+        batch,
+    }
+}
+
+/// The batch entry point of one group of the set's batchable scripts (what the generated
+/// registry's `batches` module holds for bindings).
+fn batch_definition(
+    group: &BatchGroup<'_>,
+    lib: &Library,
+    library: &'static LibraryDef,
+) -> ScriptDef {
+    let source = batch::eval_source(group);
+    ScriptDef {
+        name: leak(&group.name),
+        version: lib.version,
+        summary: "several decisions of batchable scripts, in order, in one call",
+        invariant: "each decision gets the reply its own call would get at its place in the order",
+        keys: &["keys..."],
+        args: &["runs..."],
+        returns: "",
+        statuses: &[],
+        retry: RetryClass::Unsafe,
+        flags: leak_all(&group.flags),
+        sha1: leak(&sha1_smol::Sha1::from(&source).digest().to_string()),
+        source: leak(&source),
+        function: leak(&lib.function_name(&group.name)),
+        function_body: "",
+        library,
+        batch: None,
     }
 }
 

@@ -32,6 +32,7 @@ mod user_scripts;
 mod acl;
 mod bad_input;
 mod bad_replies;
+mod batch;
 mod busy;
 mod client_retry;
 mod clock;

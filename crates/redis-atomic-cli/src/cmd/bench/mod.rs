@@ -88,6 +88,11 @@ pub struct BenchArgs {
     /// Only these entries (repeatable); default all.
     #[arg(long)]
     pub only: Vec<String>,
+    /// The library path without natural batching (every decision a call of its own): run once
+    /// with and once without to see what batching gives; the raw path is always one call per
+    /// decision. With batching, `rt/decision` below 1 is the mean batch's inverse.
+    #[arg(long)]
+    pub no_batching: bool,
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
@@ -186,12 +191,16 @@ pub(crate) async fn connect(args: &BenchArgs) -> anyhow::Result<(String, Embedde
 }
 
 /// The library path's client: `--connections` pooled, a generous timeout, no resend (see
-/// [`errors`]).
+/// [`errors`]), batching unless `--no-batching`.
 pub(crate) async fn library_client(args: &BenchArgs, url: &str) -> anyhow::Result<Client> {
     let config = ClientConfig::default()
         .pool_size(args.connections)
         .timeout(errors::TIMEOUT)
         .retry(RetryPolicy::none());
+    let config = match args.no_batching {
+        true => config.batching(redis_atomic::Batching::off()),
+        false => config,
+    };
     Ok(Client::connect(url, args.conn.client_config(config)).await?)
 }
 

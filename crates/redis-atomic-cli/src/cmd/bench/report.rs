@@ -244,6 +244,8 @@ pub struct Report {
     pub seconds: f64,
     /// Rounds per entry (paths in ABBA order).
     pub rounds: usize,
+    /// Whether the library path batched decisions that queued up (`--no-batching`: not).
+    pub batching: bool,
     /// One row per entry.
     pub benches: Vec<BenchReport>,
 }
@@ -265,6 +267,7 @@ impl Report {
             identities: args.identities,
             seconds: args.seconds,
             rounds: args.rounds,
+            batching: !args.no_batching,
             benches,
         }
     }
@@ -287,7 +290,12 @@ impl Report {
             self.seconds,
             self.rounds
         )?;
-        writeln!(out, "native: {}", self.native)?;
+        writeln!(
+            out,
+            "native: {}; library batching: {} (rt < 1: decisions per call = 1 / rt)",
+            self.native,
+            if self.batching { "on" } else { "off" }
+        )?;
         writeln!(
             out,
             "{:<16} {:>9} {:>9} {:>6} {:>10} {:>13} {:>15} {:>7} {:>6} {:>11} {:>8}",

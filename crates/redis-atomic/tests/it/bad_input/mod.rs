@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 /// The built-in script `def` as a run-time script: the same name, bytes, function and library,
 /// its counts checked at the call (so any count can be sent), its reply decoded only as far as
 /// its declared status word. Built once per script.
-fn dynamic(def: &'static ScriptDef) -> &'static DynScript<RawReply> {
+pub(crate) fn dynamic(def: &'static ScriptDef) -> &'static DynScript<RawReply> {
     static ALL: OnceLock<Vec<&'static DynScript<RawReply>>> = OnceLock::new();
     let all = ALL.get_or_init(|| {
         let copy = |d: &'static ScriptDef| ScriptDef {
@@ -33,6 +33,7 @@ fn dynamic(def: &'static ScriptDef) -> &'static DynScript<RawReply> {
             function: d.function,
             function_body: d.function_body,
             library: d.library,
+            batch: d.batch,
         };
         let leak = |d| &*Box::leak(Box::new(DynScript::new(copy(d))));
         registry::ALL.iter().map(|d| leak(d)).collect()
