@@ -32,12 +32,13 @@ async fn lost_batch_reply_is_unknown_per_decision_and_request_ids_are_resent() {
         .await
         .unwrap();
 
+    // The baseline before anything is spawned: a spawned decision may count itself at once.
+    let stats = client.batch_stats();
     proxy.set(Fault::DropReplies);
     let first = {
         let quotas = quotas.clone();
         tokio::spawn(async move { quotas.add("plain", 1, bounds, None).await })
     };
-    let stats = client.batch_stats();
     waited("the first decision's reply is swallowed", || {
         proxy.stats().replies_dropped >= 1 && client.batch_stats().since(&stats).alone == 1
     });
