@@ -208,11 +208,16 @@ impl Walker {
                 _ => {}
             }
         }
-        let Some(Expression::Function(f)) = callback else {
-            if let Some(cb) = callback {
-                self.eval(cb);
-            }
-            return;
+        let body = match callback {
+            Some(Expression::Function(f)) => f.body().clone(),
+            Some(cb) => match self.take_held(cb) {
+                Some(body) => body,
+                None => {
+                    self.eval(cb);
+                    return;
+                }
+            },
+            None => return,
         };
         self.units.push(Unit {
             name,
@@ -221,7 +226,7 @@ impl Walker {
             ..Unit::default()
         });
         let saved = std::mem::replace(&mut self.unit, self.units.len() - 1);
-        self.function(f.body(), true);
+        self.function(&body, true);
         self.unit = saved;
     }
 

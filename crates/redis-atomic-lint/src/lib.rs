@@ -41,6 +41,7 @@ mod error;
 mod expr;
 mod file_rules;
 mod loops;
+mod named;
 pub mod rules;
 pub mod source;
 mod value;
@@ -236,7 +237,7 @@ fn parse_and_walk(src: &Expanded) -> Result<Vec<Finding>, LintError> {
     }
     file_rules::constant_tags(ast.nodes(), &mut raw);
     let mut walker = walk::Walker::new(kind.library, kind.flags);
-    walker.block(ast.nodes());
+    walker.chunk(ast.nodes());
     raw.extend(walker.finish());
     let allows = Allows::of(src);
     let mut findings: Vec<Finding> = raw

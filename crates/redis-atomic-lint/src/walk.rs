@@ -112,6 +112,9 @@ pub struct Walker {
     pub redis_calls: usize,
     /// A Function library (no KEYS/ARGV globals; callbacks are units).
     pub library: bool,
+    /// Functions assigned to a table field at a library's top level, not yet walked: a
+    /// registration that names one walks it as its unit (`named.rs`).
+    pub(super) held: Vec<(String, FunctionBody)>,
     scopes: Vec<HashMap<String, Local>>,
     /// Per function frame: whether its `return` is what the server returns.
     frames: Vec<bool>,
@@ -159,6 +162,7 @@ impl Walker {
             saw_argv_eq: false,
             redis_calls: 0,
             library,
+            held: Vec::new(),
             scopes: vec![HashMap::new()],
             frames: vec![!library],
         }
@@ -215,6 +219,22 @@ impl Walker {
         self.scopes.push(HashMap::new());
         self.block_inner(block);
         self.scopes.pop();
+    }
+
+    /// Walks the whole chunk; a held function no registration named is walked at its end, as a
+    /// plain function in the chunk's scope.
+    pub fn chunk(&mut self, block: &Block) {
+        self.scopes.push(HashMap::new());
+        self.block_inner(block);
+        for (_, body) in std::mem::take(&mut self.held) {
+            self.function(&body, false);
+        }
+        self.scopes.pop();
+    }
+
+    /// Whether the walk is at a library's top level (outside every function).
+    pub(super) fn library_top_level(&self) -> bool {
+        self.library && self.frames.len() == 1
     }
 
     /// Walks a block in the current scope (`repeat ... until` sees the body's locals).
@@ -328,6 +348,9 @@ impl Walker {
     }
 
     fn assignment(&mut self, a: &full_moon::ast::Assignment) {
+        if self.hold(a) {
+            return;
+        }
         let vals: Vec<Val> = a.expressions().iter().map(|e| self.eval(e)).collect();
         for (i, var) in a.variables().iter().enumerate() {
             let val = vals.get(i).or(vals.last()).copied().unwrap_or(Val::NONE);
