@@ -142,11 +142,12 @@ test('a claim whose lease ran out is taken over; the old executor\'s complete st
 })
 
 test('a watched claim outlives its ttl; its signal stays quiet until complete', async () => {
-  const idem = new ra.Idempotency(s.client, { namespace: 'id5', ttlMs: 300 })
+  // A 2 s lease renewed every ~0.67 s: a descheduled process on a loaded machine still renews.
+  const idem = new ra.Idempotency(s.client, { namespace: 'id5', ttlMs: 2_000 })
   const claim = await idem.begin('t', 'slow', 'req')
   const lost = claim.watch()
-  await new Promise((r) => setTimeout(r, 900))
-  assert.equal((await idem.begin('t', 'slow', 'req')).status, 'inProgress', 'still held past 3 ttls')
+  await new Promise((r) => setTimeout(r, 2_600))
+  assert.equal((await idem.begin('t', 'slow', 'req')).status, 'inProgress', 'still held past its ttl')
   assert.deepEqual(await claim.complete({ status: 200, body: 'done' }), { stored: true })
   assert.equal(lost.aborted, false)
   assert.equal((await idem.begin('t', 'slow', 'req')).status, 'replay')
