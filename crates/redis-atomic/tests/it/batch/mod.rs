@@ -11,5 +11,6 @@
 //!
 //! Run on Valkey too by the server matrix (`REDIS_ATOMIC_SERVER_BIN`).
 
+mod cluster;
 mod exact;
 mod faults;
