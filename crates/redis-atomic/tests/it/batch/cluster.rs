@@ -123,29 +123,40 @@ async fn decisions_of_different_slots_never_share_a_batch() {
     let bounds = Bounds::up_to(100).unwrap();
     let add = |name: &str| {
         let (quotas, name) = (quotas.clone(), name.to_string());
-        tokio::spawn(async move { quotas.add(&name, 1, bounds, None).await.unwrap() })
+        async move { quotas.add(&name, 1, bounds, None).await.unwrap() }
     };
 
     let stats = client.batch_stats();
     command(&node, &["CONFIG", "RESETSTAT"]);
     command(&node, &["CLIENT", "PAUSE", "30000", "WRITE"]);
-    let first = [add(a), add(&b)];
+    let first = [tokio::spawn(add(a)), tokio::spawn(add(&b))];
     waited("one decision of each slot is in flight", || {
         client.batch_stats().since(&stats).alone == 2
     });
-    let queued = [add(a), add(&b), add(a), add(&b)];
-    waited("two decisions of each slot queue", || {
-        client.batch_stats().since(&stats).decisions == 6
-    });
+    let mut queued = std::pin::pin!(futures::future::join_all([
+        add(a),
+        add(&b),
+        add(a),
+        add(&b)
+    ]));
+    // One poll queues all four: neither slot's call in flight can finish.
+    assert!(futures::poll!(queued.as_mut()).is_pending());
+    let sent = client.batch_stats().since(&stats);
+    assert_eq!((sent.decisions, sent.alone, sent.batches), (6, 2, 0));
     command(&node, &["CLIENT", "UNPAUSE"]);
 
     let mut replies = Vec::new();
-    for handle in first.into_iter().chain(queued) {
-        replies.push(match handle.await.unwrap() {
+    for handle in first {
+        replies.push(handle.await.unwrap());
+    }
+    replies.extend(queued.await);
+    let replies: Vec<i64> = replies
+        .into_iter()
+        .map(|r| match r {
             Bounded::Applied { value } => value,
             other => panic!("{other:?}"),
-        });
-    }
+        })
+        .collect();
     // Each slot's first decision ran first, its queued two after it.
     let (mut of_a, mut of_b) = (vec![replies[0]], vec![replies[1]]);
     of_a.extend([replies[2], replies[4]]);

@@ -80,29 +80,22 @@ pub(super) async fn lose_a_batch_reply(site: Site<'_>) {
     waited("the first decision's reply is swallowed", || {
         proxy.stats().replies_dropped > dropped && client.batch_stats().since(&stats).alone == 1
     });
-    let queued = tokio::spawn({
-        let quotas = quotas.clone();
-        let (plain, ided) = (plain.to_string(), ided.to_string());
+    let plain_adds = (0..3).map(|_| quotas.add(plain, 1, bounds, None));
+    let id_adds = (0..4).map(|i| {
+        let quotas = &quotas;
         async move {
-            let plain = (0..3).map(|_| quotas.add(&plain, 1, bounds, None));
-            let ids = (0..4).map(|i| {
-                let (quotas, ided) = (&quotas, &ided);
-                async move {
-                    quotas
-                        .add_with_id(ided, 1, bounds, None, &format!("id{i}"))
-                        .await
-                }
-            });
-            futures::future::join(
-                futures::future::join_all(plain),
-                futures::future::join_all(ids),
-            )
-            .await
+            quotas
+                .add_with_id(ided, 1, bounds, None, &format!("id{i}"))
+                .await
         }
     });
-    waited("seven decisions queue", || {
-        client.batch_stats().since(&stats).decisions == 8
-    });
+    let mut queued = std::pin::pin!(futures::future::join(
+        futures::future::join_all(plain_adds),
+        futures::future::join_all(id_adds),
+    ));
+    // One poll queues all seven behind the first, whose reply cannot come.
+    assert!(futures::poll!(queued.as_mut()).is_pending());
+    assert_eq!(client.batch_stats().since(&stats).decisions, 8);
     let dropped = proxy.stats().replies_dropped;
     first.abort(); // its caller gives up: the slot is handed to the queue
     waited("the batch's reply is swallowed", || {
@@ -116,7 +109,7 @@ pub(super) async fn lose_a_batch_reply(site: Site<'_>) {
     );
     proxy.set(Fault::None); // resets the connections that lost replies
 
-    let (plain_replies, ids) = queued.await.unwrap();
+    let (plain_replies, ids) = queued.await;
     for r in &plain_replies {
         assert!(matches!(r, Err(Error::OutcomeUnknown { .. })), "{r:?}");
     }
