@@ -4,9 +4,12 @@
 //! still ride in batches is still caught.
 //!
 //! Each row runs on a client of its own, so its batch counters ([`Client::batch_stats`]) are its
-//! own; the rows run side by side, about a second in all. The lock's row takes many tasks: its
-//! workload is one contended lock whose waiters retry about every 20 ms, so with few tasks hardly
-//! five decisions are ever waiting at once (two in flight, three to make a batch).
+//! own; the rows run side by side, about a second in all, 64 tasks each. The lock's workload is
+//! one contended lock whose waiters retry about every 20 ms: its decisions wait together mainly
+//! when the tasks start and when waves of retries meet (16 tasks alone sent about one batch a
+//! second), so it gets the many tasks.
+//!
+//! [`Client::batch_stats`]: redis_atomic::Client::batch_stats
 
 use super::{client, namespace};
 use redis_atomic::BatchStats;
