@@ -62,6 +62,26 @@ fn script_calls(node: &redis::Client) -> u64 {
         .sum()
 }
 
+/// A node's writes paused (`CLIENT PAUSE … WRITE`: script calls wait) until dropped, also when
+/// the test fails: the other test on this cluster must not find it paused.
+struct Paused(redis::Client);
+
+impl Paused {
+    fn new(node: &redis::Client) -> Paused {
+        command(node, &["CLIENT", "PAUSE", "30000", "WRITE"]);
+        Paused(node.clone())
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        // No unwrap: a panic here while a failed test unwinds would abort every test.
+        if let Ok(mut conn) = self.0.get_connection() {
+            let _: redis::RedisResult<()> = redis::cmd("CLIENT").arg("UNPAUSE").query(&mut conn);
+        }
+    }
+}
+
 fn command(node: &redis::Client, args: &[&str]) {
     let mut conn = node.get_connection().unwrap();
     let mut cmd = redis::cmd(args[0]);
@@ -128,7 +148,7 @@ async fn decisions_of_different_slots_never_share_a_batch() {
 
     let stats = client.batch_stats();
     command(&node, &["CONFIG", "RESETSTAT"]);
-    command(&node, &["CLIENT", "PAUSE", "30000", "WRITE"]);
+    let paused = Paused::new(&node);
     let first = [tokio::spawn(add(a)), tokio::spawn(add(&b))];
     waited("one decision of each slot is in flight", || {
         client.batch_stats().since(&stats).alone == 2
@@ -143,7 +163,7 @@ async fn decisions_of_different_slots_never_share_a_batch() {
     assert!(futures::poll!(queued.as_mut()).is_pending());
     let sent = client.batch_stats().since(&stats);
     assert_eq!((sent.decisions, sent.alone, sent.batches), (6, 2, 0));
-    command(&node, &["CLIENT", "UNPAUSE"]);
+    drop(paused);
 
     let mut replies = Vec::new();
     for handle in first {
