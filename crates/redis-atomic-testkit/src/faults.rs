@@ -151,6 +151,16 @@ pub fn wait(
 impl RedisCluster {
     /// Index (into [`RedisCluster::nodes`]) of the node that serves `slot` now.
     pub fn owner_of(&self, slot: u16) -> Result<usize, TestkitError> {
+        let port = self.announced_owner(slot)?;
+        self.nodes()
+            .iter()
+            .position(|n| n.port().map(i64::from) == Some(port))
+            .ok_or_else(|| TestkitError::Cluster(format!("slot {slot}: port {port}?")))
+    }
+
+    /// The port the cluster announces (`CLUSTER SLOTS`) for the node serving `slot`: the node's
+    /// own, or its proxy's on a [`crate::proxy::ProxiedCluster`].
+    pub(crate) fn announced_owner(&self, slot: u16) -> Result<i64, TestkitError> {
         let any = self
             .nodes()
             .iter()
@@ -169,18 +179,13 @@ impl RedisCluster {
                 continue;
             };
             if (lo..=hi).contains(&i64::from(slot)) {
-                let port = match items.get(2) {
+                return match items.get(2) {
                     Some(redis::Value::Array(node)) => match node.get(1) {
-                        Some(redis::Value::Int(p)) => *p,
-                        _ => 0,
+                        Some(redis::Value::Int(p)) => Ok(*p),
+                        _ => Err(TestkitError::Cluster(format!("slot {slot}: no port"))),
                     },
-                    _ => 0,
+                    _ => Err(TestkitError::Cluster(format!("slot {slot}: no node"))),
                 };
-                return self
-                    .nodes()
-                    .iter()
-                    .position(|n| n.port().map(i64::from) == Some(port))
-                    .ok_or_else(|| TestkitError::Cluster(format!("slot {slot}: port {port}?")));
             }
         }
         Err(TestkitError::Cluster(format!("slot {slot} is not served")))

@@ -11,7 +11,8 @@
 //! untouched).
 //!
 //! The nodes' own indexes and ports ([`RedisCluster::nodes`]) stay the real ones; helpers that
-//! find a node by the port the cluster announces (`owner_of`) do not work on such a cluster.
+//! find a node by the port the cluster announces ([`RedisCluster::owner_of`]) do not work on such
+//! a cluster: [`ProxiedCluster::owner_of`] does.
 
 use super::{Fault, FaultProxy, ProxyStats};
 use crate::cluster::{ClusterOptions, RedisCluster};
@@ -123,6 +124,16 @@ impl ProxiedCluster {
     /// The proxies, in the order of [`RedisCluster::nodes`].
     pub fn proxies(&self) -> &[FaultProxy] {
         &self.proxies
+    }
+
+    /// Index (into [`RedisCluster::nodes`] and [`ProxiedCluster::proxies`]) of the node that
+    /// serves `slot` now, found by the proxy port the cluster announces for it.
+    pub fn owner_of(&self, slot: u16) -> Result<usize, TestkitError> {
+        let port = self.cluster.announced_owner(slot)?;
+        self.proxies
+            .iter()
+            .position(|p| i64::from(p.addr().port()) == port)
+            .ok_or_else(|| TestkitError::Cluster(format!("slot {slot}: proxy port {port}?")))
     }
 
     /// The cluster behind them.

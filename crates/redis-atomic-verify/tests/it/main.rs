@@ -1,11 +1,13 @@
 //! Verify as a user's test calls it, one test binary: the builder and a check of one's own
-//! ([`api`]), what a run leaves on the server ([`cleanup`]), the report's bytes ([`report`]),
-//! and the embedded-server bootstrap ([`bootstrap`]). Runs share this binary's server, each
+//! ([`api`]), rows on a client that batches ([`batched`]), what a run leaves on the server
+//! ([`cleanup`]), the report's bytes ([`report`]), and the embedded-server bootstrap
+//! ([`bootstrap`]). Runs share this binary's server, each
 //! under a namespace of its own. (The CLI's tests run the whole matrix through the binary:
 //! every check, faults, a cluster, an ACL user.)
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod api;
+mod batched;
 mod bootstrap;
 mod cleanup;
 mod report;

@@ -7,9 +7,13 @@
 //!   instants;
 //! * lost replies ([`faults`]): a batch whose reply is lost makes each of its decisions
 //!   `OutcomeUnknown`; retry-safe ones (request ids) are resent, others are not, and the server
-//!   shows every decision ran exactly once.
+//!   shows every decision ran exactly once — on a standalone server and on a 3+3 cluster
+//!   ([`cluster`]);
+//! * one slot per batch ([`cluster`]): on a cluster, decisions of different slots never share a
+//!   batch, even on one node.
 //!
 //! Run on Valkey too by the server matrix (`REDIS_ATOMIC_SERVER_BIN`).
 
+mod cluster;
 mod exact;
 mod faults;
