@@ -33,6 +33,7 @@ pub mod history;
 pub mod proxy;
 mod sentinel;
 mod server;
+mod stats;
 mod tls;
 
 pub use clock::ClockShift;
@@ -42,6 +43,7 @@ pub use history::{FencedWrite, History, LeaseSpan, Op, OpResult, Verdict};
 pub use proxy::{Fault, FaultProxy, ProxyStats};
 pub use sentinel::{Failover, SentinelGroup, SentinelOptions};
 pub use server::{free_port, server_binary, Fsync, RedisServer, ServerOptions};
+pub use stats::command_calls;
 pub use tls::{ClientAuth, ServerTls, TlsMaterial};
 
 /// Runs `start` on a thread that lives as long as the process and returns what it built: for

@@ -40,25 +40,12 @@ fn name_where(base: &str, want: impl Fn(u16) -> bool) -> String {
         .expect("some name has such a slot")
 }
 
-/// The library's script calls a node has served (`INFO commandstats`: `EVALSHA`, `FCALL` and
-/// their `_RO` forms).
+/// The library's script calls a node has served (`EVALSHA`, `FCALL` and their `_RO` forms).
 fn script_calls(node: &redis::Client) -> u64 {
-    let mut conn = node.get_connection().unwrap();
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut conn)
-        .unwrap();
-    stats
-        .lines()
-        .filter(|l| l.starts_with("cmdstat_evalsha") || l.starts_with("cmdstat_fcall"))
-        .filter_map(|l| {
-            l.split_once(":calls=")?
-                .1
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
+    let calls = redis_atomic_testkit::command_calls(node).unwrap();
+    ["evalsha", "evalsha_ro", "fcall", "fcall_ro"]
+        .iter()
+        .filter_map(|c| calls.get(*c))
         .sum()
 }
 

@@ -162,16 +162,8 @@ fn cluster() -> &'static RedisCluster {
 
 /// `ASKING` calls a node has served.
 fn asking_calls(cluster: &RedisCluster, node: usize) -> u64 {
-    let mut conn = cluster.nodes()[node].client().get_connection().unwrap();
-    let stats: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut conn)
-        .unwrap();
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_asking:calls="))
-        .and_then(|v| v.split(',').next()?.parse().ok())
-        .unwrap_or(0)
+    let calls = redis_atomic_testkit::command_calls(&cluster.nodes()[node].client()).unwrap();
+    calls.get("asking").copied().unwrap_or(0)
 }
 
 /// Half a migration, held still: the slot of `{held}` is MIGRATING on its owner and IMPORTING on
