@@ -3,7 +3,7 @@
 //! does not own ([`super::verify_url`]).
 
 use crate::{cli, stderr, stdout};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// `verify` on an embedded server: JSON shape, the lock's check passes with work done.
 #[test]
@@ -114,21 +114,47 @@ fn assert_fault_rows(doc: &serde_json::Value, faults: &[&str]) {
     assert!(corrupted > 0, "no reply corrupted under corrupt-reply");
 }
 
+/// The three fault matrices, each a `verify --faults` process of its own, run at the same time:
+/// each row lasts its `--seconds` whatever the load, so together they take about as long as the
+/// longest one (the cluster's), not the sum (the test harness would run them two at a time).
+/// Every matrix is judged exactly as when it ran alone: [`assert_cluster_matrix`],
+/// [`assert_standalone_matrix`], [`assert_sabotaged_matrix`].
+#[test]
+fn verify_fault_matrices() {
+    let runs: [&[&str]; 3] = [
+        &[
+            "verify",
+            "--cluster",
+            "--faults",
+            "--seconds",
+            "1",
+            "--json",
+        ],
+        &["verify", "--faults", "--seconds", "1", "--json"],
+        &[
+            "verify",
+            "--faults",
+            "--sabotage",
+            "--seconds",
+            "1",
+            "--json",
+        ],
+    ];
+    let [cluster, standalone, sabotaged] = std::thread::scope(|s| {
+        let handles = runs.map(|args| s.spawn(move || cli(args)));
+        handles.map(|h| h.join().unwrap())
+    });
+    assert_cluster_matrix(&cluster);
+    assert_standalone_matrix(&standalone);
+    assert_sabotaged_matrix(&sabotaged);
+}
+
 /// `verify --cluster --faults` on an embedded 3+3 cluster: the clean rows and every cluster
 /// fault (migration, failover, corrupted replies behind a proxy per node, primary kill
 /// included) pass.
-#[test]
-fn verify_embedded_cluster_under_faults() {
-    let o = cli(&[
-        "verify",
-        "--cluster",
-        "--faults",
-        "--seconds",
-        "1",
-        "--json",
-    ]);
+fn assert_cluster_matrix(o: &Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
     assert_eq!(doc["server"]["mode"], "cluster");
     assert_ne!(doc["server"]["version"], "unknown");
     assert_eq!(doc["ok"], true);
@@ -150,11 +176,9 @@ fn verify_embedded_cluster_under_faults() {
 /// connections, lost replies, corrupted replies (a hostile proxy), stalls, script-cache
 /// flushes, crashes (SIGKILL on `appendfsync always`: strict, nothing acknowledged may be lost)
 /// and a full memory (`noeviction`: refused writes, nothing lost).
-#[test]
-fn verify_under_faults() {
-    let o = cli(&["verify", "--faults", "--seconds", "1", "--json"]);
+fn assert_standalone_matrix(o: &Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
     assert_eq!(doc["ok"], true);
     assert_fault_rows(
         &doc,
@@ -175,18 +199,9 @@ fn verify_under_faults() {
 /// for another task's read), and a sabotaged limiter runs with a period longer than the run
 /// until its record shows the over-admission (a row once made 87 decisions under `conn-kill`
 /// on a loaded machine, none of them over-admitted, with the 200 ms period).
-#[test]
-fn verify_under_faults_detects_a_broken_primitive() {
-    let o = cli(&[
-        "verify",
-        "--faults",
-        "--sabotage",
-        "--seconds",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+fn assert_sabotaged_matrix(o: &Output) {
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(o), stderr(o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
     for row in checks(&doc) {
         assert!(row["violations"].as_u64().unwrap() > 0, "{row}");
     }
