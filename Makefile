@@ -68,6 +68,7 @@ run: ensure-redis
 	./target/proof/redis-atomic verify
 
 test: ensure-redis ensure-cc
+	@echo "--- make test: started at $$(date -u +%T)"
 	@mkdir -p target && rm -f target/tools.status
 	@( $(MAKE) -s -j4 tools > target/tools.log 2>&1; echo $$? > target/tools.status ) &
 	$(CARGO) fmt --all --check
@@ -91,9 +92,11 @@ test: ensure-redis ensure-cc
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
-	$(MAKE) python
-	$(MAKE) node
+	@# The Python and Node packages side by side (their addon builds take turns on cargo's lock,
+	@# their test suites overlap; each one's output printed whole when it ends).
+	$(MAKE) -j2 --output-sync=target python node
 	$(MAKE) rls-foreign
+	@echo "--- make test: passed at $$(date -u +%T)"
 
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
 # The addon in the dev profile in this target dir (only the binding crate compiles after `cargo

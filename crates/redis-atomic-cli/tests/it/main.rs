@@ -1,12 +1,13 @@
 //! The real `redis-atomic` binary, driven as a user would, one test binary with a module per
 //! area: the small verbs and the binary's contract ([`commands`]), `verify` ([`verify`],
-//! [`verify_url`]), `doctor`, `bench`, `functions`, `lint` (the command's exit codes and
+//! [`all_faults`], [`verify_url`]), `doctor`, `bench`, `functions`, `lint` (the command's exit codes and
 //! formats; the findings themselves are the lint crate's tests), the HTTP faces with clients we
 //! did not write ([`faces`]), TLS end to end ([`tls`]) and a user's script folder
 //! ([`user_scripts`]). Tests that need a server share this binary's where they can; those that
 //! count every key, stop or reconfigure a server start their own.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod all_faults;
 mod bench;
 mod commands;
 mod doctor;

@@ -1,6 +1,6 @@
-//! `redis-atomic verify` through the real binary: on the embedded server and cluster, under
-//! faults, sabotaged (every row must fail), with bad flags, in a terminal; and on a server it
-//! does not own ([`super::verify_url`]).
+//! `redis-atomic verify` through the real binary: on the embedded server, sabotaged, with bad
+//! flags, in a terminal; under faults ([`super::all_faults`]); and on a server it does not own
+//! ([`super::verify_url`]).
 
 use crate::{cli, stderr, stdout};
 use std::process::Command;
@@ -68,128 +68,9 @@ fn verify_embedded_json() {
     }
 }
 
-fn checks(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
+/// The rows of a `verify --json` report.
+pub(crate) fn checks(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
     doc["checks"].as_array().unwrap()
-}
-
-/// Every fault of `faults` has a row per primitive, with work attempted and no violation (status
-/// `ok`: no row could not run), and under every fault nearly every row has outcomes it could
-/// judge. A row may end with none when a failover held its one slot for the whole second (seen
-/// once: quota, 64 calls, all unknown). Every row says how available its primitive was; the
-/// `corrupt-reply` rows how many replies were corrupted, some at least.
-fn assert_fault_rows(doc: &serde_json::Value, faults: &[&str]) {
-    let primitives: Vec<&str> = checks(doc)
-        .iter()
-        .filter(|c| c["fault"] == "none")
-        .map(|c| c["primitive"].as_str().unwrap())
-        .collect();
-    assert!(primitives.contains(&"lock"), "{primitives:?}");
-    let n = |row: &serde_json::Value, field: &str| row[field].as_u64().unwrap();
-    for fault in faults {
-        let mut unjudged = Vec::new();
-        for p in &primitives {
-            let row = checks(doc)
-                .iter()
-                .find(|c| c["fault"] == *fault && c["primitive"] == *p)
-                .unwrap_or_else(|| panic!("no row for {p} under {fault}"));
-            assert!(n(row, "operations") + n(row, "unknown") > 0, "{row}");
-            assert_eq!(row["violations"], 0, "{row}");
-            assert_eq!(row["status"], "ok", "{row}");
-            let a = &row["availability"];
-            assert!(n(a, "refused") <= n(a, "calls"), "{row}");
-            if n(row, "operations") == 0 {
-                unjudged.push(*p);
-            }
-        }
-        assert!(
-            unjudged.len() <= 1,
-            "{fault}: nothing judged for {unjudged:?}"
-        );
-    }
-    let corrupted: u64 = checks(doc)
-        .iter()
-        .filter(|c| c["fault"] == "corrupt-reply")
-        .map(|c| n(c, "corrupted_replies"))
-        .sum();
-    assert!(corrupted > 0, "no reply corrupted under corrupt-reply");
-}
-
-/// `verify --cluster --faults` on an embedded 3+3 cluster: the clean rows and every cluster
-/// fault (migration, failover, corrupted replies behind a proxy per node, primary kill
-/// included) pass.
-#[test]
-fn verify_embedded_cluster_under_faults() {
-    let o = cli(&[
-        "verify",
-        "--cluster",
-        "--faults",
-        "--seconds",
-        "1",
-        "--json",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(doc["server"]["mode"], "cluster");
-    assert_ne!(doc["server"]["version"], "unknown");
-    assert_eq!(doc["ok"], true);
-    assert_fault_rows(
-        &doc,
-        &[
-            "conn-kill",
-            "stall",
-            "script-flush",
-            "slot-migrate",
-            "failover",
-            "corrupt-reply",
-            "primary-kill",
-        ],
-    );
-}
-
-/// `verify --faults` on the embedded server: every invariant holds through killed
-/// connections, lost replies, corrupted replies (a hostile proxy), stalls, script-cache
-/// flushes, crashes (SIGKILL on `appendfsync always`: strict, nothing acknowledged may be lost)
-/// and a full memory (`noeviction`: refused writes, nothing lost).
-#[test]
-fn verify_under_faults() {
-    let o = cli(&["verify", "--faults", "--seconds", "1", "--json"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(doc["ok"], true);
-    assert_fault_rows(
-        &doc,
-        &[
-            "conn-kill",
-            "lost-reply",
-            "corrupt-reply",
-            "stall",
-            "script-flush",
-            "crash",
-            "oom",
-        ],
-    );
-}
-
-/// Under faults the checks still catch a broken primitive: every row of a sabotaged run fails.
-/// However loaded the machine: each sabotage's race is held open by a condition (a read waits
-/// for another task's read), and a sabotaged limiter runs with a period longer than the run
-/// until its record shows the over-admission (a row once made 87 decisions under `conn-kill`
-/// on a loaded machine, none of them over-admitted, with the 200 ms period).
-#[test]
-fn verify_under_faults_detects_a_broken_primitive() {
-    let o = cli(&[
-        "verify",
-        "--faults",
-        "--sabotage",
-        "--seconds",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
-    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    for row in checks(&doc) {
-        assert!(row["violations"].as_u64().unwrap() > 0, "{row}");
-    }
 }
 
 /// The check can fail: with the lock bypassed it finds lost updates and overlaps, and exits 1.
