@@ -5,7 +5,7 @@
 
 use crate::args::ConnArgs;
 use crate::output::{one_line, runtime};
-use redis_atomic::ClientConfig;
+use redis_atomic::{Batching, ClientConfig};
 use redis_atomic_server::faces::proxy::Upstream;
 use redis_atomic_server::faces::ProxyFace;
 use redis_atomic_server::start::{self, shutdown_signal, Face, Start, StartError};
@@ -31,9 +31,21 @@ pub struct FaceArgs {
     /// envoyproxy/ratelimit's YAML, a file or a directory of them, for rls (docs/envoy.md).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// Every decision a script call of its own: no natural batching of the decisions that queue
+    /// behind calls in flight (`ClientConfig::batching`; docs/performance.md "Natural batching").
+    #[arg(long)]
+    pub no_batching: bool,
 }
 
 impl FaceArgs {
+    /// The face's client settings before the connection flags: batching unless turned off.
+    fn client_config(&self) -> ClientConfig {
+        match self.no_batching {
+            true => ClientConfig::default().batching(Batching::off()),
+            false => ClientConfig::default(),
+        }
+    }
+
     /// The start-up settings; a `--listen` that is no IP:PORT is a usage error naming it.
     fn start(&self, listen: &str) -> anyhow::Result<Start> {
         let listen: SocketAddr = listen
@@ -43,7 +55,7 @@ impl FaceArgs {
         Ok(Start::new(listen)
             .redis(self.url.clone())
             .cluster(self.cluster)
-            .client(self.conn.client_config(ClientConfig::default()))
+            .client(self.conn.client_config(self.client_config()))
             .config(self.config.clone()))
     }
 }

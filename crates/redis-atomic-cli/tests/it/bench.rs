@@ -61,7 +61,7 @@ fn assert_round_trips(name: &str, path: &str, p: &Value, want: f64) {
 }
 
 /// With batching (the default), the library path's decisions that queue up behind the calls in
-/// flight leave together: 16 tasks on 2 call slots make fewer client commands than decisions,
+/// flight leave together: 16 tasks on 4 call slots make fewer client commands than decisions,
 /// while the raw path stays at one per decision.
 #[test]
 fn library_batches_what_queues() {

@@ -23,6 +23,11 @@ impl Serve {
     /// `serve --listen 127.0.0.1:0` on the shared server, a namespace of its own, and a
     /// fixed-window policy `burst` of LIMIT per minute.
     fn start(test: &str) -> Serve {
+        Serve::start_with(test, &[])
+    }
+
+    /// [`Serve::start`] with more flags.
+    fn start_with(test: &str, flags: &[&str]) -> Serve {
         let mut config = tempfile::NamedTempFile::new().unwrap();
         write!(
             config,
@@ -35,6 +40,7 @@ impl Serve {
             .arg(RedisServer::shared().url())
             .arg("--config")
             .arg(config.path())
+            .args(flags)
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -114,6 +120,43 @@ fn python_limits_admit_exactly_limit() {
         &foreign("serve_limits.py"),
         &[&s.url, POLICY, &limit, "100"],
     );
+}
+
+/// The face's client batches decisions by default and `--no-batching` turns it off: the batch
+/// size histogram on `/metrics` has samples after the same concurrent consumes only with it on.
+#[test]
+fn no_batching_turns_the_faces_batching_off() {
+    for (flags, batching) in [(&[][..], true), (&["--no-batching"][..], false)] {
+        let s = Serve::start_with(&format!("batching-{batching}"), flags);
+        let limit = LIMIT.to_string();
+        run(
+            "python3",
+            &foreign("serve_limits.py"),
+            &[&s.url, POLICY, &limit, "100"],
+        );
+        let metrics = get(&s.url, "/metrics");
+        assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+        assert_eq!(
+            metrics.contains("redis_atomic_batch_size"),
+            batching,
+            "{flags:?}: {metrics}"
+        );
+    }
+}
+
+/// A GET over one connection (`Connection: close`): the whole response, head and body.
+fn get(url: &str, path: &str) -> String {
+    use std::io::Read;
+    let addr = url.trim_start_matches("http://");
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        conn,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    conn.read_to_string(&mut out).unwrap();
+    out
 }
 
 /// The examples in `examples/http` run against a real `serve`.
