@@ -383,12 +383,7 @@ impl IdempotencyClaim {
         env: &Env,
         ttl_ms: f64,
     ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
-        let slot = self.slot.clone();
-        let fut = move || async move {
-            let ttl = duration("ttlMs", ttl_ms)?;
-            Ok(lease::extended(slot.extend(ttl).await?)?)
-        };
-        spawn_failing(env, Call::safe(None), fut)
+        lease::extend(env, &self.slot, ttl_ms)
     }
 
     /// Stores `response` for replay; consumes the handle. After an unknown outcome,
@@ -446,7 +441,6 @@ impl IdempotencyClaim {
     /// Stops the renewals; the claim is held (unwatched) again.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn unwatch(&self, env: &Env) -> napi::Result<Promise<()>> {
-        let slot = self.slot.clone();
-        spawn_failing(env, Call::safe(None), move || slot.unwatch())
+        lease::unwatch(env, &self.slot)
     }
 }

@@ -166,12 +166,7 @@ impl Job {
         env: &Env,
         ttl_ms: f64,
     ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
-        let slot = self.slot.clone();
-        let fut = move || async move {
-            let ttl = duration("ttlMs", ttl_ms)?;
-            Ok(lease::extended(slot.extend(ttl).await?)?)
-        };
-        spawn_failing(env, Call::safe(None), fut)
+        lease::extend(env, &self.slot, ttl_ms)
     }
 
     /// Completes the job if this is still its lease; consumes the handle. After an unknown
@@ -224,7 +219,6 @@ impl Job {
     /// Stops the renewals; the job is held (unwatched) again.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn unwatch(&self, env: &Env) -> napi::Result<Promise<()>> {
-        let slot = self.slot.clone();
-        spawn_failing(env, Call::safe(None), move || slot.unwatch())
+        lease::unwatch(env, &self.slot)
     }
 }

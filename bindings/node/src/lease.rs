@@ -18,11 +18,11 @@
 //! alive; a handle that is garbage-collected stops being renewed (its lease runs out, and its
 //! signal fires once the proven lease ends).
 
-use crate::call::notify;
-use crate::convert::ms;
+use crate::call::{notify, spawn_failing, Call};
+use crate::convert::{duration, ms};
 use crate::errors::{self, Failure};
-use crate::value::{self, Out};
-use napi::bindgen_prelude::{Function, FunctionRef, JsObjectValue, Object, Unknown};
+use crate::value::{self, Out, Promise};
+use napi::bindgen_prelude::{Either, Function, FunctionRef, JsObjectValue, Object, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::lease::{
@@ -343,6 +343,30 @@ impl<L: Lease + Send + 'static> Slot<L> {
             let _ = stop.send(());
         }
     }
+}
+
+/// `extend(ttlMs)` of a handle class: the lease set to end `ttlMs` from the server's now
+/// (absolute, never added).
+pub(crate) fn extend<L: Lease + Send + 'static>(
+    env: &Env,
+    slot: &Arc<Slot<L>>,
+    ttl_ms: f64,
+) -> napi::Result<Promise<Either<Extended, NotExtended>>> {
+    let slot = slot.clone();
+    let fut = move || async move {
+        let ttl = duration("ttlMs", ttl_ms)?;
+        Ok(extended(slot.extend(ttl).await?)?)
+    };
+    spawn_failing(env, Call::safe(None), fut)
+}
+
+/// `unwatch()` of a handle class: the renewals stop and the handle is held (unwatched) again.
+pub(crate) fn unwatch<L: Lease + Send + 'static>(
+    env: &Env,
+    slot: &Arc<Slot<L>>,
+) -> napi::Result<Promise<()>> {
+    let slot = slot.clone();
+    spawn_failing(env, Call::safe(None), move || slot.unwatch())
 }
 
 /// `watch()` of a handle class: starts the watchdog and returns the `AbortSignal` that fires with

@@ -285,12 +285,7 @@ impl Lock {
         env: &Env,
         ttl_ms: f64,
     ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
-        let slot = self.slot.clone();
-        let fut = move || async move {
-            let ttl = duration("ttlMs", ttl_ms)?;
-            Ok(lease::extended(slot.extend(ttl).await?)?)
-        };
-        spawn_failing(env, Call::safe(None), fut)
+        lease::extend(env, &self.slot, ttl_ms)
     }
 
     /// Releases the lock if this lease still holds it; consumes the handle (a second end rejects
@@ -324,7 +319,6 @@ impl Lock {
     /// Stops the renewals; the handle is held (unwatched) again.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn unwatch(&self, env: &Env) -> napi::Result<Promise<()>> {
-        let slot = self.slot.clone();
-        spawn_failing(env, Call::safe(None), move || slot.unwatch())
+        lease::unwatch(env, &self.slot)
     }
 }

@@ -257,12 +257,7 @@ impl Permit {
         env: &Env,
         ttl_ms: f64,
     ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
-        let slot = self.slot.clone();
-        let fut = move || async move {
-            let ttl = duration("ttlMs", ttl_ms)?;
-            Ok(lease::extended(slot.extend(ttl).await?)?)
-        };
-        spawn_failing(env, Call::safe(None), fut)
+        lease::extend(env, &self.slot, ttl_ms)
     }
 
     /// Gives the permit back if it is still live; consumes the handle. After an unknown outcome,
@@ -296,7 +291,6 @@ impl Permit {
     /// Stops the renewals; the permit is held (unwatched) again.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn unwatch(&self, env: &Env) -> napi::Result<Promise<()>> {
-        let slot = self.slot.clone();
-        spawn_failing(env, Call::safe(None), move || slot.unwatch())
+        lease::unwatch(env, &self.slot)
     }
 }
