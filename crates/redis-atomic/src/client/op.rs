@@ -54,6 +54,7 @@ impl Client {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
+        self.open_or_refuse()?;
         let span = observe::span(&op, key);
         let started = Instant::now();
         let on_retry = |err: Option<&Error>, _attempt: u32| observe::retry(&op, err);
