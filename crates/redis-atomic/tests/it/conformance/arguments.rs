@@ -13,7 +13,9 @@ use redis_atomic_testkit::{RedisServer, ServerOptions};
 use serde_json::{json, Value};
 
 /// Commands a client sends besides its operations (loading scripts, probing the server).
-const NOT_OPERATIONS: &[&str] = &["SCRIPT", "FUNCTION", "PING", "INFO", "COMMAND", "CLIENT", "HELLO", "SELECT"];
+const NOT_OPERATIONS: &[&str] = &[
+    "SCRIPT", "FUNCTION", "PING", "INFO", "COMMAND", "CLIENT", "HELLO", "SELECT",
+];
 
 #[tokio::test]
 async fn arguments() {
@@ -25,10 +27,7 @@ async fn arguments() {
         let config = ClientConfig::default()
             .delivery(delivery)
             .force_lua(true)
-            .batching(Batching {
-                enabled: false,
-                ..Batching::default()
-            });
+            .batching(Batching::off());
         let client = Client::connect(&server.url(), config).await.unwrap();
         for case in cases("arguments") {
             let actual = run(&client, &mut monitor, &case).await;

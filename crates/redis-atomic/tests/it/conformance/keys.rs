@@ -24,8 +24,8 @@ async fn keys() {
         .unwrap();
     let mut check = Check::new("keys");
     for case in cases("keys") {
-        let actual = derive(&client, text(&case, "call"), &case["input"])
-            .unwrap_or_else(|e| error_json(&e));
+        let actual =
+            derive(&client, text(&case, "call"), &case["input"]).unwrap_or_else(|e| error_json(&e));
         check.compare(&case, &expected(&case, &["call", "input"]), &actual);
     }
     check.finish();

@@ -140,7 +140,10 @@ fn parses_monitor_lines() {
     let line = parse(b"+1700000000.123456 [0 127.0.0.1:5000] \"SET\" \"a\\\"b\" \"\\xff\\n\"\r\n");
     let line = line.unwrap();
     assert_eq!(line.source, "127.0.0.1:5000");
-    assert_eq!(line.args, vec![b"SET".to_vec(), b"a\"b".to_vec(), vec![0xff, b'\n']]);
+    assert_eq!(
+        line.args,
+        vec![b"SET".to_vec(), b"a\"b".to_vec(), vec![0xff, b'\n']]
+    );
     let lua = parse(b"+1.0 [0 lua] \"GET\" \"k\"\r\n").unwrap();
     assert_eq!(lua.source, "lua");
 }

@@ -94,7 +94,12 @@ async fn lock(locks: Locks, op: &str, input: &Value) -> Result<Option<String>, E
     }
 }
 
-async fn semaphore(c: Client, ks: &Keyspace, op: &str, input: &Value) -> Result<Option<String>, Error> {
+async fn semaphore(
+    c: Client,
+    ks: &Keyspace,
+    op: &str,
+    input: &Value,
+) -> Result<Option<String>, Error> {
     let capacity = u32::try_from(uint(input, "capacity")).expect("capacity");
     let sem = Semaphore::new(c, ks, text(input, "name"), SemaphoreConfig::new(capacity))?;
     match op {
@@ -104,7 +109,9 @@ async fn semaphore(c: Client, ks: &Keyspace, op: &str, input: &Value) -> Result<
                 .await?;
             Ok(word(&outcome))
         }
-        "release" => Ok(word(&sem.release(&token(input, "token"), fence(input)).await?)),
+        "release" => Ok(word(
+            &sem.release(&token(input, "token"), fence(input)).await?,
+        )),
         "extend" => {
             let (t, ttl) = (token(input, "token"), ms(input, "ttl_ms"));
             Ok(word(&sem.extend(&t, fence(input), ttl).await?))
@@ -114,33 +121,55 @@ async fn semaphore(c: Client, ks: &Keyspace, op: &str, input: &Value) -> Result<
     }
 }
 
-async fn idempotency(c: Client, ks: Keyspace, op: &str, input: &Value) -> Result<Option<String>, Error> {
+async fn idempotency(
+    c: Client,
+    ks: Keyspace,
+    op: &str,
+    input: &Value,
+) -> Result<Option<String>, Error> {
     let mut config = IdempotencyConfig::default();
     if let Some(cfg) = input.get("config") {
-        config = config.ttl(ms(cfg, "ttl_ms")).result_ttl(ms(cfg, "result_ttl_ms"));
+        config = config
+            .ttl(ms(cfg, "ttl_ms"))
+            .result_ttl(ms(cfg, "result_ttl_ms"));
     }
     let store = Idempotency::new(c, ks).with_config(config)?;
     let (scope, key) = (text(input, "scope"), bytes(&input["key"]));
     let t = token(input, "token");
     match op {
         "begin_with_token" => {
-            let parts: Vec<Vec<u8>> = input["fingerprint"].as_array().expect("fingerprint parts").iter().map(bytes).collect();
+            let parts: Vec<Vec<u8>> = input["fingerprint"]
+                .as_array()
+                .expect("fingerprint parts")
+                .iter()
+                .map(bytes)
+                .collect();
             let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
             let fp = Fingerprint::of(&parts);
             Ok(word(&store.begin_with_token(scope, &key, fp, &t).await?))
         }
         "complete" => {
             let response = response(&input["response"]);
-            Ok(word(&store.complete(scope, &key, &t, fence(input), &response).await?))
+            Ok(word(
+                &store
+                    .complete(scope, &key, &t, fence(input), &response)
+                    .await?,
+            ))
         }
         "fail" => {
             let failure = match text(input, "failure") {
                 "retryable" => Failure::Retryable,
                 _ => Failure::Final(response(&input["response"])),
             };
-            Ok(word(&store.fail(scope, &key, &t, fence(input), &failure).await?))
+            Ok(word(
+                &store.fail(scope, &key, &t, fence(input), &failure).await?,
+            ))
         }
-        "extend" => Ok(word(&store.extend(scope, &key, &t, fence(input), ms(input, "ttl_ms")).await?)),
+        "extend" => Ok(word(
+            &store
+                .extend(scope, &key, &t, fence(input), ms(input, "ttl_ms"))
+                .await?,
+        )),
         other => panic!("unknown idempotency operation {other:?}"),
     }
 }
@@ -185,7 +214,12 @@ pub fn policy_of(v: &Value) -> Result<Policy, Error> {
     Policy::new(limits_of(v)?)
 }
 
-async fn ratelimit(c: Client, ks: Keyspace, op: &str, input: &Value) -> Result<Option<String>, Error> {
+async fn ratelimit(
+    c: Client,
+    ks: Keyspace,
+    op: &str,
+    input: &Value,
+) -> Result<Option<String>, Error> {
     let limiter = RateLimiter::new(c, ks, policy_of(&input["limits"])?);
     let (identity, cost) = (text(input, "identity"), uint(input, "cost"));
     match op {
@@ -243,7 +277,12 @@ fn queue_config(v: Option<&Value>) -> QueueConfig {
 }
 
 async fn queue(c: Client, ks: &Keyspace, op: &str, input: &Value) -> Result<Option<String>, Error> {
-    let q = Queue::new(c, ks, text(input, "name"), queue_config(input.get("config")))?;
+    let q = Queue::new(
+        c,
+        ks,
+        text(input, "name"),
+        queue_config(input.get("config")),
+    )?;
     let outcome = match op {
         "enqueue" => {
             let run_at = if input.get("delay_ms").is_some() {
@@ -260,12 +299,18 @@ async fn queue(c: Client, ks: &Keyspace, op: &str, input: &Value) -> Result<Opti
             let (w, ttl) = (token(input, "worker"), ms(input, "ttl_ms"));
             let max = usize::try_from(uint(input, "max_jobs")).expect("max_jobs");
             let claim = match input.get("claim_id") {
-                Some(id) => q.claim_with_id(&w, ttl, max, id.as_str().expect("claim id")).await?,
+                Some(id) => {
+                    q.claim_with_id(&w, ttl, max, id.as_str().expect("claim id"))
+                        .await?
+                }
                 None => q.claim(&w, ttl, max).await?,
             };
             word(&claim)
         }
-        "ack" => word(&q.ack(text(input, "job_id"), &token(input, "token"), fence(input)).await?),
+        "ack" => word(
+            &q.ack(text(input, "job_id"), &token(input, "token"), fence(input))
+                .await?,
+        ),
         "nack" => {
             let (id, t, f) = (text(input, "job_id"), token(input, "token"), fence(input));
             let after = ms(input, "retry_after_ms");
@@ -287,16 +332,32 @@ async fn fenced(f: FencedWrites, op: &str, input: &Value) -> Result<Option<Strin
     for w in input["writes"].as_array().expect("writes") {
         let key = f.key(resource, text(w, "part"))?;
         let list = |field: &str| -> Vec<Vec<u8>> {
-            w[field].as_array().expect(field).iter().map(bytes).collect()
+            w[field]
+                .as_array()
+                .expect(field)
+                .iter()
+                .map(bytes)
+                .collect()
         };
         writes.push(match text(w, "op") {
-            "set" if w.get("ttl_ms").is_some() => Write::set_px(key, bytes(&w["value"]), ms(w, "ttl_ms")),
+            "set" if w.get("ttl_ms").is_some() => {
+                Write::set_px(key, bytes(&w["value"]), ms(w, "ttl_ms"))
+            }
             "set" => Write::set(key, bytes(&w["value"])),
             "hset" => Write::hset(
                 key,
-                w["fields"].as_array().expect("fields").iter().map(|p| (string(&p[0]), bytes(&p[1]))),
+                w["fields"]
+                    .as_array()
+                    .expect("fields")
+                    .iter()
+                    .map(|p| (string(&p[0]), bytes(&p[1]))),
             ),
-            "hdel" => Write::hdel(key, list("fields").into_iter().map(|b| String::from_utf8(b).expect("UTF-8 field"))),
+            "hdel" => Write::hdel(
+                key,
+                list("fields")
+                    .into_iter()
+                    .map(|b| String::from_utf8(b).expect("UTF-8 field")),
+            ),
             "sadd" => Write::sadd(key, list("members")),
             "srem" => Write::srem(key, list("members")),
             "del" => Write::del(key),
@@ -304,13 +365,19 @@ async fn fenced(f: FencedWrites, op: &str, input: &Value) -> Result<Option<Strin
             other => panic!("unknown write op {other:?}"),
         });
     }
-    Ok(word(&f.fenced_write(resource, fence(input), &writes).await?))
+    Ok(word(
+        &f.fenced_write(resource, fence(input), &writes).await?,
+    ))
 }
 
 async fn dedup(d: Dedup, op: &str, input: &Value) -> Result<Option<String>, Error> {
     assert_eq!(op, "first_seen_as", "unknown dedup operation");
     let first = d
-        .first_seen_as(text(input, "event_id"), ms(input, "ttl_ms"), &token(input, "token"))
+        .first_seen_as(
+            text(input, "event_id"),
+            ms(input, "ttl_ms"),
+            &token(input, "token"),
+        )
         .await?;
     Ok(Some(if first { "first" } else { "duplicate" }.to_string()))
 }

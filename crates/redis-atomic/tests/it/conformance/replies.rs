@@ -6,7 +6,7 @@
 use super::vectors::{bytes, cases, expected, text, Check};
 use redis::Value as Resp;
 use redis_atomic::lease::Fence;
-use redis_atomic::script::registry::*;
+use redis_atomic::script::registry::{self, *};
 use redis_atomic::script::{find, FromReply, Reply};
 use redis_atomic::Error;
 use redis_atomic_scripts::returns::{self, Field, Item, Type};
@@ -137,8 +137,9 @@ fn camel(name: &str) -> String {
     name.split('_')
         .map(|p| {
             let mut c = p.chars();
-            c.next()
-                .map_or(String::new(), |f| f.to_ascii_uppercase().to_string() + c.as_str())
+            c.next().map_or(String::new(), |f| {
+                f.to_ascii_uppercase().to_string() + c.as_str()
+            })
         })
         .collect()
 }
@@ -168,7 +169,10 @@ fn render(script: &str, status: &str, fields: &Value) -> Result<String, String> 
         let (name, text) = match item {
             Item::Field(f) => (json_name(f), field(f, &given.get(&json_name(f)))?),
             Item::Group(g) => {
-                let reps = given.get(&g.name).and_then(Value::as_array).ok_or(format!("{} must be an array", g.name))?;
+                let reps = given
+                    .get(&g.name)
+                    .and_then(Value::as_array)
+                    .ok_or(format!("{} must be an array", g.name))?;
                 let ty = format!("{}{}Item", camel(script), camel(&g.name));
                 let mut items = Vec::new();
                 for rep in reps {
@@ -189,17 +193,32 @@ fn render(script: &str, status: &str, fields: &Value) -> Result<String, String> 
         parts.push(format!("{rust_name}: {text}"));
     }
     if let Some(extra) = given.keys().find(|k| !names.contains(k)) {
-        return Err(format!("field {extra:?} is not in the header of {script}/{status}"));
+        return Err(format!(
+            "field {extra:?} is not in the header of {script}/{status}"
+        ));
     }
     let variant = camel(status);
-    Ok(if parts.is_empty() { variant } else { format!("{variant} {{ {} }}", parts.join(", ")) })
+    Ok(if parts.is_empty() {
+        variant
+    } else {
+        format!("{variant} {{ {} }}", parts.join(", "))
+    })
 }
 
 /// The `Debug` of one field's generated value.
 fn field(f: &Field, v: &Option<&Value>) -> Result<String, String> {
-    let missing = || format!("field {:?} is missing or of the wrong JSON type", json_name(f));
+    let missing = || {
+        format!(
+            "field {:?} is missing or of the wrong JSON type",
+            json_name(f)
+        )
+    };
     let Some(v) = v.filter(|v| !v.is_null()) else {
-        return if f.optional { Ok("None".into()) } else { Err(missing()) };
+        return if f.optional {
+            Ok("None".into())
+        } else {
+            Err(missing())
+        };
     };
     let uint = || v.as_u64().ok_or_else(missing);
     let text = match &f.ty {
@@ -213,5 +232,9 @@ fn field(f: &Field, v: &Option<&Value>) -> Result<String, String> {
         Type::Str | Type::Text => format!("{:?}", v.as_str().ok_or_else(missing)?),
         Type::Word(_) => camel(v.as_str().ok_or_else(missing)?),
     };
-    Ok(if f.optional { format!("Some({text})") } else { text })
+    Ok(if f.optional {
+        format!("Some({text})")
+    } else {
+        text
+    })
 }
