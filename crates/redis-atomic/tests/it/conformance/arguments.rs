@@ -6,7 +6,7 @@
 
 use super::monitor::{Line, Monitor};
 use super::operations;
-use super::vectors::{bytes_json, cases, error_json, expected, text, Check};
+use super::vectors::{bytes_json, cases, error_json, expected, id, text, Check};
 use redis_atomic::script::{registry, ScriptDef};
 use redis_atomic::{Batching, Client, ClientConfig, Delivery};
 use redis_atomic_testkit::{RedisServer, ServerOptions};
@@ -32,7 +32,8 @@ async fn arguments() {
         for case in cases("arguments") {
             let actual = run(&client, &mut monitor, &case).await;
             let want = expected(&case, &["operation", "input", "setup"]);
-            check.compare(&case, &want, &actual);
+            let label = format!("{} (delivery {})", id(&case), delivery.name());
+            check.compare_as(&label, &want, &actual);
         }
     }
     check.finish();

@@ -56,8 +56,7 @@ async fn staged(case: &Value) -> Error {
             let url = format!("redis://127.0.0.1:{}", free_port());
             Client::connect(&url, ClientConfig::default())
                 .await
-                .err()
-                .expect("a connect to a closed port fails")
+                .expect_err("a connect to a closed port fails")
         }
         "timeout_after_send" => timeout_after_send(case).await,
         other => panic!("unknown event {other:?}"),
