@@ -74,22 +74,27 @@ def escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def face_cell(row: dict[str, Any], face: str) -> str:
+def face_cell(row: dict[str, Any], face: str, above: dict[str, Any] | None) -> str:
+    """A spelling, or `—` and why the face lacks the word (`as above` when the row above said it)."""
     if row[face] is not None:
         return escape(cell(row[face]))
     why = row.get("why", {}).get(face)
+    if above is not None and above[face] is None and why and above.get("why", {}).get(face) == why:
+        return "— *as above*"
     return "— " + escape(f"*{why}*") if why else "—"
 
 
 def table(prim: dict[str, Any], faces: list[str]) -> list[str]:
     head = ["kind", "word", "meaning", *faces]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    above = None
     for row in prim["words"]:
         meaning = row["meaning"] + (f" ({row['note']})" if row.get("note") else "")
         if row.get("code"):
             meaning += f"; code `{row['code']}`"
-        cells = [row["kind"], f"`{row['word']}`", escape(meaning), *(face_cell(row, f) for f in faces)]
+        cells = [row["kind"], f"`{row['word']}`", escape(meaning), *(face_cell(row, f, above) for f in faces)]
         lines.append("| " + " | ".join(cells) + " |")
+        above = row
     return lines
 
 
