@@ -462,7 +462,7 @@ def run(args: argparse.Namespace) -> Drifts:
         "rust": lambda: check_rust(table, Path(args.rust_src)),
         "node": lambda: check_node(table, Path(args.node_dir)),
         "http": lambda: check_http(table, http_doc(args)),
-        "python": lambda: check_python(table, need(args.python, "--python")) + check_stub(args.python),
+        "python": lambda: check_python(table, interpreter(args.python)) + check_stub(interpreter(args.python)),
         "java": lambda: check_later(table, "java", Path(args.root)),
         "go": lambda: check_later(table, "go", Path(args.root)),
     }
@@ -477,6 +477,12 @@ def need(value: str | None, flag: str) -> str:
     if not value:
         raise SystemExit(f"parity: this face needs {flag}")
     return value
+
+
+def interpreter(path: str | None) -> str:
+    """The `--python` interpreter, absolute (its probes run from `/`, away from any source tree)."""
+    path = need(path, "--python")
+    return os.path.abspath(path) if os.sep in path else path
 
 
 def http_doc(args: argparse.Namespace) -> dict[str, Any]:
