@@ -49,6 +49,16 @@ def drift(face: str, row: Row, what: str) -> str:
     return f"{face}: {row['kind']} {row['word']}: {what}"
 
 
+def check_each(table: dict[str, Any], face: str, missing: Callable[[Row], str | None]) -> Drifts:
+    """One line for each word the face spells whose spelling `missing` says is not there."""
+    out = []
+    for row in rows(table):
+        what = missing(row) if row[face] is not None else None
+        if what:
+            out.append(drift(face, row, what))
+    return out
+
+
 def check_table(table: dict[str, Any]) -> Drifts:
     """The table itself: every face key present; a null spelling says why (Java, Go: not yet)."""
     out = []
@@ -142,13 +152,7 @@ def rust_missing(index: RustIndex, spelling: str) -> str | None:
 
 def check_rust(table: dict[str, Any], src: Path) -> Drifts:
     index = RustIndex(src)
-    out = []
-    for row in rows(table):
-        if row["rust"]:
-            missing = rust_missing(index, row["rust"])
-            if missing:
-                out.append(drift("rust", row, missing))
-    return out
+    return check_each(table, "rust", lambda row: rust_missing(index, row["rust"]))
 
 
 # --- node -------------------------------------------------------------------------------------
@@ -225,13 +229,7 @@ def node_missing(index: NodeIndex, spelling: str, code: str | None) -> str | Non
 def check_node(table: dict[str, Any], folder: Path) -> Drifts:
     texts = [(folder / n).read_text() for n in ("index.d.ts", "errors.d.ts") if (folder / n).exists()]
     index = NodeIndex(texts)
-    out = []
-    for row in rows(table):
-        if row["node"]:
-            missing = node_missing(index, row["node"], row.get("code"))
-            if missing:
-                out.append(drift("node", row, missing))
-    return out
+    return check_each(table, "node", lambda row: node_missing(index, row["node"], row.get("code")))
 
 
 # --- http -------------------------------------------------------------------------------------
@@ -333,13 +331,7 @@ def http_missing(doc: dict[str, Any], spelling: dict[str, Any]) -> str | None:
 
 
 def check_http(table: dict[str, Any], doc: dict[str, Any]) -> Drifts:
-    out = []
-    for row in rows(table):
-        if row["http"]:
-            missing = http_missing(doc, row["http"])
-            if missing:
-                out.append(drift("http", row, missing))
-    return out
+    return check_each(table, "http", lambda row: http_missing(doc, row["http"]))
 
 
 # --- python -----------------------------------------------------------------------------------

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -23,11 +23,11 @@ import vocabulary  # noqa: E402
 TABLE = json.loads(parity.TABLE.read_text())
 
 
-def word(name: str) -> dict:
+def word(name: str) -> dict[str, Any]:
     return next(r for r in parity.rows(TABLE) if r["word"] == name)
 
 
-def only(*names: str) -> dict:
+def only(*names: str) -> dict[str, Any]:
     """The real table cut down to these words (their spellings as the table has them)."""
     return {"primitives": [{"words": [word(n) for n in names]}]}
 
@@ -60,7 +60,7 @@ class Renames(unittest.TestCase):
         self.assertEqual(new, {"rust: outcome lock.acquire/held: variant Acquire::Held missing"})
 
     def test_http_rename_of_a_field_fails_naming_it(self) -> None:
-        doc = {
+        doc: dict[str, Any] = {
             "paths": {
                 "/v1/locks/{resource}/acquire": {
                     "post": {"responses": {"409": {"content": {"application/json": {
