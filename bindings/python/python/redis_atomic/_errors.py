@@ -52,6 +52,11 @@ class RedisAtomicError(Exception):
     """Base class of every error this package raises."""
 
     code: ClassVar[str] = "redis_atomic"
+    # The facts every error carries (set per instance from the library's error).
+    nothing_ran: bool = False
+    transient: bool = False
+    timed_out: bool = False
+    retry_safe: bool = False
 
     def __init__(
         self,
