@@ -185,17 +185,25 @@ def test_every_documented_spelling_is_accepted(redis_url: str) -> None:
 
 
 def test_retry_safe_is_the_calls_own(client: ra.Client, redis_server: RedisServer) -> None:
-    """Whether a resend is safe is set by the library per call: an acquire with the caller's
-    token, or an add with a request id, may be resent; the same without them may not."""
-    stalled = ra.connect(redis_server.url, timeout=0.2, retry=ra.RetryPolicy.none())
+    """Whether a resend is safe is set by the library per call: an acquire or a dedup with the
+    caller's token, or an add with a request id, may be resent; the same without them may
+    not."""
+    # Each timed-out call discards its connection: one pooled connection per call below.
+    stalled = ra.connect(
+        redis_server.url, timeout=0.2, retry=ra.RetryPolicy.none(), pool_size=8
+    )
     locks, quotas = ra.Locks(stalled, "t"), ra.Quotas(stalled, "t")
+    dedup = ra.Dedup(stalled, "t")
     locks.acquire("warm", 1, token="w")
     quotas.add("warm", 1, (0, 5), request_id="w")
+    dedup.first_seen("warm", 1)
     calls: list[tuple[str, Callable[[], Any], bool]] = [
         ("acquire with a token", lambda: locks.acquire("r", 10, token="mine"), True),
         ("acquire without", lambda: locks.acquire("r", 10), False),
         ("add with a request id", lambda: quotas.add("q", 1, (0, 5), request_id="r"), True),
         ("add without", lambda: quotas.add("q", 1, (0, 5)), False),
+        ("first_seen with a token", lambda: dedup.first_seen("e", 10, token="mine"), True),
+        ("first_seen without", lambda: dedup.first_seen("e", 10), False),
     ]
     with redis_server.stalled():
         for what, call, safe in calls:
