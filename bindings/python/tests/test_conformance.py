@@ -143,14 +143,15 @@ def test_spellings(redis_url: str) -> None:
 
 
 def facts(e: ra.RedisAtomicError) -> dict[str, Any]:
-    out = {"code": e.code} | {f: getattr(e, f) for f in FACTS}
+    """The error as the file spells it: its code under ``error``, and its facts."""
+    out = {"error": e.code} | {f: getattr(e, f) for f in FACTS}
     if isinstance(e, ra.OutcomeUnknown):
         out["attempts"] = e.attempts
     return out
 
 
 def check(case: dict[str, Any], e: ra.RedisAtomicError) -> None:
-    want = expected(case, ("code", *FACTS, "attempts"))
+    want = expected(case, ("error", *FACTS, "attempts"))
     got = {k: v for k, v in facts(e).items() if k in want}
     assert got == want, f"{case['id']}: expected {want}, got {facts(e)}"
 
