@@ -322,6 +322,7 @@ impl Waiter {
             },
             attempts: 1,
             timed_out,
+            retry_safe: false,
         })
     }
 
