@@ -132,6 +132,7 @@ impl MultiWrite {
                 || self.attempt(client, &cmds),
             )
             .await
+            .map_err(|e| e.retry_safe_if(true))
     }
 
     async fn attempt(&self, client: &Client, cmds: &[Cmd]) -> Result<Vec<Value>, Error> {
