@@ -6,7 +6,7 @@
 //! (`{ applied: false, highest }`), not an error.
 
 use crate::call::{spawn, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, num, opt_duration, uint};
 use crate::errors::{self, bad};
 use crate::value::{Js, Promise};
@@ -70,6 +70,7 @@ pub struct FencedKeys {
 #[napi]
 pub struct FencedWrites {
     inner: Lib,
+    pub(crate) gate: Gate,
 }
 
 #[napi]
@@ -77,8 +78,9 @@ impl FencedWrites {
     /// Fenced writes whose fence records live under `options.namespace`.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: FencedWritesOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
-            let f = Lib::new(client.inner.clone(), Keyspace::new(options.namespace)?);
+            let f = Lib::new(conn, Keyspace::new(options.namespace)?);
             match opt_duration("retentionMs", options.retention_ms)? {
                 Some(r) => f.with_retention(r),
                 None => Ok(f),
@@ -86,6 +88,7 @@ impl FencedWrites {
         };
         Ok(FencedWrites {
             inner: build().map_err(|e| errors::sync(env, e))?,
+            gate,
         })
     }
 
@@ -114,7 +117,7 @@ impl FencedWrites {
                 writes: num(writes),
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// The highest fence that wrote to `resource` (0 if none is remembered).
@@ -122,7 +125,7 @@ impl FencedWrites {
     pub fn highest(&self, env: &Env, resource: String) -> napi::Result<Promise<f64>> {
         let f = self.inner.clone();
         let fut = move || async move { Ok(num(f.highest(&resource).await?.0)) };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// A data key under `resource`'s tag.

@@ -9,7 +9,7 @@
 //! (method, path, body…) are hashed into the library's fingerprint.
 
 use crate::call::{spawn, spawn_failing, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, ms, opt_duration, uint};
 use crate::errors::{self, bad};
 use crate::lease::{self, Slot, WatchOptions};
@@ -100,6 +100,7 @@ pub struct IdempotencyKeys {
 #[napi]
 pub struct Idempotency {
     inner: Lib,
+    pub(crate) gate: Gate,
 }
 
 #[napi]
@@ -107,6 +108,7 @@ impl Idempotency {
     /// A store under `options.namespace`. Throws `BadArgumentError` for a ttl out of range.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: IdempotencyOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
             let mut config = IdempotencyConfig::default();
             if let Some(ttl) = opt_duration("ttlMs", options.ttl_ms)? {
@@ -121,10 +123,11 @@ impl Idempotency {
                 config = config.max_response_bytes(n);
             }
             let keyspace = Keyspace::new(options.namespace)?;
-            Lib::new(client.inner.clone(), keyspace).with_config(config)
+            Lib::new(conn, keyspace).with_config(config)
         };
         Ok(Idempotency {
             inner: build().map_err(|e| errors::sync(env, e))?,
+            gate,
         })
     }
 
@@ -147,13 +150,13 @@ impl Idempotency {
             Some(o) => (o.token, o.signal),
             None => (None, None),
         };
-        let call = Call::retry_safe_if(token.is_some(), signal.as_ref());
+        let call = Call::abortable(&self.gate, signal.as_ref(), token.is_some());
         let parts: Vec<Vec<u8>> = match &request {
             Either::A(one) => vec![bytes(one)],
             Either::B(many) => many.iter().map(bytes).collect(),
         };
         let key = bytes(&key);
-        let store = self.inner.clone();
+        let (store, gate) = (self.inner.clone(), self.gate.clone());
         let fut = move || async move {
             let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
             let fp = Fingerprint::of(&refs);
@@ -164,7 +167,7 @@ impl Idempotency {
                 }
                 None => store.begin(&scope, &key, fp).await?,
             };
-            begin_out(begun, scope, key)
+            begin_out(begun, scope, key, gate)
         };
         spawn(env, call, fut)
     }
@@ -180,14 +183,14 @@ impl Idempotency {
         token: String,
         fence: f64,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         let (store, key) = (self.inner.clone(), bytes(&key));
         let fut = move || async move {
             let (token, fence) = (lease::token(token)?, lease::fence(fence)?);
             let ttl = duration("ttlMs", ttl_ms)?;
             lease::extended(store.extend(&scope, &key, &token, fence, ttl).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Stores `response` as the result of the claim `token` holds with `fence`: `complete()` by
@@ -209,7 +212,7 @@ impl Idempotency {
             let r = response?;
             stored(store.complete(&scope, &key, &token, fence, &r).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Ends the claim `token` holds with `fence` with a failure: `fail()` by parts. Without a
@@ -232,7 +235,7 @@ impl Idempotency {
             let f = failure?;
             stored(store.fail(&scope, &key, &token, fence, &f).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// The keys of (`scope`, `key`).
@@ -268,9 +271,9 @@ fn stored(o: Outcome) -> Result<Js<StoreResult>, Error> {
     }))
 }
 
-fn begin_out(b: Begin, scope: String, key: Vec<u8>) -> Result<Out, Error> {
+fn begin_out(b: Begin, scope: String, key: Vec<u8>, gate: Gate) -> Result<Out, Error> {
     Ok(match b {
-        Begin::Claimed(claim) => Js(IdempotencyClaim::new(claim, scope, key)).resolve(),
+        Begin::Claimed(claim) => Js(IdempotencyClaim::new(claim, scope, key, gate)).resolve(),
         Begin::InProgress { retry_after } => Js(InProgress {
             status: "inProgress".into(),
             retry_after_ms: ms(retry_after),
@@ -309,10 +312,10 @@ pub struct IdempotencyClaim {
 }
 
 impl IdempotencyClaim {
-    fn new(claim: Claim, scope: String, key: Vec<u8>) -> Self {
+    fn new(claim: Claim, scope: String, key: Vec<u8>, gate: Gate) -> Self {
         let takeover = claim.is_takeover();
         IdempotencyClaim {
-            slot: Slot::new(claim, "IdempotencyClaim", "complete() or fail()"),
+            slot: Slot::new(claim, gate, "IdempotencyClaim", "complete() or fail()"),
             takeover,
             scope,
             key,
@@ -382,7 +385,7 @@ impl IdempotencyClaim {
         &self,
         env: &Env,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         lease::extend(env, &self.slot, ttl_ms)
     }
 
@@ -404,7 +407,7 @@ impl IdempotencyClaim {
             let claim = slot.take().await?;
             Ok(stored(claim.complete(&response).await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
     /// Ends the claim with a failure; consumes the handle. Without a response the key is freed
@@ -424,7 +427,7 @@ impl IdempotencyClaim {
             let claim = slot.take().await?;
             Ok(stored(claim.fail(&failure).await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
     /// Renews the lease in the background until `complete()`, `fail()` or `unwatch()`; returns

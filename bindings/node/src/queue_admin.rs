@@ -195,7 +195,7 @@ impl Queue {
                 acked: n(s.acked),
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// One job's state.
@@ -209,7 +209,7 @@ impl Queue {
     ) -> napi::Result<Promise<Either5<JobQueued, JobRunning, JobDead, JobAcked, JobUnknown>>> {
         let queue = self.inner.clone();
         let fut = move || async move { state(queue.inspect(&job_id).await?) };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// A page of dead letters, oldest first.
@@ -240,7 +240,7 @@ impl Queue {
                     .collect(),
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Moves dead letter `jobId` back to the queue, due after `delayMs` (default 0), its
@@ -262,7 +262,7 @@ impl Queue {
             };
             Ok(Js(Requeued { requeued }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Deletes dead letters (oldest first), each with its record, payload and last error.
@@ -283,7 +283,7 @@ impl Queue {
                 remaining: p.remaining as f64,
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Returns at most `limit` (1..=1000, default 100) expired leases to the queue (or the dead
@@ -299,7 +299,7 @@ impl Queue {
                 dead: r.dead as f64,
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Every key of this queue.

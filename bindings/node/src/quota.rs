@@ -6,7 +6,7 @@
 //! `OutcomeUnknownError` says `retrySafe: false`: the add may have happened.
 
 use crate::call::{spawn, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, int, opt_duration};
 use crate::errors;
 use crate::value::{flag, Js, Kind, Out, Promise};
@@ -83,6 +83,7 @@ pub struct QuotaKeys {
 #[napi]
 pub struct Quotas {
     inner: Lib,
+    gate: Gate,
 }
 
 #[napi]
@@ -90,15 +91,16 @@ impl Quotas {
     /// Quotas whose keys live under `options.namespace`.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: QuotasOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
-            let mut q = Lib::new(client.inner.clone(), Keyspace::new(options.namespace)?);
+            let mut q = Lib::new(conn, Keyspace::new(options.namespace)?);
             if let Some(ttl) = opt_duration("requestTtlMs", options.request_ttl_ms)? {
                 q = q.with_request_ttl(ttl)?;
             }
             Ok(q)
         };
         let inner = build().map_err(|e| errors::sync(env, e))?;
-        Ok(Quotas { inner })
+        Ok(Quotas { inner, gate })
     }
 
     /// Adds `delta` unless the result would leave `[min, max]` (or clamps, with `clamp`).
@@ -110,10 +112,8 @@ impl Quotas {
         delta: f64,
         options: AddOptions<'env>,
     ) -> napi::Result<Promise<AddResult>> {
-        let call = match options.request_id {
-            Some(_) => Call::safe(options.signal.as_ref()),
-            None => Call::unsafe_to_resend(options.signal.as_ref()),
-        };
+        let resend_safe = options.request_id.is_some();
+        let call = Call::abortable(&self.gate, options.signal.as_ref(), resend_safe);
         let q = self.inner.clone();
         let (min, max, ttl) = (options.min, options.max, options.ttl_ms);
         let (clamp, id) = (options.clamp.unwrap_or(false), options.request_id);
@@ -146,7 +146,7 @@ impl Quotas {
     pub fn get(&self, env: &Env, name: String) -> napi::Result<Promise<f64>> {
         let q = self.inner.clone();
         let fut = move || async move { Ok(q.get(&name).await? as f64) };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Sets the counter's TTL only if it has none: `true` when set.
@@ -154,7 +154,7 @@ impl Quotas {
     pub fn expire_once(&self, env: &Env, name: String, ttl_ms: f64) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.expire_once(&name, duration("ttlMs", ttl_ms)?).await };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Moves expiry to `ttlMs` from now only if that is later (never shortens): `true` when
@@ -163,7 +163,7 @@ impl Quotas {
     pub fn extend_ttl(&self, env: &Env, name: String, ttl_ms: f64) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.extend_ttl(&name, duration("ttlMs", ttl_ms)?).await };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Raises the value to `candidate` unless it already holds at least that.
@@ -186,7 +186,7 @@ impl Quotas {
                 value: value as f64,
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Adds members and raises smaller scores, never lowering one (`ZADD GT CH`): how many
@@ -210,7 +210,7 @@ impl Quotas {
                 .collect::<Result<Vec<_>, Error>>()?;
             Ok(q.add_unless_smaller(&set, &scored).await? as f64)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// The keys of counter `name` (and of `requestId`'s record).

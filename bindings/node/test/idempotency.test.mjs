@@ -122,8 +122,8 @@ test('a claim whose lease ran out is taken over; the old executor\'s complete st
   assert.deepEqual([fresh.status, fresh.takeover], ['claimed', true])
   assert.ok(fresh.fence > stale.fence)
   assert.deepEqual(await stale.complete({ status: 200, body: 'stale' }), { stored: false })
-  assert.deepEqual(await stale.extend(1_000).catch((e) => e.code), 'HandleEnded')
-  assert.deepEqual(await same.extend(1_000), { extended: false })
+  assert.deepEqual(await stale.extend(1_000).catch((e) => e.code), 'handle_ended')
+  assert.deepEqual(await same.extend(1_000), { lost: true, extended: false })
   // By parts, with the winner's token and fence.
   assert.deepEqual(await idem.extend('t', 'k', fresh.token, fresh.fence, 5_000), {
     extended: true,
