@@ -108,9 +108,23 @@ export interface Client {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+/** @deprecated The class is `LockGuard`. */
+export { LockGuard as Lock }
+/** @deprecated The class is `Claim`. */
+export { Claim as IdempotencyClaim }
 /** @deprecated `inspect()` answers `Locked | Free`. */
 export type LockInfo = Locked | Free
 /** @deprecated The one `Lost` answers every lease verb. */
 export type NotReleased = Lost
 /** @deprecated The one `Lost` answers every lease verb. */
 export type NotExtended = Lost
+/** @deprecated `add()` answers `Applied | Refused`. */
+export type AddResult = Applied | Refused
+/** @deprecated `raise()` answers `Raised | Kept`. */
+export type RaiseResult = Raised | Kept
+/** @deprecated `write()` answers `Written | Stale`. */
+export type FencedResult = Written | Stale
+/** @deprecated A claim's end answers `Stored | Lost`. */
+export type StoreResult = Stored | Lost
+/** @deprecated `inspect()` answers `SemaphoreState`. */
+export type SemaphoreInfo = SemaphoreState

@@ -108,12 +108,71 @@ export interface Client {
   [Symbol.asyncDispose](): Promise<void>
 }
 
+/** @deprecated The class is `LockGuard`. */
+export { LockGuard as Lock }
+/** @deprecated The class is `Claim`. */
+export { Claim as IdempotencyClaim }
 /** @deprecated `inspect()` answers `Locked | Free`. */
 export type LockInfo = Locked | Free
 /** @deprecated The one `Lost` answers every lease verb. */
 export type NotReleased = Lost
 /** @deprecated The one `Lost` answers every lease verb. */
 export type NotExtended = Lost
+/** @deprecated `add()` answers `Applied | Refused`. */
+export type AddResult = Applied | Refused
+/** @deprecated `raise()` answers `Raised | Kept`. */
+export type RaiseResult = Raised | Kept
+/** @deprecated `write()` answers `Written | Stale`. */
+export type FencedResult = Written | Stale
+/** @deprecated A claim's end answers `Stored | Lost`. */
+export type StoreResult = Stored | Lost
+/** @deprecated `inspect()` answers `SemaphoreState`. */
+export type SemaphoreInfo = SemaphoreState
+
+/**
+ * A live claim: run the request, then `complete(response)` or `fail(response?)` (both consume
+ * the handle). Pass `fence` to the side effect's own store. Dropping it does nothing: the lease
+ * runs out and the next duplicate takes the key over.
+ */
+export declare class Claim {
+  /** Always `'claimed'`. */
+  get status(): 'claimed'
+  /** The scope of the claimed key. */
+  get scope(): string
+  /** The claimed idempotency key. */
+  get key(): Buffer
+  /** The claim's fence (its generation): strictly increasing per key. */
+  get fence(): number
+  /** The owner token (`begin` with it again after an unknown outcome). */
+  get token(): string
+  /** Whether this claim took over an earlier executor's expired lease. */
+  get takeover(): boolean
+  /** The lease's length as last set, ms. */
+  get ttlMs(): number
+  /** How long the lease surely lasts from now by the local clock, ms (0 once past). */
+  get expiresInMs(): number
+  /** Whether `complete()` or `fail()` was called. */
+  get ended(): boolean
+  /** Sets the lease to end `ttlMs` from the server's now. */
+  extend(ttlMs: number): Promise<Extended | Lost>
+  /**
+   * Stores `response` for replay; consumes the handle. After an unknown outcome,
+   * `Idempotency.complete` by parts.
+   */
+  complete(response: ResponseInit): Promise<Stored | Lost>
+  /**
+   * Ends the claim with a failure; consumes the handle. Without a response the key is freed
+   * (the next attempt runs the request again); with one, duplicates replay it.
+   */
+  fail(response?: ResponseInit | undefined | null): Promise<Stored | Lost>
+  /**
+   * Renews the lease in the background until `complete()`, `fail()` or `unwatch()`; returns
+   * the `AbortSignal` that fires (with a `LeaseLostError`) if the claim is lost.
+   */
+  watch(options?: WatchOptions | undefined | null): AbortSignal
+  /** Stops the renewals; the claim is held (unwatched) again. */
+  unwatch(): Promise<void>
+}
 
 /**
  * A connection pool to Redis (one server, a Sentinel-named primary, or a Redis Cluster) that
@@ -164,7 +223,7 @@ export declare class FencedWrites {
    * Applies `writes` only if `fence` is at least the highest fence that wrote to `resource`,
    * and records it; all or nothing. Retry-safe.
    */
-  write(resource: string, fence: number, writes: Array<FencedWrite>): Promise<FencedResult>
+  write(resource: string, fence: number, writes: Array<FencedWrite>): Promise<Written | Stale>
   /** The highest fence that wrote to `resource` (0 if none is remembered). */
   highest(resource: string): Promise<number>
   /** A data key under `resource`'s tag. */
@@ -182,7 +241,7 @@ export declare class Idempotency {
    * the fingerprint): resolves with a claim handle or the answer for a duplicate.
    * `OutcomeUnknownError.retrySafe` is true when you gave a `token`.
    */
-  begin(scope: string, key: string | Buffer, request: string | Buffer | Array<string | Buffer>, options?: BeginOptions | undefined | null): Promise<IdempotencyClaim | InProgress | Replay | Mismatch>
+  begin(scope: string, key: string | Buffer, request: string | Buffer | Array<string | Buffer>, options?: BeginOptions | undefined | null): Promise<Claim | InProgress | Replay | Mismatch>
   /**
    * Sets the lease of the claim `token` holds on (`scope`, `key`) with `fence` to end `ttlMs`
    * from the server's now: `extend()` by parts.
@@ -192,60 +251,15 @@ export declare class Idempotency {
    * Stores `response` as the result of the claim `token` holds with `fence`: `complete()` by
    * parts. Repeating it is safe (a repeat answers `{ stored: true }` again).
    */
-  complete(scope: string, key: string | Buffer, token: string, fence: number, response: ResponseInit): Promise<StoreResult>
+  complete(scope: string, key: string | Buffer, token: string, fence: number, response: ResponseInit): Promise<Stored | Lost>
   /**
    * Ends the claim `token` holds with `fence` with a failure: `fail()` by parts. Without a
    * response the key is freed (the next attempt runs the request again); with one, it is
    * stored for replay.
    */
-  fail(scope: string, key: string | Buffer, token: string, fence: number, response?: ResponseInit | undefined | null): Promise<StoreResult>
+  fail(scope: string, key: string | Buffer, token: string, fence: number, response?: ResponseInit | undefined | null): Promise<Stored | Lost>
   /** The keys of (`scope`, `key`). */
   keys(scope: string, key: string | Buffer): IdempotencyKeys
-}
-
-/**
- * A live claim: run the request, then `complete(response)` or `fail(response?)` (both consume
- * the handle). Pass `fence` to the side effect's own store. Dropping it does nothing: the lease
- * runs out and the next duplicate takes the key over.
- */
-export declare class IdempotencyClaim {
-  /** Always `'claimed'`. */
-  get status(): 'claimed'
-  /** The scope of the claimed key. */
-  get scope(): string
-  /** The claimed idempotency key. */
-  get key(): Buffer
-  /** The claim's fence (its generation): strictly increasing per key. */
-  get fence(): number
-  /** The owner token (`begin` with it again after an unknown outcome). */
-  get token(): string
-  /** Whether this claim took over an earlier executor's expired lease. */
-  get takeover(): boolean
-  /** The lease's length as last set, ms. */
-  get ttlMs(): number
-  /** How long the lease surely lasts from now by the local clock, ms (0 once past). */
-  get expiresInMs(): number
-  /** Whether `complete()` or `fail()` was called. */
-  get ended(): boolean
-  /** Sets the lease to end `ttlMs` from the server's now. */
-  extend(ttlMs: number): Promise<Extended | Lost>
-  /**
-   * Stores `response` for replay; consumes the handle. After an unknown outcome,
-   * `Idempotency.complete` by parts.
-   */
-  complete(response: ResponseInit): Promise<StoreResult>
-  /**
-   * Ends the claim with a failure; consumes the handle. Without a response the key is freed
-   * (the next attempt runs the request again); with one, duplicates replay it.
-   */
-  fail(response?: ResponseInit | undefined | null): Promise<StoreResult>
-  /**
-   * Renews the lease in the background until `complete()`, `fail()` or `unwatch()`; returns
-   * the `AbortSignal` that fires (with a `LeaseLostError`) if the claim is lost.
-   */
-  watch(options?: WatchOptions | undefined | null): AbortSignal
-  /** Stops the renewals; the claim is held (unwatched) again. */
-  unwatch(): Promise<void>
 }
 
 /** A leased job. Dropping it does nothing: the lease runs out and the job is claimed again. */
@@ -294,7 +308,7 @@ export declare class Job {
  * A held lock: pass `fence` to every write it protects, then `release()` it. Dropping it does
  * nothing (the lease runs out).
  */
-export declare class Lock {
+export declare class LockGuard {
   /** Always `true` (the refusal says `false`). */
   get acquired(): true
   /** The locked resource. */
@@ -333,7 +347,7 @@ export declare class Locks {
    * Takes `resource` for `ttlMs` (up to 7 days), or answers who holds it. Rejects only for
    * errors; `OutcomeUnknownError.retrySafe` is true when you gave a `token`.
    */
-  acquire(resource: string, ttlMs: number, options?: AcquireOptions | undefined | null): Promise<Lock | Held>
+  acquire(resource: string, ttlMs: number, options?: AcquireOptions | undefined | null): Promise<LockGuard | Held>
   /** Releases `resource` if `token` holds it with the lease `fence`: `release()` by parts. */
   release(resource: string, token: string, fence: number): Promise<Released | Lost>
   /**
@@ -429,7 +443,7 @@ export declare class Queue {
    * Moves dead letter `jobId` back to the queue, due after `delayMs` (default 0), its
    * deliveries reset.
    */
-  requeueDead(jobId: string, delayMs?: number | undefined | null): Promise<Requeued>
+  requeueDead(jobId: string, delayMs?: number | undefined | null): Promise<Requeued | NotDead>
   /** Deletes dead letters (oldest first), each with its record, payload and last error. */
   purgeDeadLetters(options?: PurgeOptions | undefined | null): Promise<Purged>
   /**
@@ -448,7 +462,7 @@ export declare class Quotas {
   /** Quotas whose keys live under `options.namespace`. */
   constructor(client: Client, options: QuotasOptions)
   /** Adds `delta` unless the result would leave `[min, max]` (or clamps, with `clamp`). */
-  add(name: string, delta: number, options: AddOptions): Promise<AddResult>
+  add(name: string, delta: number, options: AddOptions): Promise<Applied | Refused>
   /** The counter's value (0 when absent). */
   get(name: string): Promise<number>
   /** Sets the counter's TTL only if it has none: `true` when set. */
@@ -459,7 +473,7 @@ export declare class Quotas {
    */
   extendTtl(name: string, ttlMs: number): Promise<boolean>
   /** Raises the value to `candidate` unless it already holds at least that. */
-  raise(name: string, candidate: number): Promise<RaiseResult>
+  raise(name: string, candidate: number): Promise<Raised | Kept>
   /**
    * Adds members and raises smaller scores, never lowering one (`ZADD GT CH`): how many
    * were added or raised.
@@ -538,7 +552,7 @@ export declare class Semaphore {
    */
   extend(token: string, fence: number, ttlMs: number): Promise<Extended | Lost>
   /** Counts live permits without changing anything (may run on a replica). */
-  inspect(): Promise<SemaphoreInfo>
+  inspect(): Promise<SemaphoreState>
 }
 
 /** An ack that completed the job. */
@@ -583,14 +597,6 @@ export interface AddOptions {
   signal?: AbortSignal
 }
 
-/** The answer of an add. */
-export interface AddResult {
-  /** `false`: the add would have left the bounds; nothing changed. */
-  applied: boolean
-  /** The counter after the add (or unchanged, when refused). */
-  value: number
-}
-
 /**
  * A rate-limit algorithm, by the library's name for it: `fixed-window` (a window aligned to
  * the epoch; up to 2 × limit across a boundary), `anchored-window` (opened by an identity's
@@ -616,6 +622,14 @@ export interface Allowed {
   replayed: boolean
   /** Each limit's status, in the policy's order. */
   limits: Array<LimitStatus>
+}
+
+/** An add that applied (or, clamped, stopped at a bound). */
+export interface Applied {
+  /** Always `true`. */
+  applied: true
+  /** The counter after the add. */
+  value: number
 }
 
 /**
@@ -825,16 +839,6 @@ export interface FencedKeys {
   fence: string
 }
 
-/** The answer of a fenced write. */
-export interface FencedResult {
-  /** `false`: a larger fence has written; nothing applied. */
-  applied: boolean
-  /** The fence now recorded (applied) or the highest that wrote (stale). */
-  fence: number
-  /** Writes applied (0 when stale). */
-  writes: number
-}
-
 /**
  * One write: `op` and the fields it uses — `set`: `value` (and `ttlMs`); `hset`: `fields`;
  * `hdel`: `names`; `sadd` / `srem`: `members`; `del`: nothing else; `expire`: `ttlMs`.
@@ -991,6 +995,14 @@ export interface JobUnknown {
   state: 'unknown'
 }
 
+/** A monotonic max that kept the value: it already was at least the candidate. */
+export interface Kept {
+  /** Always `false`. */
+  raised: false
+  /** The value, unchanged. */
+  value: number
+}
+
 /** A library's identity. */
 export interface LibraryInfo {
   /** `NAME_v<N>`. */
@@ -1070,9 +1082,9 @@ export interface LocksOptions {
 /**
  * The lease is no longer this token and fence's (expired and taken over, released, acked, or
  * ended already — a resent end after a lost reply answers this too): nothing changed. One shape
- * for every lease verb (release, extend, ack, nack): `lost` is always `true`, and the field the
- * verb's success sets says `false` too (`released`, `extended`, `acked`; a nack's `status` is
- * `'lost'`), so code that tests those keeps working.
+ * for every lease verb (release, extend, ack, nack, a claim's end): `lost` is always `true`, and
+ * the field the verb's success sets says `false` too (`released`, `extended`, `acked`, `stored`;
+ * a nack's `status` is `'lost'`), so code that tests those keeps working.
  */
 export interface Lost {
   /** Always `true`. */
@@ -1083,6 +1095,8 @@ export interface Lost {
   extended?: false
   /** `false` (from `ack()`). */
   acked?: false
+  /** `false` (from a claim's `complete()` / `fail()`). */
+  stored?: false
   /** `'lost'` (from `nack()`). */
   status?: 'lost'
 }
@@ -1091,6 +1105,15 @@ export interface Lost {
 export interface Mismatch {
   /** Always `'mismatch'`. */
   status: 'mismatch'
+}
+
+/**
+ * A requeue of a job that is not a dead letter (after a resent requeue: maybe requeued by the
+ * first attempt): nothing moved.
+ */
+export interface NotDead {
+  /** Always `false`. */
+  requeued: false
 }
 
 /** Options of one permit acquire. */
@@ -1195,10 +1218,10 @@ export interface QuotasOptions {
   requestTtlMs?: number
 }
 
-/** The answer of a monotonic max. */
-export interface RaiseResult {
-  /** `false`: the value already was at least the candidate. */
-  raised: boolean
+/** A monotonic max that raised the value to the candidate. */
+export interface Raised {
+  /** Always `true`. */
+  raised: true
   /** The value now. */
   value: number
 }
@@ -1229,6 +1252,14 @@ export interface Reaped {
   dead: number
 }
 
+/** An add that would have left the bounds: nothing changed. */
+export interface Refused {
+  /** Always `false`. */
+  applied: false
+  /** The counter, unchanged. */
+  value: number
+}
+
 /** A release that freed the lease. */
 export interface Released {
   /** Always `true`. */
@@ -1255,13 +1286,10 @@ export interface ReplicaOptions {
   timeoutMs: number
 }
 
-/** The answer of a requeue. */
+/** A requeue that took: the job is due again, its deliveries reset. */
 export interface Requeued {
-  /**
-   * `true`: due again, deliveries reset; `false`: the job is not a dead letter (after a
-   * resent requeue: maybe requeued by the first attempt).
-   */
-  requeued: boolean
+  /** Always `true`. */
+  requeued: true
 }
 
 /**
@@ -1329,16 +1357,6 @@ export interface ScriptReply {
   fields: Array<unknown>
 }
 
-/** A semaphore's state, read without changing it. */
-export interface SemaphoreInfo {
-  /** Unexpired permits. */
-  live: number
-  /** Until the earliest live lease ends, ms (0 when none). */
-  nextExpiryMs: number
-  /** The last fence issued. */
-  lastFence: number
-}
-
 /** The keys of one semaphore. */
 export interface SemaphoreKeys {
   /** Sorted set: holder token → lease end. */
@@ -1359,6 +1377,16 @@ export interface SemaphoreOptions {
   capacity: number
 }
 
+/** A semaphore's state, read without changing it. */
+export interface SemaphoreState {
+  /** Unexpired permits. */
+  live: number
+  /** Until the earliest live lease ends, ms (0 when none). */
+  nextExpiryMs: number
+  /** The last fence issued. */
+  lastFence: number
+}
+
 /** Options of one sighting. */
 export interface SightingOptions {
   /**
@@ -1368,6 +1396,26 @@ export interface SightingOptions {
   token?: string
   /** Abandons the wait (the sighting may still have been recorded). */
   signal?: AbortSignal
+}
+
+/** A fenced write refused: a larger fence has written; nothing applied. */
+export interface Stale {
+  /** Always `false`. */
+  applied: false
+  /** The highest fence that wrote. */
+  fence: number
+  /** Always 0. */
+  writes: 0
+}
+
+/**
+ * A claim's end that took: the response stored (or, for a retryable `fail()`, the key freed).
+ * This claim superseded (taken over after its lease ran out, or ended already) is `Lost`
+ * (`stored: false`): nothing was written.
+ */
+export interface Stored {
+  /** Always `true`. */
+  stored: true
 }
 
 /** A stored response, as `'replay'` gives it back. */
@@ -1380,15 +1428,6 @@ export interface StoredResponse {
   body?: Buffer
   /** Where the body is stored, when the response stored a reference. */
   reference?: string
-}
-
-/** What ending a claim achieved. */
-export interface StoreResult {
-  /**
-   * `true`: stored (or, for a retryable `fail()`, the key freed); `false`: this claim was
-   * superseded (taken over after its lease ran out, or ended already) and nothing was written.
-   */
-  stored: boolean
 }
 
 /**
@@ -1422,4 +1461,14 @@ export interface WatchOptions {
    * [0, renewFraction) (default 0.05).
    */
   marginFraction?: number
+}
+
+/** A fenced write that applied: `fence` is recorded. */
+export interface Written {
+  /** Always `true`. */
+  applied: true
+  /** The fence now recorded. */
+  fence: number
+  /** Writes applied. */
+  writes: number
 }

@@ -200,6 +200,9 @@ for (const [name, value] of Object.entries(native)) {
   if (name.startsWith('__') || name === 'Algorithm') continue
   api[name] = typeof value === 'function' && value.prototype ? guard(value) : value
 }
+// The handle classes' earlier names (deprecated): the same classes.
+api.Lock = api.LockGuard
+api.IdempotencyClaim = api.Claim
 // `await using client = …`: closed at the end of the scope.
 api.Client.prototype[Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')] = function () {
   return this.close()
@@ -211,7 +214,7 @@ Object.assign(module.exports, api, errorClasses)
 // without running it (test/exports.test.mjs checks that it lists exactly the exports).
 0 && (module.exports = {
   Client, RateLimiter, Quotas, Dedup, FencedWrites, ScriptSet, algorithms,
-  Locks, Lock, Semaphore, Permit, Idempotency, IdempotencyClaim, Queue, Job,
+  Locks, LockGuard, Lock, Semaphore, Permit, Idempotency, Claim, IdempotencyClaim, Queue, Job,
   RedisAtomicError, NotSentError, RejectedError, OutcomeUnknownError, AbortedError,
   WrongTypeError, BadArgumentError, CostExceedsBurstError, BadReplyError, CrossSlotError,
   ServerError, ConnectionError, TlsError, NotReplicatedError, ClientError, HandleEndedError,

@@ -1,8 +1,9 @@
 //! `Idempotency`: each request's side effect once, however often it is sent — the library's
-//! `Idempotency`, and `IdempotencyClaim`, its `Claim`.
+//! `Idempotency`, and its `Claim` (the class was `IdempotencyClaim`, still exported under that
+//! name by `index.js`).
 //!
 //! `begin(scope, key, request)` resolves with one of four answers, told apart by `status`: a
-//! `IdempotencyClaim` handle (`'claimed'`: run the request, then `complete(response)` or
+//! `Claim` handle (`'claimed'`: run the request, then `complete(response)` or
 //! `fail(response?)`), `'inProgress'` (another executor holds a live claim: `retryAfterMs`),
 //! `'replay'` (the stored response of the finished request) or `'mismatch'` (the key was used
 //! with a different request). `request` is what makes two requests "the same": its parts
@@ -19,8 +20,8 @@ use napi::bindgen_prelude::{Buffer, Either, Either4, Object};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::idempotency::{
-    Begin, Claim, Failure as LibFailure, Fingerprint, Idempotency as Lib, IdempotencyConfig,
-    Outcome, Stored,
+    Begin, Claim as LibClaim, Failure as LibFailure, Fingerprint, Idempotency as Lib,
+    IdempotencyConfig, Outcome, Stored as LibStored,
 };
 use redis_atomic::{Error, Keyspace};
 use std::sync::Arc;
@@ -81,11 +82,13 @@ pub struct Mismatch {
     pub status: String,
 }
 
-/// What ending a claim achieved.
+/// A claim's end that took: the response stored (or, for a retryable `fail()`, the key freed).
+/// This claim superseded (taken over after its lease ran out, or ended already) is `Lost`
+/// (`stored: false`): nothing was written.
 #[napi(object)]
-pub struct StoreResult {
-    /// `true`: stored (or, for a retryable `fail()`, the key freed); `false`: this claim was
-    /// superseded (taken over after its lease ran out, or ended already) and nothing was written.
+pub struct Stored {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub stored: bool,
 }
 
@@ -145,7 +148,7 @@ impl Idempotency {
             Vec<Either<String, Buffer>>,
         >,
         options: Option<BeginOptions<'_>>,
-    ) -> napi::Result<Promise<Either4<IdempotencyClaim, InProgress, Replay, Mismatch>>> {
+    ) -> napi::Result<Promise<Either4<Claim, InProgress, Replay, Mismatch>>> {
         let (token, signal) = match options {
             Some(o) => (o.token, o.signal),
             None => (None, None),
@@ -204,7 +207,7 @@ impl Idempotency {
         token: String,
         fence: f64,
         response: ResponseInit,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let (store, key) = (self.inner.clone(), bytes(&key));
         let response = response::build(response);
         let fut = move || async move {
@@ -227,7 +230,7 @@ impl Idempotency {
         token: String,
         fence: f64,
         response: Option<ResponseInit>,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let (store, key) = (self.inner.clone(), bytes(&key));
         let failure = failure(response);
         let fut = move || async move {
@@ -261,19 +264,17 @@ fn failure(response: Option<ResponseInit>) -> Result<LibFailure, Error> {
     })
 }
 
-fn stored(o: Outcome) -> Result<Js<StoreResult>, Error> {
-    Ok(Js(StoreResult {
-        stored: match o {
-            Outcome::Stored => true,
-            Outcome::Lost => false,
-            other => return Err(errors::unknown_outcome(&other)),
-        },
-    }))
+fn stored(o: Outcome) -> Result<Out, Error> {
+    Ok(match o {
+        Outcome::Stored => Js(Stored { stored: true }).resolve(),
+        Outcome::Lost => Js(lease::Lost::store()).resolve(),
+        other => return Err(errors::unknown_outcome(&other)),
+    })
 }
 
 fn begin_out(b: Begin, scope: String, key: Vec<u8>, gate: Gate) -> Result<Out, Error> {
     Ok(match b {
-        Begin::Claimed(claim) => Js(IdempotencyClaim::new(claim, scope, key, gate)).resolve(),
+        Begin::Claimed(claim) => Js(Claim::new(claim, scope, key, gate)).resolve(),
         Begin::InProgress { retry_after } => Js(InProgress {
             status: "inProgress".into(),
             retry_after_ms: ms(retry_after),
@@ -281,8 +282,8 @@ fn begin_out(b: Begin, scope: String, key: Vec<u8>, gate: Gate) -> Result<Out, E
         .resolve(),
         Begin::Replay(stored) => {
             let (outcome, r) = match stored {
-                Stored::Completed(r) => ("completed", r),
-                Stored::Failed(r) => ("failed", r),
+                LibStored::Completed(r) => ("completed", r),
+                LibStored::Failed(r) => ("failed", r),
                 other => return Err(errors::unknown_outcome(&other)),
             };
             Js(Replay {
@@ -304,18 +305,18 @@ fn begin_out(b: Begin, scope: String, key: Vec<u8>, gate: Gate) -> Result<Out, E
 /// the handle). Pass `fence` to the side effect's own store. Dropping it does nothing: the lease
 /// runs out and the next duplicate takes the key over.
 #[napi]
-pub struct IdempotencyClaim {
-    slot: Arc<Slot<Claim>>,
+pub struct Claim {
+    slot: Arc<Slot<LibClaim>>,
     takeover: bool,
     scope: String,
     key: Vec<u8>,
 }
 
-impl IdempotencyClaim {
-    fn new(claim: Claim, scope: String, key: Vec<u8>, gate: Gate) -> Self {
+impl Claim {
+    fn new(claim: LibClaim, scope: String, key: Vec<u8>, gate: Gate) -> Self {
         let takeover = claim.is_takeover();
-        IdempotencyClaim {
-            slot: Slot::new(claim, gate, "IdempotencyClaim", "complete() or fail()"),
+        Claim {
+            slot: Slot::new(claim, gate, "Claim", "complete() or fail()"),
             takeover,
             scope,
             key,
@@ -324,7 +325,7 @@ impl IdempotencyClaim {
 }
 
 #[napi]
-impl IdempotencyClaim {
+impl Claim {
     /// Always `'claimed'`.
     #[napi(getter, ts_return_type = "'claimed'")]
     pub fn status(&self) -> String {
@@ -396,7 +397,7 @@ impl IdempotencyClaim {
         &self,
         env: &Env,
         response: ResponseInit,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let slot = self.slot.clone();
         // A response that does not build leaves the handle usable.
         let response = response::build(response);
@@ -417,7 +418,7 @@ impl IdempotencyClaim {
         &self,
         env: &Env,
         response: Option<ResponseInit>,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let slot = self.slot.clone();
         let failure = failure(response);
         let ended = failure.as_ref().map_or(Ok(()), |_| slot.end());

@@ -69,9 +69,9 @@ pub struct Released {
 
 /// The lease is no longer this token and fence's (expired and taken over, released, acked, or
 /// ended already — a resent end after a lost reply answers this too): nothing changed. One shape
-/// for every lease verb (release, extend, ack, nack): `lost` is always `true`, and the field the
-/// verb's success sets says `false` too (`released`, `extended`, `acked`; a nack's `status` is
-/// `'lost'`), so code that tests those keeps working.
+/// for every lease verb (release, extend, ack, nack, a claim's end): `lost` is always `true`, and
+/// the field the verb's success sets says `false` too (`released`, `extended`, `acked`, `stored`;
+/// a nack's `status` is `'lost'`), so code that tests those keeps working.
 #[napi(object)]
 pub struct Lost {
     /// Always `true`.
@@ -86,6 +86,9 @@ pub struct Lost {
     /// `false` (from `ack()`).
     #[napi(ts_type = "false")]
     pub acked: Option<bool>,
+    /// `false` (from a claim's `complete()` / `fail()`).
+    #[napi(ts_type = "false")]
+    pub stored: Option<bool>,
     /// `'lost'` (from `nack()`).
     #[napi(ts_type = "'lost'")]
     pub status: Option<String>,
@@ -98,6 +101,7 @@ impl Lost {
             released: None,
             extended: None,
             acked: None,
+            stored: None,
             status: None,
         }
     }
@@ -122,6 +126,14 @@ impl Lost {
     pub(crate) fn ack() -> Self {
         Lost {
             acked: Some(false),
+            ..Self::new()
+        }
+    }
+
+    /// The answer of a claim's end that found the claim superseded.
+    pub(crate) fn store() -> Self {
+        Lost {
+            stored: Some(false),
             ..Self::new()
         }
     }

@@ -1,6 +1,7 @@
-//! `Locks`: leases with fencing tokens — the library's `Locks`, and `Lock`, its `LockGuard`.
+//! `Locks`: leases with fencing tokens — the library's `Locks`, and its `LockGuard` (the class
+//! was `Lock`, still exported under that name by `index.js`).
 //!
-//! `acquire` resolves with a `Lock` handle (`acquired: true`) or the refusal
+//! `acquire` resolves with a `LockGuard` handle (`acquired: true`) or the refusal
 //! `{ acquired: false, retryAfterMs }`; `release()` consumes the handle ([`crate::lease`]). With
 //! `waitMs` the acquire waits for the lock under the client's contention backoff (the library's
 //! `acquire_timeout`), and `signal` abandons the wait: an acquisition in flight at that moment
@@ -17,7 +18,7 @@ use crate::value::{Js, Out, Promise};
 use napi::bindgen_prelude::{Either, Object};
 use napi::Env;
 use napi_derive::napi;
-use redis_atomic::lock::{Acquire, LockGuard, LockState, Locks as Lib};
+use redis_atomic::lock::{Acquire, LockGuard as LibGuard, LockState, Locks as Lib};
 use redis_atomic::{Error, Keyspace};
 use std::sync::Arc;
 
@@ -117,7 +118,7 @@ impl Locks {
         resource: String,
         ttl_ms: f64,
         options: Option<AcquireOptions<'_>>,
-    ) -> napi::Result<Promise<Either<Lock, Held>>> {
+    ) -> napi::Result<Promise<Either<LockGuard, Held>>> {
         let (token, wait, signal) = match options {
             Some(o) => (o.token, o.wait_ms, o.signal),
             None => (None, None, None),
@@ -229,7 +230,7 @@ impl Locks {
 fn acquire_out(a: Acquire, gate: Gate) -> Result<Out, Error> {
     use crate::value::Resolve;
     Ok(match a {
-        Acquire::Acquired(guard) => Js(Lock::new(guard, gate)).resolve(),
+        Acquire::Acquired(guard) => Js(LockGuard::new(guard, gate)).resolve(),
         Acquire::Held { retry_after } => Js(Held {
             acquired: false,
             retry_after_ms: ms(retry_after),
@@ -242,23 +243,23 @@ fn acquire_out(a: Acquire, gate: Gate) -> Result<Out, Error> {
 /// A held lock: pass `fence` to every write it protects, then `release()` it. Dropping it does
 /// nothing (the lease runs out).
 #[napi]
-pub struct Lock {
-    slot: Arc<Slot<LockGuard>>,
+pub struct LockGuard {
+    slot: Arc<Slot<LibGuard>>,
     resource: String,
 }
 
-impl Lock {
-    fn new(guard: LockGuard, gate: Gate) -> Self {
+impl LockGuard {
+    fn new(guard: LibGuard, gate: Gate) -> Self {
         let resource = guard.resource().to_string();
-        Lock {
-            slot: Slot::new(guard, gate, "Lock", "release()"),
+        LockGuard {
+            slot: Slot::new(guard, gate, "LockGuard", "release()"),
             resource,
         }
     }
 }
 
 #[napi]
-impl Lock {
+impl LockGuard {
     /// Always `true` (the refusal says `false`).
     #[napi(getter, ts_return_type = "true")]
     pub fn acquired(&self) -> bool {

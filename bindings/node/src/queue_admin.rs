@@ -7,7 +7,7 @@ use crate::convert::{duration, ms, uint};
 use crate::errors::{self, bad};
 use crate::queue::Queue;
 use crate::value::{Js, Out, Promise, Resolve};
-use napi::bindgen_prelude::Either5;
+use napi::bindgen_prelude::{Either, Either5};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::queue::{JobState, Requeue};
@@ -139,11 +139,20 @@ pub struct Purged {
     pub remaining: f64,
 }
 
-/// The answer of a requeue.
+/// A requeue that took: the job is due again, its deliveries reset.
 #[napi(object)]
 pub struct Requeued {
-    /// `true`: due again, deliveries reset; `false`: the job is not a dead letter (after a
-    /// resent requeue: maybe requeued by the first attempt).
+    /// Always `true`.
+    #[napi(ts_type = "true")]
+    pub requeued: bool,
+}
+
+/// A requeue of a job that is not a dead letter (after a resent requeue: maybe requeued by the
+/// first attempt): nothing moved.
+#[napi(object)]
+pub struct NotDead {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
     pub requeued: bool,
 }
 
@@ -251,16 +260,15 @@ impl Queue {
         env: &Env,
         job_id: String,
         delay_ms: Option<f64>,
-    ) -> napi::Result<Promise<Requeued>> {
+    ) -> napi::Result<Promise<Either<Requeued, NotDead>>> {
         let queue = self.inner.clone();
         let fut = move || async move {
             let delay = duration("delayMs", delay_ms.unwrap_or(0.0))?;
-            let requeued = match queue.requeue_dead(&job_id, delay).await? {
-                Requeue::Requeued => true,
-                Requeue::NotDead => false,
+            Ok(match queue.requeue_dead(&job_id, delay).await? {
+                Requeue::Requeued => Js(Requeued { requeued: true }).resolve(),
+                Requeue::NotDead => Js(NotDead { requeued: false }).resolve(),
                 other => return Err(errors::unknown_outcome(&other)),
-            };
-            Ok(Js(Requeued { requeued }))
+            })
         };
         spawn(env, Call::on(&self.gate), fut)
     }

@@ -9,7 +9,7 @@ use crate::call::{spawn, Call};
 use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, int, opt_duration};
 use crate::errors;
-use crate::value::{flag, Js, Kind, Out, Promise};
+use crate::value::{flag, Js, Kind, Out, Promise, Resolve};
 use napi::bindgen_prelude::{Buffer, Either, Object};
 use napi::Env;
 use napi_derive::napi;
@@ -43,21 +43,43 @@ pub struct AddOptions<'a> {
     pub signal: Option<Object<'a>>,
 }
 
-/// The answer of an add.
+/// An add that applied (or, clamped, stopped at a bound).
 #[napi(object)]
-pub struct AddResult {
-    /// `false`: the add would have left the bounds; nothing changed.
+pub struct Applied {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub applied: bool,
-    /// The counter after the add (or unchanged, when refused).
+    /// The counter after the add.
     pub value: f64,
 }
 
-/// The answer of a monotonic max.
+/// An add that would have left the bounds: nothing changed.
 #[napi(object)]
-pub struct RaiseResult {
-    /// `false`: the value already was at least the candidate.
+pub struct Refused {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
+    pub applied: bool,
+    /// The counter, unchanged.
+    pub value: f64,
+}
+
+/// A monotonic max that raised the value to the candidate.
+#[napi(object)]
+pub struct Raised {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub raised: bool,
     /// The value now.
+    pub value: f64,
+}
+
+/// A monotonic max that kept the value: it already was at least the candidate.
+#[napi(object)]
+pub struct Kept {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
+    pub raised: bool,
+    /// The value, unchanged.
     pub value: f64,
 }
 
@@ -111,7 +133,7 @@ impl Quotas {
         name: String,
         delta: f64,
         options: AddOptions<'env>,
-    ) -> napi::Result<Promise<AddResult>> {
+    ) -> napi::Result<Promise<Either<Applied, Refused>>> {
         let resend_safe = options.request_id.is_some();
         let call = Call::abortable(&self.gate, options.signal.as_ref(), resend_safe);
         let q = self.inner.clone();
@@ -132,7 +154,7 @@ impl Quotas {
                 Bounded::Refused { value } => (false, value),
                 other => return Err(errors::unknown_outcome(&other)),
             };
-            // `{ applied, value }`, built by index.js (the AddResult shape).
+            // `{ applied, value }` (`Applied | Refused`), built by index.js.
             Ok(Out::Record(
                 Kind::Applied,
                 vec![flag(applied), value as f64],
@@ -173,18 +195,22 @@ impl Quotas {
         env: &Env,
         name: String,
         candidate: f64,
-    ) -> napi::Result<Promise<RaiseResult>> {
+    ) -> napi::Result<Promise<Either<Raised, Kept>>> {
         let q = self.inner.clone();
         let fut = move || async move {
-            let (raised, value) = match q.raise(&name, int("candidate", candidate)?).await? {
-                Raise::Raised { value } => (true, value),
-                Raise::Kept { value } => (false, value),
+            Ok(match q.raise(&name, int("candidate", candidate)?).await? {
+                Raise::Raised { value } => Js(Raised {
+                    raised: true,
+                    value: value as f64,
+                })
+                .resolve(),
+                Raise::Kept { value } => Js(Kept {
+                    raised: false,
+                    value: value as f64,
+                })
+                .resolve(),
                 other => return Err(errors::unknown_outcome(&other)),
-            };
-            Ok(Js(RaiseResult {
-                raised,
-                value: value as f64,
-            }))
+            })
         };
         spawn(env, Call::on(&self.gate), fut)
     }

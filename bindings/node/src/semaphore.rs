@@ -52,7 +52,7 @@ pub struct Full {
 
 /// A semaphore's state, read without changing it.
 #[napi(object)]
-pub struct SemaphoreInfo {
+pub struct SemaphoreState {
     /// Unexpired permits.
     pub live: f64,
     /// Until the earliest live lease ends, ms (0 when none).
@@ -179,11 +179,11 @@ impl Semaphore {
 
     /// Counts live permits without changing anything (may run on a replica).
     #[napi]
-    pub fn inspect(&self, env: &Env) -> napi::Result<Promise<SemaphoreInfo>> {
+    pub fn inspect(&self, env: &Env) -> napi::Result<Promise<SemaphoreState>> {
         let sem = self.inner.clone();
         let fut = move || async move {
             let s = sem.inspect().await?;
-            Ok(Js(SemaphoreInfo {
+            Ok(Js(SemaphoreState {
                 live: f64::from(s.live),
                 next_expiry_ms: ms(s.next_expiry),
                 last_fence: s.last_fence.0 as f64,

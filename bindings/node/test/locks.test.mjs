@@ -52,7 +52,7 @@ test('locks never overlap: 16 holders over two clients, counted inside; fences s
 test('a refusal is a value; the token re-acquires its own lease; by-parts calls; inspect and keys', async () => {
   const locks = new ra.Locks(s.client, { namespace: 'lk2' })
   const lock = await locks.acquire('r', 5_000, { token: 'worker-7' })
-  assert.ok(lock instanceof ra.Lock)
+  assert.ok(lock instanceof ra.LockGuard && lock instanceof ra.Lock, 'LockGuard, and its deprecated name Lock')
   assert.deepEqual([lock.acquired, lock.resource, lock.token, lock.ttlMs], [true, 'r', 'worker-7', 5_000])
   assert.ok(lock.expiresInMs > 0 && lock.expiresInMs <= 5_000)
   const held = await locks.acquire('r', 5_000)
