@@ -125,7 +125,6 @@ impl Client {
             },
         )
         .await
-        .map_err(|e| e.retry_safe_if(safe))
     }
 
     /// The command alone, or with `WAIT` when the client asks for replicas (a native command

@@ -94,7 +94,6 @@ impl Client {
             || self.command(cmd),
         )
         .await
-        .map_err(|e| e.retry_safe_if(true))
     }
 
     /// Sends one command with the per-call timeout; classifies failures. An owned connection

@@ -177,7 +177,6 @@ impl Dedup {
                 || self.send(key, &cmd, token),
             )
             .await
-            .map_err(|e| e.retry_safe_if(true))
     }
 
     /// One `SET ... NX PX ttl GET` (with `WAIT` when the client asks for replicas): whether this

@@ -132,7 +132,6 @@ impl MultiWrite {
                 || self.attempt(client, &cmds),
             )
             .await
-            .map_err(|e| e.retry_safe_if(true))
     }
 
     async fn attempt(&self, client: &Client, cmds: &[Cmd]) -> Result<Vec<Value>, Error> {
