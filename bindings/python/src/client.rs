@@ -5,9 +5,8 @@
 //! `redis+sentinel://`), a list of seed URLs is a Redis Cluster.
 //!
 //! **Closing.** `close()` marks the client's bridge closed — every later call of the client,
-//! of a primitive made from it or of a handle they granted raises `ClientError` — and drops the
-//! client's own handle on the library's pool: its connections close once the primitives made
-//! from it are dropped too.
+//! of a primitive made from it or of a handle they granted raises `ClientError` — and closes the
+//! library's client (`Client::close`, for every clone), which lets go of its connections at once.
 
 use crate::convert::{secs, Value};
 use crate::errors::Error;
@@ -142,7 +141,9 @@ impl Client {
     /// they granted raises `ClientError`. A second close does nothing.
     fn close(&self) {
         self.bridge.close();
-        drop(self.inner.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(client) = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            client.close(); // every clone, so the connections go now
+        }
     }
 
     /// Whether `close()` ran.

@@ -35,6 +35,7 @@ mod bad_input;
 mod bad_replies;
 mod batch;
 mod busy;
+mod client_close;
 mod client_retry;
 mod clock;
 mod crash;
