@@ -123,9 +123,11 @@ const PROBLEMS: &[Problem] = &[
     },
     Problem {
         status: 502,
-        kinds: &["redis-error"],
+        kinds: &["redis-error", "bad-reply"],
         routes: Routes::All,
-        description: "Redis refused the script or answered oddly: tell the operator",
+        description: "Redis refused the script (`redis-error`), or it ran and its reply has a \
+                      shape this build does not know (`bad-reply`: resend the same body only if \
+                      `retry_safe`): tell the operator",
         headers: &[],
     },
     Problem {
@@ -235,6 +237,10 @@ fn problem_schema(status: u16, kinds: &[&str]) -> Value {
         schema["properties"]["retry_safe"] =
             json!({"type": "boolean", "description": "whether resending the same request is safe"});
         schema["required"] = json!(["type", "title", "status", "detail", "retry_safe"]);
+    }
+    if status == 502 {
+        schema["properties"]["retry_safe"] = json!({"type": "boolean",
+            "description": "`bad-reply` only: whether resending the same request is safe"});
     }
     schema
 }
