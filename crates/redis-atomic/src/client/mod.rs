@@ -203,10 +203,31 @@ impl ClientConfig {
         self
     }
 
-    /// With this many pooled connections (at least 1).
+    /// With this many pooled connections (at least 1; [`ClientConfig::check`] refuses more than
+    /// [`ClientConfig::MAX_POOL_SIZE`]).
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size.max(1);
         self
+    }
+
+    /// The most pooled connections one client may open.
+    pub const MAX_POOL_SIZE: usize = 1024;
+
+    /// Refuses settings no client can run with, before connecting (every `connect` calls it, so
+    /// every face gets the same bounds and words): a pool of `1..=`[`Self::MAX_POOL_SIZE`]
+    /// connections, a non-zero timeout.
+    pub fn check(&self) -> Result<(), Error> {
+        let max = Self::MAX_POOL_SIZE;
+        if !(1..=max).contains(&self.pool_size) {
+            let n = self.pool_size;
+            return Err(Error::BadArgument(format!(
+                "pool_size must be in 1..={max}, got {n}"
+            )));
+        }
+        if self.timeout.is_zero() {
+            return Err(Error::BadArgument("timeout must be more than 0".into()));
+        }
+        Ok(())
     }
 }
 
@@ -242,6 +263,7 @@ impl Client {
     /// (`redis+sentinel://`, see [`Client::connect_sentinel`]). Credentials go in the URL; CA
     /// and client certificate in [`ClientConfig::tls`].
     pub async fn connect(url: &str, config: ClientConfig) -> Result<Client, Error> {
+        config.check()?;
         if SentinelConfig::is_sentinel_url(url) {
             return Self::connect_sentinel(&SentinelConfig::parse(url)?, config).await;
         }
@@ -257,6 +279,7 @@ impl Client {
         sentinel: &SentinelConfig,
         config: ClientConfig,
     ) -> Result<Client, Error> {
+        config.check()?;
         let resolver = Resolver::sentinel(sentinel, config.tls.as_ref())?;
         Self::connect_resolved(resolver, &sentinel.label(), config).await
     }
@@ -287,6 +310,7 @@ impl Client {
     /// This client retries instead, by each script's retry class (redirects included: `MOVED`,
     /// `TRYAGAIN` and `CLUSTERDOWN` mean nothing ran).
     pub async fn connect_cluster(urls: &[String], config: ClientConfig) -> Result<Client, Error> {
+        config.check()?;
         let first = urls.first().map_or("", String::as_str);
         // Dedicated connections are built from this (credentials, protocol, TLS) per node.
         let template = tls::open(first, config.tls.as_ref())?
