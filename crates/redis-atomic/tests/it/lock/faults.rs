@@ -95,7 +95,7 @@ async fn lost_reply_then_retry_yields_one_holder() {
     let _recording = m.on_this_thread();
     let counter = |name: &str, with: &[(&str, &str)]| m.counter(name, with);
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = own_env(mode, "lock-lost-cluster", patient()).await;
+        let env = own_env(mode, "lock-lost", patient()).await;
         let locks = Locks::new(env.client.clone(), env.keyspace.clone());
         let lossy = lossy(&env.client, &env.keyspace);
         // Every script cached: the stalled call cannot NOSCRIPT.

@@ -104,7 +104,7 @@ fn lossy(q_client: &Client, ks: &Keyspace) -> Queue {
 #[tokio::test]
 async fn lost_claim_reply_job_returns_after_visibility() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = own_env(mode, "queue-lost-cluster", patient()).await;
+        let env = own_env(mode, "queue-lost", patient()).await;
         env.client.load(registry::ALL).await.unwrap(); // cached: the stalled call cannot NOSCRIPT
         let q = queue(&env, "q", QueueConfig::default());
         let server = env.server.as_ref().unwrap();
@@ -128,7 +128,7 @@ async fn lost_claim_reply_on_cluster() {
     for mode in CLUSTER_MODES {
         let env = env_on(&cluster, mode, "queue-lost-cluster", patient()).await;
         let lossy = lossy(&env.client, &env.keyspace);
-        let q = Queue::new(env.client, &env.keyspace, "q", QueueConfig::default()).unwrap();
+        let q = queue(&env, "q", QueueConfig::default());
         let stall = || cluster.nodes().iter().for_each(|n| n.pause());
         let resume = || cluster.nodes().iter().for_each(|n| n.resume());
         let what = format!("{mode:?}");
@@ -232,7 +232,7 @@ async fn oom_refuses_writes_and_moves_nothing() {
     let cluster = RedisCluster::start(ClusterOptions::primaries_only()).unwrap();
     for mode in CLUSTER_MODES {
         let env = env_on(&cluster, mode, "queue-oom-cluster", ClientConfig::default()).await;
-        let q = Queue::new(env.client, &env.keyspace, "q", QueueConfig::default()).unwrap();
+        let q = queue(&env, "q", QueueConfig::default());
         let set_all = |bytes| cluster.nodes().iter().for_each(|n| set_maxmemory(n, bytes));
         oom_case(&q, set_all, &format!("{mode:?}")).await;
     }

@@ -179,7 +179,7 @@ async fn oom_is_refused_with_no_partial_write() {
 #[tokio::test]
 async fn lost_reply_then_same_id_is_charged_once() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
-        let env = own_env(mode, "rl-lost-cluster", patient()).await;
+        let env = own_env(mode, "rl-lost", patient()).await;
         env.client
             .load(redis_atomic::script::registry::ALL)
             .await
