@@ -11,7 +11,7 @@ use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::script::registry::{self, LOCK_ACQUIRE};
 use redis_atomic::{Client, Keyspace};
 use redis_atomic::{Delivery, Error, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::Duration;
 
 /// Polls (bounded, 10 s: it ends as soon as the lock is held) until the lock is held; its fence.

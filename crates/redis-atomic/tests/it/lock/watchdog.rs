@@ -4,12 +4,12 @@
 //! through each kind's own extend, handed back to end with its own verb, and given back after an
 //! unconfirmed loss only where that cannot harm.
 
-use crate::common::{all_modes, env, own_env, patient, queue, sem, standalone, Env, Mode, MODES};
+use crate::common::{all_modes, env, own_env, patient, queue, sem, standalone, Env, Mode};
 use redis_atomic::idempotency::Response;
 use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, IdempotencyConfig, Outcome};
 use redis_atomic::lease::{Lease, OwnerToken, Release, Watched};
 use redis_atomic::lock::{Acquire, LockLost, LockState, Locks, WatchdogConfig};
-use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
+use redis_atomic::queue::{Ack, Claim, QueueConfig, RunAt};
 use redis_atomic::script::registry;
 use redis_atomic::semaphore::Acquire as Take;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};

@@ -70,6 +70,7 @@ async fn dead_letters_never_pass_max_count() {
         let env = env(mode, "dlq-count", patient()).await;
         let q = queue(
             &env,
+            "dlq",
             fragile().max_dead_letters(NonZeroU32::new(20).unwrap()),
         );
         enqueue(&q, (0..200).map(|i| format!("n{i:03}"))).await;

@@ -9,7 +9,7 @@ use redis_atomic::lease::{Extend, Fence, OwnerToken};
 use redis_atomic::queue::{Ack, Claim, Job, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt};
 use redis_atomic::script::registry;
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::{Duration, Instant};
 
 /// Leases of these tests: long, so "still leased" can never be a slow machine's accident. A lease

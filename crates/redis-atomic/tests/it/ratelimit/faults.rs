@@ -7,7 +7,7 @@ use crate::common::{
 };
 use redis_atomic::ratelimit::{Decision, Limit, Policy, RateLimiter};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::Duration;
 
 const HOUR: Duration = Duration::from_secs(3600);

@@ -2,7 +2,7 @@
 //! die) under real concurrency in every mode, plus fences, reclaim bounds and bad input. Faults
 //! are in `semaphore_faults.rs`.
 
-use crate::common::{all_modes, env, patient, sem, take, Env, Mode, MODES};
+use crate::common::{all_modes, env, patient, sem, take, Env, Mode};
 use redis_atomic::lease::{Extend, Lease, OwnerToken, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore, SemaphoreConfig, RECLAIM_PER_ACQUIRE};
 use redis_atomic::{Error, Fence};
