@@ -172,7 +172,7 @@ impl Locks {
         let locks = self.inner.clone();
         let fut = move || async move {
             let info = match locks.inspect(&resource).await? {
-                LockState::Held { fence, ttl } => LockInfo {
+                LockState::Locked { fence, ttl } => LockInfo {
                     held: true,
                     fence: fence.0 as f64,
                     ttl_ms: ms(ttl),

@@ -140,6 +140,7 @@ fn library_class(
             reason,
             attempts,
             timed_out,
+            ..
         } => {
             kw.set_item("reason", reason)?;
             kw.set_item("attempts", attempts)?;

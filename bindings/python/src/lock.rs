@@ -192,7 +192,7 @@ struct StateOut(LockState);
 
 crate::convert::to_python!(StateOut, |this, py| {
     match this.0 {
-        LockState::Held { fence, ttl } => Locked {
+        LockState::Locked { fence, ttl } => Locked {
             fence: fence.0,
             ttl,
         }

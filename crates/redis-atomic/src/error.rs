@@ -51,9 +51,13 @@ pub enum Error {
         reason: String,
         /// Attempts made, the last of which had this outcome.
         attempts: u32,
-        /// Whether the client gave up waiting (the per-request timeout), rather than the
-        /// connection failing.
+        /// Whether the client gave up waiting (the per-request timeout) in any attempt, rather
+        /// than the connection failing.
         timed_out: bool,
+        /// Whether resending the same call cannot repeat its effect (the script's retry class,
+        /// or the call's: a rate-limit call with a request id, a lock acquire with the caller's
+        /// own token). Set by the library per call; every face reports it as it is.
+        retry_safe: bool,
     },
     /// A key holds a value of another type (or another primitive's data); nothing was changed.
     #[error("wrong type at key: {0}")]
@@ -140,20 +144,50 @@ const TRANSIENT: &[&str] = &[
 const REFUSED: &[&str] = &["OOM", "MISCONF", "NOTBUSY"];
 
 impl Error {
-    /// Whether nothing ran, so a retry cannot repeat an effect.
+    /// Whether nothing ran, so a retry cannot repeat an effect: the request never reached a
+    /// server, a server refused it before running, or the client refused it before sending
+    /// (a bad argument, a failed connect or TLS set-up, a misused handle).
     pub fn nothing_ran(&self) -> bool {
-        matches!(
-            self,
-            Error::NotSent(_) | Error::Rejected { .. } | Error::CrossSlot { .. }
-        ) || matches!(
-            self,
-            Error::BadArgument(_) | Error::CostExceedsBurst { .. } | Error::Tls(_)
-        )
+        match self {
+            Error::NotSent(_)
+            | Error::Rejected { .. }
+            | Error::CrossSlot { .. }
+            | Error::BadArgument(_)
+            | Error::CostExceedsBurst { .. }
+            | Error::Connection(_)
+            | Error::Tls(_)
+            | Error::Client(_) => true,
+            // A script that failed half-way keeps what it wrote before the failure.
+            Error::OutcomeUnknown { .. }
+            | Error::BadReply { .. }
+            | Error::WrongType(_)
+            | Error::Server { .. }
+            | Error::NotReplicated { .. } => false,
+        }
     }
 
     /// Whether the request may have run.
     pub fn is_outcome_unknown(&self) -> bool {
         matches!(self, Error::OutcomeUnknown { .. })
+    }
+
+    /// Whether resending the same call cannot repeat an effect: nothing ran, or it may have and
+    /// the call is retry-safe ([`Error::OutcomeUnknown`]'s `retry_safe`).
+    pub fn retry_safe(&self) -> bool {
+        match self {
+            Error::OutcomeUnknown { retry_safe, .. } => *retry_safe,
+            other => other.nothing_ran(),
+        }
+    }
+
+    /// Whether the client gave up waiting in any attempt: an unknown outcome after a timeout, or
+    /// a request or connect that timed out before anything was sent.
+    pub fn timed_out(&self) -> bool {
+        match self {
+            Error::OutcomeUnknown { timed_out, .. } => *timed_out,
+            Error::NotSent(e) | Error::Connection(e) => e.is_timeout(),
+            _ => false,
+        }
     }
 
     /// Whether the request ran or may have while its reply was lost or unusable
@@ -162,13 +196,23 @@ impl Error {
         matches!(self, Error::OutcomeUnknown { .. } | Error::BadReply { .. })
     }
 
-    /// Whether a prompt retry of the same request may succeed and cannot repeat an effect.
+    /// Whether a prompt retry of the same request may succeed and cannot repeat an effect: it
+    /// was not sent, a server refused it with a code that clears by itself (`BUSY`, `LOADING`,
+    /// `READONLY`, ...), or the connection could not be made for a reason of the network
+    /// (refused, reset, timed out: a server restarting) rather than of the configuration.
     pub fn is_transient(&self) -> bool {
         match self {
             Error::NotSent(_) => true,
             Error::Rejected { code, .. } => TRANSIENT.contains(&code.as_str()),
+            Error::Connection(e) => e.is_io_error() || e.is_connection_refusal() || e.is_timeout(),
             _ => false,
         }
+    }
+
+    /// The stable error code every face spells the same way (`docs/vocabulary.md`):
+    /// `not_sent`, `rejected`, `outcome_unknown`, ... Also the metrics label.
+    pub fn code(&self) -> &'static str {
+        self.label()
     }
 
     /// A short stable label for metrics (`outcome="..."`, `reason="..."`).
@@ -225,12 +269,37 @@ impl Error {
             reason,
             attempts: 1,
             timed_out: err.is_timeout(),
+            retry_safe: false,
         }
     }
 
     /// Classifies a server error reply by its code. The message is read in one case only: our
     /// own scripts' refusal of an argument, `ERR redis-atomic: ...` (the scripts' documented
     /// protocol, see docs/scripts.md), which is [`Error::BadArgument`].
+    pub fn from_server_error(code: &str, message: &str) -> Error {
+        Self::from_code(code.to_string(), message.to_string())
+    }
+
+    /// Marks an unknown outcome as retry-safe or not, for the call that failed (see
+    /// [`Error::retry_safe`]); other errors are returned as they are.
+    pub(crate) fn retry_safe_if(self, safe: bool) -> Error {
+        match self {
+            Error::OutcomeUnknown {
+                reason,
+                attempts,
+                timed_out,
+                ..
+            } => Error::OutcomeUnknown {
+                reason,
+                attempts,
+                timed_out,
+                retry_safe: safe,
+            },
+            other => other,
+        }
+    }
+
+    /// [`Error::from_server_error`] on owned strings.
     pub(crate) fn from_code(code: String, message: String) -> Error {
         if TRANSIENT.contains(&code.as_str()) || REFUSED.contains(&code.as_str()) {
             return Error::Rejected { code, message };

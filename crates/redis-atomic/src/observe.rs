@@ -153,6 +153,7 @@ fn is_timeout(err: &Error) -> bool {
         err,
         Error::OutcomeUnknown {
             timed_out: true,
+            retry_safe: false,
             ..
         }
     )

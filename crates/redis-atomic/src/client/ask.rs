@@ -130,6 +130,7 @@ pub(crate) fn strip(values: Vec<Value>, ours: &[bool]) -> Result<Vec<Value>, Err
             ),
             attempts: 1,
             timed_out: false,
+            retry_safe: false,
         });
     }
     let mut out = Vec::with_capacity(values.len());

@@ -141,6 +141,7 @@ impl DedicatedConnection {
             reason: "dedicated connection closed after an earlier failure".into(),
             attempts: 1,
             timed_out: false,
+            retry_safe: false,
         })?;
         let effect = pipe.cmd_iter().filter_map(state_effect).last();
         let asking = self.asking.then(|| ask::asking(pipe));
@@ -172,6 +173,7 @@ impl DedicatedConnection {
                 reason: format!("no reply within {timeout:?}"),
                 attempts: 1,
                 timed_out: true,
+                retry_safe: false,
             },
         };
         if err.is_outcome_unknown()

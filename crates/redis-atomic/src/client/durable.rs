@@ -62,6 +62,7 @@ impl Client {
                     reason: format!("a pipeline of 2 answered {} replies", values.len()),
                     attempts: 1,
                     timed_out: false,
+                    retry_safe: false,
                 });
             }
             Ok(Err(e)) => (Ok(Err(e)), None),

@@ -131,6 +131,7 @@ impl Client {
             || async { decode(def, self.attempt(def, keys, args).await?) },
         )
         .await
+        .map_err(|e| e.retry_safe_if(retry == RetryClass::Safe))
     }
 
     pub(super) fn checked(

@@ -150,6 +150,7 @@ impl Client {
                 reason: format!("no reply within {timeout:?} from {host}:{port} ({why})"),
                 attempts: 1,
                 timed_out: true,
+                retry_safe: false,
             }),
         }
     }
@@ -171,6 +172,7 @@ impl Client {
                 reason: format!("no reply within {waited:?}"),
                 attempts: 1,
                 timed_out: true,
+                retry_safe: false,
             },
         };
         let stale = matches!(&err, Error::Rejected { code, .. } if sentinel::stale_primary(code));

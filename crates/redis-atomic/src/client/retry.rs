@@ -182,6 +182,7 @@ where
     let policy = rules.policy;
     let mut n = 1;
     let mut may_have_run: Option<String> = None;
+    let mut any_timed_out = false;
     loop {
         let err = match attempt().await {
             Ok(value) => match (rules.conflict)(&value) {
@@ -198,6 +199,7 @@ where
             Err(err) => err,
         };
         let verdict = (rules.judge)(&err);
+        any_timed_out |= err.timed_out();
         if err.ran_unseen() && verdict != Verdict::Retry && may_have_run.is_none() {
             may_have_run = Some(err.to_string());
         }
@@ -205,7 +207,7 @@ where
         let exhausted =
             n >= policy.max_attempts || rules.started.elapsed() + pause > policy.deadline;
         if verdict == Verdict::Fail || exhausted {
-            return done(Err(final_error(err, n, may_have_run)), n);
+            return done(Err(final_error(err, n, may_have_run, any_timed_out)), n);
         }
         (rules.on_retry)(Some(&err), n);
         tokio::time::sleep(pause).await;
@@ -223,23 +225,21 @@ fn done<T>(result: Result<T, Error>, attempts: u32) -> Ran<T> {
 
 /// The error a call ends with: the last attempt's, except that a call one of whose attempts may
 /// have run is an unknown outcome even if its last attempt surely did not run (e.g. a timeout,
-/// then a refused reconnect while the server restarts).
-fn final_error(err: Error, attempts: u32, may_have_run: Option<String>) -> Error {
+/// then a refused reconnect while the server restarts), and that an unknown outcome says it
+/// timed out when any attempt did.
+fn final_error(err: Error, attempts: u32, may_have_run: Option<String>, timed_out: bool) -> Error {
     match (err, may_have_run) {
-        (
-            Error::OutcomeUnknown {
-                reason, timed_out, ..
-            },
-            _,
-        ) => Error::OutcomeUnknown {
+        (Error::OutcomeUnknown { reason, .. }, _) => Error::OutcomeUnknown {
             reason,
             attempts,
             timed_out,
+            retry_safe: false,
         },
         (err, Some(earlier)) if err.nothing_ran() || err.is_transient() => Error::OutcomeUnknown {
             reason: format!("an earlier attempt may have run ({earlier}); the last: {err}"),
             attempts,
-            timed_out: false,
+            timed_out,
+            retry_safe: false,
         },
         (err, _) => err,
     }
@@ -267,6 +267,7 @@ mod tests {
             reason: "lost".into(),
             attempts: 1,
             timed_out: true,
+            retry_safe: false,
         }
     }
 

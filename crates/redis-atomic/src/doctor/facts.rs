@@ -46,6 +46,7 @@ impl Conn<'_> {
                 reason: format!("no reply within {TIMEOUT:?}"),
                 attempts: 1,
                 timed_out: true,
+                retry_safe: false,
             }),
             Ok(Ok(Value::ServerError(e))) => Err(Error::from_code(
                 e.code().to_string(),

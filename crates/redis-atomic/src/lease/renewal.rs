@@ -131,6 +131,7 @@ impl Renewer {
                     reason: "no renewal answered before the proven lease ended".into(),
                     attempts: 1,
                     timed_out: true,
+                    retry_safe: false,
                 }),
             }
         };

@@ -122,7 +122,7 @@ pub(super) enum Status {
 /// use redis_atomic::lock::Acquire;
 /// use std::time::Duration;
 /// if let Acquire::Acquired(guard) = locks.acquire("report-7", Duration::from_secs(10)).await? {
-///     let held = guard.watchdog()?;
+///     let held = guard.watch()?;
 ///     tokio::select! {
 ///         _ = tokio::time::sleep(Duration::from_secs(60)) => {} // the work, fenced by held.fence()
 ///         why = held.lost() => eprintln!("stopping: lock lost ({why:?})"),

@@ -175,7 +175,10 @@ impl Semaphore {
 
     /// Tries once to take a permit for `ttl` with a fresh random owner token.
     pub async fn acquire(&self, ttl: Duration) -> Result<Acquire, Error> {
-        self.acquire_with_token(&OwnerToken::random(), ttl).await
+        // The caller never saw the token: a resend would take a second permit.
+        self.acquire_with_token(&OwnerToken::random(), ttl)
+            .await
+            .map_err(|e| e.retry_safe_if(false))
     }
 
     /// Tries once with the caller's `token`. Retrying with the same token after an unknown

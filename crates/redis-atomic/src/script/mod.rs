@@ -233,6 +233,38 @@ pub enum Delivery {
     Functions,
 }
 
+impl std::str::FromStr for Delivery {
+    type Err = crate::Error;
+    /// `eval` (also `evalsha`, the command's own name) or `functions` (also `fcall`): the
+    /// spellings of `docs/vocabulary.md`, parsed here once for every face.
+    ///
+    /// ```
+    /// use redis_atomic::Delivery;
+    /// assert_eq!("evalsha".parse::<Delivery>().unwrap(), Delivery::Eval);
+    /// assert_eq!("functions".parse::<Delivery>().unwrap(), Delivery::Functions);
+    /// assert!("lua".parse::<Delivery>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "eval" | "evalsha" => Ok(Delivery::Eval),
+            "functions" | "fcall" => Ok(Delivery::Functions),
+            other => Err(crate::Error::BadArgument(format!(
+                "delivery must be `eval` or `functions`, got {other:?}"
+            ))),
+        }
+    }
+}
+
+impl Delivery {
+    /// The vocabulary's spelling: `eval` or `functions`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Delivery::Eval => "eval",
+            Delivery::Functions => "functions",
+        }
+    }
+}
+
 /// Finds a script by name.
 pub fn find(name: &str) -> Option<&'static ScriptDef> {
     registry::ALL.iter().copied().find(|s| s.name == name)

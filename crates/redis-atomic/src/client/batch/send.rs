@@ -82,6 +82,7 @@ async fn run(
                 ),
                 attempts: 1,
                 timed_out: false,
+                retry_safe: false,
             })
         }
     };

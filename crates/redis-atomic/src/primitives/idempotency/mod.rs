@@ -133,8 +133,10 @@ impl Idempotency {
 
     /// Claims (`scope`, `key`) for a request with `fp`, with a fresh random owner token.
     pub async fn begin(&self, scope: &str, key: &[u8], fp: Fingerprint) -> Result<Begin, Error> {
+        // The caller never saw the token: a resend would find its own claim in progress.
         self.begin_with_token(scope, key, fp, &OwnerToken::random())
             .await
+            .map_err(|e| e.retry_safe_if(false))
     }
 
     /// Like [`Idempotency::begin`] with the caller's token: repeating it after an unknown outcome

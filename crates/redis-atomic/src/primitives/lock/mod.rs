@@ -91,7 +91,7 @@ pub enum Acquire {
 #[non_exhaustive]
 pub enum LockState {
     /// Held with this fence for about `ttl` more.
-    Held {
+    Locked {
         /// Current fence.
         fence: Fence,
         /// Remaining lease.
@@ -135,10 +135,14 @@ impl Locks {
         })
     }
 
-    /// Tries once to acquire `resource` for `ttl` with a fresh random owner token.
+    /// Tries once to acquire `resource` for `ttl` with a fresh random owner token. After an
+    /// unknown outcome the caller cannot resend it (it never saw the token: a resend would take
+    /// a second lease), so the error says `retry_safe() == false`; use
+    /// [`Locks::acquire_with_token`] to be able to.
     pub async fn acquire(&self, resource: &str, ttl: Duration) -> Result<Acquire, Error> {
         self.acquire_with_token(resource, &OwnerToken::random(), ttl)
             .await
+            .map_err(|e| e.retry_safe_if(false))
     }
 
     /// Tries once with the caller's `token`. Retrying with the same token after an unknown outcome
@@ -204,9 +208,11 @@ impl Locks {
             conflict: &held,
             on_retry: &retry::quiet,
         };
+        // A wait cannot be resent as it was (its token is its own): not retry-safe.
         retry::run(rules, || self.acquire_with_token(resource, &token, ttl))
             .await
             .result
+            .map_err(|e| e.retry_safe_if(false))
     }
 
     /// Releases `resource` if `token` holds it with the lease `fence`: the by-parts twin of
@@ -288,7 +294,7 @@ impl Locks {
             .call(&LOCK_INSPECT, [&keys.lock, &keys.fence], [])
             .await?;
         Ok(match reply {
-            LockInspectReply::Held { fence, ttl } => LockState::Held { fence, ttl },
+            LockInspectReply::Held { fence, ttl } => LockState::Locked { fence, ttl },
             LockInspectReply::Free { last_fence } => LockState::Free { last_fence },
         })
     }
@@ -350,13 +356,13 @@ impl LockGuard {
     }
 
     /// Hands the lease to a watchdog with the default [`WatchdogConfig`] ([`Watched`]).
-    pub fn watchdog(self) -> Result<Watched<LockGuard>, Error> {
+    pub fn watch(self) -> Result<Watched<LockGuard>, Error> {
         Watched::new(self)
     }
 
     /// Hands the lease to a watchdog that renews it for this guard's ttl every
     /// `renew_fraction × ttl`. Needs a tokio runtime.
-    pub fn watchdog_with(self, config: WatchdogConfig) -> Result<Watched<LockGuard>, Error> {
+    pub fn watch_with(self, config: WatchdogConfig) -> Result<Watched<LockGuard>, Error> {
         Watched::with_config(self, config)
     }
 }

@@ -107,15 +107,20 @@ impl fmt::Display for Algorithm {
 
 impl std::str::FromStr for Algorithm {
     type Err = Error;
+    /// Every documented spelling: the kebab-case [`Algorithm::name`] and its snake_case twin
+    /// (`sliding_log`, the Python spelling), so each face accepts what its guide lists.
+    ///
     /// ```
     /// use redis_atomic::ratelimit::Algorithm;
     /// assert_eq!("gcra".parse::<Algorithm>().unwrap(), Algorithm::Gcra);
+    /// assert_eq!("sliding_log".parse::<Algorithm>().unwrap(), Algorithm::SlidingLog);
     /// assert!("leaky".parse::<Algorithm>().is_err());
     /// ```
     fn from_str(s: &str) -> Result<Self, Error> {
+        let kebab = s.replace('_', "-");
         Algorithm::ALL
             .into_iter()
-            .find(|a| a.name() == s)
+            .find(|a| a.name() == kebab)
             .ok_or_else(|| {
                 Error::BadArgument(format!(
                     "unknown algorithm `{s}` (fixed-window, anchored-window, sliding-log, \

@@ -86,7 +86,7 @@ async fn fences_stay_monotonic_across_a_backward_jump() {
     assert!(job.fence() > f_job, "{:?} after {f_job:?}", job.fence());
     assert_eq!(job.ack().await.unwrap(), Ack::Acked);
     match locks.inspect("held").await.unwrap() {
-        LockState::Held { ttl, .. } => assert!(ttl > JUMP, "1 s lease now ends in {ttl:?}"),
+        LockState::Locked { ttl, .. } => assert!(ttl > JUMP, "1 s lease now ends in {ttl:?}"),
         other => panic!("{other:?}"),
     }
     held.release().await.unwrap();

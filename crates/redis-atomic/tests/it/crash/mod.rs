@@ -113,7 +113,7 @@ impl Kit {
         let name = format!("w{n}");
         match n % KINDS {
             0 => matches!(self.locks.inspect(&name).await.unwrap(),
-                LockState::Held { fence: f, .. } if f == Fence(fence)),
+                LockState::Locked { fence: f, .. } if f == Fence(fence)),
             1 => matches!(
                 self.sem(&name).acquire(LEASE).await.unwrap(),
                 semaphore::Acquire::Full { .. }

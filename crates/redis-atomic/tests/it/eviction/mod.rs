@@ -226,7 +226,7 @@ async fn refuses_typed_and_keeps(client: &Client, set_max: &dyn Fn(u64)) {
         .await;
     assert!(oom(updated), "cas");
     assert!(
-        matches!(k.locks.inspect("r").await.unwrap(), LockState::Held { fence, .. } if fence == lock_fence)
+        matches!(k.locks.inspect("r").await.unwrap(), LockState::Locked { fence, .. } if fence == lock_fence)
     );
     assert_eq!(k.quotas.get("q").await.unwrap(), 5);
     set_max(0);

@@ -171,7 +171,7 @@ async fn non_owner_cannot_release_or_extend() {
             Extend::Lost
         );
         match locks.inspect("r").await.unwrap() {
-            LockState::Held { fence, ttl } => {
+            LockState::Locked { fence, ttl } => {
                 assert_eq!(fence, guard.fence());
                 assert!(
                     ttl <= Duration::from_secs(30),
@@ -203,7 +203,7 @@ async fn extend_is_absolute() {
         let out = guard.extend(shorter).await.unwrap();
         assert!(matches!(out, Extend::Extended { ttl, .. } if ttl == shorter));
         let state = locks.inspect("r").await.unwrap();
-        let LockState::Held { ttl, fence } = state else {
+        let LockState::Locked { ttl, fence } = state else {
             panic!("{mode:?}: the extended lock is not held: {state:?}")
         };
         assert_eq!(fence, guard.fence());
@@ -244,7 +244,7 @@ async fn stalled_holder_is_superseded_with_larger_fence() {
         );
         assert_eq!(a.release().await.unwrap(), Release::Lost);
         assert!(
-            matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence, .. } if fence == b.fence())
+            matches!(locks.inspect("r").await.unwrap(), LockState::Locked { fence, .. } if fence == b.fence())
         );
     }
 }

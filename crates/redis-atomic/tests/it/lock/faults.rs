@@ -17,7 +17,7 @@ use std::time::Duration;
 /// Polls (bounded, 10 s: it ends as soon as the lock is held) until the lock is held; its fence.
 async fn wait_held(locks: &Locks, resource: &str) -> Option<redis_atomic::lease::Fence> {
     for _ in 0..1000 {
-        if let LockState::Held { fence, .. } = locks.inspect(resource).await.unwrap() {
+        if let LockState::Locked { fence, .. } = locks.inspect(resource).await.unwrap() {
             return Some(fence);
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -243,7 +243,7 @@ async fn safe_script_retried_after_timeout() {
         "timeouts counted: {timeouts} → {timed_out}"
     );
     assert!(
-        matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence, .. } if fence == g.fence())
+        matches!(locks.inspect("r").await.unwrap(), LockState::Locked { fence, .. } if fence == g.fence())
     );
 }
 

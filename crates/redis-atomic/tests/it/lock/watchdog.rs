@@ -53,7 +53,7 @@ async fn holder_keeps_lock_for_eight_ttls() {
         // Renewed every ttl/3: 800 ms leaves a renewal 530 ms of scheduling slack on a loaded
         // 2-core machine (300 ms, 200 ms of slack, once lost a lease under load 8).
         let ttl = Duration::from_millis(800);
-        let held = acquire(&locks, "r", ttl).await.watchdog().unwrap();
+        let held = acquire(&locks, "r", ttl).await.watch().unwrap();
         let lost = held.lost();
         let contender = async {
             let mut refused = 0;
@@ -75,7 +75,7 @@ async fn holder_keeps_lock_for_eight_ttls() {
         assert!(held.is_held(), "{mode:?}");
         let fence = held.fence();
         assert!(
-            matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence: f, .. } if f == fence)
+            matches!(locks.inspect("r").await.unwrap(), LockState::Locked { fence: f, .. } if f == fence)
         );
         assert_eq!(held.release().await.unwrap(), Release::Released { fence });
     });
@@ -94,7 +94,7 @@ async fn redisson_775_renewal_survives_transient_errors() {
     env.client.load(registry::ALL).await.unwrap();
     let locks = locks(&env);
     let ttl = Duration::from_millis(900);
-    let held = acquire(&locks, "r", ttl).await.watchdog().unwrap();
+    let held = acquire(&locks, "r", ttl).await.watch().unwrap();
     let server = env.server.as_ref().unwrap();
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(250)).await;
@@ -111,7 +111,7 @@ async fn redisson_775_renewal_survives_transient_errors() {
     let fence = held.fence();
     let patient = patient_locks(&env);
     assert!(
-        matches!(patient.inspect("r").await.unwrap(), LockState::Held { fence: f, .. } if f == fence)
+        matches!(patient.inspect("r").await.unwrap(), LockState::Locked { fence: f, .. } if f == fence)
     );
     assert_eq!(
         patient.release("r", held.token(), fence).await.unwrap(),
@@ -133,7 +133,7 @@ async fn redisson_5698_loss_signalled_before_second_holder() {
         let locks = locks(&env);
         let held = acquire(&locks, "r", Duration::from_millis(300))
             .await
-            .watchdog()
+            .watch()
             .unwrap();
         let lost = tokio::spawn({
             let lost = held.lost();
@@ -185,7 +185,7 @@ async fn takeover_is_reported_not_held() {
         let locks = locks(env);
         let held = acquire(&locks, "r", Duration::from_millis(300))
             .await
-            .watchdog()
+            .watch()
             .unwrap();
         let key = locks.keys("r").unwrap().lock;
         env.raw(redis::cmd("DEL").arg(&key)).await;
@@ -196,7 +196,7 @@ async fn takeover_is_reported_not_held() {
         assert_eq!(why, LockLost::NotHeld, "{mode:?}");
         assert!(!held.is_held());
         assert!(
-            matches!(locks.inspect("r").await.unwrap(), LockState::Held { fence, .. } if fence == b.fence()),
+            matches!(locks.inspect("r").await.unwrap(), LockState::Locked { fence, .. } if fence == b.fence()),
             "{mode:?}: the stale watchdog disturbed the new holder"
         );
     });
@@ -211,7 +211,7 @@ async fn drop_stops_renewal() {
     let locks = locks(&env);
     let held = acquire(&locks, "r", Duration::from_millis(600))
         .await
-        .watchdog()
+        .watch()
         .unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await; // renewed at least once
     assert!(held.is_held());
@@ -240,10 +240,7 @@ async fn bad_config_is_typed() {
     ] {
         let g = acquire(&locks, "r", Duration::from_secs(5)).await;
         let (token, fence) = (g.token().clone(), g.fence());
-        assert!(matches!(
-            g.watchdog_with(config),
-            Err(Error::BadArgument(_))
-        ));
+        assert!(matches!(g.watch_with(config), Err(Error::BadArgument(_))));
         locks.release("r", &token, fence).await.unwrap();
     }
 }

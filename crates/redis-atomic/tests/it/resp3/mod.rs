@@ -34,7 +34,7 @@ async fn every_primitive(client: &Client, what: &str) {
         panic!("{what}: lock")
     };
     assert!(
-        matches!(locks.inspect("r").await.unwrap(), LockState::Held { .. }),
+        matches!(locks.inspect("r").await.unwrap(), LockState::Locked { .. }),
         "{what}"
     );
     assert!(
