@@ -294,7 +294,7 @@ async fn every_lease_kind_is_renewed_and_handed_back() {
         let response = Response::new(201, b"done".to_vec());
         assert_eq!(claim.complete(&response).await.unwrap(), Outcome::Stored);
 
-        let queue = queue(&env, "q", QueueConfig::default());
+        let queue = queue(env, "q", QueueConfig::default());
         queue.enqueue("j", b"x", RunAt::Now).await.unwrap();
         let worker = OwnerToken::new("w").unwrap();
         let Claim::Claimed(mut jobs) = queue.claim(&worker, WATCHED, 1).await.unwrap() else {
