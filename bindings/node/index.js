@@ -144,23 +144,30 @@ native.__init({
 
 // A JavaScript value of the wrong type (a string where a number goes, a missing options object)
 // is refused by the addon's argument conversion before any library code runs, with napi's
-// conversion codes or a TypeError: it is thrown, synchronously, as BadArgumentError like every
-// other bad input (TypeScript reports it at compile time).
+// conversion codes or a TypeError: it becomes a TypeError (`code: 'ERR_INVALID_ARG_TYPE'`, as
+// Node's own functions say it; the addon's message and error as `cause`; TypeScript reports it
+// at compile time). A method that answers with a promise rejects with it, never throws; the
+// methods that answer synchronously are these (test/types.test.mjs checks the list against
+// index.d.ts):
+const SYNC = new Set(['keys', 'key', 'claimKey', 'watch', 'loadDir', 'batchStats'])
 const CONVERSION = /^(InvalidArg|ObjectExpected|StringExpected|NameExpected|FunctionExpected|NumberExpected|BooleanExpected|ArrayExpected|BigintExpected|DateExpected|ArrayBufferExpected)$/
 function converted(e) {
   if (e && !(e instanceof errors.RedisAtomicError) && (CONVERSION.test(e.code) || e instanceof TypeError)) {
-    return new errors.BadArgumentError(e.message, { nothingRan: true, cause: e })
+    const t = new TypeError(e.message, { cause: e })
+    t.code = 'ERR_INVALID_ARG_TYPE'
+    return t
   }
   return e
 }
-function typed(fn) {
+function typed(fn, sync) {
   return function (...args) {
     ctl[1] = 0
     let result
     try {
       result = fn.apply(this, args)
     } catch (e) {
-      throw converted(e)
+      if (sync) throw converted(e)
+      return Promise.reject(converted(e))
     }
     return ctl[1] === 0 ? result : pending()
   }
@@ -172,7 +179,7 @@ function guard(cls) {
     for (const name of Object.getOwnPropertyNames(owner)) {
       const d = Object.getOwnPropertyDescriptor(owner, name)
       if (typeof d.value === 'function' && name !== 'constructor' && d.writable) {
-        Object.defineProperty(owner, name, { ...d, value: typed(d.value) })
+        Object.defineProperty(owner, name, { ...d, value: typed(d.value, SYNC.has(name)) })
       }
     }
   }
@@ -193,6 +200,13 @@ for (const [name, value] of Object.entries(native)) {
   if (name.startsWith('__') || name === 'Algorithm') continue
   api[name] = typeof value === 'function' && value.prototype ? guard(value) : value
 }
+// The handle classes' earlier names (deprecated): the same classes.
+api.Lock = api.LockGuard
+api.IdempotencyClaim = api.Claim
+// `await using client = …`: closed at the end of the scope.
+api.Client.prototype[Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')] = function () {
+  return this.close()
+}
 const { createError: _factory, ...errorClasses } = errors
 Object.assign(module.exports, api, errorClasses)
 
@@ -200,7 +214,7 @@ Object.assign(module.exports, api, errorClasses)
 // without running it (test/exports.test.mjs checks that it lists exactly the exports).
 0 && (module.exports = {
   Client, RateLimiter, Quotas, Dedup, FencedWrites, ScriptSet, algorithms,
-  Locks, Lock, Semaphore, Permit, Idempotency, IdempotencyClaim, Queue, Job,
+  Locks, LockGuard, Lock, Semaphore, Permit, Idempotency, Claim, IdempotencyClaim, Queue, Job,
   RedisAtomicError, NotSentError, RejectedError, OutcomeUnknownError, AbortedError,
   WrongTypeError, BadArgumentError, CostExceedsBurstError, BadReplyError, CrossSlotError,
   ServerError, ConnectionError, TlsError, NotReplicatedError, ClientError, HandleEndedError,

@@ -58,8 +58,6 @@ pub(crate) struct Settled {
     pub target: Target,
     /// The value, or why it failed.
     pub outcome: Result<Out, Failure>,
-    /// For `OutcomeUnknownError.retrySafe`.
-    pub retry_safe: bool,
     /// Removes the call's `AbortSignal` listener and gives `signal.reason`.
     pub unwatch: Option<FunctionRef<(), Unknown<'static>>>,
 }
@@ -199,7 +197,7 @@ fn settle_all(env: &Env, batch: Vec<Settled>) -> napi::Result<()> {
             Target::Call(f) => {
                 let value = match s.outcome {
                     Ok(out) => js_value(env, out)?,
-                    Err(failure) => errors::value(env, failure, s.retry_safe, reason)?,
+                    Err(failure) => errors::value(env, failure, reason)?,
                 };
                 f.borrow_back(env)?.call(value)?;
                 continue;
@@ -212,7 +210,7 @@ fn settle_all(env: &Env, batch: Vec<Settled>) -> napi::Result<()> {
                 Err(e) => w.value(slot, Kind::Error, env.create_error(e)?.to_unknown())?,
             },
             Err(failure) => {
-                let e = errors::value(env, failure, s.retry_safe, reason)?;
+                let e = errors::value(env, failure, reason)?;
                 w.value(slot, Kind::Error, e)?
             }
         }

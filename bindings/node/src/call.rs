@@ -16,6 +16,7 @@
 //! long-lived signal (a shutdown signal) can serve any number of calls.
 
 use crate::bridge::{self, Settled, Target};
+use crate::client::Gate;
 use crate::errors::{self, Failure};
 use crate::value::{Promise, Resolve};
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Object, Unknown};
@@ -24,35 +25,42 @@ use std::future::Future;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
 
-/// What a call needs besides its future: whether resending it cannot repeat its effect (for
-/// `OutcomeUnknownError.retrySafe`) and its `AbortSignal`, if any.
+/// What a call needs besides its future: the client it goes through (a closed client refuses
+/// it), its `AbortSignal`, if any, and for an abort whether resending the call is safe.
 pub(crate) struct Call<'a, 'env> {
-    pub retry_safe: bool,
-    pub signal: Option<&'a Object<'env>>,
+    gate: Option<&'a Gate>,
+    signal: Option<&'a Object<'env>>,
+    resend_safe: bool,
 }
 
 impl<'a, 'env> Call<'a, 'env> {
-    /// A call whose resend cannot repeat its effect.
-    pub fn safe(signal: Option<&'a Object<'env>>) -> Self {
+    /// A call through the client behind `gate`, without an `AbortSignal`.
+    pub fn on(gate: &'a Gate) -> Self {
         Call {
-            retry_safe: true,
-            signal,
+            gate: Some(gate),
+            signal: None,
+            resend_safe: false,
         }
     }
 
-    /// A call whose resend may repeat its effect (an add without a request id).
-    pub fn unsafe_to_resend(signal: Option<&'a Object<'env>>) -> Self {
+    /// A call through the client behind `gate` that `signal` may abort. `resend_safe`: the call
+    /// carries the caller's own key (request id, token, claim id) or runs a script whose header
+    /// says `retry: safe`, so an aborted call that may have run can be resent
+    /// (`AbortedError.retrySafe`; the library's errors carry their own `retry_safe()`).
+    pub fn abortable(gate: &'a Gate, signal: Option<&'a Object<'env>>, resend_safe: bool) -> Self {
         Call {
-            retry_safe: false,
+            gate: Some(gate),
             signal,
+            resend_safe,
         }
     }
 
-    /// Retry-safe exactly when `safe`.
-    pub fn retry_safe_if(safe: bool, signal: Option<&'a Object<'env>>) -> Self {
+    /// `Client.connect`: no client yet; an abort before it connected leaves nothing behind.
+    pub fn connect(signal: Option<&'a Object<'env>>) -> Self {
         Call {
-            retry_safe: safe,
+            gate: None,
             signal,
+            resend_safe: true,
         }
     }
 }
@@ -101,7 +109,8 @@ where
     M: FnOnce() -> F + Send + 'static,
     F: Future<Output = Result<V, E>> + Send + 'static,
 {
-    let retry_safe = call.retry_safe;
+    let resend_safe = call.resend_safe;
+    let closed = call.gate.is_some_and(Gate::is_closed);
     let (fired, unwatch) = match call.signal {
         Some(signal) => {
             let w = Watch::start(env, signal)?;
@@ -112,6 +121,14 @@ where
     let inbox = bridge::inbox()?;
     let slot = bridge::take_slot()?;
     let job = Box::pin(async move {
+        if closed {
+            let settled = Settled {
+                target: Target::Slot(slot),
+                outcome: Err(Failure::Library(Gate::closed_error())),
+                unwatch,
+            };
+            return bridge::send(&inbox, settled).await;
+        }
         let fut = Box::pin(make());
         let ended = match fired {
             None => Ended::Done(fut.await),
@@ -124,12 +141,14 @@ where
         let outcome = match ended {
             Ended::Done(Ok(value)) => Ok(value.resolve()),
             Ended::Done(Err(e)) => Err(e.into()),
-            Ended::Aborted { started } => Err(Failure::Aborted { started }),
+            Ended::Aborted { started } => Err(Failure::Aborted {
+                started,
+                resend_safe,
+            }),
         };
         let settled = Settled {
             target: Target::Slot(slot),
             outcome,
-            retry_safe,
             unwatch,
         };
         bridge::send(&inbox, settled).await;
@@ -151,7 +170,6 @@ where
             let settled = Settled {
                 target: Target::Call(target),
                 outcome: Ok(value.resolve()),
-                retry_safe: true,
                 unwatch: None,
             };
             bridge::send(&inbox, settled).await;

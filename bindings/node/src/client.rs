@@ -5,6 +5,12 @@
 //! `cluster: true`, connects to a Redis Cluster through those seed nodes. The options are
 //! [`redis_atomic::ClientConfig`]'s fields in camelCase, durations in milliseconds; a value the
 //! library would refuse is refused here with `BadArgumentError` before anything connects.
+//!
+//! **Closing.** `close()` (and `await using`, through `Symbol.asyncDispose` in `index.js`) shuts
+//! the client's [`Gate`]: every primitive and lease handle made from it holds the same gate, and
+//! every later call through any of them rejects with `ClientError` at once, sending nothing.
+//! Calls in flight finish. The library's client has no close of its own: its connections go
+//! when the last value holding it (this client, its primitives, their handles) is collected.
 
 use crate::call::{spawn, Call};
 use crate::convert::{duration, opt_duration, uint};
@@ -13,7 +19,9 @@ use crate::value::{Js, Promise};
 use napi::bindgen_prelude::{Buffer, Either, Object};
 use napi::Env;
 use napi_derive::napi;
-use redis_atomic::{ClientConfig, Delivery, Error, RetryPolicy, TlsOptions};
+use redis_atomic::{Batching, ClientConfig, Delivery, Error, RetryPolicy, TlsOptions};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A retry policy: attempts in all (the first included), a deadline after which no retry
 /// starts, and the full-jitter backoff's base and cap. Unset fields keep the default policy's.
@@ -57,6 +65,36 @@ pub struct TlsConfig {
     pub key: Option<Either<String, Buffer>>,
 }
 
+/// How decisions of batchable scripts may leave together (the library's `Batching`); unset
+/// fields keep the default's.
+#[napi(object)]
+#[derive(Default)]
+pub struct BatchingOptions {
+    /// Calls of one lane (a node, or a slot of a cluster) in flight before a decision waits.
+    pub in_flight: Option<f64>,
+    /// Most decisions in one batch.
+    pub max_decisions: Option<f64>,
+    /// Most bytes of keys and arguments in one batch.
+    pub max_bytes: Option<f64>,
+    /// Fewest waiting decisions that leave as one batch call.
+    pub min_batch: Option<f64>,
+}
+
+/// What a client's batching did so far (the library's `BatchStats`; zeros with batching off).
+#[napi(object)]
+pub struct BatchStats {
+    /// Decisions of batchable scripts, however they left.
+    pub decisions: f64,
+    /// Of those, decisions that found a call slot free and went out at once, alone.
+    pub alone: f64,
+    /// Batch calls sent.
+    pub batches: f64,
+    /// Decisions that left in those batch calls.
+    pub batched: f64,
+    /// Decisions that waited and left as separate calls (too few, or too large, to batch).
+    pub separate: f64,
+}
+
 /// Settings of a client; every one optional.
 #[napi(object)]
 pub struct ClientOptions<'a> {
@@ -66,8 +104,9 @@ pub struct ClientOptions<'a> {
     pub retry: Option<RetryOptions>,
     /// Retries under contention (default: 16 attempts within 2 s).
     pub contention: Option<RetryOptions>,
-    /// `'eval'` (EVALSHA, default) or `'functions'` (FCALL of the library's Functions).
-    #[napi(ts_type = "'eval' | 'functions'")]
+    /// `'eval'` (EVALSHA, default) or `'functions'` (FCALL of the library's Functions); the
+    /// library also takes `'evalsha'` for `'eval'`.
+    #[napi(ts_type = "'eval' | 'functions' | 'evalsha'")]
     pub delivery: Option<String>,
     /// Wait for replicas after every write (default: none).
     pub replicas: Option<ReplicaOptions>,
@@ -79,16 +118,48 @@ pub struct ClientOptions<'a> {
     pub pool_size: Option<f64>,
     /// Connect to a Redis Cluster through this URL (implied by an array of URLs).
     pub cluster: Option<bool>,
+    /// Let decisions of batchable scripts leave together (default `true`); `false` sends each
+    /// as a call of its own, an object tunes it.
+    pub batching: Option<Either<bool, BatchingOptions>>,
     /// Abandons connecting (the promise rejects with `AbortedError`).
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
 }
 
+/// Whether a client was closed, shared by everything made from it (see the module docs).
+#[derive(Clone, Default)]
+pub(crate) struct Gate(Arc<AtomicBool>);
+
+impl Gate {
+    pub(crate) fn is_closed(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn close(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// What a call through a closed client fails with: nothing was sent.
+    pub(crate) fn closed_error() -> Error {
+        Error::Client("the client is closed (close() was called): nothing was sent".into())
+    }
+
+    /// The library's client behind `client`, and its gate, for a primitive being made: a
+    /// closed client makes none (`ClientError`).
+    pub(crate) fn open(client: &Client) -> Result<(redis_atomic::Client, Gate), Error> {
+        match client.gate.is_closed() {
+            true => Err(Self::closed_error()),
+            false => Ok((client.inner.clone(), client.gate.clone())),
+        }
+    }
+}
+
 /// A connection pool to Redis (one server, a Sentinel-named primary, or a Redis Cluster) that
-/// the primitives share. Made by `Client.connect`; cheap to share.
+/// the primitives share. Made by `Client.connect`; cheap to share; `close()` it when done.
 #[napi]
 pub struct Client {
     pub(crate) inner: redis_atomic::Client,
+    pub(crate) gate: Gate,
 }
 
 #[napi]
@@ -119,10 +190,39 @@ impl Client {
             } else {
                 redis_atomic::Client::connect(&urls[0], config).await?
             };
-            Ok(Js(Client { inner }))
+            Ok(Js(Client {
+                inner,
+                gate: Gate::default(),
+            }))
         };
-        let call = Call::safe(options.signal.as_ref());
-        spawn(env, call, fut)
+        spawn(env, Call::connect(options.signal.as_ref()), fut)
+    }
+
+    /// Closes the client: every later call through it, its primitives or their handles rejects
+    /// with `ClientError` and sends nothing (calls in flight finish). Closing twice is fine.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&self, env: &Env) -> napi::Result<Promise<()>> {
+        self.gate.close();
+        spawn(env, Call::connect(None), || async { Ok(()) })
+    }
+
+    /// Whether `close()` was called.
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        self.gate.is_closed()
+    }
+
+    /// What this client's batching did so far (zeros with `batching: false`).
+    #[napi]
+    pub fn batch_stats(&self) -> BatchStats {
+        let s = self.inner.batch_stats();
+        BatchStats {
+            decisions: s.decisions as f64,
+            alone: s.alone as f64,
+            batches: s.batches as f64,
+            batched: s.batched as f64,
+            separate: s.separate as f64,
+        }
     }
 
     /// Whether this client talks to a Redis Cluster.
@@ -149,6 +249,7 @@ fn empty<'a>() -> ClientOptions<'a> {
         force_lua: None,
         pool_size: None,
         cluster: None,
+        batching: None,
         signal: None,
     }
 }
@@ -166,15 +267,10 @@ fn config(o: &ClientOptions) -> Result<ClientConfig, Error> {
         c = c.contention(policy("contention", RetryPolicy::contention(), r)?);
     }
     if let Some(d) = &o.delivery {
-        c = c.delivery(match d.as_str() {
-            "eval" => Delivery::Eval,
-            "functions" => Delivery::Functions,
-            other => {
-                return Err(errors::bad(format!(
-                    "delivery must be 'eval' or 'functions', got {other:?}"
-                )))
-            }
-        });
+        c = c.delivery(d.parse::<Delivery>()?);
+    }
+    if let Some(b) = &o.batching {
+        c = c.batching(batching(b)?);
     }
     if let Some(r) = &o.replicas {
         let count = u32::try_from(uint("replicas.count", r.count)?)
@@ -222,6 +318,37 @@ fn policy(what: &str, base: RetryPolicy, o: &RetryOptions) -> Result<RetryPolicy
         p = p.backoff(base_backoff.unwrap_or(base), max_backoff.unwrap_or(cap));
     }
     Ok(p)
+}
+
+fn batching(b: &Either<bool, BatchingOptions>) -> Result<Batching, Error> {
+    let o = match b {
+        Either::A(true) => return Ok(Batching::default()),
+        Either::A(false) => return Ok(Batching::off()),
+        Either::B(o) => o,
+    };
+    let count = |what: &str, n: Option<f64>| -> Result<Option<usize>, Error> {
+        n.map(|n| {
+            usize::try_from(uint(what, n)?).map_err(|_| errors::bad(format!("{what} too large")))
+        })
+        .transpose()
+    };
+    let d = Batching::default();
+    let mut b = d;
+    if let Some(n) = count("batching.inFlight", o.in_flight)? {
+        b = b.in_flight(n);
+    }
+    let decisions = count("batching.maxDecisions", o.max_decisions)?;
+    let bytes = count("batching.maxBytes", o.max_bytes)?;
+    if decisions.is_some() || bytes.is_some() {
+        b = b.max(
+            decisions.unwrap_or(d.max_decisions),
+            bytes.unwrap_or(d.max_bytes),
+        );
+    }
+    if let Some(n) = count("batching.minBatch", o.min_batch)? {
+        b = b.min_batch(n);
+    }
+    Ok(b)
 }
 
 fn tls(t: &TlsConfig) -> Result<TlsOptions, Error> {

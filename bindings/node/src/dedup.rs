@@ -4,7 +4,7 @@
 //! same answer, so a sighting is retry-safe.
 
 use crate::call::{spawn, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::duration;
 use crate::errors;
 use crate::value::{Js, Promise};
@@ -44,6 +44,7 @@ pub struct DedupKeys {
 #[napi]
 pub struct Dedup {
     inner: Lib,
+    gate: Gate,
 }
 
 #[napi]
@@ -51,9 +52,11 @@ impl Dedup {
     /// Dedup whose keys live under `options.namespace`.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: DedupOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let keyspace = Keyspace::new(options.namespace).map_err(|e| errors::sync(env, e))?;
         Ok(Dedup {
-            inner: Lib::new(client.inner.clone(), keyspace),
+            inner: Lib::new(conn, keyspace),
+            gate,
         })
     }
 
@@ -72,7 +75,7 @@ impl Dedup {
             let ttl = duration("ttlMs", ttl_ms)?;
             d.first_seen_as(&event_id, ttl, &token?).await
         };
-        spawn(env, Call::safe(signal.as_ref()), fut)
+        spawn(env, Call::abortable(&self.gate, signal.as_ref(), true), fut)
     }
 
     /// `firstSeen` for up to 1000 ids at once (one token; not atomic across ids): one answer per
@@ -92,7 +95,7 @@ impl Dedup {
             let ids: Vec<&str> = event_ids.iter().map(String::as_str).collect();
             Ok(Js(d.first_seen_many_as(&ids, ttl, &token?).await?))
         };
-        spawn(env, Call::safe(signal.as_ref()), fut)
+        spawn(env, Call::abortable(&self.gate, signal.as_ref(), true), fut)
     }
 
     /// The key of `eventId`.

@@ -4,8 +4,11 @@
 //! [`redis_atomic::Error`] variant, each with a stable `code`), so `instanceof` works across the
 //! package and users can subclass nothing native. The package's `index.js` hands this module a
 //! factory once per JavaScript thread ([`install`]); a failed call then rejects with the very
-//! instance the factory built, carrying what a retry would do (`nothingRan`, `transient`, and for
-//! `OutcomeUnknown`: `retrySafe`, `attempts`, `timedOut`).
+//! instance the factory built. Its `code` and what a retry would do (`nothingRan`, `transient`,
+//! `timedOut`, `retrySafe`) are the library error's own facts (`redis_atomic::Error::code()`,
+//! `nothing_ran()`, ...), copied, never recomputed: one rule for every face. Only an abort (the
+//! caller's `AbortSignal`, which the library never sees) and a misused handle are the package's
+//! own errors.
 //!
 //! Every conversion here runs on the JavaScript thread (a promise's settle callback, or a
 //! synchronous method), the only thread where JavaScript values may be made.
@@ -46,8 +49,9 @@ pub(crate) enum Failure {
     /// The library's error.
     Library(LibError),
     /// The call's `AbortSignal` fired: `started` says whether the call had been handed to the
-    /// runtime (then it may have run, like `OutcomeUnknown`).
-    Aborted { started: bool },
+    /// runtime (then it may have run, like `OutcomeUnknown`); `resend_safe`, whether resending
+    /// it cannot repeat its effect (see `Call::abortable`).
+    Aborted { started: bool, resend_safe: bool },
     /// The handle's end verb was already called (`HandleEndedError`): nothing was sent.
     Ended(String),
 }
@@ -72,86 +76,78 @@ enum Prop {
     Nums(Vec<f64>),
 }
 
-/// The `code` of each library error, and the properties that say what a retry would do.
-fn shape(error: &LibError, retry_safe: bool) -> Shape {
+/// What every error says about a retry, read from the library's error (never recomputed here):
+/// the facts `docs/vocabulary.md` names, in camelCase.
+fn facts(
+    nothing_ran: bool,
+    transient: bool,
+    timed_out: bool,
+    retry_safe: bool,
+) -> Vec<(&'static str, Prop)> {
+    vec![
+        ("nothingRan", Prop::Bool(nothing_ran)),
+        ("transient", Prop::Bool(transient)),
+        ("timedOut", Prop::Bool(timed_out)),
+        ("retrySafe", Prop::Bool(retry_safe)),
+    ]
+}
+
+/// A library error: its `code()` (the class `errors.js` picks), its facts, and the fields of its
+/// variant.
+fn shape(error: &LibError) -> Shape {
     use LibError as E;
-    let mut props = vec![
-        ("nothingRan", Prop::Bool(error.nothing_ran())),
-        ("transient", Prop::Bool(error.is_transient())),
-    ];
-    let code = match error {
-        E::NotSent(_) => "NotSent",
-        E::Rejected { code, .. } => {
+    let mut props = facts(
+        error.nothing_ran(),
+        error.is_transient(),
+        error.timed_out(),
+        error.retry_safe(),
+    );
+    match error {
+        E::Rejected { code, .. } | E::Server { code, .. } => {
             props.push(("serverCode", Prop::Str(code.clone())));
-            "Rejected"
         }
-        E::OutcomeUnknown {
-            attempts,
-            timed_out,
-            ..
-        } => {
-            props.push(("retrySafe", Prop::Bool(retry_safe)));
+        E::OutcomeUnknown { attempts, .. } => {
             props.push(("attempts", Prop::Num(f64::from(*attempts))));
-            props.push(("timedOut", Prop::Bool(*timed_out)));
-            "OutcomeUnknown"
         }
-        E::WrongType(_) => "WrongType",
-        E::BadArgument(_) => "BadArgument",
         E::CostExceedsBurst { cost, burst } => {
             props.push(("cost", Prop::Num(*cost as f64)));
             props.push(("burst", Prop::Num(*burst as f64)));
-            "CostExceedsBurst"
         }
         E::BadReply { script, .. } => {
             props.push(("script", Prop::Str((*script).to_string())));
-            "BadReply"
         }
         E::CrossSlot { slots } => {
-            props.push((
-                "slots",
-                Prop::Nums(slots.iter().map(|&s| f64::from(s)).collect()),
-            ));
-            "CrossSlot"
+            let slots = slots.iter().map(|&s| f64::from(s)).collect();
+            props.push(("slots", Prop::Nums(slots)));
         }
-        E::Server { code, .. } => {
-            props.push(("serverCode", Prop::Str(code.clone())));
-            "ServerError"
-        }
-        E::Connection(_) => "ConnectionError",
-        E::Tls(_) => "TlsError",
         E::NotReplicated { acked, wanted } => {
             props.push(("acked", Prop::Num(f64::from(*acked))));
             props.push(("wanted", Prop::Num(f64::from(*wanted))));
-            "NotReplicated"
         }
-        E::Client(_) => "ClientError",
-        // A variant added to the library later: still an error of the base class.
-        _ => "RedisAtomicError",
-    };
+        _ => {}
+    }
     Shape {
-        code,
+        code: error.code(),
         message: error.to_string(),
         props,
     }
 }
 
-/// What an abort says: like `OutcomeUnknown` once the call started.
-fn aborted(started: bool, retry_safe: bool) -> Shape {
+/// What an abort says: like `OutcomeUnknown` once the call started. The library never sees an
+/// abort, so this one error is the package's own: `resend_safe` says whether resending the call
+/// cannot repeat its effect (its caller's own key, see `Call::abortable`).
+fn aborted(started: bool, resend_safe: bool) -> Shape {
     let message = if started {
         "aborted by its AbortSignal: the call may still have run"
     } else {
         "aborted by its AbortSignal before it was sent: nothing ran"
     };
+    let mut props = facts(!started, false, false, resend_safe || !started);
+    props.push(("attempts", Prop::Num(if started { 1.0 } else { 0.0 })));
     Shape {
-        code: "Aborted",
+        code: "aborted",
         message: message.into(),
-        props: vec![
-            ("nothingRan", Prop::Bool(!started)),
-            ("transient", Prop::Bool(false)),
-            ("retrySafe", Prop::Bool(retry_safe || !started)),
-            ("attempts", Prop::Num(if started { 1.0 } else { 0.0 })),
-            ("timedOut", Prop::Bool(false)),
-        ],
+        props,
     }
 }
 
@@ -160,19 +156,19 @@ fn aborted(started: bool, retry_safe: bool) -> Shape {
 pub(crate) fn value<'env>(
     env: &'env Env,
     failure: Failure,
-    retry_safe: bool,
     cause: Option<Unknown>,
 ) -> napi::Result<Unknown<'env>> {
     let shape = match &failure {
-        Failure::Library(e) => shape(e, retry_safe),
-        Failure::Aborted { started } => aborted(*started, retry_safe),
+        Failure::Library(e) => shape(e),
+        Failure::Aborted {
+            started,
+            resend_safe,
+        } => aborted(*started, *resend_safe),
+        // A misused handle: the client refused it before sending anything.
         Failure::Ended(message) => Shape {
-            code: "HandleEnded",
+            code: "handle_ended",
             message: message.clone(),
-            props: vec![
-                ("nothingRan", Prop::Bool(true)),
-                ("transient", Prop::Bool(false)),
-            ],
+            props: facts(true, false, false, true),
         },
     };
     build(env, &shape, cause).or_else(|_| {
@@ -193,13 +189,13 @@ pub(crate) fn sync(env: &Env, error: LibError) -> napi::Error {
 
 /// Any failure, thrown by a synchronous method.
 pub(crate) fn throw(env: &Env, failure: Failure) -> napi::Error {
-    match value(env, failure, true, None) {
+    match value(env, failure, None) {
         Ok(v) => napi::Error::from(v),
         Err(e) => e,
     }
 }
 
-/// The `LeaseLostError` a watched lease's `lost` signal fires with: `reason` is `notHeld` (the
+/// The `LeaseLostError` a watched lease's `lost` signal fires with: `reason` is `not_held` (the
 /// server said this token and fence no longer hold it) or `unconfirmed` (no renewal was confirmed
 /// before the proven lease ended).
 pub(crate) fn lease_lost<'env>(
@@ -209,22 +205,20 @@ pub(crate) fn lease_lost<'env>(
 ) -> napi::Result<Unknown<'env>> {
     use redis_atomic::lease::LeaseLost;
     let (reason, message) = match why {
-        LeaseLost::NotHeld => ("notHeld", "the lease is no longer held by this token and fence"),
+        LeaseLost::NotHeld => ("not_held", "the lease is no longer held by this token and fence"),
         LeaseLost::Unconfirmed => (
             "unconfirmed",
             "no renewal was confirmed before the proven lease ended (server unreachable or stalled)",
         ),
         _ => ("unconfirmed", "the lease was lost"),
     };
+    let mut props = facts(true, false, false, true);
+    props.push(("reason", Prop::Str(reason.into())));
+    props.push(("fence", Prop::Num(fence as f64)));
     let shape = Shape {
-        code: "LeaseLost",
+        code: "lease_lost",
         message: format!("{message} (fence {fence}): stop the work it protects"),
-        props: vec![
-            ("reason", Prop::Str(reason.into())),
-            ("fence", Prop::Num(fence as f64)),
-            ("nothingRan", Prop::Bool(true)),
-            ("transient", Prop::Bool(false)),
-        ],
+        props,
     };
     build(env, &shape, None)
 }

@@ -6,10 +6,10 @@
 //! (`{ applied: false, highest }`), not an error.
 
 use crate::call::{spawn, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, num, opt_duration, uint};
 use crate::errors::{self, bad};
-use crate::value::{Js, Promise};
+use crate::value::{Js, Promise, Resolve};
 use napi::bindgen_prelude::{Buffer, Either};
 use napi::Env;
 use napi_derive::napi;
@@ -48,14 +48,28 @@ pub struct FencedWrite {
     pub members: Option<Vec<Either<String, Buffer>>>,
 }
 
-/// The answer of a fenced write.
+/// A fenced write that applied: `fence` is recorded.
 #[napi(object)]
-pub struct FencedResult {
-    /// `false`: a larger fence has written; nothing applied.
+pub struct Written {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub applied: bool,
-    /// The fence now recorded (applied) or the highest that wrote (stale).
+    /// The fence now recorded.
     pub fence: f64,
-    /// Writes applied (0 when stale).
+    /// Writes applied.
+    pub writes: f64,
+}
+
+/// A fenced write refused: a larger fence has written; nothing applied.
+#[napi(object)]
+pub struct Stale {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
+    pub applied: bool,
+    /// The highest fence that wrote.
+    pub fence: f64,
+    /// Always 0.
+    #[napi(ts_type = "0")]
     pub writes: f64,
 }
 
@@ -70,6 +84,7 @@ pub struct FencedKeys {
 #[napi]
 pub struct FencedWrites {
     inner: Lib,
+    pub(crate) gate: Gate,
 }
 
 #[napi]
@@ -77,8 +92,9 @@ impl FencedWrites {
     /// Fenced writes whose fence records live under `options.namespace`.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: FencedWritesOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
-            let f = Lib::new(client.inner.clone(), Keyspace::new(options.namespace)?);
+            let f = Lib::new(conn, Keyspace::new(options.namespace)?);
             match opt_duration("retentionMs", options.retention_ms)? {
                 Some(r) => f.with_retention(r),
                 None => Ok(f),
@@ -86,6 +102,7 @@ impl FencedWrites {
         };
         Ok(FencedWrites {
             inner: build().map_err(|e| errors::sync(env, e))?,
+            gate,
         })
     }
 
@@ -98,23 +115,28 @@ impl FencedWrites {
         resource: String,
         fence: f64,
         writes: Vec<FencedWrite>,
-    ) -> napi::Result<Promise<FencedResult>> {
+    ) -> napi::Result<Promise<Either<Written, Stale>>> {
         let f = self.inner.clone();
         let writes: Result<Vec<Write>, Error> = writes.iter().map(write).collect();
         let fut = move || async move {
             let fence = Fence(uint("fence", fence)?);
-            let (applied, fence, writes) = match f.fenced_write(&resource, fence, &writes?).await? {
-                Fenced::Applied { fence, writes } => (true, fence.0, writes as u64),
-                Fenced::Stale { highest } => (false, highest.0, 0),
+            Ok(match f.fenced_write(&resource, fence, &writes?).await? {
+                Fenced::Applied { fence, writes } => Js(Written {
+                    applied: true,
+                    fence: num(fence.0),
+                    writes: num(writes as u64),
+                })
+                .resolve(),
+                Fenced::Stale { highest } => Js(Stale {
+                    applied: false,
+                    fence: num(highest.0),
+                    writes: 0.0,
+                })
+                .resolve(),
                 other => return Err(errors::unknown_outcome(&other)),
-            };
-            Ok(Js(FencedResult {
-                applied,
-                fence: num(fence),
-                writes: num(writes),
-            }))
+            })
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// The highest fence that wrote to `resource` (0 if none is remembered).
@@ -122,7 +144,7 @@ impl FencedWrites {
     pub fn highest(&self, env: &Env, resource: String) -> napi::Result<Promise<f64>> {
         let f = self.inner.clone();
         let fut = move || async move { Ok(num(f.highest(&resource).await?.0)) };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// A data key under `resource`'s tag.

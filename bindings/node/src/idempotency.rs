@@ -1,15 +1,16 @@
 //! `Idempotency`: each request's side effect once, however often it is sent — the library's
-//! `Idempotency`, and `IdempotencyClaim`, its `Claim`.
+//! `Idempotency`, and its `Claim` (the class was `IdempotencyClaim`, still exported under that
+//! name by `index.js`).
 //!
 //! `begin(scope, key, request)` resolves with one of four answers, told apart by `status`: a
-//! `IdempotencyClaim` handle (`'claimed'`: run the request, then `complete(response)` or
+//! `Claim` handle (`'claimed'`: run the request, then `complete(response)` or
 //! `fail(response?)`), `'inProgress'` (another executor holds a live claim: `retryAfterMs`),
 //! `'replay'` (the stored response of the finished request) or `'mismatch'` (the key was used
 //! with a different request). `request` is what makes two requests "the same": its parts
 //! (method, path, body…) are hashed into the library's fingerprint.
 
 use crate::call::{spawn, spawn_failing, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, ms, opt_duration, uint};
 use crate::errors::{self, bad};
 use crate::lease::{self, Slot, WatchOptions};
@@ -19,8 +20,8 @@ use napi::bindgen_prelude::{Buffer, Either, Either4, Object};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::idempotency::{
-    Begin, Claim, Failure as LibFailure, Fingerprint, Idempotency as Lib, IdempotencyConfig,
-    Outcome, Stored,
+    Begin, Claim as LibClaim, Failure as LibFailure, Fingerprint, Idempotency as Lib,
+    IdempotencyConfig, Outcome, Stored as LibStored,
 };
 use redis_atomic::{Error, Keyspace};
 use std::sync::Arc;
@@ -81,11 +82,13 @@ pub struct Mismatch {
     pub status: String,
 }
 
-/// What ending a claim achieved.
+/// A claim's end that took: the response stored (or, for a retryable `fail()`, the key freed).
+/// This claim superseded (taken over after its lease ran out, or ended already) is `Lost`
+/// (`stored: false`): nothing was written.
 #[napi(object)]
-pub struct StoreResult {
-    /// `true`: stored (or, for a retryable `fail()`, the key freed); `false`: this claim was
-    /// superseded (taken over after its lease ran out, or ended already) and nothing was written.
+pub struct Stored {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub stored: bool,
 }
 
@@ -100,6 +103,7 @@ pub struct IdempotencyKeys {
 #[napi]
 pub struct Idempotency {
     inner: Lib,
+    pub(crate) gate: Gate,
 }
 
 #[napi]
@@ -107,6 +111,7 @@ impl Idempotency {
     /// A store under `options.namespace`. Throws `BadArgumentError` for a ttl out of range.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: IdempotencyOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
             let mut config = IdempotencyConfig::default();
             if let Some(ttl) = opt_duration("ttlMs", options.ttl_ms)? {
@@ -121,10 +126,11 @@ impl Idempotency {
                 config = config.max_response_bytes(n);
             }
             let keyspace = Keyspace::new(options.namespace)?;
-            Lib::new(client.inner.clone(), keyspace).with_config(config)
+            Lib::new(conn, keyspace).with_config(config)
         };
         Ok(Idempotency {
             inner: build().map_err(|e| errors::sync(env, e))?,
+            gate,
         })
     }
 
@@ -142,18 +148,18 @@ impl Idempotency {
             Vec<Either<String, Buffer>>,
         >,
         options: Option<BeginOptions<'_>>,
-    ) -> napi::Result<Promise<Either4<IdempotencyClaim, InProgress, Replay, Mismatch>>> {
+    ) -> napi::Result<Promise<Either4<Claim, InProgress, Replay, Mismatch>>> {
         let (token, signal) = match options {
             Some(o) => (o.token, o.signal),
             None => (None, None),
         };
-        let call = Call::retry_safe_if(token.is_some(), signal.as_ref());
+        let call = Call::abortable(&self.gate, signal.as_ref(), token.is_some());
         let parts: Vec<Vec<u8>> = match &request {
             Either::A(one) => vec![bytes(one)],
             Either::B(many) => many.iter().map(bytes).collect(),
         };
         let key = bytes(&key);
-        let store = self.inner.clone();
+        let (store, gate) = (self.inner.clone(), self.gate.clone());
         let fut = move || async move {
             let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
             let fp = Fingerprint::of(&refs);
@@ -164,7 +170,7 @@ impl Idempotency {
                 }
                 None => store.begin(&scope, &key, fp).await?,
             };
-            begin_out(begun, scope, key)
+            begin_out(begun, scope, key, gate)
         };
         spawn(env, call, fut)
     }
@@ -180,14 +186,14 @@ impl Idempotency {
         token: String,
         fence: f64,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         let (store, key) = (self.inner.clone(), bytes(&key));
         let fut = move || async move {
             let (token, fence) = (lease::token(token)?, lease::fence(fence)?);
             let ttl = duration("ttlMs", ttl_ms)?;
             lease::extended(store.extend(&scope, &key, &token, fence, ttl).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Stores `response` as the result of the claim `token` holds with `fence`: `complete()` by
@@ -201,7 +207,7 @@ impl Idempotency {
         token: String,
         fence: f64,
         response: ResponseInit,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let (store, key) = (self.inner.clone(), bytes(&key));
         let response = response::build(response);
         let fut = move || async move {
@@ -209,7 +215,7 @@ impl Idempotency {
             let r = response?;
             stored(store.complete(&scope, &key, &token, fence, &r).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Ends the claim `token` holds with `fence` with a failure: `fail()` by parts. Without a
@@ -224,7 +230,7 @@ impl Idempotency {
         token: String,
         fence: f64,
         response: Option<ResponseInit>,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let (store, key) = (self.inner.clone(), bytes(&key));
         let failure = failure(response);
         let fut = move || async move {
@@ -232,7 +238,7 @@ impl Idempotency {
             let f = failure?;
             stored(store.fail(&scope, &key, &token, fence, &f).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// The keys of (`scope`, `key`).
@@ -258,19 +264,17 @@ fn failure(response: Option<ResponseInit>) -> Result<LibFailure, Error> {
     })
 }
 
-fn stored(o: Outcome) -> Result<Js<StoreResult>, Error> {
-    Ok(Js(StoreResult {
-        stored: match o {
-            Outcome::Stored => true,
-            Outcome::Lost => false,
-            other => return Err(errors::unknown_outcome(&other)),
-        },
-    }))
+fn stored(o: Outcome) -> Result<Out, Error> {
+    Ok(match o {
+        Outcome::Stored => Js(Stored { stored: true }).resolve(),
+        Outcome::Lost => Js(lease::Lost::store()).resolve(),
+        other => return Err(errors::unknown_outcome(&other)),
+    })
 }
 
-fn begin_out(b: Begin, scope: String, key: Vec<u8>) -> Result<Out, Error> {
+fn begin_out(b: Begin, scope: String, key: Vec<u8>, gate: Gate) -> Result<Out, Error> {
     Ok(match b {
-        Begin::Claimed(claim) => Js(IdempotencyClaim::new(claim, scope, key)).resolve(),
+        Begin::Claimed(claim) => Js(Claim::new(claim, scope, key, gate)).resolve(),
         Begin::InProgress { retry_after } => Js(InProgress {
             status: "inProgress".into(),
             retry_after_ms: ms(retry_after),
@@ -278,8 +282,8 @@ fn begin_out(b: Begin, scope: String, key: Vec<u8>) -> Result<Out, Error> {
         .resolve(),
         Begin::Replay(stored) => {
             let (outcome, r) = match stored {
-                Stored::Completed(r) => ("completed", r),
-                Stored::Failed(r) => ("failed", r),
+                LibStored::Completed(r) => ("completed", r),
+                LibStored::Failed(r) => ("failed", r),
                 other => return Err(errors::unknown_outcome(&other)),
             };
             Js(Replay {
@@ -301,18 +305,18 @@ fn begin_out(b: Begin, scope: String, key: Vec<u8>) -> Result<Out, Error> {
 /// the handle). Pass `fence` to the side effect's own store. Dropping it does nothing: the lease
 /// runs out and the next duplicate takes the key over.
 #[napi]
-pub struct IdempotencyClaim {
-    slot: Arc<Slot<Claim>>,
+pub struct Claim {
+    slot: Arc<Slot<LibClaim>>,
     takeover: bool,
     scope: String,
     key: Vec<u8>,
 }
 
-impl IdempotencyClaim {
-    fn new(claim: Claim, scope: String, key: Vec<u8>) -> Self {
+impl Claim {
+    fn new(claim: LibClaim, scope: String, key: Vec<u8>, gate: Gate) -> Self {
         let takeover = claim.is_takeover();
-        IdempotencyClaim {
-            slot: Slot::new(claim, "IdempotencyClaim", "complete() or fail()"),
+        Claim {
+            slot: Slot::new(claim, gate, "Claim", "complete() or fail()"),
             takeover,
             scope,
             key,
@@ -321,7 +325,7 @@ impl IdempotencyClaim {
 }
 
 #[napi]
-impl IdempotencyClaim {
+impl Claim {
     /// Always `'claimed'`.
     #[napi(getter, ts_return_type = "'claimed'")]
     pub fn status(&self) -> String {
@@ -382,7 +386,7 @@ impl IdempotencyClaim {
         &self,
         env: &Env,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         lease::extend(env, &self.slot, ttl_ms)
     }
 
@@ -393,7 +397,7 @@ impl IdempotencyClaim {
         &self,
         env: &Env,
         response: ResponseInit,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let slot = self.slot.clone();
         // A response that does not build leaves the handle usable.
         let response = response::build(response);
@@ -404,7 +408,7 @@ impl IdempotencyClaim {
             let claim = slot.take().await?;
             Ok(stored(claim.complete(&response).await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
     /// Ends the claim with a failure; consumes the handle. Without a response the key is freed
@@ -414,7 +418,7 @@ impl IdempotencyClaim {
         &self,
         env: &Env,
         response: Option<ResponseInit>,
-    ) -> napi::Result<Promise<StoreResult>> {
+    ) -> napi::Result<Promise<Either<Stored, lease::Lost>>> {
         let slot = self.slot.clone();
         let failure = failure(response);
         let ended = failure.as_ref().map_or(Ok(()), |_| slot.end());
@@ -424,7 +428,7 @@ impl IdempotencyClaim {
             let claim = slot.take().await?;
             Ok(stored(claim.fail(&failure).await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
     /// Renews the lease in the background until `complete()`, `fail()` or `unwatch()`; returns

@@ -4,9 +4,10 @@
 //! (both consume the handle, [`crate::lease`]); `extend` a long job's lease, or `watch()` it.
 
 use crate::call::{spawn_failing, Call};
+use crate::client::Gate;
 use crate::convert::{duration, ms};
 use crate::errors;
-use crate::lease::{self, Slot, WatchOptions};
+use crate::lease::{self, Lost, Slot, WatchOptions};
 use crate::value::{Js, Out, Promise, Resolve};
 use napi::bindgen_prelude::{Buffer, Either, Either3, Object};
 use napi::Env;
@@ -15,11 +16,11 @@ use redis_atomic::queue::{Ack, Job as LibJob, Nack};
 use redis_atomic::Error;
 use std::sync::Arc;
 
-/// The answer of an ack.
+/// An ack that completed the job.
 #[napi(object)]
 pub struct Acked {
-    /// `true`: the job is complete; `false`: this worker and fence no longer hold its lease
-    /// (another worker has, or had, the job).
+    /// Always `true` (`Lost` when this worker and fence no longer hold the job's lease).
+    #[napi(ts_type = "true")]
     pub acked: bool,
 }
 
@@ -41,24 +42,13 @@ pub struct Dead {
     pub status: String,
 }
 
-/// A nack by a worker and fence that no longer hold the job's lease (after a resent nack: maybe
-/// the first attempt's own).
-#[napi(object)]
-pub struct Lost {
-    /// Always `'lost'`.
-    #[napi(ts_type = "'lost'")]
-    pub status: String,
-}
-
 /// `Ack` for JavaScript.
-pub(crate) fn ack(a: Ack) -> Result<Js<Acked>, Error> {
-    Ok(Js(Acked {
-        acked: match a {
-            Ack::Acked => true,
-            Ack::Lost => false,
-            other => return Err(errors::unknown_outcome(&other)),
-        },
-    }))
+pub(crate) fn ack(a: Ack) -> Result<Out, Error> {
+    Ok(match a {
+        Ack::Acked => Js(Acked { acked: true }).resolve(),
+        Ack::Lost => Js(Lost::ack()).resolve(),
+        other => return Err(errors::unknown_outcome(&other)),
+    })
 }
 
 /// `Nack` for JavaScript.
@@ -73,10 +63,7 @@ pub(crate) fn nack(n: Nack) -> Result<Out, Error> {
             status: "dead".into(),
         })
         .resolve(),
-        Nack::Lost => Js(Lost {
-            status: "lost".into(),
-        })
-        .resolve(),
+        Nack::Lost => Js(Lost::nack()).resolve(),
         other => return Err(errors::unknown_outcome(&other)),
     })
 }
@@ -92,13 +79,13 @@ pub struct Job {
 }
 
 impl Job {
-    pub(crate) fn new(job: LibJob) -> Self {
+    pub(crate) fn new(job: LibJob, gate: Gate) -> Self {
         Job {
             id: job.id().to_string(),
             payload: job.payload().to_vec(),
             deliveries: job.deliveries(),
             claimed_at_ms: job.claimed_at_ms(),
-            slot: Slot::new(job, "Job", "ack() or nack()"),
+            slot: Slot::new(job, gate, "Job", "ack() or nack()"),
         }
     }
 }
@@ -165,14 +152,14 @@ impl Job {
         &self,
         env: &Env,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         lease::extend(env, &self.slot, ttl_ms)
     }
 
     /// Completes the job if this is still its lease; consumes the handle. After an unknown
     /// outcome, `Queue.ack` by parts (within the dedup window a repeat answers `acked: true`).
     #[napi]
-    pub fn ack(&self, env: &Env) -> napi::Result<Promise<Acked>> {
+    pub fn ack(&self, env: &Env) -> napi::Result<Promise<Either<Acked, Lost>>> {
         let slot = self.slot.clone();
         let ended = slot.end();
         let fut = move || async move {
@@ -180,21 +167,22 @@ impl Job {
             let job = slot.take().await?;
             Ok(ack(job.ack().await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
-    /// Gives the job back if this is still its lease: due again after `retryAfterMs`, or a dead
-    /// letter with `error` once delivered `maxDeliveries` times; consumes the handle. After an
-    /// unknown outcome, `Queue.nack` by parts.
+    /// Gives the job back if this is still its lease: due again after `retryAfterMs` (default
+    /// 0: at once), or a dead letter with `error` (default empty) once delivered `maxDeliveries`
+    /// times; consumes the handle. After an unknown outcome, `Queue.nack` by parts.
     #[napi]
     pub fn nack(
         &self,
         env: &Env,
-        retry_after_ms: f64,
-        error: String,
+        retry_after_ms: Option<f64>,
+        error: Option<String>,
     ) -> napi::Result<Promise<Either3<Retrying, Dead, Lost>>> {
         let slot = self.slot.clone();
-        let pause = duration("retryAfterMs", retry_after_ms);
+        let pause = duration("retryAfterMs", retry_after_ms.unwrap_or(0.0));
+        let error = error.unwrap_or_default();
         let ended = pause.as_ref().map_or(Ok(()), |_| slot.end());
         let fut = move || async move {
             let pause = pause?;
@@ -202,7 +190,7 @@ impl Job {
             let job = slot.take().await?;
             Ok(nack(job.nack(pause, &error).await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
     /// Renews the lease in the background until `ack()`, `nack()` or `unwatch()`; returns the

@@ -19,6 +19,7 @@
 //! signal fires once the proven lease ends).
 
 use crate::call::{notify, spawn_failing, Call};
+use crate::client::Gate;
 use crate::convert::{duration, ms};
 use crate::errors::{self, Failure};
 use crate::value::{self, Out, Promise};
@@ -56,15 +57,6 @@ pub struct Extended {
     pub ttl_ms: f64,
 }
 
-/// An extend that found the lease gone (expired and taken over, released, acked): nothing
-/// changed.
-#[napi(object)]
-pub struct NotExtended {
-    /// Always `false`.
-    #[napi(ts_type = "false")]
-    pub extended: bool,
-}
-
 /// A release that freed the lease.
 #[napi(object)]
 pub struct Released {
@@ -75,13 +67,84 @@ pub struct Released {
     pub fence: f64,
 }
 
-/// A release by a token and fence that no longer hold the lease (expired, taken over, or
-/// already released — a repeated release after a lost reply answers this too).
+/// The lease is no longer this token and fence's (expired and taken over, released, acked, or
+/// ended already — a resent end after a lost reply answers this too): nothing changed. One shape
+/// for every lease verb (release, extend, ack, nack, a claim's end): `lost` is always `true`, and
+/// the field the verb's success sets says `false` too (`released`, `extended`, `acked`, `stored`;
+/// a nack's `status` is `'lost'`), so code that tests those keeps working.
 #[napi(object)]
-pub struct NotReleased {
-    /// Always `false`.
+pub struct Lost {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
+    pub lost: bool,
+    /// `false` (from `release()`).
     #[napi(ts_type = "false")]
-    pub released: bool,
+    pub released: Option<bool>,
+    /// `false` (from `extend()`).
+    #[napi(ts_type = "false")]
+    pub extended: Option<bool>,
+    /// `false` (from `ack()`).
+    #[napi(ts_type = "false")]
+    pub acked: Option<bool>,
+    /// `false` (from a claim's `complete()` / `fail()`).
+    #[napi(ts_type = "false")]
+    pub stored: Option<bool>,
+    /// `'lost'` (from `nack()`).
+    #[napi(ts_type = "'lost'")]
+    pub status: Option<String>,
+}
+
+impl Lost {
+    fn new() -> Self {
+        Lost {
+            lost: true,
+            released: None,
+            extended: None,
+            acked: None,
+            stored: None,
+            status: None,
+        }
+    }
+
+    /// The answer of a release that found the lease gone.
+    pub(crate) fn release() -> Self {
+        Lost {
+            released: Some(false),
+            ..Self::new()
+        }
+    }
+
+    /// The answer of an extend that found the lease gone.
+    pub(crate) fn extend() -> Self {
+        Lost {
+            extended: Some(false),
+            ..Self::new()
+        }
+    }
+
+    /// The answer of an ack that found the lease gone.
+    pub(crate) fn ack() -> Self {
+        Lost {
+            acked: Some(false),
+            ..Self::new()
+        }
+    }
+
+    /// The answer of a claim's end that found the claim superseded.
+    pub(crate) fn store() -> Self {
+        Lost {
+            stored: Some(false),
+            ..Self::new()
+        }
+    }
+
+    /// The answer of a nack that found the lease gone.
+    pub(crate) fn nack() -> Self {
+        Lost {
+            status: Some("lost".into()),
+            ..Self::new()
+        }
+    }
 }
 
 /// `Extend` as `{ extended, fence, ttlMs }`.
@@ -94,7 +157,7 @@ pub(crate) fn extended(e: Extend) -> Result<Out, redis_atomic::Error> {
             ttl_ms: ms(ttl),
         })
         .resolve(),
-        Extend::Lost => Js(NotExtended { extended: false }).resolve(),
+        Extend::Lost => Js(Lost::extend()).resolve(),
         other => return Err(errors::unknown_outcome(&other)),
     })
 }
@@ -108,7 +171,7 @@ pub(crate) fn released(r: Release) -> Result<Out, redis_atomic::Error> {
             fence: fence.0 as f64,
         })
         .resolve(),
-        Release::Lost => Js(NotReleased { released: false }).resolve(),
+        Release::Lost => Js(Lost::release()).resolve(),
         other => return Err(errors::unknown_outcome(&other)),
     })
 }
@@ -147,13 +210,21 @@ pub(crate) struct Slot<L: Lease> {
     clock: Mutex<Clock>,
     /// Tells the `lost` notification the watchdog was stopped on purpose (nothing to report).
     stop_lost: Mutex<Option<oneshot::Sender<()>>>,
+    /// The client's: once it is closed, the handle's calls are refused.
+    pub(crate) gate: Gate,
 }
 
 impl<L: Lease + Send + 'static> Slot<L> {
-    /// A held handle; `what` names it in errors (`Lock`), `end_verb` its end verbs
-    /// (`release()`).
-    pub(crate) fn new(lease: L, what: &'static str, end_verb: &'static str) -> Arc<Self> {
+    /// A held handle made through the client behind `gate`; `what` names it in errors (`Lock`),
+    /// `end_verb` its end verbs (`release()`).
+    pub(crate) fn new(
+        lease: L,
+        gate: Gate,
+        what: &'static str,
+        end_verb: &'static str,
+    ) -> Arc<Self> {
         Arc::new(Slot {
+            gate,
             what,
             end_verb,
             fence: lease.fence(),
@@ -194,6 +265,14 @@ impl<L: Lease + Send + 'static> Slot<L> {
             .saturating_duration_since(Instant::now()))
     }
 
+    /// Fails once the handle's client is closed.
+    fn open(&self) -> Result<(), Failure> {
+        match self.gate.is_closed() {
+            true => Err(Failure::Library(Gate::closed_error())),
+            false => Ok(()),
+        }
+    }
+
     pub(crate) fn ended(&self) -> bool {
         self.ended.load(Ordering::Acquire)
     }
@@ -226,8 +305,10 @@ impl<L: Lease + Send + 'static> Slot<L> {
         }
     }
 
-    /// Marks the handle ended before its end verb is sent: a second end fails here.
+    /// Marks the handle ended before its end verb is sent: a second end fails here (and any,
+    /// without ending the handle, once its client is closed).
     pub(crate) fn end(&self) -> Result<(), Failure> {
+        self.open()?;
         match self.ended.swap(true, Ordering::AcqRel) {
             true => Err(self.ended_error()),
             false => Ok(()),
@@ -256,6 +337,7 @@ impl<L: Lease + Send + 'static> Slot<L> {
         options: Option<WatchOptions>,
     ) -> Result<impl std::future::Future<Output = Option<LeaseLost>> + Send + 'static, Failure>
     {
+        self.open()?;
         if self.ended() {
             return Err(self.ended_error());
         }
@@ -351,13 +433,14 @@ pub(crate) fn extend<L: Lease + Send + 'static>(
     env: &Env,
     slot: &Arc<Slot<L>>,
     ttl_ms: f64,
-) -> napi::Result<Promise<Either<Extended, NotExtended>>> {
+) -> napi::Result<Promise<Either<Extended, Lost>>> {
+    let call = Call::on(&slot.gate);
     let slot = slot.clone();
     let fut = move || async move {
         let ttl = duration("ttlMs", ttl_ms)?;
         Ok(extended(slot.extend(ttl).await?)?)
     };
-    spawn_failing(env, Call::safe(None), fut)
+    spawn_failing(env, call, fut)
 }
 
 /// `unwatch()` of a handle class: the renewals stop and the handle is held (unwatched) again.
@@ -365,8 +448,9 @@ pub(crate) fn unwatch<L: Lease + Send + 'static>(
     env: &Env,
     slot: &Arc<Slot<L>>,
 ) -> napi::Result<Promise<()>> {
+    let call = Call::on(&slot.gate);
     let slot = slot.clone();
-    spawn_failing(env, Call::safe(None), move || slot.unwatch())
+    spawn_failing(env, call, move || slot.unwatch())
 }
 
 /// `watch()` of a handle class: starts the watchdog and returns the `AbortSignal` that fires with

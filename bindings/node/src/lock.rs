@@ -1,6 +1,7 @@
-//! `Locks`: leases with fencing tokens — the library's `Locks`, and `Lock`, its `LockGuard`.
+//! `Locks`: leases with fencing tokens — the library's `Locks`, and its `LockGuard` (the class
+//! was `Lock`, still exported under that name by `index.js`).
 //!
-//! `acquire` resolves with a `Lock` handle (`acquired: true`) or the refusal
+//! `acquire` resolves with a `LockGuard` handle (`acquired: true`) or the refusal
 //! `{ acquired: false, retryAfterMs }`; `release()` consumes the handle ([`crate::lease`]). With
 //! `waitMs` the acquire waits for the lock under the client's contention backoff (the library's
 //! `acquire_timeout`), and `signal` abandons the wait: an acquisition in flight at that moment
@@ -9,7 +10,7 @@
 //! with `waitMs`): acquiring again with it returns the same lease.
 
 use crate::call::{spawn, spawn_failing, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{duration, ms};
 use crate::errors::{self, bad};
 use crate::lease::{self, Slot, WatchOptions};
@@ -17,7 +18,7 @@ use crate::value::{Js, Out, Promise};
 use napi::bindgen_prelude::{Either, Object};
 use napi::Env;
 use napi_derive::napi;
-use redis_atomic::lock::{Acquire, LockGuard, LockState, Locks as Lib};
+use redis_atomic::lock::{Acquire, LockGuard as LibGuard, LockState, Locks as Lib};
 use redis_atomic::{Error, Keyspace};
 use std::sync::Arc;
 
@@ -54,14 +55,28 @@ pub struct Held {
     pub retry_after_ms: f64,
 }
 
-/// A lock's state, read without changing it.
+/// `inspect()`: the lock is held.
 #[napi(object)]
-pub struct LockInfo {
-    /// Whether someone holds it.
+pub struct Locked {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub held: bool,
-    /// The holder's fence (held), or the last fence issued (free; 0 if none is remembered).
+    /// The holder's fence.
     pub fence: f64,
-    /// The holder's remaining lease, ms (0 when free).
+    /// The holder's remaining lease, ms.
+    pub ttl_ms: f64,
+}
+
+/// `inspect()`: the lock is free.
+#[napi(object)]
+pub struct Free {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
+    pub held: bool,
+    /// The last fence issued (0 if none is remembered).
+    pub fence: f64,
+    /// Always 0.
+    #[napi(ts_type = "0")]
     pub ttl_ms: f64,
 }
 
@@ -78,6 +93,7 @@ pub struct LockKeys {
 #[napi]
 pub struct Locks {
     inner: Lib,
+    gate: Gate,
 }
 
 #[napi]
@@ -85,9 +101,11 @@ impl Locks {
     /// Locks whose keys live under `options.namespace`.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: LocksOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let keyspace = Keyspace::new(options.namespace).map_err(|e| errors::sync(env, e))?;
         Ok(Locks {
-            inner: Lib::new(client.inner.clone(), keyspace),
+            inner: Lib::new(conn, keyspace),
+            gate,
         })
     }
 
@@ -100,13 +118,13 @@ impl Locks {
         resource: String,
         ttl_ms: f64,
         options: Option<AcquireOptions<'_>>,
-    ) -> napi::Result<Promise<Either<Lock, Held>>> {
+    ) -> napi::Result<Promise<Either<LockGuard, Held>>> {
         let (token, wait, signal) = match options {
             Some(o) => (o.token, o.wait_ms, o.signal),
             None => (None, None, None),
         };
-        let call = Call::retry_safe_if(token.is_some() && wait.is_none(), signal.as_ref());
-        let locks = self.inner.clone();
+        let call = Call::abortable(&self.gate, signal.as_ref(), token.is_some());
+        let (locks, gate) = (self.inner.clone(), self.gate.clone());
         let fut = move || async move {
             let ttl = duration("ttlMs", ttl_ms)?;
             let acquired = match (token, wait) {
@@ -124,7 +142,7 @@ impl Locks {
                 }
                 (None, None) => locks.acquire(&resource, ttl).await?,
             };
-            acquire_out(acquired)
+            acquire_out(acquired, gate)
         };
         spawn(env, call, fut)
     }
@@ -137,13 +155,13 @@ impl Locks {
         resource: String,
         token: String,
         fence: f64,
-    ) -> napi::Result<Promise<Either<lease::Released, lease::NotReleased>>> {
+    ) -> napi::Result<Promise<Either<lease::Released, lease::Lost>>> {
         let locks = self.inner.clone();
         let fut = move || async move {
             let (token, fence) = (lease::token(token)?, lease::fence(fence)?);
             lease::released(locks.release(&resource, &token, fence).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Sets the lease `fence` of `token` on `resource` to end `ttlMs` from the server's now:
@@ -156,37 +174,43 @@ impl Locks {
         token: String,
         fence: f64,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         let locks = self.inner.clone();
         let fut = move || async move {
             let (token, fence) = (lease::token(token)?, lease::fence(fence)?);
             let ttl = duration("ttlMs", ttl_ms)?;
             lease::extended(locks.extend(&resource, &token, fence, ttl).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Reads the lock's state without changing it (may run on a replica).
     #[napi]
-    pub fn inspect(&self, env: &Env, resource: String) -> napi::Result<Promise<LockInfo>> {
+    pub fn inspect(
+        &self,
+        env: &Env,
+        resource: String,
+    ) -> napi::Result<Promise<Either<Locked, Free>>> {
+        use crate::value::Resolve;
         let locks = self.inner.clone();
         let fut = move || async move {
-            let info = match locks.inspect(&resource).await? {
-                LockState::Locked { fence, ttl } => LockInfo {
+            Ok(match locks.inspect(&resource).await? {
+                LockState::Locked { fence, ttl } => Js(Locked {
                     held: true,
                     fence: fence.0 as f64,
                     ttl_ms: ms(ttl),
-                },
-                LockState::Free { last_fence } => LockInfo {
+                })
+                .resolve(),
+                LockState::Free { last_fence } => Js(Free {
                     held: false,
                     fence: last_fence.0 as f64,
                     ttl_ms: 0.0,
-                },
+                })
+                .resolve(),
                 other => return Err(errors::unknown_outcome(&other)),
-            };
-            Ok(Js(info))
+            })
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// The keys of `resource`'s lock.
@@ -203,10 +227,10 @@ impl Locks {
     }
 }
 
-fn acquire_out(a: Acquire) -> Result<Out, Error> {
+fn acquire_out(a: Acquire, gate: Gate) -> Result<Out, Error> {
     use crate::value::Resolve;
     Ok(match a {
-        Acquire::Acquired(guard) => Js(Lock::new(guard)).resolve(),
+        Acquire::Acquired(guard) => Js(LockGuard::new(guard, gate)).resolve(),
         Acquire::Held { retry_after } => Js(Held {
             acquired: false,
             retry_after_ms: ms(retry_after),
@@ -219,23 +243,23 @@ fn acquire_out(a: Acquire) -> Result<Out, Error> {
 /// A held lock: pass `fence` to every write it protects, then `release()` it. Dropping it does
 /// nothing (the lease runs out).
 #[napi]
-pub struct Lock {
-    slot: Arc<Slot<LockGuard>>,
+pub struct LockGuard {
+    slot: Arc<Slot<LibGuard>>,
     resource: String,
 }
 
-impl Lock {
-    fn new(guard: LockGuard) -> Self {
+impl LockGuard {
+    fn new(guard: LibGuard, gate: Gate) -> Self {
         let resource = guard.resource().to_string();
-        Lock {
-            slot: Slot::new(guard, "Lock", "release()"),
+        LockGuard {
+            slot: Slot::new(guard, gate, "LockGuard", "release()"),
             resource,
         }
     }
 }
 
 #[napi]
-impl Lock {
+impl LockGuard {
     /// Always `true` (the refusal says `false`).
     #[napi(getter, ts_return_type = "true")]
     pub fn acquired(&self) -> bool {
@@ -284,7 +308,7 @@ impl Lock {
         &self,
         env: &Env,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         lease::extend(env, &self.slot, ttl_ms)
     }
 
@@ -294,7 +318,7 @@ impl Lock {
     pub fn release(
         &self,
         env: &Env,
-    ) -> napi::Result<Promise<Either<lease::Released, lease::NotReleased>>> {
+    ) -> napi::Result<Promise<Either<lease::Released, lease::Lost>>> {
         let slot = self.slot.clone();
         let ended = slot.end();
         let fut = move || async move {
@@ -302,7 +326,7 @@ impl Lock {
             let guard = slot.take().await?;
             Ok(lease::released(guard.release().await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
     /// Renews the lease in the background until `release()` or `unwatch()`; returns the

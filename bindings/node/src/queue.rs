@@ -9,11 +9,12 @@
 //! is in [`crate::queue_admin`].
 
 use crate::call::{spawn, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, ms, opt_duration, uint};
 use crate::errors::{self, bad};
-use crate::job::{ack, nack, Acked, Dead, Job, Lost, Retrying};
+use crate::job::{ack, nack, Acked, Dead, Job, Retrying};
 use crate::lease;
+use crate::lease::Lost;
 use crate::value::{Js, Out, Promise, Resolve};
 use napi::bindgen_prelude::{Buffer, Date, Either, Either3, Object};
 use napi::Env;
@@ -122,6 +123,7 @@ pub struct Idle {
 #[napi]
 pub struct Queue {
     pub(crate) inner: Lib,
+    pub(crate) gate: Gate,
 }
 
 #[napi]
@@ -130,17 +132,14 @@ impl Queue {
     /// setting out of range.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: QueueOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
             let keyspace = Keyspace::new(options.namespace.clone())?;
-            Lib::new(
-                client.inner.clone(),
-                &keyspace,
-                &options.name,
-                config(&options)?,
-            )
+            Lib::new(conn, &keyspace, &options.name, config(&options)?)
         };
         Ok(Queue {
             inner: build().map_err(|e| errors::sync(env, e))?,
+            gate,
         })
     }
 
@@ -173,7 +172,7 @@ impl Queue {
                 other => return Err(errors::unknown_outcome(&other)),
             })
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Leases up to `maxJobs` due jobs to `worker` (1..=128 bytes) for `ttlMs` (up to a day).
@@ -187,12 +186,16 @@ impl Queue {
         options: Option<ClaimOptions<'_>>,
     ) -> napi::Result<Promise<Either3<Claimed, Empty, Idle>>> {
         let (max_jobs, signal) = claim_options(options);
-        let queue = self.inner.clone();
+        let (queue, gate) = (self.inner.clone(), self.gate.clone());
         let fut = move || async move {
             let (worker, ttl) = (lease::token(worker)?, duration("ttlMs", ttl_ms)?);
-            claim_out(queue.claim(&worker, ttl, max_jobs?).await?)
+            claim_out(queue.claim(&worker, ttl, max_jobs?).await?, gate)
         };
-        spawn(env, Call::unsafe_to_resend(signal.as_ref()), fut)
+        spawn(
+            env,
+            Call::abortable(&self.gate, signal.as_ref(), false),
+            fut,
+        )
     }
 
     /// `claim`, retry-safe with `claimId` (1..=256 bytes; a new one per claim, e.g. a UUID): a
@@ -208,15 +211,15 @@ impl Queue {
         options: Option<ClaimOptions<'_>>,
     ) -> napi::Result<Promise<Either3<Claimed, Empty, Idle>>> {
         let (max_jobs, signal) = claim_options(options);
-        let queue = self.inner.clone();
+        let (queue, gate) = (self.inner.clone(), self.gate.clone());
         let fut = move || async move {
             let (worker, ttl) = (lease::token(worker)?, duration("ttlMs", ttl_ms)?);
             let claimed = queue
                 .claim_with_id(&worker, ttl, max_jobs?, &claim_id)
                 .await?;
-            claim_out(claimed)
+            claim_out(claimed, gate)
         };
-        spawn(env, Call::safe(signal.as_ref()), fut)
+        spawn(env, Call::abortable(&self.gate, signal.as_ref(), true), fut)
     }
 
     /// Sets the lease of `jobId`, leased to `worker` with `fence`, to end `ttlMs` from the
@@ -229,14 +232,14 @@ impl Queue {
         worker: String,
         fence: f64,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         let queue = self.inner.clone();
         let fut = move || async move {
             let (worker, fence) = (lease::token(worker)?, lease::fence(fence)?);
             let ttl = duration("ttlMs", ttl_ms)?;
             lease::extended(queue.extend(&job_id, &worker, fence, ttl).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Completes `jobId` if it is leased to `worker` with `fence`: `job.ack()` by parts. Within
@@ -248,13 +251,13 @@ impl Queue {
         job_id: String,
         worker: String,
         fence: f64,
-    ) -> napi::Result<Promise<Acked>> {
+    ) -> napi::Result<Promise<Either<Acked, Lost>>> {
         let queue = self.inner.clone();
         let fut = move || async move {
             let (worker, fence) = (lease::token(worker)?, lease::fence(fence)?);
             ack(queue.ack(&job_id, &worker, fence).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Gives `jobId` back if it is leased to `worker` with `fence`: due again after
@@ -267,16 +270,17 @@ impl Queue {
         job_id: String,
         worker: String,
         fence: f64,
-        retry_after_ms: f64,
-        error: String,
+        retry_after_ms: Option<f64>,
+        error: Option<String>,
     ) -> napi::Result<Promise<Either3<Retrying, Dead, Lost>>> {
         let queue = self.inner.clone();
         let fut = move || async move {
             let (worker, fence) = (lease::token(worker)?, lease::fence(fence)?);
-            let pause = duration("retryAfterMs", retry_after_ms)?;
+            let pause = duration("retryAfterMs", retry_after_ms.unwrap_or(0.0))?;
+            let error = error.unwrap_or_default();
             nack(queue.nack(&job_id, &worker, fence, pause, &error).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 }
 
@@ -341,11 +345,14 @@ fn claim_options(o: Option<ClaimOptions<'_>>) -> (Result<usize, Error>, Option<O
     (max, signal)
 }
 
-fn claim_out(c: Claim) -> Result<Out, Error> {
+fn claim_out(c: Claim, gate: Gate) -> Result<Out, Error> {
     Ok(match c {
         Claim::Claimed(jobs) => Js(Claimed {
             status: "claimed".into(),
-            jobs: jobs.into_iter().map(Job::new).collect(),
+            jobs: jobs
+                .into_iter()
+                .map(|j| Job::new(j, gate.clone()))
+                .collect(),
         })
         .resolve(),
         Claim::Empty { retry_after } => Js(Empty {

@@ -7,7 +7,7 @@ use crate::convert::{duration, ms, uint};
 use crate::errors::{self, bad};
 use crate::queue::Queue;
 use crate::value::{Js, Out, Promise, Resolve};
-use napi::bindgen_prelude::Either5;
+use napi::bindgen_prelude::{Either, Either5};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::queue::{JobState, Requeue};
@@ -139,11 +139,20 @@ pub struct Purged {
     pub remaining: f64,
 }
 
-/// The answer of a requeue.
+/// A requeue that took: the job is due again, its deliveries reset.
 #[napi(object)]
 pub struct Requeued {
-    /// `true`: due again, deliveries reset; `false`: the job is not a dead letter (after a
-    /// resent requeue: maybe requeued by the first attempt).
+    /// Always `true`.
+    #[napi(ts_type = "true")]
+    pub requeued: bool,
+}
+
+/// A requeue of a job that is not a dead letter (after a resent requeue: maybe requeued by the
+/// first attempt): nothing moved.
+#[napi(object)]
+pub struct NotDead {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
     pub requeued: bool,
 }
 
@@ -195,7 +204,7 @@ impl Queue {
                 acked: n(s.acked),
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// One job's state.
@@ -209,7 +218,7 @@ impl Queue {
     ) -> napi::Result<Promise<Either5<JobQueued, JobRunning, JobDead, JobAcked, JobUnknown>>> {
         let queue = self.inner.clone();
         let fut = move || async move { state(queue.inspect(&job_id).await?) };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// A page of dead letters, oldest first.
@@ -240,7 +249,7 @@ impl Queue {
                     .collect(),
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Moves dead letter `jobId` back to the queue, due after `delayMs` (default 0), its
@@ -251,18 +260,17 @@ impl Queue {
         env: &Env,
         job_id: String,
         delay_ms: Option<f64>,
-    ) -> napi::Result<Promise<Requeued>> {
+    ) -> napi::Result<Promise<Either<Requeued, NotDead>>> {
         let queue = self.inner.clone();
         let fut = move || async move {
             let delay = duration("delayMs", delay_ms.unwrap_or(0.0))?;
-            let requeued = match queue.requeue_dead(&job_id, delay).await? {
-                Requeue::Requeued => true,
-                Requeue::NotDead => false,
+            Ok(match queue.requeue_dead(&job_id, delay).await? {
+                Requeue::Requeued => Js(Requeued { requeued: true }).resolve(),
+                Requeue::NotDead => Js(NotDead { requeued: false }).resolve(),
                 other => return Err(errors::unknown_outcome(&other)),
-            };
-            Ok(Js(Requeued { requeued }))
+            })
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Deletes dead letters (oldest first), each with its record, payload and last error.
@@ -283,7 +291,7 @@ impl Queue {
                 remaining: p.remaining as f64,
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Returns at most `limit` (1..=1000, default 100) expired leases to the queue (or the dead
@@ -299,7 +307,7 @@ impl Queue {
                 dead: r.dead as f64,
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Every key of this queue.

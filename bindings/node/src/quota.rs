@@ -6,10 +6,10 @@
 //! `OutcomeUnknownError` says `retrySafe: false`: the add may have happened.
 
 use crate::call::{spawn, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{bytes, duration, int, opt_duration};
 use crate::errors;
-use crate::value::{flag, Js, Kind, Out, Promise};
+use crate::value::{flag, Js, Kind, Out, Promise, Resolve};
 use napi::bindgen_prelude::{Buffer, Either, Object};
 use napi::Env;
 use napi_derive::napi;
@@ -43,21 +43,43 @@ pub struct AddOptions<'a> {
     pub signal: Option<Object<'a>>,
 }
 
-/// The answer of an add.
+/// An add that applied (or, clamped, stopped at a bound).
 #[napi(object)]
-pub struct AddResult {
-    /// `false`: the add would have left the bounds; nothing changed.
+pub struct Applied {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub applied: bool,
-    /// The counter after the add (or unchanged, when refused).
+    /// The counter after the add.
     pub value: f64,
 }
 
-/// The answer of a monotonic max.
+/// An add that would have left the bounds: nothing changed.
 #[napi(object)]
-pub struct RaiseResult {
-    /// `false`: the value already was at least the candidate.
+pub struct Refused {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
+    pub applied: bool,
+    /// The counter, unchanged.
+    pub value: f64,
+}
+
+/// A monotonic max that raised the value to the candidate.
+#[napi(object)]
+pub struct Raised {
+    /// Always `true`.
+    #[napi(ts_type = "true")]
     pub raised: bool,
     /// The value now.
+    pub value: f64,
+}
+
+/// A monotonic max that kept the value: it already was at least the candidate.
+#[napi(object)]
+pub struct Kept {
+    /// Always `false`.
+    #[napi(ts_type = "false")]
+    pub raised: bool,
+    /// The value, unchanged.
     pub value: f64,
 }
 
@@ -83,6 +105,7 @@ pub struct QuotaKeys {
 #[napi]
 pub struct Quotas {
     inner: Lib,
+    gate: Gate,
 }
 
 #[napi]
@@ -90,15 +113,16 @@ impl Quotas {
     /// Quotas whose keys live under `options.namespace`.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: QuotasOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
-            let mut q = Lib::new(client.inner.clone(), Keyspace::new(options.namespace)?);
+            let mut q = Lib::new(conn, Keyspace::new(options.namespace)?);
             if let Some(ttl) = opt_duration("requestTtlMs", options.request_ttl_ms)? {
                 q = q.with_request_ttl(ttl)?;
             }
             Ok(q)
         };
         let inner = build().map_err(|e| errors::sync(env, e))?;
-        Ok(Quotas { inner })
+        Ok(Quotas { inner, gate })
     }
 
     /// Adds `delta` unless the result would leave `[min, max]` (or clamps, with `clamp`).
@@ -109,11 +133,9 @@ impl Quotas {
         name: String,
         delta: f64,
         options: AddOptions<'env>,
-    ) -> napi::Result<Promise<AddResult>> {
-        let call = match options.request_id {
-            Some(_) => Call::safe(options.signal.as_ref()),
-            None => Call::unsafe_to_resend(options.signal.as_ref()),
-        };
+    ) -> napi::Result<Promise<Either<Applied, Refused>>> {
+        let resend_safe = options.request_id.is_some();
+        let call = Call::abortable(&self.gate, options.signal.as_ref(), resend_safe);
         let q = self.inner.clone();
         let (min, max, ttl) = (options.min, options.max, options.ttl_ms);
         let (clamp, id) = (options.clamp.unwrap_or(false), options.request_id);
@@ -132,7 +154,7 @@ impl Quotas {
                 Bounded::Refused { value } => (false, value),
                 other => return Err(errors::unknown_outcome(&other)),
             };
-            // `{ applied, value }`, built by index.js (the AddResult shape).
+            // `{ applied, value }` (`Applied | Refused`), built by index.js.
             Ok(Out::Record(
                 Kind::Applied,
                 vec![flag(applied), value as f64],
@@ -146,7 +168,7 @@ impl Quotas {
     pub fn get(&self, env: &Env, name: String) -> napi::Result<Promise<f64>> {
         let q = self.inner.clone();
         let fut = move || async move { Ok(q.get(&name).await? as f64) };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Sets the counter's TTL only if it has none: `true` when set.
@@ -154,7 +176,7 @@ impl Quotas {
     pub fn expire_once(&self, env: &Env, name: String, ttl_ms: f64) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.expire_once(&name, duration("ttlMs", ttl_ms)?).await };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Moves expiry to `ttlMs` from now only if that is later (never shortens): `true` when
@@ -163,7 +185,7 @@ impl Quotas {
     pub fn extend_ttl(&self, env: &Env, name: String, ttl_ms: f64) -> napi::Result<Promise<bool>> {
         let q = self.inner.clone();
         let fut = move || async move { q.extend_ttl(&name, duration("ttlMs", ttl_ms)?).await };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Raises the value to `candidate` unless it already holds at least that.
@@ -173,20 +195,24 @@ impl Quotas {
         env: &Env,
         name: String,
         candidate: f64,
-    ) -> napi::Result<Promise<RaiseResult>> {
+    ) -> napi::Result<Promise<Either<Raised, Kept>>> {
         let q = self.inner.clone();
         let fut = move || async move {
-            let (raised, value) = match q.raise(&name, int("candidate", candidate)?).await? {
-                Raise::Raised { value } => (true, value),
-                Raise::Kept { value } => (false, value),
+            Ok(match q.raise(&name, int("candidate", candidate)?).await? {
+                Raise::Raised { value } => Js(Raised {
+                    raised: true,
+                    value: value as f64,
+                })
+                .resolve(),
+                Raise::Kept { value } => Js(Kept {
+                    raised: false,
+                    value: value as f64,
+                })
+                .resolve(),
                 other => return Err(errors::unknown_outcome(&other)),
-            };
-            Ok(Js(RaiseResult {
-                raised,
-                value: value as f64,
-            }))
+            })
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Adds members and raises smaller scores, never lowering one (`ZADD GT CH`): how many
@@ -210,7 +236,7 @@ impl Quotas {
                 .collect::<Result<Vec<_>, Error>>()?;
             Ok(q.add_unless_smaller(&set, &scored).await? as f64)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// The keys of counter `name` (and of `requestId`'s record).

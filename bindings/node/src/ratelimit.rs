@@ -12,7 +12,7 @@
 //! limiter (`internNames`) and named in each record by number.
 
 use crate::call::{spawn, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{duration, ms, num, opt_duration, uint};
 use crate::errors;
 use crate::value::{flag, Kind, Out, Promise};
@@ -45,8 +45,10 @@ pub enum Algorithm {
 /// algorithm's; limits of one policy need distinct names).
 #[napi(object)]
 pub struct LimitSpec {
-    /// The algorithm.
-    #[napi(ts_type = "Algorithm")]
+    /// The algorithm, by its name (the library also takes it in snake_case: `fixed_window`, …).
+    #[napi(
+        ts_type = "Algorithm | 'fixed_window' | 'anchored_window' | 'sliding_log' | 'sliding_window' | 'token_bucket'"
+    )]
     pub algorithm: String,
     /// Units per period.
     pub limit: f64,
@@ -155,6 +157,7 @@ pub struct RateLimiter {
     inner: Lib,
     /// The policy's limit names, as `index.js` knows them (`internNames`).
     names: f64,
+    gate: Gate,
 }
 
 #[napi]
@@ -163,9 +166,10 @@ impl RateLimiter {
     /// limit the library refuses.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: RateLimiterOptions) -> napi::Result<Self> {
-        let inner = build(client, options).map_err(|e| errors::sync(env, e))?;
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
+        let inner = build(conn, options).map_err(|e| errors::sync(env, e))?;
         let names = intern_names(env, &inner)?;
-        Ok(RateLimiter { inner, names })
+        Ok(RateLimiter { inner, names, gate })
     }
 
     /// Charges `cost` units (default 1) to every limit of `key`'s policy, or to none. Resolves
@@ -182,10 +186,7 @@ impl RateLimiter {
             Some(o) => (o.cost, o.request_id, o.signal),
             None => (None, None, None),
         };
-        let call = match request_id {
-            Some(_) => Call::safe(signal.as_ref()),
-            None => Call::unsafe_to_resend(signal.as_ref()),
-        };
+        let call = Call::abortable(&self.gate, signal.as_ref(), request_id.is_some());
         let limiter = self.inner.clone();
         let names = self.names;
         let fut = move || async move {
@@ -240,10 +241,10 @@ impl RateLimiter {
     }
 }
 
-fn build(client: &Client, o: RateLimiterOptions) -> Result<Lib, Error> {
+fn build(conn: redis_atomic::Client, o: RateLimiterOptions) -> Result<Lib, Error> {
     let limits = o.limits.iter().map(limit).collect::<Result<Vec<_>, _>>()?;
     let policy = Policy::new(limits)?;
-    let mut inner = Lib::new(client.inner.clone(), Keyspace::new(o.namespace)?, policy);
+    let mut inner = Lib::new(conn, Keyspace::new(o.namespace)?, policy);
     if let Some(ttl) = opt_duration("requestTtlMs", o.request_ttl_ms)? {
         inner = inner.with_request_ttl(ttl)?;
     }

@@ -108,14 +108,11 @@ impl ScriptSet {
         let script = self.inner.get(&name);
         let retry_safe = script.is_some_and(|s| s.retry == RetryClass::Safe);
         let args = args.iter().map(arg).collect::<Result<Vec<_>, _>>();
+        let call = Call::abortable(&client.gate, signal.as_ref(), retry_safe);
         let client = client.inner.clone();
         let fut = move || async move {
             let script = script.ok_or_else(|| bad(format!("no script named {name:?}")))?;
             Ok(value::with(to_js, run(&client, script, keys, args?).await?))
-        };
-        let call = Call {
-            retry_safe,
-            signal: signal.as_ref(),
         };
         spawn(env, call, fut)
     }
@@ -125,9 +122,10 @@ impl ScriptSet {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn preload(&self, env: &Env, client: &Client) -> napi::Result<Promise<()>> {
         let defs = self.inner.defs();
-        let client = client.inner.clone();
-        let fut = move || async move { client.load(&defs).await };
-        spawn(env, Call::safe(None), fut)
+        let call = Call::on(&client.gate);
+        let lib = client.inner.clone();
+        let fut = move || async move { lib.load(&defs).await };
+        spawn(env, call, fut)
     }
 }
 

@@ -6,7 +6,7 @@
 //! one semaphore should pass the same `capacity`: it is sent with every acquire, not stored.
 
 use crate::call::{spawn, spawn_failing, Call};
-use crate::client::Client;
+use crate::client::{Client, Gate};
 use crate::convert::{duration, ms, uint};
 use crate::errors;
 use crate::lease::{self, Slot, WatchOptions};
@@ -52,7 +52,7 @@ pub struct Full {
 
 /// A semaphore's state, read without changing it.
 #[napi(object)]
-pub struct SemaphoreInfo {
+pub struct SemaphoreState {
     /// Unexpired permits.
     pub live: f64,
     /// Until the earliest live lease ends, ms (0 when none).
@@ -76,6 +76,7 @@ pub struct SemaphoreKeys {
 #[napi]
 pub struct Semaphore {
     inner: Lib,
+    pub(crate) gate: Gate,
 }
 
 #[napi]
@@ -84,15 +85,17 @@ impl Semaphore {
     /// capacity outside 1..=100000.
     #[napi(constructor)]
     pub fn new(env: &Env, client: &Client, options: SemaphoreOptions) -> napi::Result<Self> {
+        let (conn, gate) = Gate::open(client).map_err(|e| errors::sync(env, e))?;
         let build = || -> Result<Lib, Error> {
             let capacity = u32::try_from(uint("capacity", options.capacity)?)
                 .map_err(|_| errors::bad("capacity too large"))?;
             let keyspace = Keyspace::new(options.namespace)?;
             let config = SemaphoreConfig::new(capacity);
-            Lib::new(client.inner.clone(), &keyspace, &options.name, config)
+            Lib::new(conn, &keyspace, &options.name, config)
         };
         Ok(Semaphore {
             inner: build().map_err(|e| errors::sync(env, e))?,
+            gate,
         })
     }
 
@@ -126,15 +129,15 @@ impl Semaphore {
             Some(o) => (o.token, o.signal),
             None => (None, None),
         };
-        let call = Call::retry_safe_if(token.is_some(), signal.as_ref());
-        let sem = self.inner.clone();
+        let call = Call::abortable(&self.gate, signal.as_ref(), token.is_some());
+        let (sem, gate) = (self.inner.clone(), self.gate.clone());
         let fut = move || async move {
             let ttl = duration("ttlMs", ttl_ms)?;
             let acquired = match token {
                 Some(t) => sem.acquire_with_token(&lease::token(t)?, ttl).await?,
                 None => sem.acquire(ttl).await?,
             };
-            acquire_out(acquired)
+            acquire_out(acquired, gate)
         };
         spawn(env, call, fut)
     }
@@ -146,13 +149,13 @@ impl Semaphore {
         env: &Env,
         token: String,
         fence: f64,
-    ) -> napi::Result<Promise<Either<lease::Released, lease::NotReleased>>> {
+    ) -> napi::Result<Promise<Either<lease::Released, lease::Lost>>> {
         let sem = self.inner.clone();
         let fut = move || async move {
             let (token, fence) = (lease::token(token)?, lease::fence(fence)?);
             lease::released(sem.release(&token, fence).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Sets the lease of the permit `token` holds with `fence` to end `ttlMs` from the server's
@@ -164,36 +167,36 @@ impl Semaphore {
         token: String,
         fence: f64,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         let sem = self.inner.clone();
         let fut = move || async move {
             let (token, fence) = (lease::token(token)?, lease::fence(fence)?);
             let ttl = duration("ttlMs", ttl_ms)?;
             lease::extended(sem.extend(&token, fence, ttl).await?)
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 
     /// Counts live permits without changing anything (may run on a replica).
     #[napi]
-    pub fn inspect(&self, env: &Env) -> napi::Result<Promise<SemaphoreInfo>> {
+    pub fn inspect(&self, env: &Env) -> napi::Result<Promise<SemaphoreState>> {
         let sem = self.inner.clone();
         let fut = move || async move {
             let s = sem.inspect().await?;
-            Ok(Js(SemaphoreInfo {
+            Ok(Js(SemaphoreState {
                 live: f64::from(s.live),
                 next_expiry_ms: ms(s.next_expiry),
                 last_fence: s.last_fence.0 as f64,
             }))
         };
-        spawn(env, Call::safe(None), fut)
+        spawn(env, Call::on(&self.gate), fut)
     }
 }
 
-fn acquire_out(a: Acquire) -> Result<Out, Error> {
+fn acquire_out(a: Acquire, gate: Gate) -> Result<Out, Error> {
     Ok(match a {
         Acquire::Acquired(permit) => Js(Permit {
-            slot: Slot::new(permit, "Permit", "release()"),
+            slot: Slot::new(permit, gate, "Permit", "release()"),
         })
         .resolve(),
         Acquire::Full { retry_after } => Js(Full {
@@ -256,7 +259,7 @@ impl Permit {
         &self,
         env: &Env,
         ttl_ms: f64,
-    ) -> napi::Result<Promise<Either<lease::Extended, lease::NotExtended>>> {
+    ) -> napi::Result<Promise<Either<lease::Extended, lease::Lost>>> {
         lease::extend(env, &self.slot, ttl_ms)
     }
 
@@ -266,7 +269,7 @@ impl Permit {
     pub fn release(
         &self,
         env: &Env,
-    ) -> napi::Result<Promise<Either<lease::Released, lease::NotReleased>>> {
+    ) -> napi::Result<Promise<Either<lease::Released, lease::Lost>>> {
         let slot = self.slot.clone();
         let ended = slot.end();
         let fut = move || async move {
@@ -274,7 +277,7 @@ impl Permit {
             let permit = slot.take().await?;
             Ok(lease::released(permit.release().await?)?)
         };
-        spawn_failing(env, Call::safe(None), fut)
+        spawn_failing(env, Call::on(&self.slot.gate), fut)
     }
 
     /// Renews the lease in the background until `release()` or `unwatch()`; returns the

@@ -37,7 +37,7 @@ test('a stalled server gives OutcomeUnknownError within the timeout; retrySafe f
       for (const e of [plain, withId]) {
         assert.ok(e instanceof ra.OutcomeUnknownError, `${e}`)
         assert.ok(e instanceof ra.RedisAtomicError && e instanceof Error)
-        assert.equal(e.code, 'OutcomeUnknown')
+        assert.equal(e.code, 'outcome_unknown')
         assert.equal(e.name, 'OutcomeUnknownError')
         assert.equal(e.timedOut, true)
         assert.equal(e.nothingRan, false)
@@ -74,7 +74,7 @@ test('an AbortSignal rejects a stalled call with AbortedError (an unknown outcom
       for (const e of await pending) {
         assert.ok(e instanceof ra.AbortedError && e instanceof ra.OutcomeUnknownError)
         assert.equal(e.name, 'AbortError')
-        assert.equal(e.code, 'Aborted')
+        assert.equal(e.code, 'aborted')
         assert.equal(e.cause, reason)
         assert.equal(e.nothingRan, false, 'it was sent: it may have run')
         assert.equal(e.retrySafe, true, 'a request id makes the resend safe')
@@ -116,10 +116,10 @@ test('connecting to a closed port is a ConnectionError; a bad URL a typed error'
     ra.Client.connect(`rediss://127.0.0.1:${port}`, { tls: { caFile: '/nonexistent/ca.pem' } }),
   )
   assert.ok(missingCa instanceof ra.TlsError, `${missingCa.name}: ${missingCa.message}`)
-  assert.equal(missingCa.code, 'TlsError')
+  assert.equal(missingCa.code, 'tls')
 })
 
-test('bad input: every case a BadArgumentError (thrown or rejected), the process intact', async () => {
+test('bad input: every case a BadArgumentError (thrown or rejected), a wrong type a TypeError, the process intact', async () => {
   const server = await Server.start()
   try {
     const client = await ra.Client.connect(server.url)
@@ -138,17 +138,25 @@ test('bad input: every case a BadArgumentError (thrown or rejected), the process
       'namespace with a colon': () => new ra.RateLimiter(client, { namespace: 'a:b', limits }),
       'two limits, one name': () =>
         new ra.RateLimiter(client, { namespace: 'bad', limits: [...limits, ...limits] }),
-      'a string for a number': () => new ra.RateLimiter(client, spec({ limit: '5' })),
-      'no options': () => new ra.RateLimiter(client),
-      'not a client': () => new ra.RateLimiter({}, spec({})),
-      'a number for a key': () => rl.consume(42),
       'request ttl too long': () => new ra.Quotas(client, { namespace: 'q', requestTtlMs: 2 * DAY }),
       'unknown script folder': () => ra.ScriptSet.loadDir('/nonexistent', 'x'),
     }
     for (const [what, f] of Object.entries(sync)) {
       const e = thrown(f)
       assert.ok(e instanceof ra.BadArgumentError, `${what}: ${e?.name}: ${e?.message}`)
-      assert.equal(e.code, 'BadArgument', what)
+      assert.equal(e.code, 'bad_argument', what)
+    }
+    // A value of the wrong JavaScript type: a TypeError, as Node's own functions throw it.
+    const wrongType = {
+      'a string for a number': () => new ra.RateLimiter(client, spec({ limit: '5' })),
+      'no options': () => new ra.RateLimiter(client),
+      'not a client': () => new ra.RateLimiter({}, spec({})),
+      'a number for a resource': () => new ra.Locks(client, { namespace: 'bad' }).keys(42),
+    }
+    for (const [what, f] of Object.entries(wrongType)) {
+      const e = thrown(f)
+      assert.ok(e instanceof TypeError, `${what}: ${e?.name}: ${e?.message}`)
+      assert.equal(e.code, 'ERR_INVALID_ARG_TYPE', what)
     }
     const q = new ra.Quotas(client, { namespace: 'q' })
     const d = new ra.Dedup(client, { namespace: 'd' })

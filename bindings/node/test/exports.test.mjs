@@ -11,11 +11,12 @@ test('ESM named exports are exactly the CommonJS exports', () => {
 
 test('every error class has a stable code and the right ancestry', () => {
   const codes = {
-    NotSentError: 'NotSent', RejectedError: 'Rejected', OutcomeUnknownError: 'OutcomeUnknown',
-    AbortedError: 'Aborted', WrongTypeError: 'WrongType', BadArgumentError: 'BadArgument',
-    CostExceedsBurstError: 'CostExceedsBurst', BadReplyError: 'BadReply', CrossSlotError: 'CrossSlot',
-    ServerError: 'ServerError', ConnectionError: 'ConnectionError', TlsError: 'TlsError',
-    NotReplicatedError: 'NotReplicated', ClientError: 'ClientError',
+    NotSentError: 'not_sent', RejectedError: 'rejected', OutcomeUnknownError: 'outcome_unknown',
+    AbortedError: 'aborted', WrongTypeError: 'wrong_type', BadArgumentError: 'bad_argument',
+    CostExceedsBurstError: 'cost_exceeds_burst', BadReplyError: 'bad_reply', CrossSlotError: 'cross_slot',
+    ServerError: 'server_error', ConnectionError: 'connection', TlsError: 'tls',
+    NotReplicatedError: 'not_replicated', ClientError: 'client', HandleEndedError: 'handle_ended',
+    LeaseLostError: 'lease_lost',
   }
   for (const [name, code] of Object.entries(codes)) {
     const e = new ra[name]('m')
@@ -24,5 +25,8 @@ test('every error class has a stable code and the right ancestry', () => {
     assert.equal(ra[name].code, code)
   }
   assert.ok(new ra.AbortedError('m') instanceof ra.OutcomeUnknownError)
+  assert.ok(new ra.HandleEndedError('m') instanceof ra.ClientError)
+  assert.ok(!(new ra.HandleEndedError('m') instanceof ra.BadArgumentError))
+  assert.equal(Object.getPrototypeOf(ra.CostExceedsBurstError), ra.RedisAtomicError)
   assert.equal(new ra.AbortedError('m').name, 'AbortError')
 })

@@ -60,7 +60,7 @@ test('each key\'s side effect runs once under 40 concurrent duplicates; every du
 test('replay is exact (status, headers in order, binary body); a different request is a mismatch', async () => {
   const idem = new ra.Idempotency(s.client, { namespace: 'id2' })
   const claim = await idem.begin('t', Buffer.from([0xff, 0x00]), 'GET /a')
-  assert.ok(claim instanceof ra.IdempotencyClaim)
+  assert.ok(claim instanceof ra.Claim && claim instanceof ra.IdempotencyClaim, 'Claim, and its deprecated name IdempotencyClaim')
   assert.deepEqual([claim.status, claim.scope, claim.takeover, claim.ttlMs], ['claimed', 't', false, 30_000])
   assert.deepEqual(claim.key, Buffer.from([0xff, 0x00]))
   const body = Buffer.from([0, 1, 2, 255])
@@ -121,9 +121,9 @@ test('a claim whose lease ran out is taken over; the old executor\'s complete st
   const fresh = await idem.begin('t', 'k', 'req')
   assert.deepEqual([fresh.status, fresh.takeover], ['claimed', true])
   assert.ok(fresh.fence > stale.fence)
-  assert.deepEqual(await stale.complete({ status: 200, body: 'stale' }), { stored: false })
-  assert.deepEqual(await stale.extend(1_000).catch((e) => e.code), 'HandleEnded')
-  assert.deepEqual(await same.extend(1_000), { extended: false })
+  assert.deepEqual(await stale.complete({ status: 200, body: 'stale' }), { lost: true, stored: false })
+  assert.deepEqual(await stale.extend(1_000).catch((e) => e.code), 'handle_ended')
+  assert.deepEqual(await same.extend(1_000), { lost: true, extended: false })
   // By parts, with the winner's token and fence.
   assert.deepEqual(await idem.extend('t', 'k', fresh.token, fresh.fence, 5_000), {
     extended: true,

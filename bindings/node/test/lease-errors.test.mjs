@@ -60,14 +60,19 @@ test('bad input to the lease primitives: every case a BadArgumentError, the proc
       'claim ttl over a day': () => new ra.Idempotency(client, { namespace: 'b', ttlMs: 2 * 86_400_000 }),
       'maxDeliveries 0': () => new ra.Queue(client, { namespace: 'b', name: 'q', maxDeliveries: 0 }),
       'claimIdTtlMs under a second': () => new ra.Queue(client, { namespace: 'b', name: 'q', claimIdTtlMs: 10 }),
-      'a string for a capacity': () => new ra.Semaphore(client, { namespace: 'b', name: 's', capacity: '2' }),
-      'no options': () => new ra.Locks(client),
       'empty resource key': () => locks.keys(''),
       'claim id too long': () => queue.claimKey('x'.repeat(300)),
     }
     for (const [what, f] of Object.entries(sync)) {
       const e = thrown(f)
       assert.ok(e instanceof ra.BadArgumentError, `${what}: ${e?.name}: ${e?.message}`)
+    }
+    // A value of the wrong JavaScript type is a TypeError (test/types.test.mjs calls every method).
+    for (const f of [
+      () => new ra.Semaphore(client, { namespace: 'b', name: 's', capacity: '2' }),
+      () => new ra.Locks(client),
+    ]) {
+      assert.ok(thrown(f) instanceof TypeError)
     }
     const rejected = {
       'ttl 0': () => locks.acquire('r', 0),

@@ -104,7 +104,7 @@ test('delays and schedules; extend, by-parts ack; an expired lease is reaped and
   assert.deepEqual([again.id, again.deliveries], ['now', 2])
   assert.ok(again.fence > job.fence)
   // The first lease is superseded: its ack is refused as a value.
-  assert.deepEqual(await job.ack(), { acked: false })
+  assert.deepEqual(await job.ack(), { lost: true, acked: false })
   assert.deepEqual(await queue.ack('now', 'w2', again.fence), { acked: true })
   assert.deepEqual(await again.ack(), { acked: true }, 'a repeat within the dedup window agrees')
 })

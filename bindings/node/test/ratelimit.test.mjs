@@ -83,7 +83,7 @@ test('costs: a cost above the burst is CostExceedsBurstError, never a wait', asy
   assert.equal((await rl.consume('u', { cost: 4 })).remaining, 0)
   const e = await rl.consume('u', { cost: 5 }).catch((e) => e)
   assert.ok(e instanceof ra.CostExceedsBurstError)
-  assert.equal(e.code, 'CostExceedsBurst')
+  assert.equal(e.code, 'cost_exceeds_burst')
   assert.deepEqual([e.cost, e.burst, e.nothingRan], [5, 4, true])
 })
 

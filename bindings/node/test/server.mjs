@@ -25,7 +25,8 @@ export function serverBinary() {
   throw new Error('redis-server not found: install it or set REDIS_ATOMIC_SERVER_BIN')
 }
 
-function freePort() {
+/** A free port on 127.0.0.1: bound, then closed (nothing listens on it until someone does). */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer()
     s.on('error', reject)

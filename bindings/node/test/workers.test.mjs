@@ -20,7 +20,7 @@ const ra = require(workerData.pkg)
   const bad = await rl.consume('shared', { cost: -1 }).catch((e) => e)
   parentPort.postMessage({
     admitted: results.filter((r) => r.allowed).length,
-    typed: bad instanceof ra.BadArgumentError && bad.code === 'BadArgument',
+    typed: bad instanceof ra.BadArgumentError && bad.code === 'bad_argument',
   })
 })()
 `

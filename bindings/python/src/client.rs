@@ -1,246 +1,53 @@
-//! The client and every `ClientConfig` setting as a named option.
-//!
-//! One native `Client` class serves both Python faces: `redis_atomic.Client` (blocking) and
-//! `redis_atomic.AsyncClient` (asyncio) wrap it with a [`Mode`], and every primitive made from
-//! it answers the same way ([`Bridge::run`]). Each setting maps to one `ClientConfig` builder
-//! call; URLs are the library's (`redis://`, `rediss://`, `redis+unix://`,
+//! The client: one native `Client` class serves both Python faces, `redis_atomic.Client`
+//! (blocking) and `redis_atomic.AsyncClient` (asyncio), which wrap it with a [`Mode`]; every
+//! primitive made from it answers the same way ([`Bridge::run`]). Its settings are parsed in
+//! `options.rs`; URLs are the library's (`redis://`, `rediss://`, `redis+unix://`,
 //! `redis+sentinel://`), a list of seed URLs is a Redis Cluster.
+//!
+//! **Closing.** `close()` marks the client's bridge closed — every later call of the client,
+//! of a primitive made from it or of a handle they granted raises `ClientError` — and drops the
+//! client's own handle on the library's pool: its connections close once the primitives made
+//! from it are dropped too.
 
-use crate::convert::{duration, opt_duration, secs, uint, Value};
-use crate::errors::raise;
+use crate::convert::{secs, Value};
+use crate::errors::Error;
+use crate::options::{BatchStats, Replicas, RetryPolicy, Settings, TlsOptions};
 use crate::runtime::{Bridge, Mode};
 use crate::scripts::{Script, ScriptReply};
 use pyo3::prelude::*;
-use redis_atomic::{ClientConfig, Delivery, RetryPolicy as Policy, TlsOptions as Tls};
-use std::time::Duration;
+use redis_atomic::ClientConfig;
+use std::sync::Mutex;
 
-/// How often, and for how long, a call may be retried.
-#[pyclass(frozen, eq, module = "redis_atomic")]
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RetryPolicy {
-    pub(crate) inner: Policy,
-}
-
-#[pymethods]
-impl RetryPolicy {
-    #[new]
-    #[pyo3(signature = (max_attempts=None, deadline=None, base_backoff=None, max_backoff=None))]
-    fn new(
-        max_attempts: Option<&Bound<'_, PyAny>>,
-        deadline: Option<&Bound<'_, PyAny>>,
-        base_backoff: Option<&Bound<'_, PyAny>>,
-        max_backoff: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let d = Policy::default();
-        let attempts =
-            max_attempts.map_or(Ok(u64::from(d.max_attempts)), |a| uint(a, "max_attempts"))?;
-        let attempts = u32::try_from(attempts).map_err(|_| {
-            raise(redis_atomic::Error::BadArgument(
-                "max_attempts too large".into(),
-            ))
-        })?;
-        let deadline = opt_duration(deadline, "deadline")?.unwrap_or(d.deadline);
-        let base = opt_duration(base_backoff, "base_backoff")?.unwrap_or(d.base_backoff);
-        let cap = opt_duration(max_backoff, "max_backoff")?.unwrap_or(d.max_backoff);
-        Ok(RetryPolicy {
-            inner: Policy::new(attempts, deadline).backoff(base, cap),
-        })
-    }
-
-    /// Never retry.
-    #[staticmethod]
-    fn none() -> Self {
-        RetryPolicy {
-            inner: Policy::none(),
-        }
-    }
-
-    /// The contention default: 16 attempts within 2 s, backoff 1 ms up to 50 ms.
-    #[staticmethod]
-    fn contention() -> Self {
-        RetryPolicy {
-            inner: Policy::contention(),
-        }
-    }
-
-    #[getter]
-    fn max_attempts(&self) -> u32 {
-        self.inner.max_attempts
-    }
-    #[getter]
-    fn deadline(&self) -> f64 {
-        secs(self.inner.deadline)
-    }
-    #[getter]
-    fn base_backoff(&self) -> f64 {
-        secs(self.inner.base_backoff)
-    }
-    #[getter]
-    fn max_backoff(&self) -> f64 {
-        secs(self.inner.max_backoff)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "RetryPolicy(max_attempts={}, deadline={:?}, base_backoff={:?}, max_backoff={:?})",
-            self.inner.max_attempts,
-            secs(self.inner.deadline),
-            secs(self.inner.base_backoff),
-            secs(self.inner.max_backoff)
-        )
-    }
-}
-
-/// `WAIT`-based durability: every write waits for `count` replicas, up to `timeout`.
-#[pyclass(frozen, eq, module = "redis_atomic")]
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Replicas {
-    count: u32,
-    timeout: Duration,
-}
-
-#[pymethods]
-impl Replicas {
-    #[new]
-    #[pyo3(signature = (count, timeout))]
-    fn new(count: &Bound<'_, PyAny>, timeout: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let count = u32::try_from(uint(count, "count")?)
-            .map_err(|_| raise(redis_atomic::Error::BadArgument("count too large".into())))?;
-        Ok(Replicas {
-            count,
-            timeout: duration(timeout, "timeout")?,
-        })
-    }
-    #[getter]
-    fn count(&self) -> u32 {
-        self.count
-    }
-    #[getter]
-    fn timeout(&self) -> f64 {
-        secs(self.timeout)
-    }
-    fn __repr__(&self) -> String {
-        format!(
-            "Replicas(count={}, timeout={:?})",
-            self.count,
-            secs(self.timeout)
-        )
-    }
-}
-
-/// CA and client certificate for `rediss://` URLs, from files or PEM bytes.
-#[pyclass(frozen, module = "redis_atomic")]
-#[derive(Clone, Debug)]
-pub struct TlsOptions {
-    inner: Tls,
-}
-
-#[pymethods]
-impl TlsOptions {
-    #[new]
-    #[pyo3(signature = (*, ca_file=None, ca_pem=None, client_cert_file=None, client_key_file=None,
-                        client_cert_pem=None, client_key_pem=None))]
-    fn new(
-        ca_file: Option<std::path::PathBuf>,
-        ca_pem: Option<Vec<u8>>,
-        client_cert_file: Option<std::path::PathBuf>,
-        client_key_file: Option<std::path::PathBuf>,
-        client_cert_pem: Option<Vec<u8>>,
-        client_key_pem: Option<Vec<u8>>,
-    ) -> PyResult<Self> {
-        let bad = |m: &str| raise(redis_atomic::Error::BadArgument(m.into()));
-        if ca_file.is_some() && ca_pem.is_some() {
-            return Err(bad("give ca_file or ca_pem, not both"));
-        }
-        let mut inner = Tls::new();
-        if let Some(f) = ca_file {
-            inner = inner.ca_file(f);
-        }
-        if let Some(p) = ca_pem {
-            inner = inner.ca_pem(p);
-        }
-        inner = match (
-            client_cert_file,
-            client_key_file,
-            client_cert_pem,
-            client_key_pem,
-        ) {
-            (None, None, None, None) => inner,
-            (Some(c), Some(k), None, None) => inner.client_cert_files(c, k),
-            (None, None, Some(c), Some(k)) => inner.client_cert_pem(c, k),
-            _ => {
-                return Err(bad(
-                    "a client certificate needs its key: client_cert_file with \
-                     client_key_file, or client_cert_pem with client_key_pem",
-                ))
-            }
-        };
-        Ok(TlsOptions { inner })
-    }
-}
-
-/// The settings of `connect`, as named options.
-pub(crate) struct Settings<'py> {
-    timeout: Option<Bound<'py, PyAny>>,
-    retry: Option<Bound<'py, RetryPolicy>>,
-    contention: Option<Bound<'py, RetryPolicy>>,
-    delivery: Option<String>,
-    pool_size: Option<Bound<'py, PyAny>>,
-    replicas: Option<Bound<'py, Replicas>>,
-    tls: Option<Bound<'py, TlsOptions>>,
-    force_lua: Option<bool>,
-}
-
-impl Settings<'_> {
-    fn config(&self) -> PyResult<ClientConfig> {
-        let mut c = ClientConfig::default();
-        if let Some(t) = &self.timeout {
-            c = c.timeout(duration(t, "timeout")?);
-        }
-        if let Some(r) = &self.retry {
-            c = c.retry(r.get().inner.clone());
-        }
-        if let Some(r) = &self.contention {
-            c = c.contention(r.get().inner.clone());
-        }
-        if let Some(d) = &self.delivery {
-            c = c.delivery(match d.as_str() {
-                "evalsha" => Delivery::Eval,
-                "functions" => Delivery::Functions,
-                other => {
-                    return Err(raise(redis_atomic::Error::BadArgument(format!(
-                        "delivery must be \"evalsha\" or \"functions\", got {other:?}"
-                    ))))
-                }
-            });
-        }
-        if let Some(n) = &self.pool_size {
-            let n = usize::try_from(uint(n, "pool_size")?).unwrap_or(usize::MAX);
-            if n == 0 || n > 1024 {
-                return Err(raise(redis_atomic::Error::BadArgument(format!(
-                    "pool_size must be in 1..=1024, got {n}"
-                ))));
-            }
-            c = c.pool_size(n);
-        }
-        if let Some(r) = &self.replicas {
-            c = c.replicas(r.get().count, r.get().timeout);
-        }
-        if let Some(t) = &self.tls {
-            c = c.tls(t.get().inner.clone());
-        }
-        if let Some(f) = self.force_lua {
-            c = c.force_lua(f);
-        }
-        Ok(c)
-    }
-}
-
-/// A connected client: the library's `Client`, and how it answers.
+/// A connected client: the library's `Client` (until closed), and how it answers.
 #[pyclass(frozen, module = "redis_atomic._native")]
 pub struct Client {
-    pub(crate) inner: redis_atomic::Client,
-    pub(crate) bridge: Bridge,
+    inner: Mutex<Option<redis_atomic::Client>>,
+    config: ClientConfig,
+    cluster: bool,
+    bridge: Bridge,
+}
+
+impl Client {
+    fn new(inner: redis_atomic::Client, bridge: Bridge) -> Self {
+        Client {
+            config: inner.config().clone(),
+            cluster: inner.is_cluster(),
+            inner: Mutex::new(Some(inner)),
+            bridge,
+        }
+    }
+
+    /// The library client, unless closed.
+    fn library(&self) -> Result<redis_atomic::Client, Error> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.clone().ok_or(Error::Closed)
+    }
+
+    /// The library client and bridge for a primitive made from this client.
+    pub(crate) fn parts(&self, py: Python<'_>) -> PyResult<(redis_atomic::Client, Bridge)> {
+        let client = self.library().map_err(|e| e.into_py(py))?;
+        Ok((client, self.bridge.clone()))
+    }
 }
 
 #[pymethods]
@@ -249,7 +56,8 @@ impl Client {
     /// (`is_async` false) returns the client; async returns an awaitable of it.
     #[staticmethod]
     #[pyo3(signature = (target, is_async, *, timeout=None, retry=None, contention=None,
-                        delivery=None, pool_size=None, replicas=None, tls=None, force_lua=None))]
+                        delivery=None, pool_size=None, replicas=None, tls=None, force_lua=None,
+                        batching=None))]
     #[allow(clippy::too_many_arguments)]
     fn connect<'py>(
         py: Python<'py>,
@@ -263,6 +71,7 @@ impl Client {
         replicas: Option<Bound<'py, Replicas>>,
         tls: Option<Bound<'py, TlsOptions>>,
         force_lua: Option<bool>,
+        batching: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let settings = Settings {
             timeout,
@@ -273,6 +82,7 @@ impl Client {
             replicas,
             tls,
             force_lua,
+            batching,
         };
         let config = settings.config()?;
         let target = match target.extract::<String>() {
@@ -285,7 +95,7 @@ impl Client {
             Mode::Blocking
         };
         let bridge = Bridge::current(mode).map_err(|e| e.into_py(py))?;
-        bridge.run(py, true, async move {
+        bridge.clone().run(py, async move {
             let inner = match target {
                 Target::Url(url) => redis_atomic::Client::connect(&url, config).await?,
                 Target::Seeds(seeds) if seeds.is_empty() => {
@@ -297,7 +107,7 @@ impl Client {
                     redis_atomic::Client::connect_cluster(&seeds, config).await?
                 }
             };
-            Ok(Client { inner, bridge })
+            Ok(Client::new(inner, bridge))
         })
     }
 
@@ -312,36 +122,45 @@ impl Client {
         args: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let def = script.get().def;
-        let keys: Vec<String> = crate::convert::values(keys, "keys")?
-            .into_iter()
-            .map(|k| String::from_utf8(k.into_bytes()))
-            .collect::<Result<_, _>>()
-            .map_err(|_| {
-                raise(redis_atomic::Error::BadArgument(
-                    "keys must be UTF-8".into(),
-                ))
-            })?;
+        let keys = crate::convert::texts(keys, "keys")?;
         let args: Vec<Value> = crate::convert::values(args, "args")?;
-        let client = self.inner.clone();
-        let safe = def.retry == redis_atomic::RetryClass::Safe;
-        self.bridge.run(py, safe, async move {
+        let (client, bridge) = self.parts(py)?;
+        bridge.run(py, async move {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             let args: Vec<redis_atomic::Arg<'_>> = args.iter().map(Value::arg).collect();
             let reply = client.call(def, &keys, &args).await?;
-            Ok(ScriptReply::of(reply))
+            Ok::<_, redis_atomic::Error>(ScriptReply::of(reply))
         })
+    }
+
+    /// What batching did so far (counters since the client connected).
+    fn batch_stats(&self, py: Python<'_>) -> PyResult<BatchStats> {
+        Ok(self.parts(py)?.0.batch_stats().into())
+    }
+
+    /// Closes the client: every later call of it, of a primitive made from it or of a handle
+    /// they granted raises `ClientError`. A second close does nothing.
+    fn close(&self) {
+        self.bridge.close();
+        drop(self.inner.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+
+    /// Whether `close()` ran.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.bridge.is_closed()
     }
 
     /// Whether this client talks to a Redis Cluster.
     #[getter]
     fn is_cluster(&self) -> bool {
-        self.inner.is_cluster()
+        self.cluster
     }
 
     /// The per-request timeout, in seconds.
     #[getter]
     fn timeout(&self) -> f64 {
-        secs(self.inner.config().timeout)
+        secs(self.config.timeout)
     }
 
     /// Whether this client answers with awaitables.
@@ -351,18 +170,15 @@ impl Client {
     }
 
     fn __repr__(&self) -> String {
-        let c = self.inner.config();
+        let c = &self.config;
         format!(
-            "Client(cluster={}, timeout={:?}, delivery={}, pool_size={}, async={})",
-            self.inner.is_cluster(),
+            "Client(cluster={}, timeout={:?}, delivery={}, pool_size={}, async={}, closed={})",
+            crate::lease::py_bool(self.cluster),
             secs(c.timeout),
-            if c.delivery == Delivery::Functions {
-                "functions"
-            } else {
-                "evalsha"
-            },
+            c.delivery.name(),
             c.pool_size,
-            self.bridge.mode == Mode::Async
+            crate::lease::py_bool(self.bridge.mode == Mode::Async),
+            crate::lease::py_bool(self.bridge.is_closed()),
         )
     }
 }
@@ -371,11 +187,4 @@ impl Client {
 enum Target {
     Url(String),
     Seeds(Vec<String>),
-}
-
-impl Client {
-    /// The library client and bridge for a primitive made from this client.
-    pub(crate) fn parts(&self) -> (redis_atomic::Client, Bridge) {
-        (self.inner.clone(), self.bridge)
-    }
 }

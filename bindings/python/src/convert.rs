@@ -13,11 +13,10 @@
 //! [`to_python!`], which writes pyo3's `IntoPyObject` once: an answer type states only which
 //! class each library value becomes.
 
-use crate::errors::raise;
+use crate::errors::bad;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDelta, PyDeltaAccess, PyFloat, PyInt, PyString};
-use redis_atomic::Error;
 use std::time::Duration;
 
 /// `IntoPyObject` for an answer on its way to Python as any Python object:
@@ -41,41 +40,6 @@ macro_rules! to_python {
 }
 
 pub(crate) use to_python;
-
-/// A result kind this binding does not know (a newer library): none today.
-pub(crate) fn unknown(what: &str) -> PyErr {
-    raise(Error::Client(format!(
-        "{what}: a result this package does not know"
-    )))
-}
-
-/// One of two answers on its way to Python: a lease or a refusal (`LockGuard` or `Held`, ...).
-pub(crate) enum OneOf<A, B> {
-    A(A),
-    B(B),
-}
-
-impl<'py, A, B> IntoPyObject<'py> for OneOf<A, B>
-where
-    A: IntoPyObject<'py>,
-    B: IntoPyObject<'py>,
-{
-    type Target = PyAny;
-    type Output = Bound<'py, PyAny>;
-    type Error = PyErr;
-
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
-        use pyo3::IntoPyObjectExt;
-        match self {
-            OneOf::A(a) => a.into_bound_py_any(py),
-            OneOf::B(b) => b.into_bound_py_any(py),
-        }
-    }
-}
-
-fn bad(msg: String) -> PyErr {
-    raise(Error::BadArgument(msg))
-}
 
 /// A duration from a `timedelta` or seconds. `what` names it in errors.
 pub(crate) fn duration(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Duration> {
@@ -125,6 +89,14 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
     int_of(obj, what)?
         .extract::<u64>()
         .map_err(|_| bad(format!("{what} must be in 0..=2^64-1, got {obj}")))
+}
+
+/// A size or count (`usize`, saturating: the library bounds it) from an optional Python int.
+pub(crate) fn size(obj: Option<&Bound<'_, PyAny>>, what: &str, default: usize) -> PyResult<usize> {
+    match obj.filter(|o| !o.is_none()) {
+        Some(o) => Ok(usize::try_from(uint(o, what)?).unwrap_or(usize::MAX)),
+        None => Ok(default),
+    }
 }
 
 /// A signed integer in the range of `i64` from any Python int.
@@ -189,14 +161,51 @@ impl Value {
 
 /// A list of strings, bytes or ints from any iterable.
 pub(crate) fn values(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Value>> {
+    items(obj, what, Value::of)
+}
+
+/// Bytes from a `str` (UTF-8) or `bytes`; anything else (an `int` too) is a `TypeError`, as
+/// the stubs say.
+pub(crate) fn bytes_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u8>> {
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Value::of(obj, what).map(Value::into_bytes);
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be str or bytes, got {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// A list of `str` or `bytes` from any iterable, each as UTF-8 text (keys).
+pub(crate) fn texts(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+    items(obj, what, |item, what| {
+        String::from_utf8(bytes_of(item, what)?).map_err(|_| bad(format!("{what} must be UTF-8")))
+    })
+}
+
+/// A list of `str` only from any iterable (ids and field names).
+pub(crate) fn strs(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+    items(obj, what, |item, what| {
+        item.extract::<String>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{what} must be a list of str, got an item of another type"
+            ))
+        })
+    })
+}
+
+/// Each item of an iterable (not a single `str` or `bytes`) converted by `one`.
+fn items<T>(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    one: impl Fn(&Bound<'_, PyAny>, &str) -> PyResult<T>,
+) -> PyResult<Vec<T>> {
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
         return Err(PyTypeError::new_err(format!(
             "{what} must be a list of values, not a single str or bytes"
         )));
     }
-    obj.try_iter()?
-        .map(|item| Value::of(&item?, what))
-        .collect()
+    obj.try_iter()?.map(|item| one(&item?, what)).collect()
 }
 
 /// A reply from a server, converted to native values: integers to `int`, bulk strings to

@@ -43,33 +43,6 @@ pub(crate) enum Decision {
     Limited(Limited),
 }
 
-impl From<rl::Decision> for Decision {
-    fn from(d: rl::Decision) -> Self {
-        match d {
-            rl::Decision::Limited {
-                retry_after,
-                reset_after,
-            } => Decision::Limited(Limited {
-                retry_after,
-                reset_after,
-            }),
-            // Allowed, and any kind a newer library adds (none today) reads as its remaining.
-            rl::Decision::Allowed {
-                remaining,
-                reset_after,
-            } => Decision::Allowed(Allowed {
-                remaining,
-                reset_after,
-            }),
-            #[allow(unreachable_patterns)]
-            _ => Decision::Limited(Limited {
-                retry_after: Duration::ZERO,
-                reset_after: Duration::ZERO,
-            }),
-        }
-    }
-}
-
 crate::convert::to_python!(Decision, |this, py| {
     match this {
         Decision::Allowed(a) => a.into_bound_py_any(py),
@@ -98,7 +71,10 @@ record! {
     /// A decision with each limit's status, in the policy's order. `replayed`: the recorded
     /// decision of an earlier request with the same request id (nothing charged this time).
     Verdict { decision: Decision, limits: List<LimitStatus>, replayed: bool }
-    {}
+    {
+        /// As its decision: truthy exactly when allowed.
+        fn __bool__(&self) -> bool { matches!(self.decision, Decision::Allowed(_)) }
+    }
 }
 
 impl From<rl::Verdict> for Verdict {

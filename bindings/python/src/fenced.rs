@@ -2,14 +2,14 @@
 //! library's `fenced::FencedWrites` and `write::Write`.
 
 use crate::client::Client;
-use crate::convert::unknown;
-use crate::convert::{duration, opt_duration, uint, values, Value};
+use crate::convert::{duration, opt_duration, strs, uint, values, Value};
 use crate::errors::raise;
+use crate::outcome::Outcome;
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use redis_atomic::fenced::{self, Fenced};
+use pyo3::types::PyMapping;
+use redis_atomic::fenced;
 use redis_atomic::write::Write as LibWrite;
 use redis_atomic::{Fence, Keyspace};
 
@@ -18,18 +18,6 @@ use redis_atomic::{Fence, Keyspace};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Write {
     inner: LibWrite,
-}
-
-fn strings(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
-    values(obj, what)?
-        .into_iter()
-        .map(|v| String::from_utf8(v.into_bytes()))
-        .collect::<Result<_, _>>()
-        .map_err(|_| {
-            raise(redis_atomic::Error::BadArgument(format!(
-                "{what} must be UTF-8"
-            )))
-        })
 }
 
 fn bytes_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Vec<u8>>> {
@@ -59,10 +47,10 @@ impl Write {
 
     /// `HSET key field value ...` from a mapping of field to value.
     #[staticmethod]
-    fn hset(key: String, fields: &Bound<'_, PyDict>) -> PyResult<Self> {
+    fn hset(key: String, fields: &Bound<'_, PyMapping>) -> PyResult<Self> {
         let mut pairs = Vec::new();
-        for (f, v) in fields.iter() {
-            let f: String = f.extract()?;
+        for item in fields.items()?.iter() {
+            let (f, v): (String, Bound<'_, PyAny>) = item.extract()?;
             pairs.push((f, Value::of(&v, "value")?.into_bytes()));
         }
         Ok(Write {
@@ -74,7 +62,7 @@ impl Write {
     #[staticmethod]
     fn hdel(key: String, fields: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(Write {
-            inner: LibWrite::hdel(key, strings(fields, "fields")?),
+            inner: LibWrite::hdel(key, strs(fields, "fields")?),
         })
     }
 
@@ -122,30 +110,20 @@ impl Write {
 }
 
 record! {
-    /// Every write applied; `fence` is now the highest that wrote.
+    /// Every write applied; `fence` is now the highest that wrote. Truthy.
     Written { fence: u64, writes: u64 }
-    {}
+    {
+        fn __bool__(&self) -> bool { true }
+    }
 }
 
 record! {
-    /// A larger fence has written: nothing applied. `highest`: that fence.
+    /// A larger fence has written: nothing applied. `highest`: that fence. Falsy.
     Stale { highest: u64 }
-    {}
-}
-
-struct FencedOut(Fenced);
-
-crate::convert::to_python!(FencedOut, |this, py| {
-    match this.0 {
-        Fenced::Applied { fence, writes } => Written {
-            fence: fence.0,
-            writes: u64::try_from(writes).unwrap_or(u64::MAX),
-        }
-        .into_bound_py_any(py),
-        Fenced::Stale { highest } => Stale { highest: highest.0 }.into_bound_py_any(py),
-        _ => Err(unknown("fenced write")),
+    {
+        fn __bool__(&self) -> bool { false }
     }
-});
+}
 
 /// Fenced writes under one namespace.
 #[pyclass(frozen, module = "redis_atomic._native")]
@@ -163,7 +141,7 @@ impl FencedWrites {
         namespace: &str,
         retention: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let mut inner = fenced::FencedWrites::new(client, Keyspace::new(namespace).map_err(raise)?);
         if let Some(r) = opt_duration(retention, "retention")? {
             inner = inner.with_retention(r).map_err(raise)?;
@@ -196,8 +174,10 @@ impl FencedWrites {
             .map(|w| Ok(w?.cast::<Write>()?.get().inner.clone()))
             .collect::<PyResult<Vec<_>>>()?;
         let f = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            Ok(FencedOut(f.fenced_write(&resource, fence, &writes).await?))
+        self.bridge.run(py, async move {
+            Ok(Outcome::Fenced(
+                f.fenced_write(&resource, fence, &writes).await?,
+            ))
         })
     }
 
@@ -205,6 +185,6 @@ impl FencedWrites {
     fn highest(&self, py: Python<'_>, resource: String) -> PyResult<Py<PyAny>> {
         let f = self.inner.clone();
         self.bridge
-            .run(py, true, async move { Ok(f.highest(&resource).await?.0) })
+            .run(py, async move { Ok(f.highest(&resource).await?.0) })
     }
 }

@@ -6,16 +6,15 @@
 //! the library's (status, headers, body bytes or a reference), encoded and decoded by it.
 
 use crate::client::Client;
-use crate::convert::{duration, opt_duration, secs, uint, values, Value};
-use crate::errors::raise;
-use crate::lease::{by_parts, handle, token_or_random, unit, Abandon, ExtendOut, Slot};
+use crate::convert::{bytes_of, duration, opt_duration, secs, size, uint, values, Value};
+use crate::errors::{bad, raise};
+use crate::lease::{by_parts, handle, owner_token, unit, Abandon};
+use crate::outcome::Outcome;
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use redis_atomic::idempotency::{
-    self as idem, Begin, Body, Failure, IdempotencyConfig, Outcome, Stored as LibStored,
-};
+use redis_atomic::idempotency::{self as idem, Body, Failure, IdempotencyConfig};
 use redis_atomic::Keyspace;
 use std::time::Duration;
 
@@ -90,14 +89,14 @@ impl Response {
         let body = match (body.filter(|b| !b.is_none()), reference) {
             (Some(_), Some(_)) => return Err(bad("give body or reference, not both")),
             (None, Some(r)) => Body::Reference(r),
-            (Some(b), None) => Body::Bytes(Value::of(b, "body")?.into_bytes()),
+            (Some(b), None) => Body::Bytes(bytes_of(b, "body")?),
             (None, None) => Body::Bytes(Vec::new()),
         };
         let mut pairs = Vec::new();
         if let Some(h) = headers.filter(|h| !h.is_none()) {
             for item in h.try_iter()? {
                 let (name, value): (String, Bound<'_, PyAny>) = item?.extract()?;
-                pairs.push((name, Value::of(&value, "header value")?.into_bytes()));
+                pairs.push((name, bytes_of(&value, "header value")?));
             }
         }
         Ok(Response {
@@ -153,17 +152,13 @@ impl Response {
     }
 }
 
-fn bad(m: &str) -> PyErr {
-    raise(redis_atomic::Error::BadArgument(m.into()))
-}
-
 /// The request already finished: `response` is what it stored; `failed` when it was stored as a
 /// final failure (`fail(response)`) rather than completed. Truthy.
 #[pyclass(frozen, eq, module = "redis_atomic")]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replay {
-    response: Response,
-    failed: bool,
+    pub(crate) response: Response,
+    pub(crate) failed: bool,
 }
 
 #[pymethods]
@@ -234,7 +229,7 @@ handle! {
         /// Stores `response` for replay: `Stored` or `Lost` (superseded: nothing written).
         fn complete(&self, py: Python<'_>, response: Response) -> PyResult<Py<PyAny>> {
             let complete = move |c: idem::Claim| async move { c.complete(&response.inner).await };
-            self.slot.end_verb(py, complete, OutcomeOut)
+            self.slot.end_verb(py, complete, Outcome::End)
         }
         /// Ends the claim with a failure: without `response` a retryable one (the key is freed:
         /// the next duplicate runs the request), with it a final one (stored for replay as
@@ -242,7 +237,7 @@ handle! {
         #[pyo3(signature = (response=None))]
         fn fail(&self, py: Python<'_>, response: Option<Response>) -> PyResult<Py<PyAny>> {
             let failure = failure(response);
-            self.slot.end_verb(py, move |c| async move { c.fail(&failure).await }, OutcomeOut)
+            self.slot.end_verb(py, move |c| async move { c.fail(&failure).await }, Outcome::End)
         }
         fn __repr__(&self) -> String {
             format!("Claim(fence={}, takeover={}, ended={})", self.fence,
@@ -258,61 +253,6 @@ fn failure(response: Option<Response>) -> Failure {
     }
 }
 
-/// An end's answer on its way to Python: `Stored` or `Lost`.
-struct OutcomeOut(Outcome);
-
-crate::convert::to_python!(OutcomeOut, |this, py| {
-    match this.0 {
-        Outcome::Stored => Stored.into_bound_py_any(py),
-        _ => crate::lease::Lost.into_bound_py_any(py),
-    }
-});
-
-/// What `begin` decided, on its way to Python.
-enum BeginOut {
-    Claim(Claim),
-    InProgress(InProgress),
-    Replay(Replay),
-    Mismatch,
-}
-
-impl BeginOut {
-    fn of(b: Begin, bridge: Bridge) -> Self {
-        match b {
-            Begin::Claimed(c) => BeginOut::Claim(Claim {
-                fence: c.fence().0,
-                token: c.token().clone(),
-                takeover: c.is_takeover(),
-                slot: Slot::new(c, bridge),
-            }),
-            Begin::InProgress { retry_after } => BeginOut::InProgress(InProgress { retry_after }),
-            Begin::Replay(stored) => {
-                let (inner, failed) = match stored {
-                    LibStored::Failed(r) => (r, true),
-                    LibStored::Completed(r) => (r, false),
-                    // Non-exhaustive; a newer kind of stored result reads as a failure.
-                    #[allow(unreachable_patterns)]
-                    _ => (idem::Response::new(0, Vec::new()), true),
-                };
-                BeginOut::Replay(Replay {
-                    response: Response { inner },
-                    failed,
-                })
-            }
-            _ => BeginOut::Mismatch,
-        }
-    }
-}
-
-crate::convert::to_python!(BeginOut, |this, py| {
-    match this {
-        BeginOut::Claim(c) => c.into_bound_py_any(py),
-        BeginOut::InProgress(i) => i.into_bound_py_any(py),
-        BeginOut::Replay(r) => r.into_bound_py_any(py),
-        BeginOut::Mismatch => Mismatch.into_bound_py_any(py),
-    }
-});
-
 /// Idempotency records under one namespace.
 #[pyclass(frozen, module = "redis_atomic._native")]
 pub struct Idempotency {
@@ -321,7 +261,7 @@ pub struct Idempotency {
 }
 
 fn key_bytes(key: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    Ok(Value::of(key, "key")?.into_bytes())
+    bytes_of(key, "key")
 }
 
 #[pymethods]
@@ -335,7 +275,7 @@ impl Idempotency {
         result_ttl: Option<&Bound<'_, PyAny>>,
         max_response_bytes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let mut config = IdempotencyConfig::default();
         if let Some(t) = opt_duration(ttl, "ttl")? {
             config = config.ttl(t);
@@ -343,8 +283,8 @@ impl Idempotency {
         if let Some(t) = opt_duration(result_ttl, "result_ttl")? {
             config = config.result_ttl(t);
         }
-        if let Some(n) = max_response_bytes.filter(|n| !n.is_none()) {
-            let n = usize::try_from(uint(n, "max_response_bytes")?).unwrap_or(usize::MAX);
+        if max_response_bytes.is_some_and(|n| !n.is_none()) {
+            let n = size(max_response_bytes, "max_response_bytes", 0)?;
             config = config.max_response_bytes(n);
         }
         let inner = idem::Idempotency::new(client, Keyspace::new(namespace).map_err(raise)?)
@@ -367,12 +307,15 @@ impl Idempotency {
     ) -> PyResult<Py<PyAny>> {
         let key = key_bytes(key)?;
         let fp = fingerprint_of(fingerprint)?;
-        let (token, safe) = token_or_random(token)?;
+        let token = owner_token(token)?;
         let store = self.inner.clone();
-        let bridge = self.bridge;
-        self.bridge.run(py, safe, async move {
-            let b = store.begin_with_token(&scope, &key, fp, &token).await?;
-            Ok::<_, redis_atomic::Error>(BeginOut::of(b, bridge))
+        let bridge = self.bridge.clone();
+        self.bridge.run(py, async move {
+            let b = match token {
+                Some(token) => store.begin_with_token(&scope, &key, fp, &token).await?,
+                None => store.begin(&scope, &key, fp).await?,
+            };
+            Ok::<_, redis_atomic::Error>(Outcome::Begin(b, bridge))
         })
     }
 
@@ -391,11 +334,11 @@ impl Idempotency {
         let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let store = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             store
                 .extend(&scope, &key, &token, fence, ttl)
                 .await
-                .map(ExtendOut)
+                .map(Outcome::Extend)
         })
     }
 
@@ -413,11 +356,11 @@ impl Idempotency {
         let key = key_bytes(key)?;
         let (token, fence) = by_parts(token, fence)?;
         let store = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             store
                 .complete(&scope, &key, &token, fence, &response.inner)
                 .await
-                .map(OutcomeOut)
+                .map(Outcome::End)
         })
     }
 
@@ -437,11 +380,11 @@ impl Idempotency {
         let (token, fence) = by_parts(token, fence)?;
         let failure = failure(response);
         let store = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             store
                 .fail(&scope, &key, &token, fence, &failure)
                 .await
-                .map(OutcomeOut)
+                .map(Outcome::End)
         })
     }
 

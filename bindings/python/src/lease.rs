@@ -6,7 +6,7 @@
 //!
 //! **The slot.** A handle (`LockGuard`, `Permit`, `Claim`, `Job`) keeps the library's own handle
 //! in a [`Slot`]: held, lent to a watchdog, or ended. The end verbs consume the library handle, so
-//! a second end (or an extend after the end) finds the slot ended and raises `LeaseEnded`; while a
+//! a second end (or an extend after the end) finds the slot ended and raises `HandleEnded`; while a
 //! watchdog holds it, the same error says to stop the watchdog first. The fence and token are
 //! copied out at creation, so they stay readable after the end (for a repeat by parts).
 //!
@@ -27,7 +27,7 @@ use crate::errors::{raise, Error};
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
-use redis_atomic::lease::{Extend, Lease, Release};
+use redis_atomic::lease::{Extend, Lease};
 use redis_atomic::{Fence, OwnerToken};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -164,8 +164,8 @@ impl<L: Abandon> Slot<L> {
         Ok(end(lease).await?)
     }
 
-    /// A handle's end verb from Python: `end` run on the bridge (retry-safe: it ends this
-    /// token's lease with this fence), its answer made Python by `out`.
+    /// A handle's end verb from Python: `end` run on the bridge, its answer made Python by
+    /// `out`.
     pub(crate) fn end_verb<T, O, F, Fut>(
         self: &Arc<Self>,
         py: Python<'_>,
@@ -180,7 +180,7 @@ impl<L: Abandon> Slot<L> {
     {
         let slot = self.clone();
         self.bridge
-            .run_any(py, true, async move { slot.end(end).await.map(out) })
+            .run_any(py, async move { slot.end(end).await.map(out) })
     }
 
     /// Lends the lease to a watchdog (no await: refused while another call uses it).
@@ -244,13 +244,10 @@ pub(crate) fn py_bool(b: bool) -> &'static str {
     }
 }
 
-/// An owner token from Python, or a fresh random one (`None`); whether it was the caller's
-/// (a call with the caller's token is retry-safe).
-pub(crate) fn token_or_random(token: Option<&str>) -> PyResult<(OwnerToken, bool)> {
-    match token {
-        Some(t) => Ok((OwnerToken::new(t).map_err(raise)?, true)),
-        None => Ok((OwnerToken::random(), false)),
-    }
+/// The caller's owner token, if given (without one the library's own entry point takes a fresh
+/// random token and says a resend is not safe).
+pub(crate) fn owner_token(token: Option<&str>) -> PyResult<Option<OwnerToken>> {
+    token.map(self::token).transpose()
 }
 
 /// A caller's owner token (for a job: the worker).
@@ -291,7 +288,9 @@ macro_rules! unit {
                 concat!(stringify!($name), "()")
             }
             #[classattr]
-            fn __match_args__() -> () {}
+            fn __match_args__(py: Python<'_>) -> Bound<'_, pyo3::types::PyTuple> {
+                pyo3::types::PyTuple::empty(py)
+            }
         }
     };
 }
@@ -321,30 +320,6 @@ record! {
     }
 }
 
-/// An extend's answer on its way to Python: `Extended` or `Lost`.
-pub(crate) struct ExtendOut(pub(crate) Extend);
-
-crate::convert::to_python!(ExtendOut, |this, py| {
-    match this.0 {
-        Extend::Extended { fence, ttl } => Extended {
-            fence: fence.0,
-            ttl,
-        }
-        .into_bound_py_any(py),
-        _ => Lost.into_bound_py_any(py),
-    }
-});
-
-/// A release's answer on its way to Python: `Released` or `Lost`.
-pub(crate) struct ReleaseOut(pub(crate) Release);
-
-crate::convert::to_python!(ReleaseOut, |this, py| {
-    match this.0 {
-        Release::Released { fence } => Released { fence: fence.0 }.into_bound_py_any(py),
-        _ => Lost.into_bound_py_any(py),
-    }
-});
-
 /// A handle class over a [`Slot`] of `$lease`: its fence and token, the lease's local view
 /// (`ttl`, `expires_in`), `extend`, `watch`, `ended`, the delivery calls of the Python layer, and
 /// the class's own methods in braces after it.
@@ -361,6 +336,22 @@ macro_rules! handle {
             pub(crate) fence: u64,
             pub(crate) token: redis_atomic::OwnerToken,
             $(pub(crate) $field: $fty),*
+        }
+
+        impl $name {
+            /// A handle over a granted `lease`, answering through `bridge`.
+            pub(crate) fn of(
+                lease: $lease,
+                bridge: $crate::runtime::Bridge
+                $(, $field: $fty)*
+            ) -> Self {
+                $name {
+                    fence: lease.fence().0,
+                    token: lease.token().clone(),
+                    slot: $crate::lease::Slot::new(lease, bridge),
+                    $($field),*
+                }
+            }
         }
 
         #[pymethods]
@@ -399,8 +390,8 @@ macro_rules! handle {
             fn extend(&self, py: Python<'_>, ttl: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 let ttl = $crate::lease::ttl_arg(ttl)?;
                 let slot = self.slot.clone();
-                self.slot.bridge.run_any(py, true, async move {
-                    slot.extend(ttl).await.map($crate::lease::ExtendOut)
+                self.slot.bridge.run_any(py, async move {
+                    slot.extend(ttl).await.map($crate::outcome::Outcome::Extend)
                 })
             }
             /// Lends the lease to a watchdog that renews it until stopped.

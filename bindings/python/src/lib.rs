@@ -10,7 +10,9 @@
 //! errors.rs    library errors -> redis_atomic._errors classes
 //! convert.rs   durations, integers, script arguments and replies
 //! record.rs    the frozen, dataclass-like result classes (one macro)
-//! client.rs    Client, RetryPolicy, Replicas, TlsOptions; user scripts are called here
+//! outcome.rs   every library outcome -> its Python object, in one match
+//! client.rs    Client (connect, close, batch_stats); user scripts are called here
+//! options.rs   the settings of connect: RetryPolicy, Replicas, TlsOptions, Batching
 //! ratelimit.rs Algorithm, Limit, Policy, RateLimiter
 //! decision.rs  Allowed/Limited, LimitStatus, Verdict, RateLimitKeys
 //! quota.rs     Quotas, Bounds, Applied/Refused/Raised/Kept; Dedup
@@ -37,6 +39,8 @@ mod fenced;
 mod idempotency;
 mod lease;
 mod lock;
+mod options;
+mod outcome;
 mod queue;
 mod queue_admin;
 mod quota;
@@ -52,9 +56,11 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::Client>()?;
-    m.add_class::<client::RetryPolicy>()?;
-    m.add_class::<client::Replicas>()?;
-    m.add_class::<client::TlsOptions>()?;
+    m.add_class::<options::RetryPolicy>()?;
+    m.add_class::<options::Replicas>()?;
+    m.add_class::<options::TlsOptions>()?;
+    m.add_class::<options::Batching>()?;
+    m.add_class::<options::BatchStats>()?;
     m.add_class::<ratelimit::Algorithm>()?;
     m.add_class::<ratelimit::Limit>()?;
     m.add_class::<ratelimit::Policy>()?;
@@ -72,6 +78,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<quota::Raised>()?;
     m.add_class::<quota::Kept>()?;
     m.add_class::<quota::Dedup>()?;
+    m.add_class::<quota::QuotaKeys>()?;
+    m.add_class::<quota::DedupKeys>()?;
     m.add_class::<fenced::Write>()?;
     m.add_class::<fenced::FencedWrites>()?;
     m.add_class::<fenced::Written>()?;
@@ -81,6 +89,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scripts::ScriptReply>()?;
     leases(m)?;
     m.add("LIBRARY_VERSION", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(errors::classify_server_error, m)?)?;
     Ok(())
 }
 
@@ -119,7 +128,7 @@ fn leases(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<qa::Idle>()?;
     m.add_class::<qa::Acked>()?;
     m.add_class::<qa::Retrying>()?;
-    m.add_class::<qa::DeadLettered>()?;
+    m.add_class::<qa::Dead>()?;
     m.add_class::<qa::Requeued>()?;
     m.add_class::<qa::NotDead>()?;
     m.add_class::<qa::QueueStats>()?;

@@ -6,13 +6,14 @@
 //! fence) and `inspect` are methods of `Locks`.
 
 use crate::client::Client;
-use crate::convert::{duration, opt_duration, unknown, OneOf};
-use crate::errors::raise;
-use crate::lease::{by_parts, handle, released_on_abandon, token_or_random, ReleaseOut, Slot};
+use crate::convert::{duration, opt_duration};
+use crate::errors::{bad, raise};
+use crate::lease::{by_parts, handle, owner_token, released_on_abandon};
+use crate::outcome::Outcome;
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
-use redis_atomic::lock::{self, Acquire, LockState};
+use redis_atomic::lock;
 use redis_atomic::Keyspace;
 use std::time::Duration;
 
@@ -59,29 +60,12 @@ handle! {
         /// ended either way; after an unknown outcome repeat it by parts
         /// (`Locks.release(resource, token, fence)`).
         fn release(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            self.slot.end_verb(py, |g| g.release(), ReleaseOut)
+            self.slot.end_verb(py, |g| g.release(), Outcome::Release)
         }
         fn __repr__(&self) -> String {
             format!("LockGuard(resource={:?}, fence={}, ended={})", self.resource, self.fence,
                     crate::lease::py_bool(self.slot.is_ended()))
         }
-    }
-}
-
-/// An acquisition on its way to Python: a `LockGuard` or `Held`.
-fn acquired(a: Acquire, bridge: Bridge) -> OneOf<LockGuard, Held> {
-    match a {
-        Acquire::Acquired(g) => OneOf::A(LockGuard {
-            fence: g.fence().0,
-            token: g.token().clone(),
-            resource: g.resource().to_string(),
-            slot: Slot::new(g, bridge),
-        }),
-        Acquire::Held { retry_after } => OneOf::B(Held { retry_after }),
-        // The library's enum is non-exhaustive; nothing else exists today.
-        _ => OneOf::B(Held {
-            retry_after: Duration::ZERO,
-        }),
     }
 }
 
@@ -96,7 +80,7 @@ pub struct Locks {
 impl Locks {
     #[new]
     fn new(client: &Bound<'_, Client>, namespace: &str) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let inner = lock::Locks::new(client, Keyspace::new(namespace).map_err(raise)?);
         Ok(Locks { inner, bridge })
     }
@@ -116,19 +100,19 @@ impl Locks {
         let ttl = duration(ttl, "ttl")?;
         let wait = opt_duration(wait, "wait")?;
         if wait.is_some() && token.is_some() {
-            return Err(raise(redis_atomic::Error::BadArgument(
-                "acquire takes wait or token, not both".into(),
-            )));
+            return Err(bad("acquire takes wait or token, not both"));
         }
-        let (token, safe) = token_or_random(token)?;
+        let token = owner_token(token)?;
         let locks = self.inner.clone();
-        let bridge = self.bridge;
-        self.bridge.run(py, safe, async move {
-            let got = match wait {
-                Some(wait) => locks.acquire_timeout(&resource, ttl, wait).await?,
-                None => locks.acquire_with_token(&resource, &token, ttl).await?,
+        let bridge = self.bridge.clone();
+        // Each form is the library's own entry point, which says whether a resend is safe.
+        self.bridge.run(py, async move {
+            let got = match (wait, token) {
+                (Some(wait), _) => locks.acquire_timeout(&resource, ttl, wait).await?,
+                (None, Some(token)) => locks.acquire_with_token(&resource, &token, ttl).await?,
+                (None, None) => locks.acquire(&resource, ttl).await?,
             };
-            Ok::<_, redis_atomic::Error>(acquired(got, bridge))
+            Ok::<_, redis_atomic::Error>(Outcome::Acquire(got, bridge))
         })
     }
 
@@ -142,11 +126,11 @@ impl Locks {
     ) -> PyResult<Py<PyAny>> {
         let (token, fence) = by_parts(token, fence)?;
         let locks = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             locks
                 .release(&resource, &token, fence)
                 .await
-                .map(ReleaseOut)
+                .map(Outcome::Release)
         })
     }
 
@@ -163,17 +147,17 @@ impl Locks {
         let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let locks = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             let out = locks.extend(&resource, &token, fence, ttl).await?;
-            Ok::<_, redis_atomic::Error>(crate::lease::ExtendOut(out))
+            Ok::<_, redis_atomic::Error>(Outcome::Extend(out))
         })
     }
 
     /// The lock's state, read without changing it: `Locked(fence, ttl)` or `Free(last_fence)`.
     fn inspect(&self, py: Python<'_>, resource: String) -> PyResult<Py<PyAny>> {
         let locks = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            Ok::<_, redis_atomic::Error>(StateOut(locks.inspect(&resource).await?))
+        self.bridge.run(py, async move {
+            Ok::<_, redis_atomic::Error>(Outcome::LockState(locks.inspect(&resource).await?))
         })
     }
 
@@ -186,21 +170,3 @@ impl Locks {
         })
     }
 }
-
-/// A lock's state on its way to Python.
-struct StateOut(LockState);
-
-crate::convert::to_python!(StateOut, |this, py| {
-    match this.0 {
-        LockState::Locked { fence, ttl } => Locked {
-            fence: fence.0,
-            ttl,
-        }
-        .into_bound_py_any(py),
-        LockState::Free { last_fence } => Free {
-            last_fence: last_fence.0,
-        }
-        .into_bound_py_any(py),
-        _ => Err(unknown("lock state")),
-    }
-});

@@ -6,16 +6,15 @@
 //! are in `queue_admin.rs`.
 
 use crate::client::Client;
-use crate::convert::{duration, opt_duration, uint, Value};
-use crate::errors::raise;
-use crate::lease::{by_parts, handle, token, Abandon, ExtendOut, Slot};
-use crate::queue_admin::{
-    Acked, DeadLetters, Empty, Idle, Out, Purged, QueueKeys, QueueStats, Reaped,
-};
+use crate::convert::{bytes_of, duration, opt_duration, size, uint};
+use crate::errors::{bad, raise};
+use crate::lease::{by_parts, handle, token, Abandon};
+use crate::outcome::Outcome;
+use crate::queue_admin::{DeadLetters, Purged, QueueKeys, QueueStats, Reaped};
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use redis_atomic::queue::{self as q, Ack, Claim, QueueConfig, RunAt};
+use redis_atomic::queue::{self as q, QueueConfig, RunAt};
 use redis_atomic::Keyspace;
 use std::num::NonZeroU32;
 use std::time::{Duration, UNIX_EPOCH};
@@ -64,21 +63,22 @@ handle! {
         }
         /// Completes the job if this is still its lease: `Acked` or `Lost`.
         fn ack(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            self.slot.end_verb(py, |j| j.ack(), AckOut)
+            self.slot.end_verb(py, |j| j.ack(), Outcome::Ack)
         }
         /// Gives the job back if this is still its lease: `Retrying(retry_after)` (due again
-        /// then), `DeadLettered()` (delivered `max_deliveries` times) or `Lost`. `error` (cut to
+        /// then), `Dead()` (delivered `max_deliveries` times) or `Lost`. `error` (cut to
         /// 4096 bytes) is kept as the job's last error.
-        #[pyo3(signature = (retry_after=None, error=String::new()))]
+        #[pyo3(signature = (retry_after=None, error=""))]
         fn nack(
             &self,
             py: Python<'_>,
             retry_after: Option<&Bound<'_, PyAny>>,
-            error: String,
+            error: &str,
         ) -> PyResult<Py<PyAny>> {
             let after = opt_duration(retry_after, "retry_after")?.unwrap_or_default();
+            let error = error.to_string();
             let nack = move |j: q::Job| async move { j.nack(after, &error).await };
-            self.slot.end_verb(py, nack, Out::Nack)
+            self.slot.end_verb(py, nack, Outcome::Nack)
         }
         fn __repr__(&self) -> String {
             format!("Job(id={:?}, fence={}, deliveries={}, ended={})", self.id, self.fence,
@@ -87,52 +87,12 @@ handle! {
     }
 }
 
-/// An ack's answer: `Acked` or `Lost`.
-struct AckOut(Ack);
-
-crate::convert::to_python!(AckOut, |this, py| {
-    match this.0 {
-        Ack::Acked => Acked.into_bound_py_any(py),
-        _ => crate::lease::Lost.into_bound_py_any(py),
-    }
-});
-
-/// A claim's answer: the jobs (a list), `Empty` or `Idle`.
-enum ClaimOut {
-    Jobs(Vec<Job>),
-    Empty(Empty),
-    Idle,
+/// A claimed job's handle, answering through `bridge`.
+pub(crate) fn leased(j: q::Job, bridge: Bridge) -> Job {
+    let (id, payload) = (j.id().to_string(), j.payload().to_vec());
+    let (deliveries, claimed_at_ms) = (j.deliveries(), j.claimed_at_ms());
+    Job::of(j, bridge, id, payload, deliveries, claimed_at_ms)
 }
-
-impl ClaimOut {
-    fn of(c: Claim, bridge: Bridge) -> Self {
-        match c {
-            Claim::Claimed(jobs) => ClaimOut::Jobs(
-                jobs.into_iter()
-                    .map(|j| Job {
-                        fence: j.fence().0,
-                        token: j.token().clone(),
-                        id: j.id().to_string(),
-                        payload: j.payload().to_vec(),
-                        deliveries: j.deliveries(),
-                        claimed_at_ms: j.claimed_at_ms(),
-                        slot: Slot::new(j, bridge),
-                    })
-                    .collect(),
-            ),
-            Claim::Empty { retry_after } => ClaimOut::Empty(Empty { retry_after }),
-            _ => ClaimOut::Idle,
-        }
-    }
-}
-
-crate::convert::to_python!(ClaimOut, |this, py| {
-    match this {
-        ClaimOut::Jobs(jobs) => jobs.into_bound_py_any(py),
-        ClaimOut::Empty(e) => e.into_bound_py_any(py),
-        ClaimOut::Idle => Idle.into_bound_py_any(py),
-    }
-});
 
 fn nonzero(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<NonZeroU32>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
@@ -141,31 +101,19 @@ fn nonzero(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<NonZer
     let n = u32::try_from(uint(obj, what)?)
         .ok()
         .and_then(NonZeroU32::new);
-    n.map(Some).ok_or_else(|| {
-        raise(redis_atomic::Error::BadArgument(format!(
-            "{what} must be in 1..=2^32-1"
-        )))
-    })
-}
-
-/// A batch size (1..=1000, checked by the library).
-fn count(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
-    Ok(usize::try_from(uint(obj, what)?).unwrap_or(usize::MAX))
+    n.map(Some)
+        .ok_or_else(|| bad(format!("{what} must be in 1..=2^32-1")))
 }
 
 /// When an enqueued job runs: after `delay`, or at `at` (seconds since the epoch).
 fn run_at(delay: Option<Duration>, at: Option<f64>) -> PyResult<RunAt> {
     match (delay, at) {
-        (Some(_), Some(_)) => Err(raise(redis_atomic::Error::BadArgument(
-            "enqueue takes delay or at, not both".into(),
-        ))),
+        (Some(_), Some(_)) => Err(bad("enqueue takes delay or at, not both")),
         (Some(d), None) => Ok(RunAt::After(d)),
         (None, Some(t)) if t.is_finite() => Ok(RunAt::At(
             UNIX_EPOCH + Duration::try_from_secs_f64(t.max(0.0)).unwrap_or(Duration::MAX / 2),
         )),
-        (None, Some(_)) => Err(raise(redis_atomic::Error::BadArgument(
-            "at must be a finite time".into(),
-        ))),
+        (None, Some(_)) => Err(bad("at must be a finite time")),
         (None, None) => Ok(RunAt::Now),
     }
 }
@@ -195,10 +143,10 @@ impl Queue {
         dead_letter_retention: Option<&Bound<'_, PyAny>>,
         claim_id_ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let mut c = QueueConfig::default();
-        if let Some(n) = max_payload_bytes.filter(|n| !n.is_none()) {
-            c = c.max_payload_bytes(count(n, "max_payload_bytes")?);
+        if max_payload_bytes.is_some_and(|n| !n.is_none()) {
+            c = c.max_payload_bytes(size(max_payload_bytes, "max_payload_bytes", 0)?);
         }
         if let Some(n) = nonzero(max_deliveries, "max_deliveries")? {
             c = c.max_deliveries(n);
@@ -231,14 +179,14 @@ impl Queue {
         delay: Option<&Bound<'_, PyAny>>,
         at: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
-        let payload = Value::of(payload, "payload")?.into_bytes();
+        let payload = bytes_of(payload, "payload")?;
         let when = run_at(opt_duration(delay, "delay")?, at)?;
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             queue
                 .enqueue(&job_id, &payload, when)
                 .await
-                .map(Out::Enqueue)
+                .map(Outcome::Enqueue)
         })
     }
 
@@ -254,11 +202,11 @@ impl Queue {
     ) -> PyResult<Py<PyAny>> {
         let worker = token(worker)?;
         let ttl = duration(ttl, "ttl")?;
-        let max = max_jobs.map_or(Ok(1), |m| count(m, "max_jobs"))?;
-        let (queue, bridge) = (self.inner.clone(), self.bridge);
-        self.bridge.run(py, false, async move {
+        let max = size(max_jobs, "max_jobs", 1)?;
+        let (queue, bridge) = (self.inner.clone(), self.bridge.clone());
+        self.bridge.run(py, async move {
             let c = queue.claim(&worker, ttl, max).await?;
-            Ok::<_, redis_atomic::Error>(ClaimOut::of(c, bridge))
+            Ok::<_, redis_atomic::Error>(Outcome::Claim(c, bridge))
         })
     }
 
@@ -275,11 +223,11 @@ impl Queue {
     ) -> PyResult<Py<PyAny>> {
         let worker = token(worker)?;
         let ttl = duration(ttl, "ttl")?;
-        let max = count(max_jobs, "max_jobs")?;
-        let (queue, bridge) = (self.inner.clone(), self.bridge);
-        self.bridge.run(py, true, async move {
+        let max = size(Some(max_jobs), "max_jobs", 1)?;
+        let (queue, bridge) = (self.inner.clone(), self.bridge.clone());
+        self.bridge.run(py, async move {
             let c = queue.claim_with_id(&worker, ttl, max, &claim_id).await?;
-            Ok::<_, redis_atomic::Error>(ClaimOut::of(c, bridge))
+            Ok::<_, redis_atomic::Error>(Outcome::Claim(c, bridge))
         })
     }
 
@@ -296,11 +244,11 @@ impl Queue {
         let (worker, fence) = by_parts(worker, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             queue
                 .extend(&job_id, &worker, fence, ttl)
                 .await
-                .map(ExtendOut)
+                .map(Outcome::Extend)
         })
     }
 
@@ -314,14 +262,14 @@ impl Queue {
     ) -> PyResult<Py<PyAny>> {
         let (worker, fence) = by_parts(worker, fence)?;
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            queue.ack(&job_id, &worker, fence).await.map(AckOut)
+        self.bridge.run(py, async move {
+            queue.ack(&job_id, &worker, fence).await.map(Outcome::Ack)
         })
     }
 
     /// Gives `job_id` back if it is leased to `worker` with `fence`: `Retrying`,
-    /// `DeadLettered` or `Lost`.
-    #[pyo3(signature = (job_id, worker, fence, retry_after=None, error=String::new()))]
+    /// `Dead` or `Lost`.
+    #[pyo3(signature = (job_id, worker, fence, retry_after=None, error=""))]
     fn nack(
         &self,
         py: Python<'_>,
@@ -329,41 +277,49 @@ impl Queue {
         worker: &str,
         fence: &Bound<'_, PyAny>,
         retry_after: Option<&Bound<'_, PyAny>>,
-        error: String,
+        error: &str,
     ) -> PyResult<Py<PyAny>> {
         let (worker, fence) = by_parts(worker, fence)?;
         let after = opt_duration(retry_after, "retry_after")?.unwrap_or_default();
+        let error = error.to_string();
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             queue
                 .nack(&job_id, &worker, fence, after, &error)
                 .await
-                .map(Out::Nack)
+                .map(Outcome::Nack)
         })
     }
 
     /// Counts of jobs by state (read-only): `QueueStats`.
     fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            queue.stats().await.map(QueueStats::from)
-        })
+        self.bridge
+            .run(py, async move { queue.stats().await.map(QueueStats::from) })
     }
 
     /// One job's state (read-only): `JobQueued`, `JobRunning`, `JobDead`, `JobAcked` or
     /// `JobUnknown`.
     fn inspect(&self, py: Python<'_>, job_id: String) -> PyResult<Py<PyAny>> {
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            queue.inspect(&job_id).await.map(Out::State)
+        self.bridge.run(py, async move {
+            queue.inspect(&job_id).await.map(Outcome::JobState)
         })
     }
 
     /// At most `count` (1..=1000) dead letters from position `start`, oldest first.
-    #[pyo3(signature = (start=0, count=100))]
-    fn dead_letters(&self, py: Python<'_>, start: u32, count: usize) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (start=None, count=None))]
+    fn dead_letters(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        count: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let start = u32::try_from(start.map_or(Ok(0), |s| uint(s, "start"))?)
+            .map_err(|_| bad("start must be in 0..=2^32-1"))?;
+        let count = size(count, "count", 100)?;
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             queue
                 .dead_letters(start, count)
                 .await
@@ -382,23 +338,27 @@ impl Queue {
     ) -> PyResult<Py<PyAny>> {
         let delay = opt_duration(delay, "delay")?.unwrap_or_default();
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            queue.requeue_dead(&job_id, delay).await.map(Out::Requeue)
+        self.bridge.run(py, async move {
+            queue
+                .requeue_dead(&job_id, delay)
+                .await
+                .map(Outcome::Requeue)
         })
     }
 
     /// Deletes at most `limit` (1..=1000) dead letters that died `older_than` or longer ago
     /// (0: any), oldest first: `Purged`.
-    #[pyo3(signature = (older_than=None, limit=1000))]
+    #[pyo3(signature = (older_than=None, limit=None))]
     fn purge_dead_letters(
         &self,
         py: Python<'_>,
         older_than: Option<&Bound<'_, PyAny>>,
-        limit: usize,
+        limit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let limit = size(limit, "limit", 1000)?;
         let older = opt_duration(older_than, "older_than")?.unwrap_or_default();
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             let p = queue.purge_dead_letters(older, limit).await?;
             Ok::<_, redis_atomic::Error>(Purged {
                 purged: p.purged,
@@ -408,10 +368,11 @@ impl Queue {
     }
 
     /// Returns at most `limit` (1..=1000) expired leases to the queue (or the dead letters).
-    #[pyo3(signature = (limit=100))]
-    fn reap(&self, py: Python<'_>, limit: usize) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (limit=None))]
+    fn reap(&self, py: Python<'_>, limit: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let limit = size(limit, "limit", 100)?;
         let queue = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             let r = queue.reap(limit).await?;
             Ok::<_, redis_atomic::Error>(Reaped {
                 requeued: r.requeued,

@@ -1,13 +1,12 @@
-//! The queue's values: enqueue and claim outcomes, a job's state, stats and dead letters, and
-//! their conversions from the library's types. The `Queue` methods that answer them are in
+//! The queue's values: enqueue and claim outcomes, a job's state, stats and dead letters (which
+//! library outcome each answers is in `outcome.rs`). The `Queue` methods that answer them are in
 //! `queue.rs` (one `#[pymethods]` block per class).
 
 use crate::lease::unit;
 use crate::record::{record, List};
 use pyo3::prelude::*;
 use redis_atomic::queue::{
-    DeadLetters as LibDeadLetters, Enqueue, JobState, JobStatus, Nack, QueueKeys as LibKeys,
-    QueueStats as LibStats, Requeue,
+    DeadLetters as LibDeadLetters, QueueKeys as LibKeys, QueueStats as LibStats,
 };
 use std::time::Duration;
 
@@ -57,8 +56,8 @@ record! {
 
 unit! {
     /// Delivered `max_deliveries` times: moved to the dead letters with the error. Truthy (the
-    /// nack was applied).
-    DeadLettered, true
+    /// nack was applied). (`DeadLettered` is a deprecated alias.)
+    Dead, true
 }
 
 unit! {
@@ -186,76 +185,5 @@ impl From<LibDeadLetters> for DeadLetters {
             total: d.total,
             letters: List(letters),
         }
-    }
-}
-
-fn status_name(s: JobStatus) -> &'static str {
-    match s {
-        JobStatus::Queued => "queued",
-        JobStatus::Running => "running",
-        JobStatus::Dead => "dead",
-        JobStatus::Acked => "acked",
-        _ => "unknown",
-    }
-}
-
-/// Any of the queue's library outcomes on its way to Python.
-pub(crate) enum Out {
-    Enqueue(Enqueue),
-    Nack(Nack),
-    Requeue(Requeue),
-    State(JobState),
-}
-
-crate::convert::to_python!(Out, |this, py| {
-    match this {
-        Out::Enqueue(Enqueue::Enqueued { due_in }) => Enqueued { due_in }.into_bound_py_any(py),
-        Out::Enqueue(Enqueue::Exists { status }) => Exists {
-            status: status_name(status).into(),
-        }
-        .into_bound_py_any(py),
-        Out::Nack(Nack::Retrying { retry_after }) => Retrying { retry_after }.into_bound_py_any(py),
-        Out::Nack(Nack::Dead) => DeadLettered.into_bound_py_any(py),
-        Out::Nack(Nack::Lost) => crate::lease::Lost.into_bound_py_any(py),
-        Out::Requeue(Requeue::Requeued) => Requeued.into_bound_py_any(py),
-        Out::Requeue(Requeue::NotDead) => NotDead.into_bound_py_any(py),
-        Out::State(s) => state(py, s),
-        _ => Err(crate::convert::unknown("queue")),
-    }
-});
-
-fn state(py: Python<'_>, s: JobState) -> PyResult<Bound<'_, PyAny>> {
-    use pyo3::IntoPyObjectExt;
-    match s {
-        JobState::Queued {
-            due_in,
-            deliveries,
-            last_fence,
-        } => JobQueued {
-            due_in,
-            deliveries: u64::from(deliveries),
-            last_fence: last_fence.0,
-        }
-        .into_bound_py_any(py),
-        JobState::Running {
-            fence,
-            deliveries,
-            ttl,
-            worker,
-        } => JobRunning {
-            fence: fence.0,
-            deliveries: u64::from(deliveries),
-            ttl,
-            worker,
-        }
-        .into_bound_py_any(py),
-        JobState::Dead { deliveries, error } => JobDead {
-            deliveries: u64::from(deliveries),
-            error,
-        }
-        .into_bound_py_any(py),
-        JobState::Acked { fence } => JobAcked { fence: fence.0 }.into_bound_py_any(py),
-        JobState::Unknown => JobUnknown.into_bound_py_any(py),
-        _ => Err(crate::convert::unknown("job state")),
     }
 }

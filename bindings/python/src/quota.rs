@@ -2,14 +2,15 @@
 //! `quota::Quotas` and `dedup::Dedup`.
 
 use crate::client::Client;
-use crate::convert::{duration, int, opt_duration, secs, unknown, values};
+use crate::convert::{bytes_of, duration, int, opt_duration, secs, strs};
 use crate::errors::raise;
+use crate::lease::owner_token;
+use crate::outcome::Outcome;
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
 use redis_atomic::dedup::Dedup as LibDedup;
-use redis_atomic::lease::OwnerToken;
-use redis_atomic::quota::{self, Bounded, Raise};
+use redis_atomic::quota;
 use redis_atomic::Keyspace;
 
 /// Inclusive bounds of a counter.
@@ -52,51 +53,49 @@ impl Bounds {
 }
 
 record! {
-    /// The add applied (clamped, for `add_clamped`); `value` is the counter after it.
+    /// The add applied (clamped, for `add_clamped`); `value` is the counter after it. Truthy.
     Applied { value: i64 }
-    {}
+    {
+        fn __bool__(&self) -> bool { true }
+    }
 }
 
 record! {
     /// The add was refused: it would have left the bounds. Nothing changed; `value` is the
-    /// unchanged counter.
+    /// unchanged counter. Falsy.
     Refused { value: i64 }
-    {}
+    {
+        fn __bool__(&self) -> bool { false }
+    }
 }
 
 record! {
-    /// The value was below the candidate and now equals it.
+    /// The value was below the candidate and now equals it. Truthy.
     Raised { value: i64 }
+    {
+        fn __bool__(&self) -> bool { true }
+    }
+}
+
+record! {
+    /// The value already held at least the candidate; unchanged. Falsy.
+    Kept { value: i64 }
+    {
+        fn __bool__(&self) -> bool { false }
+    }
+}
+
+record! {
+    /// The keys of one counter: its value, and the record of a request id's first answer.
+    QuotaKeys { value: String, request: Option<String> }
     {}
 }
 
 record! {
-    /// The value already held at least the candidate; unchanged.
-    Kept { value: i64 }
+    /// The key of one event id's first sighting.
+    DedupKeys { seen: String }
     {}
 }
-
-/// A bounded add's result on its way to Python.
-struct BoundedOut(Bounded);
-
-crate::convert::to_python!(BoundedOut, |this, py| {
-    match this.0 {
-        Bounded::Refused { value } => Refused { value }.into_bound_py_any(py),
-        Bounded::Applied { value } => Applied { value }.into_bound_py_any(py),
-        _ => Err(unknown("bounded add")),
-    }
-});
-
-/// A monotonic max's result on its way to Python.
-struct RaiseOut(Raise);
-
-crate::convert::to_python!(RaiseOut, |this, py| {
-    match this.0 {
-        Raise::Raised { value } => Raised { value }.into_bound_py_any(py),
-        Raise::Kept { value } => Kept { value }.into_bound_py_any(py),
-        _ => Err(unknown("raise")),
-    }
-});
 
 fn bounds_of(obj: &Bound<'_, PyAny>) -> PyResult<quota::Bounds> {
     if let Ok(b) = obj.cast::<Bounds>() {
@@ -124,7 +123,7 @@ impl Quotas {
         namespace: &str,
         request_ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let mut inner = quota::Quotas::new(client, Keyspace::new(namespace).map_err(raise)?);
         if let Some(ttl) = opt_duration(request_ttl, "request_ttl")? {
             inner = inner.with_request_ttl(ttl).map_err(raise)?;
@@ -151,7 +150,7 @@ impl Quotas {
         let bounds = bounds_of(bounds)?;
         let ttl = opt_duration(ttl, "ttl")?;
         let q = self.inner.clone();
-        self.bridge.run(py, request_id.is_some(), async move {
+        self.bridge.run(py, async move {
             let out = match (request_id, clamp) {
                 (None, false) => q.add(&name, delta, bounds, ttl).await?,
                 (None, true) => q.add_clamped(&name, delta, bounds, ttl).await?,
@@ -161,14 +160,14 @@ impl Quotas {
                         .await?
                 }
             };
-            Ok(BoundedOut(out))
+            Ok(Outcome::Bounded(out))
         })
     }
 
     /// The counter's value (0 when absent).
     fn get(&self, py: Python<'_>, name: String) -> PyResult<Py<PyAny>> {
         let q = self.inner.clone();
-        self.bridge.run(py, true, async move { q.get(&name).await })
+        self.bridge.run(py, async move { q.get(&name).await })
     }
 
     /// Sets the counter's TTL only if it has none: whether it was set.
@@ -181,7 +180,7 @@ impl Quotas {
         let ttl = duration(ttl, "ttl")?;
         let q = self.inner.clone();
         self.bridge
-            .run(py, true, async move { q.expire_once(&name, ttl).await })
+            .run(py, async move { q.expire_once(&name, ttl).await })
     }
 
     /// Moves the counter's expiry to `ttl` from now only if that is later: whether it moved.
@@ -194,7 +193,7 @@ impl Quotas {
         let ttl = duration(ttl, "ttl")?;
         let q = self.inner.clone();
         self.bridge
-            .run(py, true, async move { q.extend_ttl(&name, ttl).await })
+            .run(py, async move { q.extend_ttl(&name, ttl).await })
     }
 
     /// Raises the value to `candidate` unless it already holds at least that: `Raised` or
@@ -207,8 +206,8 @@ impl Quotas {
     ) -> PyResult<Py<PyAny>> {
         let candidate = int(candidate, "candidate")?;
         let q = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            Ok(RaiseOut(q.raise(&name, candidate).await?))
+        self.bridge.run(py, async move {
+            Ok(Outcome::Raise(q.raise(&name, candidate).await?))
         })
     }
 
@@ -223,14 +222,24 @@ impl Quotas {
         let mut pairs = Vec::new();
         for item in entries.try_iter()? {
             let (score, member): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
-            let member = crate::convert::Value::of(&member, "member")?.into_bytes();
+            let member = bytes_of(&member, "member")?;
             pairs.push((int(&score, "score")?, member));
         }
         let q = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             let entries: Vec<(i64, &[u8])> =
                 pairs.iter().map(|(s, m)| (*s, m.as_slice())).collect();
             q.add_unless_smaller(&set, &entries).await
+        })
+    }
+
+    /// The keys of counter `name` (with `request_id`: its record too).
+    #[pyo3(signature = (name, request_id=None))]
+    fn keys(&self, name: &str, request_id: Option<&str>) -> PyResult<QuotaKeys> {
+        let k = self.inner.keys(name, request_id).map_err(raise)?;
+        Ok(QuotaKeys {
+            value: k.value,
+            request: k.request,
         })
     }
 
@@ -248,20 +257,19 @@ pub struct Dedup {
     bridge: Bridge,
 }
 
-fn token_of(token: Option<&str>) -> PyResult<(OwnerToken, bool)> {
-    match token {
-        Some(t) => Ok((OwnerToken::new(t).map_err(raise)?, true)),
-        None => Ok((OwnerToken::random(), false)),
-    }
-}
-
 #[pymethods]
 impl Dedup {
     #[new]
     fn new(client: &Bound<'_, Client>, namespace: &str) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let inner = LibDedup::new(client, Keyspace::new(namespace).map_err(raise)?);
         Ok(Dedup { inner, bridge })
+    }
+
+    /// The key of `event_id`'s sighting.
+    fn keys(&self, event_id: &str) -> PyResult<DedupKeys> {
+        let k = self.inner.keys(event_id).map_err(raise)?;
+        Ok(DedupKeys { seen: k.seen })
     }
 
     /// Whether this is the first sighting of `event_id` within `ttl`. With `token`, asking
@@ -275,10 +283,13 @@ impl Dedup {
         token: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
         let ttl = duration(ttl, "ttl")?;
-        let (token, safe) = token_of(token)?;
+        let token = owner_token(token)?;
         let d = self.inner.clone();
-        self.bridge.run(py, safe, async move {
-            d.first_seen_as(&event_id, ttl, &token).await
+        self.bridge.run(py, async move {
+            match token {
+                Some(token) => d.first_seen_as(&event_id, ttl, &token).await,
+                None => d.first_seen(&event_id, ttl).await,
+            }
         })
     }
 
@@ -292,21 +303,16 @@ impl Dedup {
         ttl: &Bound<'_, PyAny>,
         token: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
-        let ids: Vec<String> = values(event_ids, "event_ids")?
-            .into_iter()
-            .map(|v| String::from_utf8(v.into_bytes()))
-            .collect::<Result<_, _>>()
-            .map_err(|_| {
-                raise(redis_atomic::Error::BadArgument(
-                    "event ids must be UTF-8".into(),
-                ))
-            })?;
+        let ids = strs(event_ids, "event_ids")?;
         let ttl = duration(ttl, "ttl")?;
-        let (token, safe) = token_of(token)?;
+        let token = owner_token(token)?;
         let d = self.inner.clone();
-        self.bridge.run(py, safe, async move {
+        self.bridge.run(py, async move {
             let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-            d.first_seen_many_as(&ids, ttl, &token).await
+            match token {
+                Some(token) => d.first_seen_many_as(&ids, ttl, &token).await,
+                None => d.first_seen_many(&ids, ttl).await,
+            }
         })
     }
 }

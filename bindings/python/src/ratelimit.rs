@@ -6,8 +6,9 @@
 
 use crate::client::Client;
 use crate::convert::{duration, opt_duration, secs, uint};
-use crate::decision::{Decision, RateLimitKeys, Verdict};
+use crate::decision::{RateLimitKeys, Verdict};
 use crate::errors::raise;
+use crate::outcome::Outcome;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
 use redis_atomic::ratelimit::{self as rl, Algorithm as A};
@@ -255,8 +256,8 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    /// One consume (retry-safe with a request id), its verdict shaped for Python by `out`:
-    /// what `consume` and `consume_detailed` share.
+    /// One consume (the library makes it retry-safe with a request id), its verdict shaped for
+    /// Python by `out`: what `consume` and `consume_detailed` share.
     fn charge<T>(
         &self,
         py: Python<'_>,
@@ -270,8 +271,7 @@ impl RateLimiter {
     {
         let cost = cost.map_or(Ok(1), |c| uint(c, "cost"))?;
         let limiter = self.inner.clone();
-        let safe = request_id.is_some();
-        self.bridge.run(py, safe, async move {
+        self.bridge.run(py, async move {
             let v = limiter
                 .consume_detailed(&key, cost, request_id.as_deref())
                 .await?;
@@ -290,7 +290,7 @@ impl RateLimiter {
         policy: &Bound<'_, PyAny>,
         request_ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let keyspace = Keyspace::new(namespace).map_err(raise)?;
         let mut inner = rl::RateLimiter::new(client, keyspace, policy_of(policy)?);
         if let Some(ttl) = opt_duration(request_ttl, "request_ttl")? {
@@ -308,7 +308,7 @@ impl RateLimiter {
         cost: Option<&Bound<'_, PyAny>>,
         request_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        self.charge(py, key, cost, request_id, |v| Decision::from(v.decision))
+        self.charge(py, key, cost, request_id, |v| Outcome::Decision(v.decision))
     }
 
     /// Like `consume`, with each limit's status and whether it was a replay: a `Verdict`.

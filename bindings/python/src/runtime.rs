@@ -21,11 +21,12 @@
 //! (`lease.rs`).
 
 use crate::completer::{completer, Completions};
-use crate::errors::{Error, Failure, IntoError};
+use crate::errors::{Error, Failure};
 use pyo3::prelude::*;
 use pyo3::IntoPyObjectExt;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::runtime::Runtime;
 
 /// The runtime of the process that created it: `(pid, runtime)`.
@@ -60,13 +61,15 @@ pub(crate) enum Mode {
     Async,
 }
 
-/// The runtime a client was created on, and the process that created it.
-#[derive(Clone, Copy, Debug)]
+/// The runtime a client was created on, the process that created it, and whether the client
+/// was closed (shared by every primitive and handle made from it).
+#[derive(Clone, Debug)]
 pub(crate) struct Bridge {
     pid: u32,
     rt: &'static Runtime,
     /// The completer of an async client's calls (`None` for a blocking client).
     completer: Option<&'static Completions>,
+    closed: Arc<AtomicBool>,
     pub(crate) mode: Mode,
 }
 
@@ -80,25 +83,47 @@ impl Bridge {
                 Mode::Blocking => None,
                 Mode::Async => Some(completer()?),
             },
+            closed: Arc::default(),
             mode,
         })
     }
 
+    /// Closes the client: every later call through this bridge (the client's, its primitives',
+    /// their handles') raises `ClientError`.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Whether [`Bridge::close`] ran.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// The runtime, unless this process is not the one the client was created in.
-    fn check(&self) -> Result<&'static Runtime, Error> {
+    fn owned(&self) -> Result<&'static Runtime, Error> {
         if std::process::id() != self.pid {
             return Err(Error::UsedAfterFork);
         }
         Ok(self.rt)
     }
 
+    /// The runtime for a call: in the client's process, on a client not closed.
+    fn check(&self) -> Result<&'static Runtime, Error> {
+        let rt = self.owned()?;
+        if self.is_closed() {
+            return Err(Error::Closed);
+        }
+        Ok(rt)
+    }
+
     /// Runs `fut` on the runtime without waiting for it (a lease given back after its caller
-    /// went away). Nothing happens in a process other than the client's (after a fork).
+    /// went away, also after a close). Nothing happens in a process other than the client's
+    /// (after a fork).
     pub(crate) fn detach<F>(&self, fut: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        if let Ok(rt) = self.check() {
+        if let Ok(rt) = self.owned() {
             drop(rt.spawn(fut));
         }
     }
@@ -108,35 +133,29 @@ impl Bridge {
         self.check()
     }
 
-    /// Runs `fut` the way this object answers: the converted value, or an awaitable of it.
-    /// `retry_safe` says whether resending this very call after an unknown outcome is safe (it
-    /// becomes `OutcomeUnknown.retry_safe`).
-    pub(crate) fn run<F, T>(&self, py: Python<'_>, retry_safe: bool, fut: F) -> PyResult<Py<PyAny>>
+    /// Runs `fut` the way this object answers: the converted value, or an awaitable of it. Its
+    /// error keeps every fact the library set on it (whether it ran, whether a resend is safe).
+    pub(crate) fn run<F, T>(&self, py: Python<'_>, fut: F) -> PyResult<Py<PyAny>>
     where
         F: Future<Output = Result<T, redis_atomic::Error>> + Send + 'static,
         T: for<'py> IntoPyObject<'py> + Send + 'static,
     {
-        self.run_any(py, retry_safe, fut)
+        self.run_any(py, fut)
     }
 
     /// [`Bridge::run`] for a future that fails with a library or a binding error.
-    pub(crate) fn run_any<F, T, E>(
-        &self,
-        py: Python<'_>,
-        retry_safe: bool,
-        fut: F,
-    ) -> PyResult<Py<PyAny>>
+    pub(crate) fn run_any<F, T, E>(&self, py: Python<'_>, fut: F) -> PyResult<Py<PyAny>>
     where
         F: Future<Output = Result<T, E>> + Send + 'static,
         T: for<'py> IntoPyObject<'py> + Send + 'static,
-        E: IntoError + Send + 'static,
+        E: Into<Error> + Send + 'static,
     {
         let rt = self.check().map_err(|e| e.into_py(py))?;
         // Boxed once, here: a library future is a large state machine, and block_on, spawn and
         // the wrappers below would each copy it otherwise (memmove was 5% of a blocking call's
         // client CPU).
         let fut = Box::pin(fut);
-        let fut = async move { fut.await.map_err(|e| e.into_error(retry_safe)) };
+        let fut = async move { fut.await.map_err(Into::into) };
         match self.mode {
             Mode::Blocking => {
                 let out = py.detach(|| rt.block_on(fut));

@@ -2,15 +2,14 @@
 //! `semaphore::Semaphore`, a named instance of a fixed capacity.
 
 use crate::client::Client;
-use crate::convert::{duration, uint, OneOf};
+use crate::convert::{duration, uint};
 use crate::errors::raise;
-use crate::lease::{
-    by_parts, handle, released_on_abandon, token_or_random, ExtendOut, ReleaseOut, Slot,
-};
+use crate::lease::{by_parts, handle, owner_token, released_on_abandon};
+use crate::outcome::Outcome;
 use crate::record::record;
 use crate::runtime::Bridge;
 use pyo3::prelude::*;
-use redis_atomic::semaphore::{self as sem, Acquire, SemaphoreConfig};
+use redis_atomic::semaphore::{self as sem, SemaphoreConfig};
 use redis_atomic::Keyspace;
 use std::time::Duration;
 
@@ -47,7 +46,7 @@ handle! {
         /// either way; after an unknown outcome repeat it by parts
         /// (`Semaphore.release(token, fence)`).
         fn release(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-            self.slot.end_verb(py, |p| p.release(), ReleaseOut)
+            self.slot.end_verb(py, |p| p.release(), Outcome::Release)
         }
         fn __repr__(&self) -> String {
             format!("Permit(fence={}, ended={})", self.fence,
@@ -73,7 +72,7 @@ impl Semaphore {
         name: &str,
         capacity: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let (client, bridge) = client.get().parts();
+        let (client, bridge) = client.get().parts(client.py())?;
         let capacity = u32::try_from(uint(capacity, "capacity")?).unwrap_or(u32::MAX);
         let keyspace = Keyspace::new(namespace).map_err(raise)?;
         let inner = sem::Semaphore::new(client, &keyspace, name, SemaphoreConfig::new(capacity))
@@ -91,21 +90,15 @@ impl Semaphore {
         token: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
         let ttl = duration(ttl, "ttl")?;
-        let (token, safe) = token_or_random(token)?;
+        let token = owner_token(token)?;
         let s = self.inner.clone();
-        let bridge = self.bridge;
-        self.bridge.run(py, safe, async move {
-            Ok::<_, redis_atomic::Error>(match s.acquire_with_token(&token, ttl).await? {
-                Acquire::Acquired(p) => OneOf::A(Permit {
-                    fence: p.fence().0,
-                    token: p.token().clone(),
-                    slot: Slot::new(p, bridge),
-                }),
-                Acquire::Full { retry_after } => OneOf::B(Full { retry_after }),
-                _ => OneOf::B(Full {
-                    retry_after: Duration::ZERO,
-                }),
-            })
+        let bridge = self.bridge.clone();
+        self.bridge.run(py, async move {
+            let got = match token {
+                Some(token) => s.acquire_with_token(&token, ttl).await?,
+                None => s.acquire(ttl).await?,
+            };
+            Ok::<_, redis_atomic::Error>(Outcome::Permit(got, bridge))
         })
     }
 
@@ -118,8 +111,8 @@ impl Semaphore {
     ) -> PyResult<Py<PyAny>> {
         let (token, fence) = by_parts(token, fence)?;
         let s = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            s.release(&token, fence).await.map(ReleaseOut)
+        self.bridge.run(py, async move {
+            s.release(&token, fence).await.map(Outcome::Release)
         })
     }
 
@@ -135,15 +128,15 @@ impl Semaphore {
         let (token, fence) = by_parts(token, fence)?;
         let ttl = duration(ttl, "ttl")?;
         let s = self.inner.clone();
-        self.bridge.run(py, true, async move {
-            s.extend(&token, fence, ttl).await.map(ExtendOut)
+        self.bridge.run(py, async move {
+            s.extend(&token, fence, ttl).await.map(Outcome::Extend)
         })
     }
 
     /// Counts live permits (read-only): a `SemaphoreState`.
     fn inspect(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let s = self.inner.clone();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             let st = s.inspect().await?;
             Ok::<_, redis_atomic::Error>(SemaphoreState {
                 live: u64::from(st.live),

@@ -110,7 +110,7 @@ impl Watched {
         renew_fraction: Option<f64>,
         margin_fraction: Option<f64>,
     ) -> PyResult<Watched> {
-        let bridge = slot.bridge;
+        let bridge = slot.bridge.clone();
         let py_err = |e: Error| Python::attach(|py| e.into_py(py));
         let rt = bridge.runtime().map_err(py_err)?;
         let mut config = WatchdogConfig::default();
@@ -124,11 +124,9 @@ impl Watched {
         // first, so a bad config leaves the handle as it was.
         let (renew, margin) = (config.renew_fraction, config.margin_fraction);
         if !(renew > 0.0 && renew < 1.0 && margin >= 0.0 && margin < renew) {
-            return Err(crate::errors::raise(redis_atomic::Error::BadArgument(
-                format!(
-                    "watchdog fractions must satisfy 0 <= margin < renew < 1, got margin {margin} \
+            return Err(crate::errors::bad(format!(
+                "watchdog fractions must satisfy 0 <= margin < renew < 1, got margin {margin} \
                  renew {renew}"
-                ),
             )));
         }
         let lease = slot.lend().map_err(py_err)?;
@@ -221,7 +219,7 @@ impl Watched {
             n.abort();
         }
         let taken = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
-        self.bridge.run(py, true, async move {
+        self.bridge.run(py, async move {
             match taken {
                 Some(w) => w.stop().await,
                 None => Ok(()),

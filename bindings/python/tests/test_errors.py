@@ -72,12 +72,14 @@ def test_bad_inputs_raise_typed_errors(client: ra.Client, redis_server: RedisSer
         ):
             assert info.value.nothing_ran, what
     assert redis_server.command("DBSIZE") == 0
-    # BadArgument is a ValueError; CostExceedsBurst a BadArgument with its figures.
+    # BadArgument is a ValueError; CostExceedsBurst its own class (a ValueError too, not a
+    # BadArgument, as the library's Error::CostExceedsBurst) with its figures.
     with pytest.raises(ValueError):
         ra.Limit.gcra(0, 1)
     with pytest.raises(ra.CostExceedsBurst) as info:
         ra.RateLimiter(client, "t", ra.Limit.gcra(5, 1)).consume("k", 9)
     assert (info.value.cost, info.value.burst, info.value.code) == (9, 5, "cost_exceeds_burst")
+    assert isinstance(info.value, ValueError) and not isinstance(info.value, ra.BadArgument)
 
 
 def test_connection_refused_is_typed(redis_server: RedisServer) -> None:
@@ -88,7 +90,27 @@ def test_connection_refused_is_typed(redis_server: RedisServer) -> None:
     assert port != other.port
     with pytest.raises(ra.ConnectionError) as info:
         ra.connect(url, timeout=1)
-    assert isinstance(info.value, ConnectionError) and info.value.code == "connection"
+    e = info.value
+    assert isinstance(e, ConnectionError) and e.code == "connection"
+    # A failed connect ran nothing, and a refused one may clear by itself (a server starting).
+    assert e.nothing_ran and e.transient and e.retry_safe and not e.timed_out
+
+
+def test_every_attempt_timed_out_says_timed_out(client: ra.Client, redis_server: RedisServer) -> None:
+    """A paused server and a retry-safe call allowed two attempts: both time out (the second
+    on a fresh connection that never answers), and the error says timed_out, as one attempt
+    does."""
+    stalled = ra.connect(
+        redis_server.url, timeout=0.3, retry=ra.RetryPolicy(max_attempts=2, deadline=30)
+    )
+    limiter = ra.RateLimiter(stalled, "t", ra.Limit.gcra(5, 1))
+    limiter.consume("warm", request_id="w")
+    with redis_server.stalled():
+        with pytest.raises(ra.OutcomeUnknown) as info:
+            limiter.consume("k", request_id="r-2")
+    e = info.value
+    assert e.attempts == 2 and e.timed_out and e.retry_safe and not e.nothing_ran
+    assert e.code == "outcome_unknown"
 
 
 def test_stalled_server_is_an_unknown_outcome(client: ra.Client, redis_server: RedisServer) -> None:
@@ -107,6 +129,7 @@ def test_stalled_server_is_an_unknown_outcome(client: ra.Client, redis_server: R
             limiter.consume("k", request_id="r-1")
     e = info.value
     assert e.timed_out and e.attempts == 1 and not e.retry_safe and not e.nothing_ran
+    assert not e.transient
     assert e.code == "outcome_unknown"
     assert with_id.value.retry_safe and with_id.value.timed_out
     # The deadline is the client's: far below any default (a generous bound, not a benchmark).
@@ -141,3 +164,49 @@ def test_script_errors_are_typed(client: ra.Client, redis_server: RedisServer) -
     with pytest.raises(ra.WrongType) as info:
         ra.Quotas(client, "t").get("q")
     assert info.value.code == "wrong_type"
+
+
+def test_every_documented_spelling_is_accepted(redis_url: str) -> None:
+    """Algorithm names in kebab-case and snake_case (the library parses both), deliveries
+    ``eval`` / ``evalsha`` and ``functions`` / ``fcall``, reported as ``eval`` / ``functions``."""
+    for algorithm in ra.ALGORITHMS:
+        kebab = algorithm.name
+        for spelling in (kebab, kebab.replace("-", "_")):
+            assert ra.Limit(spelling, 10, 1).algorithm == algorithm, spelling
+    assert ra.Limit("sliding_log", 10, 1).algorithm == ra.Algorithm.SLIDING_LOG
+    for spelling, name in [
+        ("eval", "eval"),
+        ("evalsha", "eval"),
+        ("functions", "functions"),
+        ("fcall", "functions"),
+    ]:
+        with ra.connect(redis_url, delivery=spelling) as client:  # type: ignore[arg-type]
+            assert f"delivery={name}," in repr(client), spelling
+
+
+def test_retry_safe_is_the_calls_own(client: ra.Client, redis_server: RedisServer) -> None:
+    """Whether a resend is safe is set by the library per call: an acquire or a dedup with the
+    caller's token, or an add with a request id, may be resent; the same without them may
+    not."""
+    # Each timed-out call discards its connection: one pooled connection per call below.
+    stalled = ra.connect(
+        redis_server.url, timeout=0.2, retry=ra.RetryPolicy.none(), pool_size=8
+    )
+    locks, quotas = ra.Locks(stalled, "t"), ra.Quotas(stalled, "t")
+    dedup = ra.Dedup(stalled, "t")
+    locks.acquire("warm", 1, token="w")
+    quotas.add("warm", 1, (0, 5), request_id="w")
+    dedup.first_seen("warm", 1)
+    calls: list[tuple[str, Callable[[], Any], bool]] = [
+        ("acquire with a token", lambda: locks.acquire("r", 10, token="mine"), True),
+        ("acquire without", lambda: locks.acquire("r", 10), False),
+        ("add with a request id", lambda: quotas.add("q", 1, (0, 5), request_id="r"), True),
+        ("add without", lambda: quotas.add("q", 1, (0, 5)), False),
+        ("first_seen with a token", lambda: dedup.first_seen("e", 10, token="mine"), True),
+        ("first_seen without", lambda: dedup.first_seen("e", 10), False),
+    ]
+    with redis_server.stalled():
+        for what, call, safe in calls:
+            with pytest.raises(ra.OutcomeUnknown) as info:
+                call()
+            assert info.value.retry_safe is safe and info.value.timed_out, what

@@ -31,7 +31,7 @@ def test_begin_complete_replay_mismatch(client: ra.Client) -> None:
     assert replay.response.body == b"\x00body\xff" and replay.response.status == 201
     # A repeat of the end by parts answers Stored again; the handle itself is ended.
     assert store.complete("charges", "k1", claim.token, claim.fence, response) == ra.Stored()
-    with pytest.raises(ra.LeaseEnded):
+    with pytest.raises(ra.HandleEnded):
         claim.fail()
     # Keys are digests: user bytes never reach key names.
     assert store.keys("charges", "k1").record.startswith("i:idem:v1:{")

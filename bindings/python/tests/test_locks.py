@@ -85,7 +85,7 @@ def test_locks_from_tasks_never_overlap(redis_url: str) -> None:
 
 def test_lock_values_and_by_parts(client: ra.Client, redis_server: RedisServer) -> None:
     """Held is a falsy value with the holder's remaining lease; extend and release by parts act
-    only for the right token and fence; a second end raises LeaseEnded."""
+    only for the right token and fence; a second end raises HandleEnded."""
     locks = ra.Locks(client, "v")
     guard = locks.acquire("r", 30)
     assert isinstance(guard, ra.LockGuard) and guard and guard.resource == "r"
@@ -104,10 +104,10 @@ def test_lock_values_and_by_parts(client: ra.Client, redis_server: RedisServer) 
     assert locks.release("r", guard.token, guard.fence) == ra.Released(guard.fence)
     assert guard.release() == ra.Lost()  # released by parts already: the handle's end is Lost
     assert guard.ended
-    with pytest.raises(ra.LeaseEnded) as ended:
+    with pytest.raises(ra.HandleEnded) as ended:
         guard.release()
-    assert ended.value.nothing_ran and ended.value.code == "lease_ended"
-    with pytest.raises(ra.LeaseEnded):
+    assert ended.value.nothing_ran and ended.value.code == "handle_ended"
+    with pytest.raises(ra.HandleEnded):
         guard.extend(1)
     # The same token gets the same lease back (retry after an unknown outcome).
     mine = locks.acquire("t", 10, token="worker-1")

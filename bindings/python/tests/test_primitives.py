@@ -104,7 +104,7 @@ def test_fenced_writes_refuse_stale_fences(client: ra.Client, redis_server: Redi
     assert redis_server.command("SMEMBERS", members) == [b"y"]
 
 
-@pytest.mark.parametrize("delivery", ["evalsha", "functions"])
+@pytest.mark.parametrize("delivery", ["eval", "functions"])
 def test_user_scripts(redis_url: str, delivery: ra.Delivery) -> None:
     """A folder of scripts loads as a ScriptSet; a call by name returns native values, through
     EVALSHA or FCALL; a wrong key count is BadArgument before sending."""

@@ -94,7 +94,7 @@ def test_dead_letters_requeue_purge(client: ra.Client) -> None:
     """A job nacked max_deliveries times is dead-lettered; listed, requeued, then purged."""
     queue = ra.Queue(client, "dl", "q", max_deliveries=2, dead_letter_retention=3600)
     queue.enqueue("j", b"payload")
-    for expected in [ra.Retrying(0), ra.DeadLettered()]:
+    for expected in [ra.Retrying(0), ra.Dead()]:
         jobs = queue.claim("w", 10)
         assert isinstance(jobs, list) and len(jobs) == 1
         assert jobs[0].nack(0, "broken") == expected
@@ -113,7 +113,7 @@ def test_dead_letters_requeue_purge(client: ra.Client) -> None:
     assert isinstance(queue.inspect("j"), ra.JobQueued)
     jobs = queue.claim("w", 10)
     assert isinstance(jobs, list) and jobs[0].deliveries == 2
-    assert jobs[0].nack() == ra.DeadLettered()
+    assert jobs[0].nack() == ra.Dead()
     assert queue.purge_dead_letters() == ra.Purged(1, 0)
     assert queue.inspect("j") == ra.JobUnknown()
 

@@ -36,7 +36,7 @@ def test_keeps_a_lock_held_past_its_ttl(client: ra.Client) -> None:
     assert isinstance(guard, ra.LockGuard)
     with guard.watch() as watched:
         assert guard.watched and watched.is_held and watched.fence == guard.fence
-        with pytest.raises(ra.LeaseEnded, match="watchdog"):
+        with pytest.raises(ra.HandleEnded, match="watchdog"):
             guard.release()
         assert not watched.wait_lost(HELD_FOR)  # past its ttl: still held
         held = locks.acquire("r", 1)

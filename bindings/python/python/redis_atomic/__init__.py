@@ -36,10 +36,13 @@ from ._native import (
     Algorithm,
     Allowed,
     Applied,
+    BatchStats,
+    Batching,
     Bounds,
     DeadLetter,
-    DeadLettered,
+    Dead,
     DeadLetters,
+    DedupKeys,
     Empty,
     Enqueued,
     Exists,
@@ -69,6 +72,7 @@ from ._native import (
     Purged,
     QueueKeys,
     QueueStats,
+    QuotaKeys,
     Raised,
     RateLimitKeys,
     Reaped,
@@ -96,6 +100,9 @@ from ._queue import Job, Queue
 from ._results import BoundedAdd, Decision, FencedResult, RaiseResult
 from ._sync import Dedup, FencedWrites, Quotas, RateLimiter
 from ._types import Delivery, Seconds
+
+DeadLettered = Dead
+"""Deprecated: the former name of ``Dead`` (the same class)."""
 
 __all__ = [
     # locks and semaphores
@@ -144,6 +151,7 @@ __all__ = [
     "Idle",
     "Acked",
     "Retrying",
+    "Dead",
     "DeadLettered",
     "Requeued",
     "NotDead",
@@ -163,6 +171,8 @@ __all__ = [
     "AsyncClient",
     "connect",
     "RetryPolicy",
+    "Batching",
+    "BatchStats",
     "Replicas",
     "TlsOptions",
     "Delivery",
@@ -189,8 +199,10 @@ __all__ = [
     "BoundedAdd",
     "Raised",
     "Kept",
+    "QuotaKeys",
     "RaiseResult",
     "Dedup",
+    "DedupKeys",
     "AsyncDedup",
     "Write",
     "FencedWrites",

@@ -8,38 +8,17 @@ library is a keyword argument here (see ``connect``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, Sequence, Type, TypeVar, Union, cast
+from types import TracebackType
+from typing import Any, ClassVar, Generic, Optional, Sequence, Type, TypeVar, Union, cast
 
 from . import _native
-from ._native import Client as _NativeClient
+from ._native import BatchStats, Batching, Client as _NativeClient
 from ._native import Replicas, RetryPolicy, Script, ScriptReply, TlsOptions
 from ._types import Delivery, Seconds
 
 __all__ = ["Client", "AsyncClient", "connect", "native_client", "OnClient"]
 
 Target = Union[str, Sequence[str]]
-
-
-def _settings(
-    timeout: Seconds | None,
-    retry: RetryPolicy | None,
-    contention: RetryPolicy | None,
-    delivery: Delivery | None,
-    pool_size: int | None,
-    replicas: Replicas | None,
-    tls: TlsOptions | None,
-    force_lua: bool | None,
-) -> dict[str, Any]:
-    return {
-        "timeout": timeout,
-        "retry": retry,
-        "contention": contention,
-        "delivery": delivery,
-        "pool_size": pool_size,
-        "replicas": replicas,
-        "tls": tls,
-        "force_lua": force_lua,
-    }
 
 
 def _target(url: Target) -> Any:
@@ -63,13 +42,24 @@ class _ClientView:
         """The per-request timeout, in seconds."""
         return self._native.timeout
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` ran."""
+        return self._native.closed
+
+    def batch_stats(self) -> BatchStats:
+        """What batching did so far: decisions of batchable scripts, and how they left (alone,
+        in batch calls, or as separate calls). ``ClientError`` once closed."""
+        return self._native.batch_stats()
+
     def __repr__(self) -> str:
         return repr(self._native)
 
 
 class Client(_ClientView):
     """A blocking client. Create it with ``Client.connect`` (or ``redis_atomic.connect``), in
-    the process that uses it (after any ``os.fork()``). Thread-safe: share one per process."""
+    the process that uses it (after any ``os.fork()``). Thread-safe: share one per process.
+    ``close()`` (or leaving ``with client:``) ends it."""
 
     __slots__ = ()
 
@@ -91,6 +81,7 @@ class Client(_ClientView):
         replicas: Replicas | None = None,
         tls: TlsOptions | None = None,
         force_lua: bool | None = None,
+        batching: Batching | bool | None = None,
     ) -> Client:
         """Connects to ``url`` (``redis://``, ``rediss://``, ``redis+unix://``,
         ``redis+sentinel://``), or to a Redis Cluster through a list of seed URLs.
@@ -98,16 +89,20 @@ class Client(_ClientView):
         ``timeout``: deadline of one request (default 1 s), past which its outcome is unknown.
         ``retry``: retries of failed calls that may be retried (default 4 attempts within 3 s).
         ``contention``: retries under contention (default ``RetryPolicy.contention()``).
-        ``delivery``: ``"evalsha"`` (default) or ``"functions"`` (``FCALL``).
-        ``pool_size``: connections in the pool (default 4).
+        ``delivery``: ``"eval"`` (``EVALSHA``, the default; ``"evalsha"`` is accepted too) or
+        ``"functions"`` (``FCALL``).
+        ``pool_size``: connections in the pool (default 4, at most 1024).
         ``replicas``: every write waits for ``Replicas(count, timeout)`` (``WAIT``).
         ``tls``: CA and client certificate for ``rediss://`` (default: system trust store).
         ``force_lua``: never use native commands where the server has them.
+        ``batching``: decisions queued for one node leave together (default on; ``False`` or
+        ``Batching.off()`` sends each alone; a ``Batching`` tunes it).
         """
-        settings = _settings(
-            timeout, retry, contention, delivery, pool_size, replicas, tls, force_lua
+        native = _native.Client.connect(
+            _target(url), False, timeout=timeout, retry=retry, contention=contention,
+            delivery=delivery, pool_size=pool_size, replicas=replicas, tls=tls,
+            force_lua=force_lua, batching=batching,
         )
-        native = _native.Client.connect(_target(url), False, **settings)
         return cls(cast(_native.Client, native))
 
     def call(
@@ -119,10 +114,27 @@ class Client(_ClientView):
         """Runs one of your scripts (from a ``ScriptSet``): its reply."""
         return cast(ScriptReply, self._native.call(script, keys, args))
 
+    def close(self) -> None:
+        """Ends the client: every later call of it, of a primitive made from it or of a handle
+        they granted raises ``ClientError``. A second close does nothing."""
+        self._native.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
 
 class AsyncClient(_ClientView):
     """An asyncio client. Create it with ``await AsyncClient.connect(...)``, in the process
-    that uses it. Its calls may be awaited from any event loop of that process."""
+    that uses it. Its calls may be awaited from any event loop of that process. ``await
+    close()`` (or leaving ``async with client:``) ends it."""
 
     __slots__ = ()
 
@@ -144,12 +156,14 @@ class AsyncClient(_ClientView):
         replicas: Replicas | None = None,
         tls: TlsOptions | None = None,
         force_lua: bool | None = None,
+        batching: Batching | bool | None = None,
     ) -> AsyncClient:
         """Connects like ``Client.connect`` (same settings), without blocking the loop."""
-        settings = _settings(
-            timeout, retry, contention, delivery, pool_size, replicas, tls, force_lua
+        native = await _native.Client.connect(
+            _target(url), True, timeout=timeout, retry=retry, contention=contention,
+            delivery=delivery, pool_size=pool_size, replicas=replicas, tls=tls,
+            force_lua=force_lua, batching=batching,
         )
-        native = await _native.Client.connect(_target(url), True, **settings)
         return cls(cast(_native.Client, native))
 
     async def call(
@@ -161,31 +175,25 @@ class AsyncClient(_ClientView):
         """Runs one of your scripts (from a ``ScriptSet``): its reply."""
         return cast(ScriptReply, await self._native.call(script, keys, args))
 
+    async def close(self) -> None:
+        """Ends the client, as ``Client.close`` (nothing to wait for: a coroutine so that it
+        reads as asyncio code does)."""
+        self._native.close()
 
-def connect(
-    url: Target,
-    *,
-    timeout: Seconds | None = None,
-    retry: RetryPolicy | None = None,
-    contention: RetryPolicy | None = None,
-    delivery: Delivery | None = None,
-    pool_size: int | None = None,
-    replicas: Replicas | None = None,
-    tls: TlsOptions | None = None,
-    force_lua: bool | None = None,
-) -> Client:
-    """``Client.connect``: a blocking client."""
-    return Client.connect(
-        url,
-        timeout=timeout,
-        retry=retry,
-        contention=contention,
-        delivery=delivery,
-        pool_size=pool_size,
-        replicas=replicas,
-        tls=tls,
-        force_lua=force_lua,
-    )
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        await self.close()
+
+
+connect = Client.connect
+"""``Client.connect``: a blocking client."""
 
 
 def native_client(client: _ClientView, face: Type[_ClientView]) -> _native.Client:

@@ -1,9 +1,18 @@
 """The exceptions of redis_atomic: one hierarchy, classified by what a retry would do.
 
-Every class has a stable ``code`` (the same words as the Rust library's ``Error::label``) and
-every instance says ``nothing_ran``: True when the request surely did not run (a resend cannot
-repeat an effect), False when it may have. A refusal by a primitive (rate limited, quota
-exhausted, lock held) is never an exception: it is a value (``Limited``, ``Refused``, ``Held``).
+Every class has a stable ``code`` (the Rust library's ``Error::code()``: ``not_sent``,
+``outcome_unknown``, ...; the package's own errors have theirs: ``handle_ended``, ...), and
+every instance carries the facts the library set on the error, never worked out here:
+
+* ``nothing_ran``: True when the request surely did not run (a resend cannot repeat an effect).
+* ``transient``: True when a prompt retry may succeed (not sent, a refusal that clears by
+  itself such as ``BUSY``, a connect refused, reset or timed out).
+* ``timed_out``: True when the client gave up waiting in any attempt.
+* ``retry_safe``: True when resending this same call cannot repeat its effect (nothing ran, or
+  the call is retry-safe: a request id, the caller's own token, an idempotent write).
+
+A refusal by a primitive (rate limited, quota exhausted, lock held) is never an exception: it
+is a value (``Limited``, ``Refused``, ``Held``).
 
 The native module raises these; they are plain Python classes so they pickle, subclass and
 type-check like any other exception.
@@ -31,6 +40,7 @@ __all__ = [
     "NotReplicated",
     "UsedAfterFork",
     "ScriptFolderError",
+    "HandleEnded",
     "LeaseEnded",
     "IdempotencyInProgress",
     "IdempotencyMismatch",
@@ -42,12 +52,29 @@ class RedisAtomicError(Exception):
     """Base class of every error this package raises."""
 
     code: ClassVar[str] = "redis_atomic"
+    # The facts every error carries (set per instance from the library's error).
+    nothing_ran: bool = False
+    transient: bool = False
+    timed_out: bool = False
+    retry_safe: bool = False
 
-    def __init__(self, message: str, *, nothing_ran: bool = False, code: Optional[str] = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        nothing_ran: bool = False,
+        transient: bool = False,
+        timed_out: bool = False,
+        retry_safe: Optional[bool] = None,
+        code: Optional[str] = None,
+    ):
         super().__init__(message)
         self.message = message
         self.nothing_ran = nothing_ran
-        if code is not None:
+        self.transient = transient
+        self.timed_out = timed_out
+        self.retry_safe = nothing_ran if retry_safe is None else retry_safe
+        if code is not None and code != type(self).code:
             # An error kind this package version does not know by name (newer library).
             self.code = code  # type: ignore[misc]
 
@@ -77,26 +104,15 @@ class OutcomeUnknown(RedisAtomicError):
 
     ``retry_safe``: whether resending this same call (same arguments, same request id or token)
     cannot repeat its effect. ``attempts``: attempts made. ``timed_out``: the client gave up
-    waiting (the ``timeout`` setting) rather than the connection failing.
+    waiting (the ``timeout`` setting) in any attempt, rather than only the connection failing.
     """
 
     code = "outcome_unknown"
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        reason: str = "",
-        attempts: int = 1,
-        timed_out: bool = False,
-        retry_safe: bool = False,
-        **kw: Any,
-    ):
+    def __init__(self, message: str, *, reason: str = "", attempts: int = 1, **kw: Any):
         super().__init__(message, **kw)
         self.reason = reason
         self.attempts = attempts
-        self.timed_out = timed_out
-        self.retry_safe = retry_safe
 
 
 class WrongType(RedisAtomicError):
@@ -111,9 +127,9 @@ class BadArgument(RedisAtomicError, ValueError):
     code = "bad_argument"
 
 
-class CostExceedsBurst(BadArgument):
+class CostExceedsBurst(RedisAtomicError, ValueError):
     """A request costs more than its limits could ever admit at once: not a wait but a refusal
-    for good. Nothing was sent."""
+    for good. Nothing was sent. (Its own class, as in the library: not a ``BadArgument``.)"""
 
     code = "cost_exceeds_burst"
 
@@ -157,7 +173,8 @@ class ServerError(RedisAtomicError):
 
 
 class ConnectionError(RedisAtomicError, builtins.ConnectionError):
-    """Could not connect or configure a connection."""
+    """Could not connect or configure a connection: nothing ran. ``transient`` when the
+    network refused, reset or timed out the connect (a server restarting)."""
 
     code = "connection"
 
@@ -209,16 +226,21 @@ class ScriptFolderError(RedisAtomicError):
         super().__init__(message, **kw)
 
 
-class LeaseEnded(RedisAtomicError, RuntimeError):
+class HandleEnded(ClientError, RuntimeError):
     """A lease handle was used after its end verb ran (a second ``release``, ``ack``,
-    ``complete``, ...), or while a watchdog holds its lease. Nothing was sent. After an end
-    whose outcome is unknown, repeat it by parts with the handle's ``token`` and ``fence``."""
+    ``complete``, ...), or while a watchdog holds its lease: a client error, nothing was sent.
+    After an end whose outcome is unknown, repeat it by parts with the handle's ``token`` and
+    ``fence``."""
 
-    code = "lease_ended"
+    code = "handle_ended"
 
     def __init__(self, message: str, **kw: Any):
         kw.setdefault("nothing_ran", True)
         super().__init__(message, **kw)
+
+
+LeaseEnded = HandleEnded
+"""Deprecated: the former name of ``HandleEnded`` (the same class)."""
 
 
 class IdempotencyInProgress(RedisAtomicError):

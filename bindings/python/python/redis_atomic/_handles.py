@@ -4,7 +4,7 @@ lease its cancelled caller never took.
 
 A handle (``LockGuard``, ``Permit``, ``Claim``, ``Job`` and their ``Async`` twins) wraps the
 native handle, which keeps the library's lease. Its end verb (``release``, ``complete``/``fail``,
-``ack``/``nack``) consumes the lease: a second end raises ``LeaseEnded``, and the handle's
+``ack``/``nack``) consumes the lease: a second end raises ``HandleEnded``, and the handle's
 ``fence`` and ``token`` stay readable for a repeat by parts after an unknown outcome.
 
 **Watchdog.** ``handle.watch()`` lends the lease to the library's watchdog, which renews it

@@ -20,7 +20,7 @@ from ._handles import LeaseView, Watched
 from ._locks import ExtendResult
 from ._native import (
     Acked,
-    DeadLettered,
+    Dead,
     DeadLetters,
     Empty,
     Enqueued,
@@ -45,7 +45,7 @@ from ._views import QueueView
 __all__ = ["Queue", "Job"]
 
 AckResult = Union[Acked, Lost]
-NackResult = Union[Retrying, DeadLettered, Lost]
+NackResult = Union[Retrying, Dead, Lost]
 EnqueueResult = Union[Enqueued, Exists]
 JobState = Union[JobQueued, JobRunning, JobDead, JobAcked, JobUnknown]
 RequeueResult = Union[Requeued, NotDead]
@@ -117,7 +117,7 @@ class Job(JobView):
         return cast(AckResult, self._n.ack())
 
     def nack(self, retry_after: Seconds = 0, error: str = "") -> NackResult:
-        """Gives the job back: ``Retrying(retry_after)``, ``DeadLettered()`` once delivered
+        """Gives the job back: ``Retrying(retry_after)``, ``Dead()`` once delivered
         ``max_deliveries`` times, or ``Lost()``."""
         return cast(NackResult, self._n.nack(retry_after, error))
 

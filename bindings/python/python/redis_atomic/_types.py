@@ -12,5 +12,7 @@ from typing import Literal, Union
 Seconds = Union[float, int, timedelta]
 """A duration argument: seconds, or a ``timedelta``."""
 
-Delivery = Literal["evalsha", "functions"]
-"""How scripts reach the server: ``EVALSHA`` or ``FCALL`` of a Function library."""
+Delivery = Literal["eval", "functions", "evalsha", "fcall"]
+"""How scripts reach the server: ``"eval"`` (``EVALSHA``) or ``"functions"`` (``FCALL`` of a
+Function library); ``"evalsha"`` and ``"fcall"`` are accepted spellings of the same two (the
+library parses them)."""

@@ -16,11 +16,13 @@ from typing import Any, Callable, Optional, TypeVar, Union
 from . import _native
 from ._client import C, OnClient
 from ._native import (
+    DedupKeys,
     IdempotencyKeys,
     Limit,
     LockKeys,
     Policy,
     QueueKeys,
+    QuotaKeys,
     RateLimitKeys,
     SemaphoreKeys,
 )
@@ -80,6 +82,10 @@ class QuotasView(OnClient[C]):
     def __init__(self, client: C, namespace: str, *, request_ttl: Seconds | None = None) -> None:
         self._n = _native.Quotas(self._native_client(client), namespace, request_ttl=request_ttl)
 
+    def keys(self, name: str, request_id: str | None = None) -> QuotaKeys:
+        """The keys of counter ``name`` (and of ``request_id``'s record, if given)."""
+        return self._n.keys(name, request_id)
+
     @property
     def request_ttl(self) -> float:
         return self._n.request_ttl
@@ -92,6 +98,10 @@ class DedupView(OnClient[C]):
 
     def __init__(self, client: C, namespace: str) -> None:
         self._n = _native.Dedup(self._native_client(client), namespace)
+
+    def keys(self, event_id: str) -> DedupKeys:
+        """The key of ``event_id``'s sighting."""
+        return self._n.keys(event_id)
 
 
 class FencedWritesView(OnClient[C]):

@@ -44,6 +44,7 @@ impl Client {
     /// server), for `WATCH`/`MULTI`/`EXEC`. Only clients built by [`Client::connect`] or
     /// [`Client::connect_cluster`] can open one; others answer [`Error::BadArgument`].
     pub async fn dedicated(&self, key: &str) -> Result<DedicatedConnection, Error> {
+        self.open_or_refuse()?;
         let source = self.dedicated.clone().ok_or_else(|| {
             Error::BadArgument(
                 "dedicated connections need a client built by Client::connect or connect_cluster"

@@ -131,7 +131,6 @@ impl Client {
             || async { decode(def, self.attempt(def, keys, args).await?) },
         )
         .await
-        .map_err(|e| e.retry_safe_if(retry == RetryClass::Safe))
     }
 
     pub(super) fn checked(

@@ -225,6 +225,8 @@ pub struct Client {
     caps: Arc<capabilities::Cache>,
     /// Lanes and counters of natural batching (one per client configuration).
     batcher: Arc<batch::Batcher>,
+    /// Set by [`Client::close`], for every clone.
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Client {
@@ -307,7 +309,7 @@ impl Client {
             .set_connection_timeout(Some(config.timeout))
             .set_response_timeout(None);
         let source = source::Source::cluster(template, conn_config);
-        Ok(Self::with_transport(Arc::new(Cluster { conn }), config)
+        Ok(Self::with_transport(Arc::new(Cluster::new(conn)), config)
             .with_dedicated(source)
             .check_server()
             .await)
@@ -329,7 +331,7 @@ impl Client {
         conn: redis::cluster_async::ClusterConnection,
         config: ClientConfig,
     ) -> Client {
-        Self::with_transport(Arc::new(Cluster { conn }), config)
+        Self::with_transport(Arc::new(Cluster::new(conn)), config)
     }
 
     fn with_transport(transport: Arc<dyn Transport>, config: ClientConfig) -> Client {
@@ -340,6 +342,34 @@ impl Client {
             dedicated: None,
             memory: Arc::default(),
             caps: Arc::default(),
+            closed: Arc::default(),
+        }
+    }
+
+    /// Closes the client, for every clone of it: later calls fail with [`Error::Client`] (`the
+    /// client is closed`) without sending anything, and the connections it owns (its pool, its
+    /// cluster connection, idle dedicated connections) are let go of at once; calls already in
+    /// flight finish on the connection they hold. A connection the caller handed in
+    /// ([`Client::from_connection`]) stays the caller's to close. Closing twice is a no-op.
+    pub fn close(&self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.transport.close();
+        if let Some(source) = &self.dedicated {
+            source.close();
+        }
+    }
+
+    /// Whether [`Client::close`] was called (on this client or a clone).
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// [`Error::Client`] when the client is closed: the first check of every call.
+    pub(crate) fn open_or_refuse(&self) -> Result<(), Error> {
+        match self.is_closed() {
+            true => Err(Error::Client("the client is closed".into())),
+            false => Ok(()),
         }
     }
 

@@ -54,6 +54,7 @@ impl Client {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
+        self.open_or_refuse()?;
         let span = observe::span(&op, key);
         let started = Instant::now();
         let on_retry = |err: Option<&Error>, _attempt: u32| observe::retry(&op, err);
@@ -67,6 +68,12 @@ impl Client {
         // `instrument`, not `enter`: an entered guard held across an await would leave the span
         // entered on the worker thread while other tasks run there.
         let Ran { result, attempts } = retry::run(rules, attempt).instrument(span.clone()).await;
+        // The call is retry-safe exactly when its own judge would resend an unknown outcome:
+        // the fact every face reports (`Error::retry_safe`), decided here, once.
+        let result = result.map_err(|e| {
+            let safe = judge(&e) == Verdict::RetryUnknown;
+            e.retry_safe_if(safe)
+        });
         let _entered = span.enter();
         let outcome = match &result {
             Ok(value) => Ok(label(value)),

@@ -71,6 +71,11 @@ impl Source {
         }
     }
 
+    /// Lets go of the idle connections ([`super::Client::close`]).
+    pub(crate) fn close(&self) {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// What is known about where to go may be stale (after `MOVED`, `READONLY`, `NOREPLICAS` or
     /// a broken connection): the next checkout asks the cluster (or Sentinel) again.
     pub(crate) fn stale(&self) {

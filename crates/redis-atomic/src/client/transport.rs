@@ -20,7 +20,7 @@ use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::SingleNodeRoutingInfo;
 use redis::{Cmd, Pipeline, RedisResult, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A handle on one connection, checked out for one request.
@@ -60,6 +60,9 @@ pub(crate) trait Transport: Send + Sync {
     fn discard(&self, slot: usize);
     /// Whether this is a cluster connection (commands fan out to every primary by themselves).
     fn is_cluster(&self) -> bool;
+    /// Lets go of the connections this transport owns ([`super::Client::close`]); a checkout
+    /// after it is refused as not sent. A caller's own connection is the caller's to close.
+    fn close(&self) {}
     /// Sends `pipe` to the node at `host:port` rather than where the slot map says (cluster
     /// only): how an `ASK` redirect is followed (see [`super::ask`]).
     fn to_node<'a>(
@@ -113,14 +116,43 @@ where
 }
 
 /// A cluster connection (ours or the caller's): cloned per request; routes by slot, and to a
-/// given node for `ASK`.
+/// given node for `ASK`. `None` once closed.
 pub(crate) struct Cluster {
-    pub(crate) conn: ClusterConnection,
+    conn: Mutex<Option<ClusterConnection>>,
+}
+
+impl Cluster {
+    pub(crate) fn new(conn: ClusterConnection) -> Cluster {
+        Cluster {
+            conn: Mutex::new(Some(conn)),
+        }
+    }
+
+    fn conn(&self) -> RedisResult<ClusterConnection> {
+        // A std mutex: held only to clone the handle, never across an await.
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        conn.clone().ok_or_else(closed)
+    }
+}
+
+/// What a transport answers once its client was closed: nothing was sent (a refused connection).
+fn closed() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::ConnectionRefused,
+        "the client is closed",
+    ))
 }
 
 impl Transport for Cluster {
     fn checkout(&self) -> BoxFuture<'_, RedisResult<Lease>> {
-        clone_of(&self.conn)
+        match self.conn() {
+            Ok(conn) => clone_of(&conn),
+            Err(e) => Box::pin(async { Err(e) }),
+        }
+    }
+
+    fn close(&self) {
+        *self.conn.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     fn discard(&self, _slot: usize) {}
@@ -135,13 +167,14 @@ impl Transport for Cluster {
         port: u16,
         pipe: &'a Pipeline,
     ) -> BoxFuture<'a, RedisResult<Vec<Value>>> {
-        let mut conn = self.conn.clone();
         let route = SingleNodeRoutingInfo::ByAddress {
             host: host.to_string(),
             port,
         };
+        let conn = self.conn();
         Box::pin(async move {
-            conn.route_pipeline(pipe.clone(), 0, pipe.len(), route)
+            conn?
+                .route_pipeline(pipe.clone(), 0, pipe.len(), route)
                 .await
         })
     }
@@ -156,6 +189,7 @@ pub(crate) struct Pool {
     config: redis::AsyncConnectionConfig,
     slots: Vec<Mutex<Slot>>,
     next: AtomicUsize,
+    closed: AtomicBool,
 }
 
 impl Pool {
@@ -169,6 +203,7 @@ impl Pool {
             config,
             slots: (0..size.max(1)).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
         };
         for slot in 0..pool.slots.len() {
             pool.connect_slot(slot).await?;
@@ -209,6 +244,9 @@ impl Pool {
 impl Transport for Pool {
     fn checkout(&self) -> BoxFuture<'_, RedisResult<Lease>> {
         Box::pin(async move {
+            if self.closed.load(Ordering::Acquire) {
+                return Err(closed());
+            }
             let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
             let conn = match self.cached(slot) {
                 Some(conn) => conn,
@@ -230,5 +268,12 @@ impl Transport for Pool {
 
     fn is_cluster(&self) -> bool {
         false
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        for slot in 0..self.slots.len() {
+            *self.cell(slot) = None;
+        }
     }
 }

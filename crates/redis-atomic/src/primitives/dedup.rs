@@ -98,8 +98,10 @@ impl Dedup {
 
     /// Whether this is the first sighting of `event_id` within `ttl` (fresh random token).
     pub async fn first_seen(&self, event_id: &str, ttl: Duration) -> Result<bool, Error> {
+        // The caller never saw the token: a resend would be a second sighting.
         self.first_seen_as(event_id, ttl, &OwnerToken::random())
             .await
+            .map_err(|e| e.retry_safe_if(false))
     }
 
     /// Like [`Dedup::first_seen`] with the caller's token: asking again with the same token

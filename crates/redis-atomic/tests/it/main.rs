@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
+mod conformance;
 
 // One per primitive.
 mod cas;

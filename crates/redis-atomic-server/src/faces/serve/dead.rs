@@ -110,7 +110,7 @@ pub async fn list(
     let got = queue(&t, &name)?
         .dead_letters(start, count)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let letters = got
         .letters
         .into_iter()
@@ -145,7 +145,7 @@ pub async fn requeue(
     let got = queue(&t, &name)?
         .requeue_dead(id.as_str(), req.delay_ms.duration())
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let requeued = matches!(got, Requeue::Requeued);
     Ok(answer(
         conflict_unless(requeued),
@@ -166,7 +166,7 @@ pub async fn purge(
     let got = queue(&t, &name)?
         .purge_dead_letters(req.older_than_ms.duration(), req.limit.0)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     Ok(answer(
         StatusCode::OK,
         PurgeResponse {

@@ -4,7 +4,7 @@
 
 use super::error::{lib, ApiError, JsonBody};
 use super::extract::Named;
-use super::locks::{answer, own_or_random};
+use super::locks::{answer, token};
 use super::params::{DedupTtlMs, KeyName, OwnerToken};
 use super::Caller;
 use axum::response::Response;
@@ -42,10 +42,12 @@ pub async fn seen(
     Named(event): Named<KeyName>,
     JsonBody(req): JsonBody<DedupRequest>,
 ) -> Result<Response, ApiError> {
-    let (owner, retry_safe) = own_or_random(req.token.as_ref())?;
-    let first = Dedup::new(t.client.clone(), t.keyspace.clone())
-        .first_seen_as(event.as_str(), req.ttl_ms.duration(), &owner)
-        .await
-        .map_err(lib(retry_safe))?;
+    let dedup = Dedup::new(t.client.clone(), t.keyspace.clone());
+    let (event, ttl) = (event.as_str(), req.ttl_ms.duration());
+    let first = match req.token.as_ref() {
+        Some(given) => dedup.first_seen_as(event, ttl, &token(given)?).await,
+        None => dedup.first_seen(event, ttl).await,
+    }
+    .map_err(lib)?;
     Ok(answer(StatusCode::OK, DedupResponse { first }))
 }

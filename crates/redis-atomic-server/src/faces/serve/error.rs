@@ -35,13 +35,11 @@ use serde::de::DeserializeOwned;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ApiError {
-    /// A library error; `retry_safe` says whether resending the same request after an unknown
-    /// outcome is safe for this route (and these arguments).
+    /// A library error; whether resending the same request after an unknown outcome is safe
+    /// is the library's to say ([`Error::retry_safe`]), per call.
     Library {
         /// The error.
         error: Error,
-        /// Whether the same request may be resent after an unknown outcome.
-        retry_safe: bool,
     },
     /// The request itself is wrong.
     Client {
@@ -83,9 +81,9 @@ impl ApiError {
     }
 }
 
-/// Wraps a library error for a route; `retry_safe` as in [`ApiError::Library`].
-pub fn lib(retry_safe: bool) -> impl FnOnce(Error) -> ApiError {
-    move |error| ApiError::Library { error, retry_safe }
+/// Wraps a library error for a route.
+pub fn lib(error: Error) -> ApiError {
+    ApiError::Library { error }
 }
 
 impl IntoResponse for ApiError {
@@ -96,13 +94,14 @@ impl IntoResponse for ApiError {
                 kind,
                 detail,
             } => problem::typed(status, kind, &detail, Default::default()),
-            ApiError::Library { error, retry_safe } => library(error, retry_safe),
+            ApiError::Library { error } => library(error),
         }
     }
 }
 
-fn library(error: Error, retry_safe: bool) -> Response {
+fn library(error: Error) -> Response {
     let detail = error.to_string();
+    let retry_safe = error.retry_safe();
     let (status, kind) = match &error {
         Error::BadArgument(_) | Error::CostExceedsBurst { .. } => {
             return ApiError::invalid(detail).into_response()
@@ -121,7 +120,7 @@ fn library(error: Error, retry_safe: bool) -> Response {
     tracing::warn!(error = %detail, status = status.as_u16(), retry_safe, "request failed");
     let mut extra = serde_json::Map::new();
     if matches!(kind, "outcome-unknown" | "bad-reply") {
-        // It may have run: whether resending the same request is safe is the route's to say.
+        // It may have run: whether resending the same request is safe is the library's to say.
         extra.insert("retry_safe".into(), retry_safe.into());
     }
     let mut r = problem::typed(status, kind, &detail, extra);

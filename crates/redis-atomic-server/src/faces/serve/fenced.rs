@@ -98,11 +98,11 @@ pub async fn write(
         .into_iter()
         .map(|w| Ok(Write::set(fenced.key(resource, w.key.as_str())?, w.value)))
         .collect::<Result<Vec<_>, redis_atomic::Error>>()
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let got = fenced
         .fenced_write(resource, req.fence.fence(), &writes)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let current_fence = match got {
         Fenced::Applied { .. } => None,
         Fenced::Stale { highest } => Some(highest.0),

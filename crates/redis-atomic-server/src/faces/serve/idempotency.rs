@@ -8,7 +8,7 @@
 
 use super::error::{lib, ApiError, JsonBody};
 use super::extract::Named;
-use super::locks::{answer, conflict_unless, ms, own_or_random, token, with_retry_after};
+use super::locks::{answer, conflict_unless, ms, token, with_retry_after};
 use super::params::{Fence, IdempotencyKey, LeaseMs, OwnerToken, Status};
 use super::semaphores::{extended, LeaseExtendResponse};
 use super::Caller;
@@ -121,7 +121,7 @@ fn store(t: &super::Tenant, lease: Option<LeaseMs>) -> Result<Idempotency, ApiEr
     }
     Idempotency::new(t.client.clone(), t.keyspace.clone())
         .with_config(config)
-        .map_err(lib(true))
+        .map_err(lib)
 }
 
 fn stored(r: &Stored) -> StoredResponse {
@@ -160,13 +160,13 @@ pub async fn begin(
     Named(key): Named<IdempotencyKey>,
     JsonBody(req): JsonBody<BeginRequest>,
 ) -> Result<Response, ApiError> {
-    // As for locks: resending is safe only with the caller's own token.
-    let (owner, retry_safe) = own_or_random(req.token.as_ref())?;
     let fp = Fingerprint::of(&[req.fingerprint.as_bytes()]);
-    let got = store(&t, req.lease_ms)?
-        .begin_with_token(SCOPE, key.as_str().as_bytes(), fp, &owner)
-        .await
-        .map_err(lib(retry_safe))?;
+    let (store, key) = (store(&t, req.lease_ms)?, key.as_str().as_bytes());
+    let got = match req.token.as_ref() {
+        Some(given) => store.begin_with_token(SCOPE, key, fp, &token(given)?).await,
+        None => store.begin(SCOPE, key, fp).await,
+    }
+    .map_err(lib)?;
     Ok(match got {
         Begin::Claimed(claim) => answer(
             StatusCode::OK,
@@ -235,7 +235,7 @@ pub async fn extend(
             lease,
         )
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     Ok(extended(got))
 }
 
@@ -256,7 +256,7 @@ pub async fn complete(
     let got = store(&t, None)?
         .complete(SCOPE, key.as_str().as_bytes(), &owner, fence, &response)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let ok = matches!(got, Outcome::Stored);
     Ok(answer(conflict_unless(ok), CompleteResponse { stored: ok }))
 }
@@ -301,7 +301,7 @@ pub async fn fail(
     let got = store(&t, None)?
         .fail(SCOPE, key.as_str().as_bytes(), &owner, fence, &failure)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let ok = matches!(got, Outcome::Stored);
     Ok(answer(conflict_unless(ok), CompleteResponse { stored: ok }))
 }

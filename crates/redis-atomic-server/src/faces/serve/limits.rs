@@ -79,7 +79,7 @@ pub async fn consume(
     let verdict = limiter
         .consume_detailed(&identity, req.cost.0, request_id)
         .await
-        .map_err(lib(req.request_id.is_some()))?;
+        .map_err(lib)?;
     let limits = limiter.policy().limits();
     let replayed = verdict.replayed;
     let mut r = match verdict.decision {

@@ -98,17 +98,7 @@ pub struct ReleaseResponse {
 
 /// The library's token for `given` (checked by its type, so the library takes it).
 pub(super) fn token(given: &OwnerToken) -> Result<lease::OwnerToken, ApiError> {
-    given.owner().map_err(lib(true))
-}
-
-/// The caller's own token when given (then resending after a 504 is safe), else a fresh one.
-pub(super) fn own_or_random(
-    given: Option<&OwnerToken>,
-) -> Result<(lease::OwnerToken, bool), ApiError> {
-    match given {
-        Some(t) => Ok((token(t)?, true)),
-        None => Ok((lease::OwnerToken::random(), false)),
-    }
+    given.owner().map_err(lib)
 }
 
 pub(super) fn ms(d: Duration) -> u64 {
@@ -174,13 +164,17 @@ pub async fn acquire(
     Named(resource): Named<KeyName>,
     JsonBody(req): JsonBody<AcquireRequest>,
 ) -> Result<Response, ApiError> {
-    // Resending is safe only with the caller's own token: a fresh one would be a second owner.
-    let (token, retry_safe) = own_or_random(req.token.as_ref())?;
-    let got = t
-        .locks
-        .acquire_with_token(resource.as_str(), &token, req.ttl_ms.duration())
-        .await
-        .map_err(lib(retry_safe))?;
+    // The library says whether a resend is safe: with the caller's own token, yes.
+    let (resource, ttl) = (resource.as_str(), req.ttl_ms.duration());
+    let got = match req.token.as_ref() {
+        Some(given) => {
+            t.locks
+                .acquire_with_token(resource, &token(given)?, ttl)
+                .await
+        }
+        None => t.locks.acquire(resource, ttl).await,
+    }
+    .map_err(lib)?;
     Ok(match got {
         Acquire::Acquired(guard) => acquired(guard.token(), guard.fence(), req.ttl_ms.0),
         Acquire::Held { retry_after } => held(retry_after),
@@ -205,7 +199,7 @@ pub async fn extend(
         .locks
         .extend(resource.as_str(), &token, req.fence.fence(), ttl)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     Ok(match got {
         Extend::Extended { fence, ttl } => answer(
             StatusCode::OK,
@@ -242,7 +236,7 @@ pub async fn release(
         .locks
         .release(resource.as_str(), &token, req.fence.fence())
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let released = matches!(got, Release::Released { .. });
     Ok(answer(
         conflict_unless(released),

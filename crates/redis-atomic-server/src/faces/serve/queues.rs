@@ -146,11 +146,11 @@ pub struct NackResponse {
 
 pub(super) fn queue(t: &super::Tenant, name: &KeyName) -> Result<Queue, ApiError> {
     let config = QueueConfig::default();
-    Queue::new(t.client.clone(), &t.keyspace, name.as_str(), config).map_err(lib(true))
+    Queue::new(t.client.clone(), &t.keyspace, name.as_str(), config).map_err(lib)
 }
 
 fn worker(name: &WorkerName) -> Result<OwnerToken, ApiError> {
-    name.owner().map_err(lib(true))
+    name.owner().map_err(lib)
 }
 
 fn status_word(s: JobStatus) -> &'static str {
@@ -183,7 +183,7 @@ pub async fn enqueue(
     let got = q
         .enqueue(req.id.as_str(), req.payload.as_bytes(), run_at)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     Ok(match got {
         Enqueue::Exists { status } => answer(
             StatusCode::OK,
@@ -216,10 +216,7 @@ pub async fn claim(
     let worker = worker(&req.worker)?;
     let vis = req.visibility_ms.duration();
     // Not retry-safe: jobs a lost claim leased come back only after the visibility timeout.
-    let got = q
-        .claim(&worker, vis, req.max_jobs.0)
-        .await
-        .map_err(lib(false))?;
+    let got = q.claim(&worker, vis, req.max_jobs.0).await.map_err(lib)?;
     let body = match got {
         Claim::Claimed(jobs) => ClaimResponse {
             jobs: jobs
@@ -262,7 +259,7 @@ pub async fn ack(
     let got = q
         .ack(id.as_str(), &worker, req.fence.fence())
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let acked = matches!(got, Ack::Acked);
     Ok(answer(conflict_unless(acked), AckResponse { acked }))
 }
@@ -285,7 +282,7 @@ pub async fn extend(
     let got = q
         .extend(id.as_str(), &worker, req.fence.fence(), ttl)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let extended = matches!(got, Extend::Extended { .. });
     Ok(answer(
         conflict_unless(extended),
@@ -311,7 +308,7 @@ pub async fn nack(
     let got = q
         .nack(id.as_str(), &worker, req.fence.fence(), after, &req.error)
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let (nacked, dead) = match got {
         Nack::Retrying { .. } => (true, false),
         Nack::Dead => (true, true),

@@ -67,25 +67,22 @@ pub async fn add(
     );
     if req.min.0 > req.max.0 {
         // An empty range: every add is refused, and nothing runs (a read is always safe).
-        let value = quotas.get(name).await.map_err(lib(true))?;
+        let value = quotas.get(name).await.map_err(lib)?;
         let refused = QuotaAddResponse {
             applied: false,
             value,
         };
         return Ok(answer(StatusCode::CONFLICT, refused));
     }
-    let bounds = Bounds::new(req.min.0, req.max.0).map_err(lib(true))?;
+    let bounds = Bounds::new(req.min.0, req.max.0).map_err(lib)?;
     let ttl = req.ttl_ms.map(QuotaTtlMs::duration);
     let (delta, id) = (req.delta.0, req.request_id.as_ref());
     let got = match id {
         Some(id) => quotas
             .add_with_id(name, delta, bounds, ttl, id.as_str())
             .await
-            .map_err(lib(true))?,
-        None => quotas
-            .add(name, delta, bounds, ttl)
-            .await
-            .map_err(lib(false))?,
+            .map_err(lib)?,
+        None => quotas.add(name, delta, bounds, ttl).await.map_err(lib)?,
     };
     let (applied, value) = match got {
         Bounded::Applied { value } => (true, value),
@@ -113,6 +110,6 @@ pub async fn get(Caller(t): Caller, Named(name): Named<KeyName>) -> Result<Respo
     let value = Quotas::new(t.client.clone(), t.keyspace.clone())
         .get(name.as_str())
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     Ok(answer(StatusCode::OK, QuotaValueResponse { value }))
 }

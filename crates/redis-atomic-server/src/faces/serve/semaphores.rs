@@ -6,9 +6,7 @@
 
 use super::error::{lib, ApiError, JsonBody};
 use super::extract::Named;
-use super::locks::{
-    acquired, answer, conflict_unless, held, ms, own_or_random, token, AcquireResponse,
-};
+use super::locks::{acquired, answer, conflict_unless, held, ms, token, AcquireResponse};
 use super::params::{Capacity, Fence, KeyName, OwnerToken, SemaphoreTtlMs};
 use super::Caller;
 use axum::response::Response;
@@ -87,7 +85,7 @@ pub struct SemReleaseResponse {
 // Capacity only matters to `acquire`; extend and release act on one holder's permit.
 fn semaphore(t: &super::Tenant, name: &KeyName, capacity: u32) -> Result<Semaphore, ApiError> {
     let config = SemaphoreConfig::new(capacity);
-    Semaphore::new(t.client.clone(), &t.keyspace, name.as_str(), config).map_err(lib(true))
+    Semaphore::new(t.client.clone(), &t.keyspace, name.as_str(), config).map_err(lib)
 }
 
 /// Take a semaphore permit.
@@ -102,13 +100,13 @@ pub async fn acquire(
     Named(name): Named<KeyName>,
     JsonBody(req): JsonBody<SemAcquireRequest>,
 ) -> Result<Response, ApiError> {
-    // As for locks: resending is safe only with the caller's own token.
-    let (owner, retry_safe) = own_or_random(req.token.as_ref())?;
     let sem = semaphore(&t, &name, req.capacity.0)?;
-    let got = sem
-        .acquire_with_token(&owner, req.ttl_ms.duration())
-        .await
-        .map_err(lib(retry_safe))?;
+    let ttl = req.ttl_ms.duration();
+    let got = match req.token.as_ref() {
+        Some(given) => sem.acquire_with_token(&token(given)?, ttl).await,
+        None => sem.acquire(ttl).await,
+    }
+    .map_err(lib)?;
     Ok(match got {
         Acquire::Acquired(permit) => acquired(permit.token(), permit.fence(), req.ttl_ms.0),
         Acquire::Full { retry_after } => held(retry_after),
@@ -131,7 +129,7 @@ pub async fn extend(
     let got = semaphore(&t, &name, 1)?
         .extend(&owner, req.fence.fence(), req.ttl_ms.duration())
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     Ok(extended(got))
 }
 
@@ -150,7 +148,7 @@ pub async fn release(
     let got = semaphore(&t, &name, 1)?
         .release(&owner, req.fence.fence())
         .await
-        .map_err(lib(true))?;
+        .map_err(lib)?;
     let released = matches!(got, Release::Released { .. });
     Ok(answer(
         conflict_unless(released),

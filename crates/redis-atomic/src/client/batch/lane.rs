@@ -309,11 +309,15 @@ impl Waiter {
             Err(_) => true,
         };
         if self.abandon() {
-            return Err(not_sent(if timed_out {
-                "waited for a call in flight until the timeout"
+            return Err(if timed_out {
+                // A timeout (`Error::timed_out`), though nothing was sent.
+                Error::NotSent(redis::RedisError::from(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "waited for a call in flight until the timeout",
+                )))
             } else {
-                "the batch it waited for was dropped"
-            }));
+                not_sent("the batch it waited for was dropped")
+            });
         }
         Err(Error::OutcomeUnknown {
             reason: match timed_out {
@@ -322,6 +326,7 @@ impl Waiter {
             },
             attempts: 1,
             timed_out,
+            retry_safe: false,
         })
     }
 
