@@ -28,9 +28,11 @@
 mod ask;
 mod batch;
 mod capabilities;
+pub mod cluster_nodes;
 mod dedicated;
 mod durable;
 mod invoke;
+pub(crate) mod memory;
 pub(crate) mod native;
 mod op;
 pub(crate) mod retry;
@@ -239,7 +241,7 @@ pub struct Client {
     /// Where [`Client::dedicated`] connections come from (none for caller-supplied connections).
     dedicated: Option<Arc<source::Source>>,
     /// What [`Client::connect`] / [`Client::connect_cluster`] found about `maxmemory-policy`.
-    memory: Arc<std::sync::OnceLock<crate::doctor::MemoryCheck>>,
+    memory: Arc<std::sync::OnceLock<memory::MemoryCheck>>,
     /// What the server offers natively, detected once ([`Client::capabilities`]).
     caps: Arc<capabilities::Cache>,
     /// Lanes and counters of natural batching (one per client configuration).
@@ -395,10 +397,10 @@ impl Client {
         }
     }
 
-    /// Checks `maxmemory-policy` once (see [`crate::doctor`]): one `INFO memory`; and detects
+    /// Checks `maxmemory-policy` once ([`memory`]): one `INFO memory`; and detects
     /// the server's native commands ([`Client::capabilities`]).
     async fn check_server(self) -> Client {
-        let check = crate::doctor::memory_check(&self).await;
+        let check = memory::check(&self).await;
         let _ = self.memory.set(check);
         let _ = self.capabilities().await;
         self
@@ -406,9 +408,9 @@ impl Client {
 
     /// What this client found about `maxmemory-policy` when it connected (None for clients
     /// built over a caller's connection): an evicting policy with a memory limit is
-    /// [`Status::Fail`](crate::doctor::Status) and was logged and counted
+    /// [`Status::Fail`](memory::Status) and was logged and counted
     /// (`redis_atomic_server_warnings_total{check="maxmemory-policy"}`).
-    pub fn memory_check(&self) -> Option<&crate::doctor::MemoryCheck> {
+    pub fn memory_check(&self) -> Option<&memory::MemoryCheck> {
         self.memory.get()
     }
 
