@@ -22,7 +22,11 @@
 //! pointing at its group's.
 
 pub mod batch;
+pub mod foreign;
+pub mod go;
+pub mod java;
 mod reply;
+pub mod ts;
 
 pub use reply::reply_name;
 
