@@ -148,6 +148,10 @@ pub enum ScriptsCommand {
     /// Write or update DIR/scripts.lock (name, version, SHA1 per script and for the library).
     /// Refuses (exit 1) when a script's bytes changed without a `--- version:` bump.
     Lock(scripts::LockArgs),
+    /// The typed script layer of another language (TypeScript, Java, Go) generated from the
+    /// headers of DIR's scripts or of the built-ins (--builtin): definitions, keys, args, the
+    /// reply as sealed types with their decoders, the retry class.
+    Bindings(scripts::BindingsArgs),
 }
 
 /// Runs the CLI; returns the process exit code.

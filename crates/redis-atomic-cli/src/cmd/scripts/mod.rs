@@ -1,4 +1,4 @@
-//! `redis-atomic scripts list|show|acl|check|lock`: the built-in scripts, read from the generated
+//! `redis-atomic scripts list|show|acl|check|lock|bindings`: the built-in scripts, read from the generated
 //! registry (so they can never disagree with the library), and a user's own folder, read by the
 //! same loader and checks `build.rs` uses (`redis-atomic-scripts`), so a user's scripts keep the
 //! built-ins' rules.
@@ -7,6 +7,7 @@
 //! unreadable input.
 
 mod acl;
+mod bindings;
 mod check;
 mod checklist;
 mod folder;
@@ -14,6 +15,7 @@ mod list;
 mod lock;
 mod report;
 
+pub use bindings::BindingsArgs;
 pub use check::CheckArgs;
 pub(crate) use folder::library_name;
 pub use folder::UserFolder;
@@ -34,6 +36,7 @@ pub(crate) fn run(command: ScriptsCommand, out: &mut dyn Write, err: &mut dyn Wr
         ScriptsCommand::Acl { namespace, user } => acl::acl(&namespace, &user, out),
         ScriptsCommand::Check(args) => check::run(&args, out, err),
         ScriptsCommand::Lock(args) => lock::run(&args, out, err),
+        ScriptsCommand::Bindings(args) => bindings::run(&args, out),
     };
     match result {
         Ok(code) => code,
