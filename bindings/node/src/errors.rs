@@ -192,6 +192,7 @@ pub(crate) fn sync(env: &Env, error: LibError) -> napi::Error {
 /// classification (`Error::from_server_error`), returned, not thrown. Private (the addon's own
 /// export, not the package's): the conformance vectors check every error reply through it.
 #[napi(js_name = "_classifyServerError", skip_typescript)]
+#[allow(dead_code)] // called from JavaScript only
 pub fn classify_server_error(
     env: &Env,
     code: String,
