@@ -47,6 +47,8 @@ errors as a status and problem kind (`urn:redis-atomic:problem:<kind>`); Python 
 `redis_atomic` (`Class(param)` a constructor or method parameter, an `Async` twin having the same
 members); Node as declared in `index.d.ts`. `—` is a face that deliberately lacks the word, and
 says why. A column appears once some word has a spelling in it (Java and Go: when they land).
+An outcome is a *success* (what was asked happened), a *refusal* (nothing happened: a value, never
+an error; falsy in Python) or a *state* (what a read found).
 
 {index}
 """
@@ -92,7 +94,8 @@ def table(prim: dict[str, Any], faces: list[str]) -> list[str]:
         meaning = row["meaning"] + (f" ({row['note']})" if row.get("note") else "")
         if row.get("code"):
             meaning += f"; code `{row['code']}`"
-        cells = [row["kind"], f"`{row['word']}`", escape(meaning), *(face_cell(row, f, above) for f in faces)]
+        kind = row["kind"] + (f" ({row['result']})" if row.get("result") else "")
+        cells = [kind, f"`{row['word']}`", escape(meaning), *(face_cell(row, f, above) for f in faces)]
         lines.append("| " + " | ".join(cells) + " |")
         above = row
     return lines

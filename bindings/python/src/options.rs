@@ -2,7 +2,7 @@
 //! ([`Settings::config`]) into the library's `ClientConfig`: `RetryPolicy`, `Replicas`,
 //! `TlsOptions`, `Batching` (and what it did, `BatchStats`), `delivery`, `pool_size`, ...
 //! Every value is checked by the library's own parser or builder where it has one (`delivery`
-//! by `Delivery::from_str`); what the library takes unchecked (`pool_size`) is bounded here.
+//! by `Delivery::from_str`); bounds (`pool_size`, `timeout`) are the library's (`ClientConfig::check`).
 
 use crate::convert::{duration, opt_duration, secs, size, uint};
 use crate::errors::{bad, raise};
@@ -206,11 +206,8 @@ impl Settings<'_> {
             c = c.delivery(d.parse::<Delivery>().map_err(raise)?);
         }
         if self.pool_size.is_some() {
-            let n = size(self.pool_size.as_ref(), "pool_size", 0)?;
-            if n == 0 || n > 1024 {
-                return Err(bad(format!("pool_size must be in 1..=1024, got {n}")));
-            }
-            c = c.pool_size(n);
+            // Bounded by the library (`ClientConfig::check`, at connect): set as given.
+            c.pool_size = size(self.pool_size.as_ref(), "pool_size", 0)?;
         }
         if let Some(r) = &self.replicas {
             c = c.replicas(r.get().count, r.get().timeout);

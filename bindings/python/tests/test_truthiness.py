@@ -4,9 +4,13 @@ The walk covers every result class the package exports, so a new one must be pla
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import redis_atomic as ra
+
+VOCABULARY = Path(__file__).resolve().parents[3] / "conformance" / "vocabulary.json"
 
 # The vocabulary's refusals: nothing happened, and `if result:` reads "if it did".
 REFUSALS: list[Any] = [
@@ -77,6 +81,22 @@ def test_every_refusal_is_falsy_and_every_success_truthy() -> None:
     allowed = ra.Verdict(ra.Allowed(1, 1), [], False)
     limited = ra.Verdict(ra.Limited(1, 1), [], False)
     assert allowed and not limited
+
+
+def test_the_lists_are_the_vocabularys() -> None:
+    """The table (conformance/vocabulary.json) says which outcome is a refusal and which a
+    success; these lists say the same of every Python class that spells one."""
+    table = json.loads(VOCABULARY.read_text())
+    said: dict[str, set[str]] = {"refusal": set(), "success": set()}
+    for primitive in table["primitives"]:
+        for word in primitive["words"]:
+            python = word.get("python")
+            if word["kind"] == "outcome" and word.get("result") in said and python:
+                said[word["result"]].add(python.split(".")[0])
+    refusals = {type(v).__name__ for v in REFUSALS}
+    successes = {type(v).__name__ for v in SUCCESSES} | {h.__name__ for h in HANDLES}
+    assert said["refusal"] == refusals, said["refusal"] ^ refusals
+    assert said["success"] <= successes, said["success"] - successes
 
 
 def test_every_result_class_is_placed() -> None:

@@ -3,8 +3,9 @@
 //! 1. the config (`--config`: TOML, validated whole before anything starts);
 //! 2. the listen check: a face that authenticates ([`Face::authenticates`]) refuses a
 //!    non-loopback address without `[auth] tokens`;
-//! 3. Redis: the deployment given, or an embedded server started for the run (the one
-//!    bootstrap, [`redis_atomic_verify::connect_or_embed`]);
+//! 3. Redis: the deployment given, or a server started for the run by the caller's
+//!    [`Embed`] (the CLI passes the testkit's embedded redis-server: this production crate
+//!    links no test-server code of its own);
 //! 4. the script library loaded;
 //! 5. the face built over the client ([`Face::app`]);
 //! 6. the port bound;
@@ -19,7 +20,7 @@
 use crate::auth::{check_listen, Auth};
 use crate::config::{Config, ConfigError};
 use redis_atomic::{Client, ClientConfig};
-use redis_atomic_verify::{connect_or_embed, BootstrapError};
+use std::any::Any;
 use std::future::Future;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -48,8 +49,31 @@ pub trait Face {
     }
 }
 
-/// Why a face refused its settings ([`Face::app`]).
+/// Why a face refused its settings ([`Face::app`]), or why no Redis was reached.
 pub type FaceError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Starts a Redis for a run given no URL: a redis-server, or a 3+3 cluster when the argument
+/// (`cluster`) is true. The caller that offers an embedded default passes it ([`Start::embed`]);
+/// without one, a run needs a URL.
+pub type Embed = fn(cluster: bool) -> Result<Embedded, FaceError>;
+
+/// A Redis started for the run ([`Embed`]): its nodes' URLs, and what keeps it running (dropped
+/// when the run ends, which stops it).
+pub struct Embedded {
+    urls: Vec<String>,
+    _guard: Box<dyn Any + Send>,
+}
+
+impl Embedded {
+    /// The started server's (or every cluster node's) URLs, and the guard that stops it when
+    /// dropped.
+    pub fn new(urls: Vec<String>, guard: impl Any + Send) -> Embedded {
+        Embedded {
+            urls,
+            _guard: Box::new(guard),
+        }
+    }
+}
 
 /// Where a face listens and which Redis it uses.
 #[derive(Clone, Debug)]
@@ -66,10 +90,13 @@ pub struct Start {
     pub client: ClientConfig,
     /// The TOML config file; None: the defaults.
     pub config: Option<PathBuf>,
+    /// What starts a Redis when [`Start::redis`] is None; None: a URL is required.
+    pub embed: Option<Embed>,
 }
 
 impl Start {
-    /// Listening on `listen`, an embedded server, default client settings, no config file.
+    /// Listening on `listen`, no Redis URL and no embedded server (set one of them), default
+    /// client settings, no config file.
     pub fn new(listen: SocketAddr) -> Start {
         Start {
             listen,
@@ -77,6 +104,7 @@ impl Start {
             cluster: false,
             client: ClientConfig::default(),
             config: None,
+            embed: None,
         }
     }
 
@@ -103,6 +131,12 @@ impl Start {
         self.config = path;
         self
     }
+
+    /// What starts a Redis for a run given no URL.
+    pub fn embed(mut self, embed: Embed) -> Start {
+        self.embed = Some(embed);
+        self
+    }
 }
 
 /// Why a face did not start, or stopped serving: one line each.
@@ -115,9 +149,10 @@ pub enum StartError {
     /// A non-loopback address for a face that authenticates, without `[auth] tokens`.
     #[error("{0}")]
     Listen(String),
-    /// Redis is unreachable, or the embedded server did not start.
+    /// Redis is unreachable, the embedded server did not start, or neither a URL nor an
+    /// [`Embed`] was given.
     #[error("reaching Redis")]
-    Redis(#[source] BootstrapError),
+    Redis(#[source] FaceError),
     /// The script library could not be loaded.
     #[error("loading the scripts")]
     Scripts(#[source] redis_atomic::Error),
@@ -162,9 +197,7 @@ pub async fn run(
     if face.authenticates() {
         check_listen(start.listen, &Auth::new(&config.auth, "")).map_err(StartError::Listen)?;
     }
-    let (client, embedded) = connect_or_embed(start.redis.as_deref(), start.cluster, start.client)
-        .await
-        .map_err(StartError::Redis)?;
+    let (client, embedded) = connect(&start).await.map_err(StartError::Redis)?;
     client
         .load(redis_atomic::script::registry::ALL)
         .await
@@ -201,7 +234,7 @@ pub async fn run(
         .map_err(StartError::Output)?;
     }
     out.flush().map_err(StartError::Output)?;
-    tracing::info!(face = face.name(), %bound, embedded = embedded.is_embedded(), "serving");
+    tracing::info!(face = face.name(), %bound, embedded = embedded.is_some(), "serving");
     let shutdown = futures::FutureExt::shared(Box::pin(shutdown));
     let side = side.map(|(l, router)| tokio::spawn(serve(l, router, shutdown.clone())));
     serve(listener, app, shutdown)
@@ -215,6 +248,26 @@ pub async fn run(
     }
     drop(embedded);
     Ok(())
+}
+
+/// A client of the deployment `start` names, or of a Redis its [`Embed`] starts (a cluster with
+/// `start.cluster`); and what was started, kept alive until the run ends.
+async fn connect(start: &Start) -> Result<(Client, Option<Embedded>), FaceError> {
+    let (urls, embedded) = match (&start.redis, start.embed) {
+        (Some(url), _) => (vec![url.clone()], None),
+        (None, Some(embed)) => {
+            let embedded = embed(start.cluster)?;
+            (embedded.urls.clone(), Some(embedded))
+        }
+        (None, None) => return Err("no Redis URL given, and no embedded server to start".into()),
+    };
+    let config = start.client.clone();
+    let client = match (start.cluster, urls.first()) {
+        (true, _) => Client::connect_cluster(&urls, config).await?,
+        (false, Some(url)) => Client::connect(url, config).await?,
+        (false, None) => return Err("the embedded server has no URL".into()),
+    };
+    Ok((client, embedded))
 }
 
 /// Serves `app` on `listener` (each request knows its peer's address) until `shutdown`

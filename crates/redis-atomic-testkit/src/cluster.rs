@@ -40,6 +40,18 @@ impl Default for ClusterOptions {
     }
 }
 
+impl ClusterOptions {
+    /// Three primaries and no replicas: the cluster a test of its own stalls, fills or
+    /// reconfigures as a whole (no replica to fail over to while it is stalled, no link to wait
+    /// for), and the one every such test starts (with a field or two changed).
+    pub fn primaries_only() -> ClusterOptions {
+        ClusterOptions {
+            replicas_per_primary: 0,
+            ..ClusterOptions::default()
+        }
+    }
+}
+
 /// A running cluster; drops (kills) every node.
 #[derive(Debug)]
 pub struct RedisCluster {
@@ -115,19 +127,8 @@ impl RedisCluster {
             &["CLUSTER", "MEET", "127.0.0.1", &port],
         )?;
         self.nodes.push(node);
-        let total = self.nodes.len();
-        let knows_all = |c: &mut Conn| {
-            let nodes: String = query(c, &["CLUSTER", "NODES"])?;
-            Ok(nodes.lines().count() == total
-                && !nodes.contains("handshake")
-                && !nodes.contains("noaddr"))
-        };
-        self.wait_nudging(
-            "every node knows the added primary",
-            || self.meet_the_missing(),
-            knows_all,
-        )?;
-        Ok(&self.nodes[total - 1])
+        self.wait_until_all_known("every node knows the added primary")?;
+        Ok(&self.nodes[self.nodes.len() - 1])
     }
 
     fn form(&self, opts: &ClusterOptions) -> Result<(), TestkitError> {
@@ -156,18 +157,7 @@ impl RedisCluster {
             let port = node.port().unwrap_or(0).to_string();
             let _: () = query(&mut conns[0], &["CLUSTER", "MEET", "127.0.0.1", &port])?;
         }
-        let total = self.nodes.len();
-        let knows_all = |c: &mut Conn| {
-            let nodes: String = query(c, &["CLUSTER", "NODES"])?;
-            Ok(nodes.lines().count() == total
-                && !nodes.contains("handshake")
-                && !nodes.contains("noaddr"))
-        };
-        self.wait_nudging(
-            "every node knows every node",
-            || self.meet_the_missing(),
-            knows_all,
-        )?;
+        self.wait_until_all_known("every node knows every node")?;
         let ids = conns[..self.primaries]
             .iter_mut()
             .map(|c| query::<String>(c, &["CLUSTER", "MYID"]))
@@ -180,6 +170,7 @@ impl RedisCluster {
         }
         let replicas = opts.replicas_per_primary;
         let primaries = self.primaries;
+        let total = self.nodes.len();
         self.wait(
             "cluster_state:ok and replicas linked everywhere",
             move |c| {
@@ -258,6 +249,19 @@ impl RedisCluster {
             }
         }
         Ok(true)
+    }
+
+    /// Waits until every node lists every node, none of them still joining (`handshake`,
+    /// `noaddr`), meeting again the nodes a dropped handshake left out ([`Self::meet_the_missing`]).
+    fn wait_until_all_known(&self, what: &str) -> Result<(), TestkitError> {
+        let total = self.nodes.len();
+        let knows_all = |c: &mut Conn| {
+            let nodes: String = query(c, &["CLUSTER", "NODES"])?;
+            Ok(nodes.lines().count() == total
+                && !nodes.contains("handshake")
+                && !nodes.contains("noaddr"))
+        };
+        self.wait_nudging(what, || self.meet_the_missing(), knows_all)
     }
 
     /// `CLUSTER MEET`s, from the first node, every node it does not know yet. A handshake that

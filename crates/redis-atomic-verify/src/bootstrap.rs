@@ -9,8 +9,9 @@
 //! doctor's per-node probes, the fixtures' runner).
 //!
 //! A crate of its own would be one function; it lives in `redis-atomic-verify` because verify is
-//! where the testkit is already a dependency, and the server crate depends on verify for it
-//! (never the other way round).
+//! where the testkit is already a dependency. The HTTP faces get it from the CLI, which hands
+//! [`Embedded::start`] to the server crate's start-up (`redis_atomic_server::start::Embed`): the
+//! production server crate links neither verify nor the testkit.
 
 use redis_atomic::{Client, ClientConfig};
 use redis_atomic_testkit::{

@@ -92,6 +92,9 @@ pub use checks::builtin;
 pub use ctx::CheckCtx;
 pub use error::VerifyError;
 pub use faults::FaultKind;
+/// A check's judgement ([`Findings::with`]), re-exported so a check of your own needs no testkit
+/// dependency of its own.
+pub use redis_atomic_testkit::Verdict;
 pub use report::{CheckReport, Findings, Report, ServerInfo, Status};
 pub use run::{Cleanup, Verify, CLEAN_TIMEOUT, DEFAULT_NAMESPACE, MAX_DURATION, MAX_TASKS};
 pub use tally::Availability;

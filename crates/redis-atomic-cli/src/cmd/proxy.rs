@@ -1,14 +1,17 @@
 //! `redis-atomic proxy`: a reverse proxy that gives any HTTP service Idempotency-Key semantics
 //! and rate limits — the `redis-atomic-server` crate's `proxy` face ([`ProxyFace`]) started from
-//! flags. The flags every face takes ([`FaceArgs`]) and the one call into the server crate's
-//! start-up ([`start()`]) are here too, for `serve` and any later face.
+//! flags. The flags every face takes ([`FaceArgs`]), the one call into the server crate's
+//! start-up ([`start()`]) and the embedded default it is given ([`embed`]) are here too, for
+//! `serve` and any later face.
 
 use crate::args::ConnArgs;
 use crate::output::{one_line, runtime};
 use redis_atomic::{Batching, ClientConfig};
 use redis_atomic_server::faces::proxy::Upstream;
 use redis_atomic_server::faces::ProxyFace;
-use redis_atomic_server::start::{self, shutdown_signal, Face, Start, StartError};
+use redis_atomic_server::start::{
+    self, shutdown_signal, Embedded, Face, FaceError, Start, StartError,
+};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -56,8 +59,17 @@ impl FaceArgs {
             .redis(self.url.clone())
             .cluster(self.cluster)
             .client(self.conn.client_config(self.client_config()))
-            .config(self.config.clone()))
+            .config(self.config.clone())
+            .embed(embed))
     }
+}
+
+/// Every face's default Redis: the one embedded bootstrap ([`redis_atomic_verify::Embedded`],
+/// a redis-server or a 3+3 cluster from the testkit), handed to the server crate's start-up,
+/// which links no test-server code itself.
+pub fn embed(cluster: bool) -> Result<Embedded, FaceError> {
+    let started = redis_atomic_verify::Embedded::start(cluster)?;
+    Ok(Embedded::new(started.urls(), started))
 }
 
 /// Arguments of `proxy`.

@@ -9,14 +9,7 @@ use serde_json::Value;
 /// `doctor --json` with `args`: exit code and report.
 fn doctor(args: &[&str]) -> (i32, Value) {
     let o = cli(&[&["doctor", "--json"], args].concat());
-    let doc = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| {
-        panic!(
-            "stdout {} stderr {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap(), doc)
+    crate::exit_and_json(&o)
 }
 
 /// The statuses of `check`'s rows.

@@ -233,9 +233,8 @@ async fn unusable_tls_files_are_named() {
 async fn primitives_over_a_tls_cluster() {
     let material = Arc::new(TlsMaterial::generate().unwrap());
     let cluster = RedisCluster::start(ClusterOptions {
-        replicas_per_primary: 0,
         tls: Some(ServerTls::new(material.clone(), ClientAuth::No)),
-        ..ClusterOptions::default()
+        ..ClusterOptions::primaries_only()
     })
     .unwrap();
     let config = ClientConfig::default().tls(trusting(&material));

@@ -6,8 +6,8 @@
 
 use redis_atomic_server::faces::proxy::Upstream;
 use redis_atomic_server::faces::{ProxyFace, ServeFace};
-use redis_atomic_server::start::{run, Face, Start, StartError};
-use redis_atomic_testkit::RedisServer;
+use redis_atomic_server::start::{run, Embedded, Face, FaceError, Start, StartError};
+use redis_atomic_testkit::{RedisServer, ServerOptions};
 use std::io::Write;
 use std::net::SocketAddr;
 use tokio::sync::{mpsc, oneshot};
@@ -83,15 +83,26 @@ async fn every_face_prints_its_address_first_and_stops_on_shutdown() {
     assert_eq!(status, 502);
 }
 
-/// Without a Redis URL the face starts an embedded server (the one bootstrap) and is ready on
-/// it: `/readyz` (a PING through the face's client) answers 200.
+/// A redis-server started for the run (the caller's [`Embed`](redis_atomic_server::start::Embed);
+/// the CLI passes verify's bootstrap).
+fn embed(cluster: bool) -> Result<Embedded, FaceError> {
+    assert!(!cluster);
+    let server = RedisServer::start(ServerOptions::default())?;
+    Ok(Embedded::new(vec![server.url()], server))
+}
+
+/// Without a Redis URL the face starts the embedded server it was given and is ready on it:
+/// `/readyz` (a PING through the face's client) answers 200. Given none, it refuses to start.
 #[tokio::test]
 async fn without_a_url_a_face_embeds_redis() {
-    let start = Start::new(loopback());
+    let start = Start::new(loopback()).embed(embed);
     let (line, status, result) = first_line_then(&ServeFace, start, "/readyz").await;
     result.unwrap();
     assert!(line.starts_with("http://127.0.0.1:"), "{line}");
     assert_eq!(status, 200);
+
+    let e = fails(&ServeFace, Start::new(loopback())).await;
+    assert!(matches!(e, StartError::Redis(_)), "{e:?}");
 }
 
 /// `run` up to its first failure, with a Redis that refuses connections; nothing is printed.

@@ -28,9 +28,11 @@
 mod ask;
 mod batch;
 mod capabilities;
+pub mod cluster_nodes;
 mod dedicated;
 mod durable;
 mod invoke;
+pub(crate) mod memory;
 pub(crate) mod native;
 mod op;
 pub(crate) mod retry;
@@ -203,10 +205,31 @@ impl ClientConfig {
         self
     }
 
-    /// With this many pooled connections (at least 1).
+    /// With this many pooled connections (at least 1; [`ClientConfig::check`] refuses more than
+    /// [`ClientConfig::MAX_POOL_SIZE`]).
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size.max(1);
         self
+    }
+
+    /// The most pooled connections one client may open.
+    pub const MAX_POOL_SIZE: usize = 1024;
+
+    /// Refuses settings no client can run with, before connecting (every `connect` calls it, so
+    /// every face gets the same bounds and words): a pool of `1..=`[`Self::MAX_POOL_SIZE`]
+    /// connections, a non-zero timeout.
+    pub fn check(&self) -> Result<(), Error> {
+        let max = Self::MAX_POOL_SIZE;
+        if !(1..=max).contains(&self.pool_size) {
+            let n = self.pool_size;
+            return Err(Error::BadArgument(format!(
+                "pool_size must be in 1..={max}, got {n}"
+            )));
+        }
+        if self.timeout.is_zero() {
+            return Err(Error::BadArgument("timeout must be more than 0".into()));
+        }
+        Ok(())
     }
 }
 
@@ -218,7 +241,7 @@ pub struct Client {
     /// Where [`Client::dedicated`] connections come from (none for caller-supplied connections).
     dedicated: Option<Arc<source::Source>>,
     /// What [`Client::connect`] / [`Client::connect_cluster`] found about `maxmemory-policy`.
-    memory: Arc<std::sync::OnceLock<crate::doctor::MemoryCheck>>,
+    memory: Arc<std::sync::OnceLock<memory::MemoryCheck>>,
     /// What the server offers natively, detected once ([`Client::capabilities`]).
     caps: Arc<capabilities::Cache>,
     /// Lanes and counters of natural batching (one per client configuration).
@@ -242,6 +265,7 @@ impl Client {
     /// (`redis+sentinel://`, see [`Client::connect_sentinel`]). Credentials go in the URL; CA
     /// and client certificate in [`ClientConfig::tls`].
     pub async fn connect(url: &str, config: ClientConfig) -> Result<Client, Error> {
+        config.check()?;
         if SentinelConfig::is_sentinel_url(url) {
             return Self::connect_sentinel(&SentinelConfig::parse(url)?, config).await;
         }
@@ -257,6 +281,7 @@ impl Client {
         sentinel: &SentinelConfig,
         config: ClientConfig,
     ) -> Result<Client, Error> {
+        config.check()?;
         let resolver = Resolver::sentinel(sentinel, config.tls.as_ref())?;
         Self::connect_resolved(resolver, &sentinel.label(), config).await
     }
@@ -287,6 +312,7 @@ impl Client {
     /// This client retries instead, by each script's retry class (redirects included: `MOVED`,
     /// `TRYAGAIN` and `CLUSTERDOWN` mean nothing ran).
     pub async fn connect_cluster(urls: &[String], config: ClientConfig) -> Result<Client, Error> {
+        config.check()?;
         let first = urls.first().map_or("", String::as_str);
         // Dedicated connections are built from this (credentials, protocol, TLS) per node.
         let template = tls::open(first, config.tls.as_ref())?
@@ -371,10 +397,10 @@ impl Client {
         }
     }
 
-    /// Checks `maxmemory-policy` once (see [`crate::doctor`]): one `INFO memory`; and detects
+    /// Checks `maxmemory-policy` once ([`memory`]): one `INFO memory`; and detects
     /// the server's native commands ([`Client::capabilities`]).
     async fn check_server(self) -> Client {
-        let check = crate::doctor::memory_check(&self).await;
+        let check = memory::check(&self).await;
         let _ = self.memory.set(check);
         let _ = self.capabilities().await;
         self
@@ -382,9 +408,9 @@ impl Client {
 
     /// What this client found about `maxmemory-policy` when it connected (None for clients
     /// built over a caller's connection): an evicting policy with a memory limit is
-    /// [`Status::Fail`](crate::doctor::Status) and was logged and counted
+    /// [`Status::Fail`](memory::Status) and was logged and counted
     /// (`redis_atomic_server_warnings_total{check="maxmemory-policy"}`).
-    pub fn memory_check(&self) -> Option<&crate::doctor::MemoryCheck> {
+    pub fn memory_check(&self) -> Option<&memory::MemoryCheck> {
         self.memory.get()
     }
 

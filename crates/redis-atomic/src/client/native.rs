@@ -65,14 +65,9 @@ impl Client {
             let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
             return Some(Capabilities::parse(&replies.unwrap_or_default()));
         }
-        let text = self
-            .command(redis::cmd("CLUSTER").arg("NODES"))
-            .await
-            .ok()?;
-        let text: String = redis::from_redis_value(text).ok()?;
         let mut nodes = Vec::new();
-        for (host, port) in crate::doctor::cluster_node_addrs(&text) {
-            let sent = self.transport.to_node(&host, port, &pipe);
+        for node in super::cluster_nodes::reachable(self).await.ok()? {
+            let sent = self.transport.to_node(&node.host, node.port, &pipe);
             let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
             nodes.push(Capabilities::parse(&replies.unwrap_or_default()));
         }

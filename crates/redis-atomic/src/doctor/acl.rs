@@ -8,8 +8,9 @@
 //! multi-key writes, dedup, quota reads, `WAIT`). `DRYRUN` needs a well-formed command, so each
 //! one is built from the server's `COMMAND INFO`: its arity, and the key at its first key position.
 
-use super::facts::{short, Conn};
+use super::facts::Conn;
 use super::DoctorOptions;
+use crate::client::memory::short;
 use crate::script::{registry, DIRECT_COMMANDS};
 use crate::Delivery;
 use redis::Value;

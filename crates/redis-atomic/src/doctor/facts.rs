@@ -5,6 +5,7 @@
 
 use super::acl::{self, AclFacts};
 use super::DoctorOptions;
+use crate::client::memory::{fields, short};
 use crate::client::Capabilities;
 use crate::script::registry::{LIBRARY_NAME, LIBRARY_SHA1};
 use crate::{Client, Error};
@@ -146,28 +147,9 @@ pub(crate) async fn gather(mut conn: Conn<'_>, addr: &str, opts: &DoctorOptions)
     }
 }
 
-/// An error as one short line for a row.
-pub(crate) fn short(err: Error) -> String {
-    match err {
-        Error::Server { code, message } | Error::Rejected { code, message } => {
-            format!("{code} {message}")
-        }
-        other => other.to_string(),
-    }
-}
-
 async fn text(conn: &mut Conn<'_>, cmd: &Cmd) -> Result<String, String> {
     let value = conn.run(cmd).await.map_err(short)?;
     redis::from_redis_value(value).map_err(|e| e.to_string())
-}
-
-/// `field:value` lines (INFO, CLUSTER INFO); sections and blank lines skipped.
-pub(crate) fn fields(text: &str) -> HashMap<String, String> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
 }
 
 /// A flat `[k, v, ...]` array (RESP2) or a map (RESP3) of strings.
@@ -218,41 +200,9 @@ async fn library(conn: &mut Conn<'_>) -> Library {
     found
 }
 
-/// `(host, port)` of every node in `CLUSTER NODES` text that is connected and not failed.
-pub(crate) fn cluster_node_addrs(text: &str) -> Vec<(String, u16)> {
-    text.lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let flags = f.get(2)?;
-            if ["fail", "handshake", "noaddr"]
-                .iter()
-                .any(|bad| flags.split(',').any(|fl| fl == *bad))
-            {
-                return None;
-            }
-            let addr = f.get(1)?.split(['@', ',']).next()?;
-            let (host, port) = addr.rsplit_once(':')?;
-            Some((host.to_string(), port.parse().ok()?))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Failed and half-joined nodes are skipped; bus ports and hostnames are cut off.
-    #[test]
-    fn cluster_nodes_parse() {
-        let text = "a 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460\n\
-                    b 127.0.0.1:7001@17001,host master,fail - 0 0 2 connected\n\
-                    c :0@0 handshake - 0 0 0 connected\n\
-                    d 127.0.0.1:7003@17003 slave a 0 0 1 connected\n";
-        assert_eq!(
-            cluster_node_addrs(text),
-            vec![("127.0.0.1".into(), 7000), ("127.0.0.1".into(), 7003)]
-        );
-    }
 
     /// Both map shapes read alike; non-string values are skipped, not a panic.
     #[test]

@@ -29,39 +29,17 @@
 mod acl;
 mod checks;
 mod facts;
-mod memory;
 mod rules;
 
-pub(crate) use facts::cluster_node_addrs;
+/// The verdict scale and the `maxmemory-policy` judgement are the client's
+/// ([`crate::client::memory`]): it judges the policy itself when it connects, and this audit
+/// builds on the client, never the other way round.
+pub use crate::client::memory::{MemoryCheck, Status};
 pub use facts::NodeFacts;
-pub(crate) use memory::check as memory_check;
-pub use memory::MemoryCheck;
 
+use crate::client::cluster_nodes;
 use crate::{Client, Delivery, Error};
 use redis::aio::MultiplexedConnection;
-
-/// How a check came out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
-pub enum Status {
-    /// As the primitives assume.
-    Ok,
-    /// Worth knowing: a weaker guarantee than possible, or a check that could not be made.
-    Warn,
-    /// A setting under which a primitive's invariant can break.
-    Fail,
-}
-
-impl Status {
-    /// `ok`, `warn`, `fail`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-        }
-    }
-}
 
 /// One finding: a check, on some nodes, with what was found and the fix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,21 +194,16 @@ impl Client {
         if !self.is_cluster() {
             return Ok(vec![("server".into(), None)]);
         }
-        let reply = self.command(redis::cmd("CLUSTER").arg("NODES")).await?;
-        let text: String = redis::from_redis_value(reply).map_err(|e| Error::BadReply {
-            script: "CLUSTER NODES",
-            detail: e.to_string(),
-        })?;
         let mut out = Vec::new();
-        for (host, port) in facts::cluster_node_addrs(&text) {
-            let Some(client) = self.node_client(&host, port) else {
+        for node in cluster_nodes::reachable(self).await? {
+            let Some(client) = self.node_client(&node.host, node.port) else {
                 return Ok(vec![("cluster (one node)".into(), None)]);
             };
             let conn = client?
                 .get_multiplexed_async_connection()
                 .await
                 .map_err(Error::Connection)?;
-            out.push((format!("{host}:{port}"), Some(conn)));
+            out.push((node.addr(), Some(conn)));
         }
         Ok(out)
     }

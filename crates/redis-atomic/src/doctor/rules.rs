@@ -4,7 +4,8 @@
 
 use super::checks::{acl, capabilities, cluster, library, version};
 use super::facts::NodeFacts;
-use super::{memory, DoctorOptions, Report, Row, Status};
+use super::{DoctorOptions, Report, Row, Status};
+use crate::client::memory;
 
 const DURABILITY_FIX: &str = "appendonly yes + appendfsync always (no acknowledged write lost), \
      or everysec accepting its window; see docs/durability.md";

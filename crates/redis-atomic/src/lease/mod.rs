@@ -212,6 +212,39 @@ pub trait Lease {
     fn give_back(&mut self) -> impl Future<Output = Result<(), Error>> + Send;
 }
 
+/// The part of a handle's [`Lease`] impl that every handle writes alike: `fence`, `token`,
+/// `ttl`, `expires_by` and `extend` are the handle's inherent methods of the same names (which
+/// callers use without importing the trait, and where each is documented). What differs per
+/// handle — `PRIMITIVE` and `give_back` — the impl writes itself:
+/// `impl Lease for Job { const PRIMITIVE: &'static str = "queue"; lease_by_inherent!(Job); ... }`.
+macro_rules! lease_by_inherent {
+    ($handle:ty) => {
+        fn fence(&self) -> $crate::lease::Fence {
+            <$handle>::fence(self)
+        }
+
+        fn token(&self) -> &$crate::lease::OwnerToken {
+            <$handle>::token(self)
+        }
+
+        fn ttl(&self) -> std::time::Duration {
+            <$handle>::ttl(self)
+        }
+
+        fn expires_by(&self) -> std::time::Instant {
+            <$handle>::expires_by(self)
+        }
+
+        async fn extend(
+            &mut self,
+            ttl: std::time::Duration,
+        ) -> Result<$crate::lease::Extend, $crate::Error> {
+            <$handle>::extend(self, ttl).await
+        }
+    };
+}
+pub(crate) use lease_by_inherent;
+
 /// The local half of a lease a handle keeps: token, fence, and when it surely ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Held {

@@ -27,8 +27,7 @@
 //! lease then runs out); it never renews a lease nobody holds any more.
 
 use super::renewal::{Plan, Renewer};
-use super::{Fence, Lease, OwnerToken, Release};
-use crate::lock::LockGuard;
+use super::{Fence, Lease, OwnerToken};
 use crate::Error;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -267,13 +266,6 @@ impl<L: Lease> std::fmt::Debug for Watched<L> {
             .field("fence", &self.fence)
             .field("held", &self.is_held())
             .finish()
-    }
-}
-
-impl Watched<LockGuard> {
-    /// Stops the renewals and releases the lock if this lease still holds it.
-    pub async fn release(self) -> Result<Release, Error> {
-        self.stop().await?.release().await
     }
 }
 

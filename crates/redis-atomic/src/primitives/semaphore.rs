@@ -40,7 +40,7 @@
 
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken, Release};
+use crate::lease::{lease_by_inherent, millis, Extend, Fence, Held, Lease, OwnerToken, Release};
 use crate::script::registry::{
     SemAcquireReply, SemExtendReply, SemInspectReply, SemReleaseReply, SEM_ACQUIRE, SEM_EXTEND,
     SEM_INSPECT, SEM_RELEASE,
@@ -324,25 +324,7 @@ impl Permit {
 impl Lease for Permit {
     const PRIMITIVE: &'static str = "semaphore";
 
-    fn fence(&self) -> Fence {
-        Permit::fence(self)
-    }
-
-    fn token(&self) -> &OwnerToken {
-        Permit::token(self)
-    }
-
-    fn ttl(&self) -> Duration {
-        Permit::ttl(self)
-    }
-
-    fn expires_by(&self) -> Instant {
-        Permit::expires_by(self)
-    }
-
-    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
-        Permit::extend(self, ttl).await
-    }
+    lease_by_inherent!(Permit);
 
     /// Gives the permit back: a freed permit only lets another holder in sooner, and this holder
     /// was already told to stop.

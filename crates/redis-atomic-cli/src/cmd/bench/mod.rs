@@ -109,19 +109,44 @@ pub struct BenchArgs {
 /// Runs `bench` on a fresh runtime; returns the exit code (0 ok, 2 error).
 pub fn run_blocking(args: BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.http {
-        return http::run_blocking(&args, out, err);
+        let report = block_on(http::connect_and_run(&args));
+        return print(report, args.json, http::HttpReport::write_table, out, err);
     }
     if args.rls {
-        return rls::run_blocking(&args, out, err);
+        let report = block_on(rls::connect_and_run(&args));
+        return print(report, args.json, rls::RlsReport::write_table, out, err);
     }
-    let result = crate::output::runtime().and_then(|rt| rt.block_on(run(&args)));
-    let printed = result.and_then(|report| {
-        if args.json {
-            report.write_json(out)
+    print(
+        block_on(run(&args)),
+        args.json,
+        Report::write_table,
+        out,
+        err,
+    )
+}
+
+/// `run` on a fresh runtime.
+fn block_on<R>(run: impl std::future::Future<Output = anyhow::Result<R>>) -> anyhow::Result<R> {
+    crate::output::runtime().and_then(|rt| rt.block_on(run))
+}
+
+/// Prints a run's report — JSON with `--json`, else `table` — and returns the exit code: 0
+/// printed, 2 the run or the printing failed (said on `err`, one line).
+fn print<R: serde::Serialize>(
+    report: anyhow::Result<R>,
+    json: bool,
+    table: fn(&R, &mut dyn Write) -> std::io::Result<()>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let printed = report.and_then(|report| {
+        if json {
+            serde_json::to_writer_pretty(&mut *out, &report)?;
+            writeln!(out)?;
+            Ok(())
         } else {
-            report.write_table(out)
+            table(&report, out).map_err(Into::into)
         }
-        .map_err(Into::into)
     });
     match printed {
         Ok(()) => 0,

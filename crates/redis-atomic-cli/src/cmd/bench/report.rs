@@ -272,11 +272,6 @@ impl Report {
         }
     }
 
-    /// JSON.
-    pub fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(out, "{}", serde_json::to_string_pretty(self)?)
-    }
-
     /// A table: one row per entry, library and raw side by side, then notes.
     pub fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(

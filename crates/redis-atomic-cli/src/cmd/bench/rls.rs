@@ -58,30 +58,10 @@ pub struct RlsReport {
     pub paths: Vec<RlsPath>,
 }
 
-/// `bench --rls` on a fresh runtime; returns the exit code (0 ok, 2 error).
-pub fn run_blocking(args: &BenchArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let result = crate::output::runtime().and_then(|rt| {
-        rt.block_on(async {
-            let (url, _server, client) = super::connect(args).await?;
-            run(args, &url, &client).await
-        })
-    });
-    let printed = result.and_then(|report| {
-        if args.json {
-            serde_json::to_writer_pretty(&mut *out, &report)?;
-            writeln!(out)?;
-            Ok(())
-        } else {
-            report.write_table(out).map_err(Into::into)
-        }
-    });
-    match printed {
-        Ok(()) => 0,
-        Err(e) => {
-            let _ = writeln!(err, "error: {}", crate::output::one_line(&e));
-            2
-        }
-    }
+/// `bench --rls`: connects (or starts the embedded server) and runs the comparison.
+pub async fn connect_and_run(args: &BenchArgs) -> anyhow::Result<RlsReport> {
+    let (url, _server, client) = super::connect(args).await?;
+    run(args, &url, &client).await
 }
 
 /// Runs the comparison on `client`'s server (`url`, for commandstats) with a fresh namespace.

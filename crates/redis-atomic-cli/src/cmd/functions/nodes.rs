@@ -73,13 +73,6 @@ fn at_addr(given: &ConnectionInfo, host: &str, port: u16) -> anyhow::Result<Conn
     }
 }
 
-fn host_port(addr: &str) -> anyhow::Result<(String, u16)> {
-    let (host, port) = addr
-        .rsplit_once(':')
-        .with_context(|| format!("bad node address `{addr}`"))?;
-    Ok((host.to_string(), port.parse()?))
-}
-
 /// Every node reachable from `url`: the cluster's nodes (`cluster`), or the server and its
 /// replicas. `tls` (CA, client certificate) applies to every node of a `rediss://` URL.
 pub fn discover(
@@ -100,54 +93,32 @@ pub fn discover(
     }
 }
 
+/// The cluster's nodes but those still joining (a failed node is listed: reaching it fails
+/// loudly), primaries first, each by address.
 fn cluster_nodes(given: &ConnectionInfo, text: &str) -> anyhow::Result<Vec<Node>> {
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .filter(|f: &Vec<&str>| f.len() >= 8)
-        .filter(|f| !f[2].contains("handshake") && !f[2].contains("noaddr"))
-        .collect();
-    let addr_of = |f: &[&str]| f[1].split(['@', ',']).next().unwrap_or("").to_string();
+    let listed = redis_atomic::client::cluster_nodes::parse(text);
     let mut nodes = Vec::new();
-    for f in &rows {
-        let addr = addr_of(f);
-        let (host, port) = host_port(&addr)?;
-        let replica = f[2].contains("slave");
-        let primary = rows
-            .iter()
-            .find(|p| replica && p[0] == f[3])
-            .map(|p| addr_of(p));
-        let slots = f[8..].iter().map(|r| slot_count(r)).sum();
+    for n in listed.iter().filter(|n| !n.is_joining()) {
+        let primary = match &n.primary {
+            Some(id) if n.is_replica() => listed.iter().find(|p| &p.id == id).map(|p| p.addr()),
+            _ => None,
+        };
         nodes.push(Node {
-            addr,
-            role: if replica {
+            addr: n.addr(),
+            role: if n.is_replica() {
                 Role::Replica
             } else {
                 Role::Primary
             },
             primary,
-            slots: Some(slots),
-            info: at_addr(given, &host, port)?,
+            slots: Some(n.slot_count()),
+            info: at_addr(given, &n.host, n.port)?,
         });
     }
     nodes.sort_by(|a, b| {
         (a.role == Role::Replica, &a.addr).cmp(&(b.role == Role::Replica, &b.addr))
     });
     Ok(nodes)
-}
-
-/// `0-5460` → 5461, `7` → 1, `[..]` (migrating) → 0.
-fn slot_count(range: &str) -> usize {
-    if range.starts_with('[') {
-        return 0;
-    }
-    match range.split_once('-') {
-        Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
-            (Ok(a), Ok(b)) if b >= a => b - a + 1,
-            _ => 0,
-        },
-        None => usize::from(range.parse::<usize>().is_ok()),
-    }
 }
 
 fn standalone_nodes(
@@ -320,13 +291,5 @@ mod tests {
             [("ra3_x", spec.name_of(3).as_str()), ("ra9_y", "other_v1")]
         );
         assert!(parse_listing(Value::Nil, &spec).is_err());
-    }
-
-    /// Slot ranges count inclusively; migrating/importing markers own nothing.
-    #[test]
-    fn slot_ranges() {
-        assert_eq!(slot_count("0-5460"), 5461);
-        assert_eq!(slot_count("16383"), 1);
-        assert_eq!(slot_count("[5461->-abc]"), 0);
     }
 }

@@ -7,7 +7,27 @@ mod proxy;
 mod rls;
 mod serve;
 
+use crate::{cli, stderr};
 use std::path::{Path, PathBuf};
+
+/// `bench FLAG` (`--http`, `--rls`): a short run of two rounds of two tasks, its JSON report
+/// (the command must succeed).
+pub fn bench_json(flag: &str) -> serde_json::Value {
+    let (seconds, rounds, tasks) = ("0.4", "2", "2");
+    let out = cli(&[
+        "bench",
+        flag,
+        "--seconds",
+        seconds,
+        "--rounds",
+        rounds,
+        "--concurrency",
+        tasks,
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
 
 /// A script of `foreign/`.
 pub fn foreign(name: &str) -> PathBuf {

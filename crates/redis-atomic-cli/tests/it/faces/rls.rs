@@ -2,30 +2,11 @@
 //! 1 and 4 descriptors, in one run (figures are not asserted: timing belongs to the benchmark).
 //! `rls` itself through the binary is `make rls-foreign`'s (Python grpcio + xds-protos).
 
-use std::process::Command;
+use super::bench_json;
 
 #[test]
 fn bench_rls_reports_both_paths_for_1_and_4_descriptors() {
-    let out = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
-        .args([
-            "bench",
-            "--rls",
-            "--seconds",
-            "0.4",
-            "--rounds",
-            "2",
-            "--concurrency",
-            "2",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = bench_json("--rls");
     assert_eq!(report["tasks"], 2);
     let mut seen: Vec<(String, u64)> = Vec::new();
     for p in report["paths"].as_array().unwrap() {

@@ -3,7 +3,7 @@
 //! `foreign/serve_*`); plus the binary's own contract (bound address on stdout, refusal to
 //! listen off loopback without auth, exit 0 on SIGTERM) and the `examples/http` clients.
 
-use super::foreign;
+use super::{bench_json, foreign};
 use redis_atomic_testkit::{unique_prefix, RedisServer};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -195,26 +195,7 @@ fn refuses_non_loopback_without_auth() {
 /// (figures are not asserted: timing belongs to the benchmark, not to a test).
 #[test]
 fn bench_http_reports_both_paths() {
-    let out = Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
-        .args([
-            "bench",
-            "--http",
-            "--seconds",
-            "0.4",
-            "--rounds",
-            "2",
-            "--concurrency",
-            "2",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = bench_json("--http");
     for path in ["library", "http"] {
         assert!(report[path]["rate"].as_f64().unwrap() > 0.0, "{report}");
         assert!(report[path]["p50_us"].as_u64().unwrap() > 0, "{report}");

@@ -19,14 +19,7 @@ fn functions(args: &[&str], url: &str, cluster: bool) -> (i32, Value) {
         cmd.arg("--cluster");
     }
     let o = cmd.output().unwrap();
-    let doc = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| {
-        panic!(
-            "stdout {} stderr {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap(), doc)
+    crate::exit_and_json(&o)
 }
 
 fn nodes(doc: &Value) -> &Vec<Value> {

@@ -14,8 +14,9 @@
 //! * [`answer`]: the calls run, statuses, overall code, headers ([`headers`]), metrics;
 //! * [`service`]: the gRPC method with its deadline (`UNAVAILABLE` past it);
 //! * [`http`]: `POST /json`, `/metrics`, `/healthz`;
-//! * [`reload`]: SIGHUP and file changes, a bad config never replacing a good one;
-//! * [`verify`]: `redis-atomic verify`'s `rls` row.
+//! * [`reload`]: SIGHUP and file changes, a bad config never replacing a good one.
+//!
+//! (`redis-atomic verify`'s `rls` row drives this face; it is the CLI's, beside the verb.)
 //!
 //! The gRPC service, `grpc.health.v1.Health` and the HTTP routes all answer on `--listen`
 //! (HTTP/2 cleartext and HTTP/1.1 on one port); `--http ADDR` serves the HTTP routes on a port of
@@ -29,7 +30,6 @@ pub mod pb;
 pub mod plan;
 pub mod reload;
 pub mod service;
-pub mod verify;
 
 pub use config::{RlsConfigError, Rules};
 pub use service::{Rls, RlsError, DEFAULT_DEADLINE};

@@ -1,11 +1,11 @@
 //! `rls`: envoyproxy/ratelimit's YAML read as it is ([`config`]), and the gRPC face end to end
 //! against real Redis ([`grpc`]: all or nothing, check only, deadline, reload; [`cluster`]: one
-//! slot with a hash tag, per-slot decisions without; [`verify`]: `verify`'s `rls` row).
+//! slot with a hash tag, per-slot decisions without). `verify`'s `rls` row is the CLI's, tested
+//! there.
 
 mod cluster;
 mod config;
 mod grpc;
-mod verify;
 
 use redis_atomic_server::faces::rls::pb::ratelimit::{
     Entry, RateLimitDescriptor, RateLimitRequest, RateLimitServiceClient,

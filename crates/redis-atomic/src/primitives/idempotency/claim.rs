@@ -5,7 +5,7 @@
 //! handle only remembers the record's keys, so it does not hash (scope, key) again.
 
 use super::{End, Failure, Idempotency, IdempotencyKeys, Outcome, Response};
-use crate::lease::{Extend, Fence, Held, Lease, OwnerToken};
+use crate::lease::{lease_by_inherent, Extend, Fence, Held, Lease, OwnerToken};
 use crate::Error;
 use std::time::{Duration, Instant};
 
@@ -101,25 +101,7 @@ impl Claim {
 impl Lease for Claim {
     const PRIMITIVE: &'static str = "idempotency";
 
-    fn fence(&self) -> Fence {
-        Claim::fence(self)
-    }
-
-    fn token(&self) -> &OwnerToken {
-        Claim::token(self)
-    }
-
-    fn ttl(&self) -> Duration {
-        Claim::ttl(self)
-    }
-
-    fn expires_by(&self) -> Instant {
-        Claim::expires_by(self)
-    }
-
-    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
-        Claim::extend(self, ttl).await
-    }
+    lease_by_inherent!(Claim);
 
     /// Gives nothing back: freeing the key (`fail(Retryable)`) would let a duplicate run the
     /// request again while this executor may already have made the side effect and be about to

@@ -17,7 +17,7 @@
 //! `acquire` → [`LockGuard`] (`fence()`, `token()`, `ttl()`, `expires_by()`, `extend(ttl)`,
 //! `release()`, which consumes it) or [`Acquire::Held`] with a `retry_after`. [`Locks::extend`]
 //! and [`Locks::release`] do the same by parts (resource, token and fence) for callers without a
-//! handle. [`LockGuard::watchdog`] renews a lease in the background ([`Watched`]).
+//! handle. [`LockGuard::watch`] renews a lease in the background ([`Watched`]).
 //!
 //! **Fences.** Every acquisition issues one by [the one rule](crate::lease#fences). Pass the fence
 //! to every downstream write and have the downstream reject smaller ones ([`crate::fenced`]).
@@ -51,7 +51,9 @@ pub type LockLost = LeaseLost;
 use crate::client::retry::{self, Rules, Verdict};
 use crate::client::{Arg, Client};
 use crate::keys::Keyspace;
-use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken, Release, Watched};
+use crate::lease::{
+    lease_by_inherent, millis, Extend, Fence, Held, Lease, OwnerToken, Release, Watched,
+};
 use crate::script::registry::{
     LockAcquireReply, LockExtendReply, LockInspectReply, LockReleaseReply, LOCK_ACQUIRE,
     LOCK_EXTEND, LOCK_INSPECT, LOCK_RELEASE,
@@ -367,28 +369,17 @@ impl LockGuard {
     }
 }
 
+impl Watched<LockGuard> {
+    /// Stops the renewals and releases the lock if this lease still holds it.
+    pub async fn release(self) -> Result<Release, Error> {
+        self.stop().await?.release().await
+    }
+}
+
 impl Lease for LockGuard {
     const PRIMITIVE: &'static str = "lock";
 
-    fn fence(&self) -> Fence {
-        LockGuard::fence(self)
-    }
-
-    fn token(&self) -> &OwnerToken {
-        LockGuard::token(self)
-    }
-
-    fn ttl(&self) -> Duration {
-        LockGuard::ttl(self)
-    }
-
-    fn expires_by(&self) -> Instant {
-        LockGuard::expires_by(self)
-    }
-
-    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
-        LockGuard::extend(self, ttl).await
-    }
+    lease_by_inherent!(LockGuard);
 
     /// Gives the lock back: a released lock only lets the next holder in sooner, with a larger
     /// fence, and this holder was already told to stop.

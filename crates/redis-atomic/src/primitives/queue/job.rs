@@ -6,7 +6,7 @@
 use super::types::{whole_ms, Ack, Nack, MAX_DELAY, MAX_ERROR_LEN, MAX_TTL};
 use super::{check_id, Queue};
 use crate::client::Arg;
-use crate::lease::{millis, Extend, Fence, Held, Lease, OwnerToken};
+use crate::lease::{lease_by_inherent, millis, Extend, Fence, Held, Lease, OwnerToken};
 use crate::script::registry::{
     QueueAckReply, QueueExtendReply, QueueNackReply, QUEUE_ACK, QUEUE_EXTEND, QUEUE_NACK,
 };
@@ -110,25 +110,7 @@ impl Job {
 impl Lease for Job {
     const PRIMITIVE: &'static str = "queue";
 
-    fn fence(&self) -> Fence {
-        Job::fence(self)
-    }
-
-    fn token(&self) -> &OwnerToken {
-        Job::token(self)
-    }
-
-    fn ttl(&self) -> Duration {
-        Job::ttl(self)
-    }
-
-    fn expires_by(&self) -> Instant {
-        Job::expires_by(self)
-    }
-
-    async fn extend(&mut self, ttl: Duration) -> Result<Extend, Error> {
-        Job::extend(self, ttl).await
-    }
+    lease_by_inherent!(Job);
 
     /// Gives nothing back: a nack would make the job due for another worker while this one may
     /// already have done it and be about to ack (an ack after an unconfirmed loss still counts

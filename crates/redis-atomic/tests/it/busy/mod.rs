@@ -129,13 +129,7 @@ async fn foreign_busy_script(m: &Recorded) {
 /// lets one busy node stall the others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_cluster_node_refuses_typed_and_the_others_serve() {
-    let cluster = Arc::new(
-        RedisCluster::start(ClusterOptions {
-            replicas_per_primary: 0,
-            ..Default::default()
-        })
-        .unwrap(),
-    );
+    let cluster = Arc::new(RedisCluster::start(ClusterOptions::primaries_only()).unwrap());
     for node in cluster.nodes() {
         let mut conn = node.client().get_connection().unwrap();
         let _: () = redis::cmd("CONFIG")

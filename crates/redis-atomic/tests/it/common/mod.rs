@@ -9,6 +9,7 @@
 pub mod metrics;
 
 use redis_atomic::lease::OwnerToken;
+use redis_atomic::queue::{Queue, QueueConfig};
 use redis_atomic::semaphore::{Acquire, Permit, Semaphore, SemaphoreConfig};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
 use redis_atomic_testkit::{
@@ -59,12 +60,27 @@ pub fn sem(env: &Env, name: &str, capacity: u32) -> Semaphore {
     Semaphore::new(env.client.clone(), &env.keyspace, name, config).unwrap()
 }
 
+/// A queue named `name` with `config` in `env` (queue tests, and every test that needs a job).
+pub fn queue(env: &Env, name: &str, config: QueueConfig) -> Queue {
+    Queue::new(env.client.clone(), &env.keyspace, name, config).unwrap()
+}
+
 /// A permit that must be free: acquired or the test fails.
 pub async fn take(sem: &Semaphore, holder: &OwnerToken, ttl: Duration) -> Permit {
     match sem.acquire_with_token(holder, ttl).await.unwrap() {
         Acquire::Acquired(permit) => permit,
         other => panic!("free permit not acquired: {other:?}"),
     }
+}
+
+/// The runtime of a proptest fixture: a `static` that outlives every case, each case driving it
+/// with `block_on`; one worker is all that takes.
+pub fn fixture_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// Runs `call` while `server` is stopped (SIGSTOP), resuming it (SIGCONT) after `stall`: the
@@ -89,9 +105,9 @@ pub enum Mode {
     StandaloneEval,
     /// A standalone server (the shared one, or the test's own), `FCALL`.
     StandaloneFunctions,
-    /// The shared 3+3 cluster, `EVALSHA`.
+    /// The shared 3+3 cluster (or the test's own: [`env_on`]), `EVALSHA`.
     ClusterEval,
-    /// The shared 3+3 cluster, `FCALL`.
+    /// The shared 3+3 cluster (or the test's own: [`env_on`]), `FCALL`.
     ClusterFunctions,
 }
 
@@ -102,6 +118,9 @@ pub const MODES: [Mode; 4] = [
     Mode::ClusterEval,
     Mode::ClusterFunctions,
 ];
+
+/// Both deliveries on a cluster: what a test on a cluster of its own ([`env_on`]) runs in.
+pub const CLUSTER_MODES: [Mode; 2] = [Mode::ClusterEval, Mode::ClusterFunctions];
 
 impl Mode {
     /// The delivery of this mode.
@@ -136,45 +155,57 @@ impl Env {
     }
 }
 
+impl Env {
+    /// `client` in `mode` under a key prefix of `test`'s own, on a server it does not own.
+    fn new(mode: Mode, client: Client, test: &str) -> Env {
+        Env {
+            mode,
+            client,
+            keyspace: keyspace(test),
+            server: None,
+            _turn: None,
+        }
+    }
+}
+
 /// Connects to the shared server of `mode` (the binary's standalone server or 3+3 cluster, started
 /// on first use) with `config`'s settings, under a key prefix of the test's own. For tests that
 /// leave every other test's keys alone and count nothing server-wide.
 pub async fn env(mode: Mode, test: &str, config: ClientConfig) -> Env {
     if mode.cluster() {
-        return cluster_env(mode, test, config).await;
+        return cluster_env(RedisCluster::shared(), mode, test, config).await;
     }
-    let client = Client::connect(
-        &RedisServer::shared().url(),
-        config.delivery(mode.delivery()),
-    )
-    .await
-    .unwrap();
-    Env {
-        mode,
-        client,
-        keyspace: keyspace(test),
-        server: None,
-        _turn: None,
+    let config = config.delivery(mode.delivery());
+    let client = Client::connect(&RedisServer::shared().url(), config)
+        .await
+        .unwrap();
+    Env::new(mode, client, test)
+}
+
+/// A patient [`env`] per mode, set up one after another (server and cluster start-up block), so
+/// the test can then run the modes concurrently.
+pub async fn all_modes(test: &str) -> Vec<Env> {
+    let mut envs = Vec::new();
+    for mode in MODES {
+        envs.push(env(mode, test, patient()).await);
     }
+    envs
 }
 
 /// Like [`env`], but standalone modes get a fresh server of the test's own (in [`Env::server`]):
 /// for tests that stall, restart, flush or reconfigure it, or count its statistics. Cluster modes
-/// join the shared cluster: a test that must disturb a cluster starts its own.
+/// join the shared cluster: a test that must disturb a cluster starts its own ([`env_on`]).
 pub async fn own_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
     if mode.cluster() {
-        return cluster_env(mode, test, config).await;
+        return cluster_env(RedisCluster::shared(), mode, test, config).await;
     }
     let server = RedisServer::start(ServerOptions::default()).unwrap();
     let client = Client::connect(&server.url(), config.delivery(mode.delivery()))
         .await
         .unwrap();
     Env {
-        mode,
-        client,
-        keyspace: keyspace(test),
         server: Some(server),
-        _turn: None,
+        ..Env::new(mode, client, test)
     }
 }
 
@@ -187,15 +218,9 @@ pub async fn flush_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
         return own_env(mode, test, config).await;
     }
     let turn = flush_turn().await;
-    let client = Client::connect_cluster(&flush_cluster().urls(), config.delivery(mode.delivery()))
-        .await
-        .unwrap();
     Env {
-        mode,
-        client,
-        keyspace: keyspace(test),
-        server: None,
         _turn: Some(turn),
+        ..cluster_env(flush_cluster(), mode, test, config).await
     }
 }
 
@@ -212,18 +237,25 @@ pub async fn flush_turn() -> tokio::sync::MutexGuard<'static, ()> {
     TURN.lock().await
 }
 
-async fn cluster_env(mode: Mode, test: &str, config: ClientConfig) -> Env {
-    let cluster = RedisCluster::shared();
-    let client = Client::connect_cluster(&cluster.urls(), config.delivery(mode.delivery()))
+async fn cluster_env(cluster: &RedisCluster, mode: Mode, test: &str, config: ClientConfig) -> Env {
+    let config = config.delivery(mode.delivery());
+    let client = Client::connect_cluster(&cluster.urls(), config)
         .await
         .unwrap();
-    Env {
-        mode,
-        client,
-        keyspace: keyspace(test),
-        server: None,
-        _turn: None,
-    }
+    Env::new(mode, client, test)
+}
+
+/// A client of `mode` on `cluster` — a cluster of the test's own (usually
+/// [`ClusterOptions::primaries_only`]), which it may stall, fill or reconfigure — with `config`'s
+/// settings, every built-in script loaded, under a key prefix of the test's own. A test that must
+/// hold in both deliveries runs once per [`CLUSTER_MODES`].
+pub async fn env_on(cluster: &RedisCluster, mode: Mode, test: &str, config: ClientConfig) -> Env {
+    let env = cluster_env(cluster, mode, test, config).await;
+    env.client
+        .load(redis_atomic::script::registry::ALL)
+        .await
+        .unwrap();
+    env
 }
 
 fn keyspace(test: &str) -> Keyspace {
@@ -235,10 +267,7 @@ pub async fn standalone(test: &str, opts: ServerOptions, config: ClientConfig) -
     let server = RedisServer::start(opts).unwrap();
     let client = Client::connect(&server.url(), config).await.unwrap();
     Env {
-        mode: Mode::StandaloneEval,
-        client,
-        keyspace: keyspace(test),
         server: Some(server),
-        _turn: None,
+        ..Env::new(Mode::StandaloneEval, client, test)
     }
 }

@@ -174,11 +174,7 @@ async fn noeviction_refuses_every_write_typed_and_keeps_everything() {
 /// nodes, and each node's OOM reaches the caller typed through the cluster routing.
 #[tokio::test]
 async fn noeviction_on_a_cluster_refuses_every_write_typed_and_keeps_everything() {
-    let cluster = RedisCluster::start(ClusterOptions {
-        replicas_per_primary: 0,
-        ..Default::default()
-    })
-    .unwrap();
+    let cluster = RedisCluster::start(ClusterOptions::primaries_only()).unwrap();
     let client = Client::connect_cluster(&cluster.urls(), ClientConfig::default())
         .await
         .unwrap();

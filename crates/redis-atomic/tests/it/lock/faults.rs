@@ -3,15 +3,15 @@
 
 use crate::common::metrics::Recorded;
 use crate::common::{
-    assert_down, flush_env, impatient, own_env, patient, recovering, stalled_for, standalone, Mode,
-    MODES,
+    assert_down, env_on, flush_env, impatient, own_env, patient, recovering, stalled_for,
+    standalone, Mode, CLUSTER_MODES, MODES,
 };
 use redis_atomic::lease::{OwnerToken, Release};
 use redis_atomic::lock::{Acquire, LockState, Locks};
 use redis_atomic::script::registry::{self, LOCK_ACQUIRE};
 use redis_atomic::{Client, Keyspace};
 use redis_atomic::{Delivery, Error, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::Duration;
 
 /// Polls (bounded, 10 s: it ends as soon as the lock is held) until the lock is held; its fence.
@@ -145,19 +145,14 @@ async fn lost_reply_then_retry_yields_one_holder() {
 /// disturbs no other test) is stalled for 300 ms, well under its 1 s node timeout (no failover).
 #[tokio::test]
 async fn lost_reply_on_cluster_then_retry_yields_one_holder() {
-    let cluster = RedisCluster::start(ClusterOptions {
-        replicas_per_primary: 0,
-        ..Default::default()
-    })
-    .unwrap();
-    for delivery in [Delivery::Eval, Delivery::Functions] {
-        let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
-            .await
-            .unwrap();
-        client.load(registry::ALL).await.unwrap();
-        let keyspace = Keyspace::new(unique_prefix("lock-lost-cluster")).unwrap();
-        let lossy = lossy(&client, &keyspace);
-        let locks = Locks::new(client, keyspace);
+    let cluster = RedisCluster::start(ClusterOptions::primaries_only()).unwrap();
+    for mode in CLUSTER_MODES {
+        let (delivery, env) = (
+            mode.delivery(),
+            env_on(&cluster, mode, "lock-lost-cluster", patient()).await,
+        );
+        let lossy = lossy(&env.client, &env.keyspace);
+        let locks = Locks::new(env.client, env.keyspace);
         let token = OwnerToken::random();
         cluster.nodes().iter().for_each(|n| n.pause());
         let r = lossy

@@ -30,11 +30,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = crate::common::fixture_runtime();
         let server = for_the_process(|| RedisServer::start(ServerOptions::default()).unwrap());
         let (native, lua, has_native) = rt.block_on(async {
             let native = Client::connect(&server.url(), ClientConfig::default())

@@ -4,12 +4,12 @@
 //! through each kind's own extend, handed back to end with its own verb, and given back after an
 //! unconfirmed loss only where that cannot harm.
 
-use crate::common::{env, own_env, patient, sem, standalone, Env, Mode, MODES};
+use crate::common::{all_modes, env, own_env, patient, queue, sem, standalone, Env, Mode};
 use redis_atomic::idempotency::Response;
 use redis_atomic::idempotency::{Begin, Fingerprint, Idempotency, IdempotencyConfig, Outcome};
 use redis_atomic::lease::{Lease, OwnerToken, Release, Watched};
 use redis_atomic::lock::{Acquire, LockLost, LockState, Locks, WatchdogConfig};
-use redis_atomic::queue::{Ack, Claim, Queue, QueueConfig, RunAt};
+use redis_atomic::queue::{Ack, Claim, QueueConfig, RunAt};
 use redis_atomic::script::registry;
 use redis_atomic::semaphore::Acquire as Take;
 use redis_atomic::{ClientConfig, Error, RetryPolicy};
@@ -40,16 +40,6 @@ fn patient_locks(env: &Env) -> Locks {
         env.client.with_config(crate::common::patient()),
         env.keyspace.clone(),
     )
-}
-
-/// One environment per mode, set up one after another (server and cluster start-up block), so
-/// the tests can then run the modes concurrently.
-async fn all_modes(test: &str) -> Vec<Env> {
-    let mut envs = Vec::new();
-    for mode in MODES {
-        envs.push(env(mode, test, patient()).await);
-    }
-    envs
 }
 
 /// A holder working for 8× its TTL keeps the lock in every mode: every contender attempt is
@@ -304,13 +294,7 @@ async fn every_lease_kind_is_renewed_and_handed_back() {
         let response = Response::new(201, b"done".to_vec());
         assert_eq!(claim.complete(&response).await.unwrap(), Outcome::Stored);
 
-        let queue = Queue::new(
-            env.client.clone(),
-            &env.keyspace,
-            "q",
-            QueueConfig::default(),
-        );
-        let queue = queue.unwrap();
+        let queue = queue(env, "q", QueueConfig::default());
         queue.enqueue("j", b"x", RunAt::Now).await.unwrap();
         let worker = OwnerToken::new("w").unwrap();
         let Claim::Claimed(mut jobs) = queue.claim(&worker, WATCHED, 1).await.unwrap() else {
@@ -352,13 +336,7 @@ async fn give_back_frees_locks_and_permits_only() {
     let again = store.begin("t", b"k", fp).await.unwrap();
     assert!(matches!(again, Begin::InProgress { .. }), "{again:?}");
 
-    let queue = Queue::new(
-        env.client.clone(),
-        &env.keyspace,
-        "q",
-        QueueConfig::default(),
-    );
-    let queue = queue.unwrap();
+    let queue = queue(&env, "q", QueueConfig::default());
     queue.enqueue("j", b"x", RunAt::Now).await.unwrap();
     let worker = OwnerToken::new("w").unwrap();
     let Claim::Claimed(mut jobs) = queue.claim(&worker, long, 1).await.unwrap() else {

@@ -1,7 +1,7 @@
 //! The queue's behaviour in every mode (standalone and cluster × EVALSHA and FCALL): idempotent
 //! enqueue, due-time order, fences, the job handle as a lease, dead letters, reaping, bad input.
 
-use crate::common::{env, patient, Env, MODES};
+use crate::common::{env, patient, queue, Env, MODES};
 use redis_atomic::lease::{Fence, OwnerToken};
 use redis_atomic::queue::{
     Ack, Claim, Enqueue, Job, JobState, JobStatus, Nack, Queue, QueueConfig, Requeue, RunAt,
@@ -10,10 +10,6 @@ use redis_atomic::script::registry::{QUEUE_CLAIM, QUEUE_ENQUEUE};
 use redis_atomic::Error;
 use std::num::NonZeroU32;
 use std::time::{Duration, SystemTime};
-
-pub(super) fn queue(env: &Env, config: QueueConfig) -> Queue {
-    Queue::new(env.client.clone(), &env.keyspace, "jobs", config).unwrap()
-}
 
 pub(super) fn worker(name: &str) -> OwnerToken {
     OwnerToken::new(name).unwrap()
@@ -33,7 +29,7 @@ pub(super) async fn claim(q: &Queue, name: &str, vis: Duration, n: usize) -> Vec
 async fn enqueue_is_idempotent_and_binary_safe() {
     for mode in MODES {
         let env = env(mode, "queue-idem", patient()).await;
-        let q = queue(&env, QueueConfig::default());
+        let q = queue(&env, "jobs", QueueConfig::default());
         let payload: Vec<u8> = (0..=255u8).chain([0, b'\n', b':']).collect();
         assert!(matches!(
             q.enqueue("j1", &payload, RunAt::Now).await.unwrap(),
@@ -82,7 +78,7 @@ async fn enqueue_is_idempotent_and_binary_safe() {
 async fn delayed_jobs_wait_and_come_in_due_order() {
     for mode in MODES {
         let env = env(mode, "queue-delay", patient()).await;
-        let q = queue(&env, QueueConfig::default());
+        let q = queue(&env, "jobs", QueueConfig::default());
         let now = SystemTime::now();
         let ago = |ms: u64| RunAt::At(now - Duration::from_millis(ms));
         for (id, at) in [
@@ -150,7 +146,7 @@ async fn dead_letters_after_max_deliveries() {
     for mode in MODES {
         let env = env(mode, "queue-dlq", patient()).await;
         let config = QueueConfig::default().max_deliveries(NonZeroU32::new(3).unwrap());
-        let q = queue(&env, config);
+        let q = queue(&env, "jobs", config);
         q.enqueue("poison", b"p", RunAt::Now).await.unwrap();
         q.enqueue("sleepy", b"s", RunAt::After(Duration::from_secs(3600)))
             .await
@@ -220,7 +216,7 @@ async fn dead_letters_after_max_deliveries() {
 async fn expired_leases_return_bounded() {
     for mode in MODES {
         let env = env(mode, "queue-reap", patient()).await;
-        let q = queue(&env, QueueConfig::default());
+        let q = queue(&env, "jobs", QueueConfig::default());
         for i in 0..5 {
             q.enqueue(&format!("j{i}"), b"", RunAt::Now).await.unwrap();
         }
@@ -248,7 +244,7 @@ async fn bad_input_is_typed_and_harmless() {
 }
 
 async fn bad_input(env: Env) {
-    let q = queue(&env, QueueConfig::default().max_payload_bytes(16));
+    let q = queue(&env, "jobs", QueueConfig::default().max_payload_bytes(16));
     let vis = Duration::from_secs(1);
     let bad = |r: Result<_, Error>| matches!(r, Err(Error::BadArgument(_)));
     assert!(bad(q.enqueue("", b"", RunAt::Now).await.map(drop)));
@@ -295,13 +291,7 @@ async fn bad_input(env: Env) {
     .map(drop)));
 
     // The scripts validate too (for callers that bypass the binding).
-    let raw = Queue::new(
-        env.client.clone(),
-        &env.keyspace,
-        "raw",
-        QueueConfig::default(),
-    )
-    .unwrap();
+    let raw = queue(&env, "raw", QueueConfig::default());
     let k = raw.keys();
     let (due, inf, dead, meta, pay, err) =
         (&k.due, &k.inflight, &k.dead, &k.meta, &k.payload, &k.errors);
@@ -341,7 +331,7 @@ async fn bad_input(env: Env) {
     assert!(matches!(r, Err(Error::BadArgument(_))), "{r:?}");
 
     // Someone else's value at a queue key: typed error, nothing moved.
-    let q = queue(&env, QueueConfig::default());
+    let q = queue(&env, "jobs", QueueConfig::default());
     q.enqueue("j", b"p", RunAt::Now).await.unwrap();
     let inflight = q.keys().inflight.clone();
     env.raw(redis::cmd("SET").arg(&inflight).arg("foreign"))

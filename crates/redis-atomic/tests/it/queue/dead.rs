@@ -3,7 +3,7 @@
 //! purged on demand; a trimmed or purged letter takes its record, payload and last error with
 //! it. Standalone, EVALSHA and FCALL (the trim is script logic; topology does not change it).
 
-use crate::common::{env, patient, Env, Mode};
+use crate::common::{env, patient, queue, Env, Mode};
 use redis_atomic::lease::OwnerToken;
 use redis_atomic::queue::{Claim, Job, Nack, Purged, Queue, QueueConfig, RunAt};
 use std::collections::HashSet;
@@ -14,10 +14,6 @@ const MODES: [Mode; 2] = [Mode::StandaloneEval, Mode::StandaloneFunctions];
 
 /// Bound of the polling waits: generous, they end as soon as their condition holds.
 const WAIT: Duration = Duration::from_secs(10);
-
-fn queue(env: &Env, config: QueueConfig) -> Queue {
-    Queue::new(env.client.clone(), &env.keyspace, "dlq", config).unwrap()
-}
 
 /// Jobs die on their first failed delivery.
 fn fragile() -> QueueConfig {
@@ -74,6 +70,7 @@ async fn dead_letters_never_pass_max_count() {
         let env = env(mode, "dlq-count", patient()).await;
         let q = queue(
             &env,
+            "dlq",
             fragile().max_dead_letters(NonZeroU32::new(20).unwrap()),
         );
         enqueue(&q, (0..200).map(|i| format!("n{i:03}"))).await;
@@ -114,7 +111,7 @@ async fn dead_letters_past_retention_are_trimmed_by_the_next_death() {
     for mode in MODES {
         let env = env(mode, "dlq-retention", patient()).await;
         let retention = Duration::from_millis(200);
-        let q = queue(&env, fragile().dead_letter_retention(retention));
+        let q = queue(&env, "dlq", fragile().dead_letter_retention(retention));
         enqueue(&q, (0..8).map(|i| format!("old{i}"))).await;
         for job in claim(&q, Duration::from_secs(60), 8).await {
             job.nack(Duration::ZERO, "boom").await.unwrap();
@@ -147,7 +144,7 @@ async fn server_ms(env: &Env) -> u64 {
 async fn purge_removes_dead_letters_and_their_payloads() {
     for mode in MODES {
         let env = env(mode, "dlq-purge", patient()).await;
-        let q = queue(&env, fragile());
+        let q = queue(&env, "dlq", fragile());
         enqueue(&q, (0..30).map(|i| format!("d{i:02}"))).await;
         for job in claim(&q, Duration::from_secs(60), 30).await {
             job.nack(Duration::ZERO, "boom").await.unwrap();

@@ -2,13 +2,14 @@
 //! Each ends in a typed error or a transparent recovery, and never in a half-done move.
 
 use crate::common::{
-    assert_down, flush_env, impatient, own_env, patient, recovering, standalone, Mode, MODES,
+    assert_down, env_on, flush_env, impatient, own_env, patient, queue, recovering, standalone,
+    Mode, CLUSTER_MODES, MODES,
 };
 use redis_atomic::lease::{Extend, Fence, OwnerToken};
 use redis_atomic::queue::{Ack, Claim, Job, JobState, Nack, Queue, QueueConfig, QueueStats, RunAt};
 use redis_atomic::script::registry;
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::{Duration, Instant};
 
 /// Leases of these tests: long, so "still leased" can never be a slow machine's accident. A lease
@@ -105,13 +106,7 @@ async fn lost_claim_reply_job_returns_after_visibility() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
         let env = own_env(mode, "queue-lost", patient()).await;
         env.client.load(registry::ALL).await.unwrap(); // cached: the stalled call cannot NOSCRIPT
-        let q = Queue::new(
-            env.client.clone(),
-            &env.keyspace,
-            "q",
-            QueueConfig::default(),
-        )
-        .unwrap();
+        let q = queue(&env, "q", QueueConfig::default());
         let server = env.server.as_ref().unwrap();
         lost_claim(
             &q,
@@ -129,22 +124,14 @@ async fn lost_claim_reply_job_returns_after_visibility() {
 /// deliveries.
 #[tokio::test]
 async fn lost_claim_reply_on_cluster() {
-    let cluster = RedisCluster::start(ClusterOptions {
-        replicas_per_primary: 0,
-        ..Default::default()
-    })
-    .unwrap();
-    for delivery in [Delivery::Eval, Delivery::Functions] {
-        let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
-            .await
-            .unwrap();
-        client.load(registry::ALL).await.unwrap();
-        let ks = Keyspace::new(unique_prefix("queue-lost-cluster")).unwrap();
-        let lossy = lossy(&client, &ks);
-        let q = Queue::new(client, &ks, "q", QueueConfig::default()).unwrap();
+    let cluster = RedisCluster::start(ClusterOptions::primaries_only()).unwrap();
+    for mode in CLUSTER_MODES {
+        let env = env_on(&cluster, mode, "queue-lost-cluster", patient()).await;
+        let lossy = lossy(&env.client, &env.keyspace);
+        let q = queue(&env, "q", QueueConfig::default());
         let stall = || cluster.nodes().iter().for_each(|n| n.pause());
         let resume = || cluster.nodes().iter().for_each(|n| n.resume());
-        let what = format!("cluster {delivery:?}");
+        let what = format!("{mode:?}");
         lost_claim(&q, &lossy, stall, resume, &what).await;
     }
 }
@@ -154,13 +141,7 @@ async fn lost_claim_reply_on_cluster() {
 async fn script_cache_loss_is_recovered() {
     for mode in MODES {
         let env = flush_env(mode, "queue-flush", patient()).await;
-        let q = Queue::new(
-            env.client.clone(),
-            &env.keyspace,
-            "q",
-            QueueConfig::default(),
-        )
-        .unwrap();
+        let q = queue(&env, "q", QueueConfig::default());
         let flush = match mode.delivery() {
             Delivery::Functions => redis::cmd("FUNCTION").arg("FLUSH").clone(),
             _ => redis::cmd("SCRIPT").arg("FLUSH").clone(),
@@ -191,13 +172,7 @@ async fn restart_keeps_acknowledged_moves() {
     };
     let config = patient().retry(RetryPolicy::none());
     let mut env = standalone("queue-restart", opts, config).await;
-    let q = Queue::new(
-        env.client.clone(),
-        &env.keyspace,
-        "q",
-        QueueConfig::default(),
-    )
-    .unwrap();
+    let q = queue(&env, "q", QueueConfig::default());
     for id in ["a", "b", "c"] {
         q.enqueue(id, id.as_bytes(), RunAt::Now).await.unwrap();
     }
@@ -245,13 +220,7 @@ async fn oom_refuses_writes_and_moves_nothing() {
     for mode in [Mode::StandaloneEval, Mode::StandaloneFunctions] {
         let env = own_env(mode, "queue-oom", patient()).await;
         env.client.load(registry::ALL).await.unwrap();
-        let q = Queue::new(
-            env.client.clone(),
-            &env.keyspace,
-            "q",
-            QueueConfig::default(),
-        )
-        .unwrap();
+        let q = queue(&env, "q", QueueConfig::default());
         let server = env.server.as_ref().unwrap();
         oom_case(
             &q,
@@ -260,21 +229,12 @@ async fn oom_refuses_writes_and_moves_nothing() {
         )
         .await;
     }
-    let cluster = RedisCluster::start(ClusterOptions {
-        replicas_per_primary: 0,
-        ..Default::default()
-    })
-    .unwrap();
-    for delivery in [Delivery::Eval, Delivery::Functions] {
-        let config = ClientConfig::default().delivery(delivery);
-        let client = Client::connect_cluster(&cluster.urls(), config)
-            .await
-            .unwrap();
-        client.load(registry::ALL).await.unwrap();
-        let ks = Keyspace::new(unique_prefix("queue-oom-cluster")).unwrap();
-        let q = Queue::new(client, &ks, "q", QueueConfig::default()).unwrap();
+    let cluster = RedisCluster::start(ClusterOptions::primaries_only()).unwrap();
+    for mode in CLUSTER_MODES {
+        let env = env_on(&cluster, mode, "queue-oom-cluster", ClientConfig::default()).await;
+        let q = queue(&env, "q", QueueConfig::default());
         let set_all = |bytes| cluster.nodes().iter().for_each(|n| set_maxmemory(n, bytes));
-        oom_case(&q, set_all, &format!("cluster {delivery:?}")).await;
+        oom_case(&q, set_all, &format!("{mode:?}")).await;
     }
 }
 

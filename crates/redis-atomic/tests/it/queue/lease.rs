@@ -1,8 +1,8 @@
 //! A job as a lease: a stale lease (another worker's now) is refused through its handle and by
 //! parts, by fence and by worker; the job through the `Lease` trait; the by-parts ack.
 
-use super::basics::{claim, queue, worker};
-use crate::common::{env, patient, MODES};
+use super::basics::{claim, worker};
+use crate::common::{env, patient, queue, MODES};
 use redis_atomic::lease::{Extend, Fence, Lease, OwnerToken};
 use redis_atomic::queue::{Ack, JobState, Nack, QueueConfig, RunAt};
 use std::time::Duration;
@@ -14,7 +14,7 @@ use std::time::Duration;
 async fn stale_fence_is_rejected() {
     for mode in MODES {
         let env = env(mode, "queue-stale", patient()).await;
-        let q = queue(&env, QueueConfig::default());
+        let q = queue(&env, "jobs", QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
         q.enqueue("k", b"p", RunAt::Now).await.unwrap();
         // Two stale handles of worker a: each end verb consumes its handle.
@@ -99,7 +99,7 @@ async fn renew(lease: &mut impl Lease, ttl: Duration) -> (Fence, OwnerToken, Ext
 async fn job_works_through_the_lease_trait() {
     for mode in MODES {
         let env = env(mode, "queue-lease", patient()).await;
-        let q = queue(&env, QueueConfig::default());
+        let q = queue(&env, "jobs", QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
         let mut job = claim(&q, "w-7", Duration::from_secs(30), 1).await.remove(0);
         let (claimed, before) = (job.fence(), job.expires_by());
@@ -127,11 +127,11 @@ async fn job_works_through_the_lease_trait() {
 async fn by_parts_ack_with_a_jobs_id_and_fence_acks_it() {
     for mode in MODES {
         let env = env(mode, "queue-parts", patient()).await;
-        let q = queue(&env, QueueConfig::default());
+        let q = queue(&env, "jobs", QueueConfig::default());
         q.enqueue("j", b"p", RunAt::Now).await.unwrap();
         let job = claim(&q, "w", Duration::from_secs(30), 1).await.remove(0);
         let (id, fence) = (job.id().to_string(), job.fence());
-        let elsewhere = queue(&env, QueueConfig::default());
+        let elsewhere = queue(&env, "jobs", QueueConfig::default());
         assert_eq!(
             elsewhere.ack(&id, &worker("w"), fence).await.unwrap(),
             Ack::Acked,

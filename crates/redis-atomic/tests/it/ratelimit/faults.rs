@@ -2,12 +2,12 @@
 //! partial writes, and a request id is charged once however its replies were lost.
 
 use crate::common::{
-    assert_down, flush_env, impatient, own_env, patient, recovering, stalled_for, standalone, Env,
-    Mode, MODES,
+    assert_down, env_on, flush_env, impatient, own_env, patient, recovering, stalled_for,
+    standalone, Env, Mode, CLUSTER_MODES, MODES,
 };
 use redis_atomic::ratelimit::{Decision, Limit, Policy, RateLimiter};
 use redis_atomic::{Client, ClientConfig, Delivery, Error, Keyspace, RetryPolicy};
-use redis_atomic_testkit::{unique_prefix, ClusterOptions, Fsync, RedisCluster, ServerOptions};
+use redis_atomic_testkit::{ClusterOptions, Fsync, RedisCluster, ServerOptions};
 use std::time::Duration;
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -258,20 +258,13 @@ async fn request_id_is_resent_by_the_binding() {
 /// (under its node timeout: no failover) while a request id is sent.
 #[tokio::test]
 async fn lost_reply_on_cluster_then_same_id_is_charged_once() {
-    let cluster = RedisCluster::start(ClusterOptions {
-        replicas_per_primary: 0,
-        ..Default::default()
-    })
-    .unwrap();
-    for delivery in [Delivery::Eval, Delivery::Functions] {
-        let client = Client::connect_cluster(&cluster.urls(), patient().delivery(delivery))
-            .await
-            .unwrap();
-        client
-            .load(redis_atomic::script::registry::ALL)
-            .await
-            .unwrap();
-        let ks = Keyspace::new(unique_prefix("rl-lost-cluster")).unwrap();
+    let cluster = RedisCluster::start(ClusterOptions::primaries_only()).unwrap();
+    for mode in CLUSTER_MODES {
+        let (delivery, env) = (
+            mode.delivery(),
+            env_on(&cluster, mode, "rl-lost-cluster", patient()).await,
+        );
+        let (client, ks) = (env.client, env.keyspace);
         let lossy = lossy(&client, &ks);
         let limiter = RateLimiter::new(client.clone(), ks, policy());
         cluster.nodes().iter().for_each(|n| n.pause());

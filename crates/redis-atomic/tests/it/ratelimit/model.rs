@@ -20,11 +20,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = crate::common::fixture_runtime();
         let server = RedisServer::start(ServerOptions::default()).unwrap();
         let clients = rt.block_on(async {
             let eval = Client::connect(&server.url(), ClientConfig::default())

@@ -2,7 +2,7 @@
 //! the first answer (the same leases) and has no second effect; different ids act independently;
 //! records are bounded by their TTL. (Under lost replies: `reqid_faults.rs`.)
 
-use crate::common::{env, patient, Env, Mode, MODES};
+use crate::common::{env, patient, queue, Env, Mode, MODES};
 use redis_atomic::lease::{Fence, OwnerToken};
 use redis_atomic::queue::{Ack, Claim, Job, Nack, Queue, QueueConfig, RunAt};
 use redis_atomic::quota::{Bounded, Bounds, Quotas};
@@ -152,13 +152,7 @@ async fn claimed(q: &Queue, w: &OwnerToken, n: usize, id: &str) -> Vec<Job> {
 async fn claim_repeat_returns_same_leases() {
     for mode in MODES {
         let env = env(mode, "reqid-claim", patient()).await;
-        let q = Queue::new(
-            env.client.clone(),
-            &env.keyspace,
-            "q",
-            QueueConfig::default(),
-        )
-        .unwrap();
+        let q = queue(&env, "q", QueueConfig::default());
         for id in ["a", "b", "c"] {
             q.enqueue(id, id.as_bytes(), RunAt::Now).await.unwrap();
         }

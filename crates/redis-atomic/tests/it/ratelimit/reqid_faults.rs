@@ -229,9 +229,8 @@ async fn lost_replies_standalone_one_effect_per_id() {
 #[tokio::test]
 async fn lost_replies_cluster_one_effect_per_id() {
     let cluster = RedisCluster::start(ClusterOptions {
-        replicas_per_primary: 0,
         node_timeout_ms: 5000, // stalls never look like failures: no failover
-        ..Default::default()
+        ..ClusterOptions::primaries_only()
     })
     .unwrap();
     let config = patient().delivery(Delivery::Functions);

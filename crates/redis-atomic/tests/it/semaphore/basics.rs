@@ -2,21 +2,13 @@
 //! die) under real concurrency in every mode, plus fences, reclaim bounds and bad input. Faults
 //! are in `semaphore_faults.rs`.
 
-use crate::common::{env, patient, sem, take, Env, Mode, MODES};
+use crate::common::{all_modes, env, patient, sem, take, Env, Mode};
 use redis_atomic::lease::{Extend, Lease, OwnerToken, Release};
 use redis_atomic::semaphore::{Acquire, Semaphore, SemaphoreConfig, RECLAIM_PER_ACQUIRE};
 use redis_atomic::{Error, Fence};
 use redis_atomic_testkit::{history, LeaseSpan};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-async fn all_modes(test: &str) -> Vec<Env> {
-    let mut envs = Vec::new();
-    for mode in MODES {
-        envs.push(env(mode, test, patient()).await);
-    }
-    envs
-}
 
 /// 64 tasks race for 5 permits; about one holder in sixteen dies without releasing. Never more
 /// than 5 holders at once and fences unique and increasing (the testkit's lease checker), every

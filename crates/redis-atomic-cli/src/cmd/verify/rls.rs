@@ -1,4 +1,6 @@
-//! `verify`'s `rls` row: the gRPC face driven by many gRPC clients, under every fault kind.
+//! `verify`'s `rls` row: the gRPC face (`redis-atomic-server`'s [`Rls`]) driven by many gRPC
+//! clients, under every fault kind. Here, beside the verb, because it joins the two crates: the
+//! verify crate knows no face, and the production server crate links no verify code.
 //!
 //! Every request carries two descriptors: its user's (`LIMIT` per year, the tight one, decided
 //! first) and a global one (10^9 per year, never refusing). The record: every answer (OK, over
@@ -15,16 +17,14 @@
 //! acknowledged writes (primary kill), only the count of operations is reported. `--sabotage` runs the face deciding each descriptor alone, as envoyproxy/ratelimit
 //! does: refused requests then charge the global limit, which the second judgement flags.
 
-use super::config::Rules;
-use super::pb::ratelimit::{
+use futures::future::BoxFuture;
+use redis_atomic::ratelimit::EntryLimiter;
+use redis_atomic_server::faces::rls::pb::ratelimit::{
     Code, Entry, RateLimitDescriptor, RateLimitRequest, RateLimitServiceClient,
     RateLimitServiceServer,
 };
-use super::service::Rls;
-use futures::future::BoxFuture;
-use redis_atomic::ratelimit::EntryLimiter;
-use redis_atomic_testkit::Verdict;
-use redis_atomic_verify::{Check, CheckCtx, CheckResult, Findings};
+use redis_atomic_server::faces::rls::{Rls, Rules};
+use redis_atomic_verify::{Check, CheckCtx, CheckResult, Findings, Verdict};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -93,7 +93,7 @@ async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
     let url = format!("http://{}", listener.local_addr()?);
     let app = tonic::service::Routes::new(RateLimitServiceServer::new(rls)).into_axum_router();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::start::serve(listener, app, async {
+    let server = tokio::spawn(redis_atomic_server::start::serve(listener, app, async {
         let _ = stopped.await;
     }));
     let log = Arc::new(Mutex::new(Log::default()));

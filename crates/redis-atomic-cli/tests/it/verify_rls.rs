@@ -1,10 +1,10 @@
 //! `verify`'s `rls` row ([`RlsCheck`]) as `redis-atomic verify` runs it: clean it holds with work
 //! done; with the face deciding each descriptor alone (sabotage) it finds refused requests that
-//! charged the global limit, faults or not; under every standalone fault it holds. (The CLI's tests run it in
-//! the whole matrix, the cluster's faults included.)
+//! charged the global limit, faults or not; under every standalone fault it holds. (The
+//! binary runs it in the whole matrix, the cluster's faults included: [`crate::all_faults`].)
 
 use redis_atomic::{Client, ClientConfig};
-use redis_atomic_server::faces::rls::verify::RlsCheck;
+use redis_atomic_cli::cmd::verify::rls::RlsCheck;
 use redis_atomic_testkit::{unique_prefix, RedisServer};
 use redis_atomic_verify::{FaultKind, Report, Verify, CLEAN_TIMEOUT};
 use std::time::Duration;

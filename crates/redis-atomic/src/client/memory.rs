@@ -1,15 +1,59 @@
 //! `maxmemory-policy`: the one setting under which Redis deletes the primitives' keys by itself.
-//! Judged here once, for the doctor's rows and for the check every client makes when it connects.
+//! Judged here once, for the check every client makes when it connects and for the doctor's row
+//! ([`crate::doctor`], which re-exports [`Status`] and [`MemoryCheck`]). Here, in the client,
+//! because the client runs it at connect time: the doctor builds on the client, not the reverse.
 //!
 //! Why it fails the audit: an evicting policy (`allkeys-*`, and `volatile-*` too, since nearly
 //! every key the primitives write has a TTL) lets a full server delete a live lock, the fence
 //! counter, a completed idempotency record, a permit or a job. With `noeviction` a full server
 //! refuses writes instead (`Rejected { code: "OOM" }`: nothing ran, nothing lost).
 
-use super::Status;
 use crate::observe;
 use crate::{Client, Error};
 use redis::Value;
+use std::collections::HashMap;
+
+/// How a check came out: the connect-time check's, and every row of the doctor's audit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Status {
+    /// As the primitives assume.
+    Ok,
+    /// Worth knowing: a weaker guarantee than possible, or a check that could not be made.
+    Warn,
+    /// A setting under which a primitive's invariant can break.
+    Fail,
+}
+
+impl Status {
+    /// `ok`, `warn`, `fail`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+}
+
+/// `field:value` lines (INFO, CLUSTER INFO); sections and blank lines skipped.
+pub(crate) fn fields(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// An error as one short line for a check's finding.
+pub(crate) fn short(err: Error) -> String {
+    match err {
+        Error::Server { code, message } | Error::Rejected { code, message } => {
+            format!("{code} {message}")
+        }
+        other => other.to_string(),
+    }
+}
 
 /// The fix of a failing policy.
 pub(crate) const FIX: &str = "CONFIG SET maxmemory-policy noeviction (a full server then refuses \
@@ -69,7 +113,7 @@ pub(crate) async fn check(client: &Client) -> MemoryCheck {
             let judged: Vec<(Status, String)> = nodes
                 .iter()
                 .map(|(node, text)| {
-                    let f = super::facts::fields(text);
+                    let f = fields(text);
                     let max = f.get("maxmemory").and_then(|v| v.parse().ok());
                     let (status, found) = judge(max, f.get("maxmemory_policy").map(String::as_str));
                     match node {
@@ -89,7 +133,7 @@ pub(crate) async fn check(client: &Client) -> MemoryCheck {
         }
         Err(e) => MemoryCheck {
             status: Status::Warn,
-            found: format!("unknown: INFO memory failed ({})", super::facts::short(e)),
+            found: format!("unknown: INFO memory failed ({})", short(e)),
         },
     };
     match check.status {

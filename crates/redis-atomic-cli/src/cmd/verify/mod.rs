@@ -6,6 +6,11 @@
 //! Exit codes: 0 every row ok; 1 a row found a violation or could not run (status `error`: its
 //! reason is printed under the table; the other rows still ran); 2 usage, connection or server
 //! errors before or after the checks (no report).
+//!
+//! The library's rows are the verify crate's ([`redis_atomic_verify::builtin`]); the `rls` face's
+//! row is here ([`rls`]).
+
+pub mod rls;
 
 use crate::args::ConnArgs;
 use crate::output::{one_line, runtime};
@@ -151,7 +156,7 @@ async fn verify(args: &VerifyArgs, duration: Duration) -> anyhow::Result<Report>
         .sabotage(args.sabotage)
         .progress(!args.json)
         .cleanup(cleanup)
-        .add_check(redis_atomic_server::faces::rls::verify::RlsCheck)
+        .add_check(rls::RlsCheck)
         .run()
         .await?;
     Ok(report)
