@@ -701,9 +701,9 @@ export interface ClientOptions {
   contention?: RetryOptions
   /**
    * `'eval'` (EVALSHA, default) or `'functions'` (FCALL of the library's Functions); the
-   * library also takes `'evalsha'` for `'eval'`.
+   * library also takes `'evalsha'` for `'eval'` and `'fcall'` for `'functions'`.
    */
-  delivery?: 'eval' | 'functions' | 'evalsha'
+  delivery?: 'eval' | 'functions' | 'evalsha' | 'fcall'
   /** Wait for replicas after every write (default: none). */
   replicas?: ReplicaOptions
   /** CA and client certificate for `rediss://`. */

@@ -196,8 +196,9 @@ function guard(cls) {
 
 const api = {}
 for (const [name, value] of Object.entries(native)) {
-  // `__init`, and `Algorithm` (a type only: its values are the strings `algorithms()` lists).
-  if (name.startsWith('__') || name === 'Algorithm') continue
+  // The addon's private hooks (`__init`, `_classifyServerError`: for the package's own tests),
+  // and `Algorithm` (a type only: its values are the strings `algorithms()` lists).
+  if (name.startsWith('_') || name === 'Algorithm') continue
   api[name] = typeof value === 'function' && value.prototype ? guard(value) : value
 }
 // The handle classes' earlier names (deprecated): the same classes.

@@ -105,8 +105,8 @@ pub struct ClientOptions<'a> {
     /// Retries under contention (default: 16 attempts within 2 s).
     pub contention: Option<RetryOptions>,
     /// `'eval'` (EVALSHA, default) or `'functions'` (FCALL of the library's Functions); the
-    /// library also takes `'evalsha'` for `'eval'`.
-    #[napi(ts_type = "'eval' | 'functions' | 'evalsha'")]
+    /// library also takes `'evalsha'` for `'eval'` and `'fcall'` for `'functions'`.
+    #[napi(ts_type = "'eval' | 'functions' | 'evalsha' | 'fcall'")]
     pub delivery: Option<String>,
     /// Wait for replicas after every write (default: none).
     pub replicas: Option<ReplicaOptions>,

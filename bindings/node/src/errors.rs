@@ -17,6 +17,7 @@ use napi::bindgen_prelude::{
     FnArgs, Function, JsObjectValue, Object, ObjectRef, ToNapiValue, Unknown,
 };
 use napi::{Env, JsValue, Status};
+use napi_derive::napi;
 use redis_atomic::Error as LibError;
 use std::cell::RefCell;
 
@@ -185,6 +186,23 @@ pub(crate) fn value<'env>(
 /// carrying the JavaScript error, which napi throws as that very object. Nothing was sent.
 pub(crate) fn sync(env: &Env, error: LibError) -> napi::Error {
     throw(env, Failure::Library(error))
+}
+
+/// The error the package rejects with for a server's error reply `code message`: the library's
+/// classification (`Error::from_server_error`), returned, not thrown. Private (the addon's own
+/// export, not the package's): the conformance vectors check every error reply through it.
+#[napi(js_name = "_classifyServerError", skip_typescript)]
+#[allow(dead_code)] // called from JavaScript only
+pub fn classify_server_error(
+    env: &Env,
+    code: String,
+    message: String,
+) -> napi::Result<Unknown<'_>> {
+    value(
+        env,
+        Failure::Library(LibError::from_server_error(&code, &message)),
+        None,
+    )
 }
 
 /// Any failure, thrown by a synchronous method.

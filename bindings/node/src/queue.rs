@@ -19,7 +19,7 @@ use crate::value::{Js, Out, Promise, Resolve};
 use napi::bindgen_prelude::{Buffer, Date, Either, Either3, Object};
 use napi::Env;
 use napi_derive::napi;
-use redis_atomic::queue::{Claim, Enqueue, JobStatus, Queue as Lib, QueueConfig, RunAt};
+use redis_atomic::queue::{Claim, Enqueue, Queue as Lib, QueueConfig, RunAt};
 use redis_atomic::{Error, Keyspace};
 use std::num::NonZeroU32;
 use std::time::{Duration, UNIX_EPOCH};
@@ -166,7 +166,7 @@ impl Queue {
                 .resolve(),
                 Enqueue::Exists { status } => Js(Exists {
                     enqueued: false,
-                    status: status_name(status)?.into(),
+                    status: status.name().into(),
                 })
                 .resolve(),
                 other => return Err(errors::unknown_outcome(&other)),
@@ -364,17 +364,6 @@ fn claim_out(c: Claim, gate: Gate) -> Result<Out, Error> {
             status: "idle".into(),
         })
         .resolve(),
-        other => return Err(errors::unknown_outcome(&other)),
-    })
-}
-
-/// A job's place, by name.
-pub(crate) fn status_name(s: JobStatus) -> Result<&'static str, Error> {
-    Ok(match s {
-        JobStatus::Queued => "queued",
-        JobStatus::Running => "running",
-        JobStatus::Dead => "dead",
-        JobStatus::Acked => "acked",
         other => return Err(errors::unknown_outcome(&other)),
     })
 }

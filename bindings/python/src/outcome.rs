@@ -26,7 +26,7 @@ use redis_atomic::fenced::Fenced;
 use redis_atomic::idempotency::{self as idem, Begin, Stored as LibStored};
 use redis_atomic::lease::{Extend, Release};
 use redis_atomic::lock::{self, LockState};
-use redis_atomic::queue::{self as q, Ack, Enqueue, JobState, JobStatus, Nack, Requeue};
+use redis_atomic::queue::{self as q, Ack, Enqueue, JobState, Nack, Requeue};
 use redis_atomic::quota::{Bounded, Raise};
 use redis_atomic::ratelimit as rl;
 use redis_atomic::semaphore as sem;
@@ -127,7 +127,7 @@ crate::convert::to_python!(Outcome, |this, py| {
         O::End(idem::Outcome::Stored) => Stored.into_bound_py_any(py),
         O::Enqueue(Enqueue::Enqueued { due_in }) => Enqueued { due_in }.into_bound_py_any(py),
         O::Enqueue(Enqueue::Exists { status }) => Exists {
-            status: status_name(status).into(),
+            status: status.name().into(),
         }
         .into_bound_py_any(py),
         O::Claim(q::Claim::Claimed(jobs), bridge) => jobs
@@ -216,16 +216,5 @@ fn job_state(py: Python<'_>, s: JobState) -> PyResult<Bound<'_, PyAny>> {
         JobState::Unknown => JobUnknown.into_bound_py_any(py),
         #[allow(unreachable_patterns)]
         _ => Err(unknown("job state")),
-    }
-}
-
-/// A job's status word (`Exists.status`).
-fn status_name(s: JobStatus) -> &'static str {
-    match s {
-        JobStatus::Queued => "queued",
-        JobStatus::Running => "running",
-        JobStatus::Dead => "dead",
-        JobStatus::Acked => "acked",
-        _ => "unknown",
     }
 }

@@ -13,7 +13,7 @@ use super::Caller;
 use axum::response::Response;
 use http::StatusCode;
 use redis_atomic::lease::{Extend, OwnerToken};
-use redis_atomic::queue::{Ack, Claim, Enqueue, JobStatus, Nack, Queue, QueueConfig, RunAt};
+use redis_atomic::queue::{Ack, Claim, Enqueue, Nack, Queue, QueueConfig, RunAt};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -153,16 +153,6 @@ fn worker(name: &WorkerName) -> Result<OwnerToken, ApiError> {
     name.owner().map_err(lib)
 }
 
-fn status_word(s: JobStatus) -> &'static str {
-    match s {
-        JobStatus::Queued => "queued",
-        JobStatus::Running => "running",
-        JobStatus::Dead => "dead",
-        JobStatus::Acked => "acked",
-        _ => "unknown",
-    }
-}
-
 /// Enqueue a job (deduplicated by id).
 #[utoipa::path(post, path = "/v1/queues/{queue}/jobs", operation_id = "queues_enqueue",
     tag = "queues", request_body = EnqueueRequest,
@@ -189,7 +179,7 @@ pub async fn enqueue(
             StatusCode::OK,
             EnqueueResponse {
                 enqueued: false,
-                status: Some(status_word(status).into()),
+                status: Some(status.name().into()),
             },
         ),
         _ => answer(

@@ -190,6 +190,19 @@ pub enum JobStatus {
     Acked,
 }
 
+impl JobStatus {
+    /// The vocabulary's word for it (`queued`, `running`, `dead`, `acked`), as every face
+    /// spells a status.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Dead => "dead",
+            JobStatus::Acked => "acked",
+        }
+    }
+}
+
 impl From<QueueEnqueueStatus> for JobStatus {
     fn from(status: QueueEnqueueStatus) -> Self {
         match status {
