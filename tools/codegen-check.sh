@@ -24,6 +24,6 @@ for set in builtin user; do
 	echo "codegen-check: $set compiles (ts, java, go)"
 done
 cp tools/codegen-check/vectors_test.go "$OUT/builtin/go/"
-(cd "$OUT/builtin/go" && REDIS_ATOMIC_VECTORS="$PWD/../../../../conformance/vectors.json" go test ./...)
+(cd "$OUT/builtin/go" && REDIS_ATOMIC_VECTORS="$PWD/../../../../conformance/vectors.json" go test -count=1 ./...)
 node tools/codegen-check/vectors.mjs "$OUT/builtin/ts/js/scripts.js" conformance/vectors.json
 echo "codegen-check: passed"

@@ -192,6 +192,66 @@ fn renamed(name: &str) -> String {
     }
 }
 
+/// A script's definition written from an emitter's `template`: each `{placeholder}` (`name`,
+/// `summary`, `library`, `sha`, `function`, `body`, `keys`, `args`, `ro`, `rs`, `batch`) is
+/// replaced in one pass, so a value (a summary, a Lua body) is never read as a placeholder; any
+/// other brace is kept. Key and argument names are quoted with `quote` (a variadic one gets
+/// `...`); `summary` and `body` come already escaped for the language.
+pub fn definition(
+    template: &str,
+    s: &ScriptModel,
+    library: &str,
+    quote: char,
+    summary: &str,
+    body: &str,
+) -> String {
+    let names = |ps: &[Param]| -> String {
+        let dots = |x: &Param| if x.variadic { "..." } else { "" };
+        let v: Vec<String> = ps
+            .iter()
+            .map(|x| format!("{quote}{}{}{quote}", x.name, dots(x)))
+            .collect();
+        v.join(", ")
+    };
+    let value = |key: &str| -> Option<String> {
+        Some(match key {
+            "name" => s.name.clone(),
+            "summary" => summary.to_string(),
+            "library" => library.to_string(),
+            "sha" => s.sha1.clone(),
+            "function" => s.function_name.clone(),
+            "body" => body.to_string(),
+            "keys" => names(&s.keys),
+            "args" => names(&s.args),
+            "ro" => s.read_only.to_string(),
+            "rs" => s.retry_safe.to_string(),
+            "batch" => s.batchable.to_string(),
+            _ => return None,
+        })
+    };
+    let mut out = String::with_capacity(template.len() + body.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after
+            .find('}')
+            .and_then(|close| Some((close, value(&after[..close])?)))
+        {
+            Some((close, v)) => {
+                out.push_str(&v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `not_held` → `NotHeld`.
 pub fn pascal(name: &str) -> String {
     name.split('_')

@@ -5,7 +5,7 @@
 //! `Decode<Name>` / `Call<Name>`; `Decoders` maps names to decoders. Integers are `uint64` /
 //! `int64` in the header's unit (the field name says which), bytes `[]byte`.
 
-use super::foreign::{pascal, quoted, FieldModel, Param, ScriptModel, SetModel};
+use super::foreign::{definition, pascal, quoted, FieldModel, Param, ScriptModel, SetModel};
 use crate::returns::Type;
 use std::fmt::Write as _;
 
@@ -74,29 +74,14 @@ fn read(f: &FieldModel) -> String {
 
 fn script(s: &ScriptModel, library: &str) -> String {
     let p = pascal(&s.name);
-    let names = |ps: &[Param]| -> String {
-        let v: Vec<String> = ps
-            .iter()
-            .map(|x| format!("\"{}{}\"", x.name, if x.variadic { "..." } else { "" }))
-            .collect();
-        v.join(", ")
-    };
-    let mut out = format!(
-        "\n// {p}Script is `{name}`: {summary}\nvar {p}Script = &ScriptDef{{\n\tName: \"{name}\",\n\t\
-         Library: \"{library}\",\n\tSHA1: \"{sha}\",\n\tFunctionName: \"{function}\",\n\tBody: {body},\n\t\
-         Keys: []string{{{keys}}},\n\tArgs: []string{{{args}}},\n\tReadOnly: {ro},\n\tRetrySafe: {rs},\n\t\
-         Batchable: {b},\n}}\n\n",
-        name = s.name,
-        summary = s.summary,
-        sha = s.sha1,
-        function = s.function_name,
-        body = quoted(&s.body, true),
-        keys = names(&s.keys),
-        args = names(&s.args),
-        ro = s.read_only,
-        rs = s.retry_safe,
-        b = s.batchable,
+    let template = format!(
+        "\n// {p}Script is `{{name}}`: {{summary}}\nvar {p}Script = &ScriptDef{{\n\tName: \"{{name}}\",\n\t\
+         Library: \"{{library}}\",\n\tSHA1: \"{{sha}}\",\n\tFunctionName: \"{{function}}\",\n\t\
+         Body: {{body}},\n\tKeys: []string{{{{keys}}}},\n\tArgs: []string{{{{args}}}},\n\t\
+         ReadOnly: {{ro}},\n\tRetrySafe: {{rs}},\n\tBatchable: {{batch}},\n}}\n\n"
     );
+    let body = quoted(&s.body, true);
+    let mut out = definition(&template, s, library, '"', &s.summary, &body);
     out.push_str(&params(&format!("{p}Keys"), &s.keys, "string"));
     out.push_str(&params(&format!("{p}Args"), &s.args, "any"));
     out.push_str(&reply_types(s, &p));

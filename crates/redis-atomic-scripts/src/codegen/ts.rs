@@ -4,7 +4,9 @@
 //! discriminated by `outcome`, `decode<Name>` and `call<Name>`; `DECODERS` maps names to
 //! decoders. Integers are `number` (a reply beyond 2^53 is a bad reply), bytes `Uint8Array`.
 
-use super::foreign::{camel, pascal, quoted, FieldModel, Param, ScriptModel, SetModel, OUTCOME};
+use super::foreign::{
+    camel, definition, pascal, quoted, FieldModel, Param, ScriptModel, SetModel, OUTCOME,
+};
 use crate::returns::Type;
 use std::fmt::Write as _;
 
@@ -74,29 +76,15 @@ fn read(f: &FieldModel) -> String {
 
 fn script(s: &ScriptModel, library: &str) -> String {
     let p = pascal(&s.name);
-    let names = |ps: &[Param]| -> String {
-        let v: Vec<String> = ps
-            .iter()
-            .map(|x| format!("'{}{}'", x.name, if x.variadic { "..." } else { "" }))
-            .collect();
-        v.join(", ")
-    };
-    let mut out = format!(
-        "\n/** `{name}`: {summary} */\nexport const {upper}: ScriptDef = {{\n  name: '{name}',\n  \
-         library: '{library}',\n  sha1: '{sha}',\n  functionName: '{function}',\n  body: {body},\n  \
-         keys: [{keys}],\n  args: [{args}],\n  readOnly: {ro},\n  retrySafe: {rs},\n  batchable: {b},\n}}\n\n",
-        name = s.name,
-        summary = s.summary.replace("*/", "* /"),
+    let template = format!(
+        "\n/** `{{name}}`: {{summary}} */\nexport const {upper}: ScriptDef = {{\n  name: '{{name}}',\n  \
+         library: '{{library}}',\n  sha1: '{{sha}}',\n  functionName: '{{function}}',\n  body: {{body}},\n  \
+         keys: [{{keys}}],\n  args: [{{args}}],\n  readOnly: {{ro}},\n  retrySafe: {{rs}},\n  \
+         batchable: {{batch}},\n}}\n\n",
         upper = s.name.to_uppercase(),
-        sha = s.sha1,
-        function = s.function_name,
-        body = quoted(&s.body, false),
-        keys = names(&s.keys),
-        args = names(&s.args),
-        ro = s.read_only,
-        rs = s.retry_safe,
-        b = s.batchable,
     );
+    let (summary, body) = (s.summary.replace("*/", "* /"), quoted(&s.body, false));
+    let mut out = definition(&template, s, library, '\'', &summary, &body);
     out.push_str(&params(&format!("{p}Keys"), &s.keys, "string"));
     out.push_str(&params(&format!("{p}Args"), &s.args, "ScriptArg"));
     out.push_str(&reply_types(s, &p));
