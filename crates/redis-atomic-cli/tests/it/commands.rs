@@ -136,3 +136,51 @@ fn every_verb_documents_its_exit_codes() {
         );
     }
 }
+
+/// `scripts bindings`: typed TypeScript, Java and Go layers of the built-ins and of a user's
+/// folder (their compilers run in make test's codegen check); bad input is one line, exit 2.
+#[test]
+fn scripts_bindings_emit_each_language_and_refuse_bad_input() {
+    let ts = cli(&["scripts", "bindings", "--lang", "ts", "--builtin"]);
+    assert!(ts.status.success(), "{}", stderr(&ts));
+    let ts = stdout(&ts);
+    assert!(ts.contains("export const LOCK_ACQUIRE: ScriptDef"), "{ts}");
+    assert!(
+        ts.contains("readonly outcome: 'held'"),
+        "the reply is a union on outcome"
+    );
+    let go = stdout(&cli(&["scripts", "bindings", "--lang", "go", "--builtin"]));
+    assert!(
+        go.contains("func CallLockAcquire(ctx context.Context"),
+        "{go}"
+    );
+    let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/user-scripts");
+    let out = tempfile::tempdir().unwrap();
+    let java = cli(&[
+        "scripts",
+        "bindings",
+        "--lang",
+        "java",
+        "--package",
+        "com.example.scripts",
+        "--out",
+        out.path().to_str().unwrap(),
+        folder,
+    ]);
+    assert!(java.status.success(), "{}", stderr(&java));
+    let files = std::fs::read_dir(out.path()).unwrap().count();
+    assert!(files > 1, "one file per type, got {files}");
+    for bad in [
+        &["scripts", "bindings", "--lang", "rust", "--builtin"][..],
+        &["scripts", "bindings", "--lang", "ts", "/nonexistent-folder"][..],
+    ] {
+        let o = cli(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o).trim().lines().count(),
+            1,
+            "{bad:?}: {}",
+            stderr(&o)
+        );
+    }
+}
