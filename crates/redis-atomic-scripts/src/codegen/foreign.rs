@@ -252,6 +252,21 @@ pub fn definition(
     out
 }
 
+/// The cursor call that reads a field of type `ty` in a generated decoder: every language's
+/// cursor has `bool`, `bytes`, `str` and `text` readers; `uint` and `int` name its unsigned and
+/// signed ones, and `word` writes the call for a closed list of words.
+pub fn reader(ty: &Type, uint: &str, int: &str, word: impl Fn(&[String]) -> String) -> String {
+    match ty {
+        Type::Uint | Type::Ms | Type::Us | Type::Fence => format!("c.{uint}()"),
+        Type::Int => format!("c.{int}()"),
+        Type::Bool => "c.bool()".into(),
+        Type::Bytes => "c.bytes()".into(),
+        Type::Str => "c.str()".into(),
+        Type::Text => "c.text()".into(),
+        Type::Word(words) => word(words),
+    }
+}
+
 /// `not_held` → `NotHeld`.
 pub fn pascal(name: &str) -> String {
     name.split('_')

@@ -5,7 +5,9 @@
 //! `Decode<Name>` / `Call<Name>`; `Decoders` maps names to decoders. Integers are `uint64` /
 //! `int64` in the header's unit (the field name says which), bytes `[]byte`.
 
-use super::foreign::{definition, pascal, quoted, FieldModel, Param, ScriptModel, SetModel};
+use super::foreign::{
+    definition, pascal, quoted, reader, FieldModel, Param, ScriptModel, SetModel,
+};
 use crate::returns::Type;
 use std::fmt::Write as _;
 
@@ -53,18 +55,10 @@ fn go_type(f: &FieldModel) -> String {
 }
 
 fn read(f: &FieldModel) -> String {
-    let r = match &f.ty {
-        Type::Uint | Type::Ms | Type::Us | Type::Fence => "c.uint()".to_string(),
-        Type::Int => "c.int()".into(),
-        Type::Bool => "c.bool()".into(),
-        Type::Bytes => "c.bytes()".into(),
-        Type::Str => "c.str()".into(),
-        Type::Text => "c.text()".into(),
-        Type::Word(w) => {
-            let list: Vec<String> = w.iter().map(|w| format!("{w:?}")).collect();
-            format!("c.word({})", list.join(", "))
-        }
-    };
+    let r = reader(&f.ty, "uint", "int", |words| {
+        let list: Vec<String> = words.iter().map(|w| format!("{w:?}")).collect();
+        format!("c.word({})", list.join(", "))
+    });
     if f.optional {
         format!("opt(c, func() {} {{ return {r} }})", &go_type(f)[1..])
     } else {

@@ -6,7 +6,7 @@
 //! (`ALL`, `decode(name, raw)`). Integers are `long` in the header's unit (the component name
 //! says which), bytes `byte[]`, an optional field boxed (`null` when absent).
 
-use super::foreign::{camel, pascal, quoted, FieldModel, Param, ScriptModel, SetModel};
+use super::foreign::{camel, pascal, quoted, reader, FieldModel, Param, ScriptModel, SetModel};
 use crate::returns::Type;
 use std::fmt::Write as _;
 
@@ -159,18 +159,10 @@ fn java_type(f: &FieldModel) -> &'static str {
 }
 
 fn read(f: &FieldModel) -> String {
-    let r = match &f.ty {
-        Type::Uint | Type::Ms | Type::Us | Type::Fence => "c.unsigned()".to_string(),
-        Type::Int => "c.integer()".into(),
-        Type::Bool => "c.bool()".into(),
-        Type::Bytes => "c.bytes()".into(),
-        Type::Str => "c.str()".into(),
-        Type::Text => "c.text()".into(),
-        Type::Word(w) => {
-            let list: Vec<String> = w.iter().map(|w| format!("{w:?}")).collect();
-            format!("c.word({})", list.join(", "))
-        }
-    };
+    let r = reader(&f.ty, "unsigned", "integer", |words| {
+        let list: Vec<String> = words.iter().map(|w| format!("{w:?}")).collect();
+        format!("c.word({})", list.join(", "))
+    });
     if f.optional {
         format!("c.opt(() -> {r})")
     } else {

@@ -1,26 +1,14 @@
 //! The reply type of one script: an exhaustive enum with a variant per status word, word enums
 //! and group item structs, and the `FromReply` impl that reads the fields in header order.
 
+use super::foreign::pascal;
 use crate::load::ScriptFile;
 use crate::returns::{Field, Group, Item, Shape, Type};
 use std::fmt::Write as _;
 
 /// `lock_acquire` → `LockAcquireReply`.
 pub fn reply_name(script: &str) -> String {
-    format!("{}Reply", camel(script))
-}
-
-/// `not_held` → `NotHeld`.
-fn camel(name: &str) -> String {
-    name.split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            match chars.next() {
-                Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
-                None => String::new(),
-            }
-        })
-        .collect()
+    format!("{}Reply", pascal(script))
 }
 
 const KEYWORDS: &[&str] = &[
@@ -66,11 +54,11 @@ fn rust_type(script: &str, f: &Field) -> (String, String) {
 }
 
 fn word_type(script: &str, field: &str) -> String {
-    format!("{}{}", camel(script), camel(field))
+    format!("{}{}", pascal(script), pascal(field))
 }
 
 fn group_type(script: &str, group: &str) -> String {
-    format!("{}{}Item", camel(script), camel(group))
+    format!("{}{}Item", pascal(script), pascal(group))
 }
 
 pub(super) fn reply_type(s: &ScriptFile) -> Result<String, String> {
@@ -78,7 +66,7 @@ pub(super) fn reply_type(s: &ScriptFile) -> Result<String, String> {
     let shapes = &s.header.shapes.shapes;
     let mut variants = Vec::new();
     for shape in shapes {
-        let v = camel(&shape.status);
+        let v = pascal(&shape.status);
         if variants.contains(&v) {
             return Err(format!("{}: two statuses become the variant {v}", s.name));
         }
@@ -157,7 +145,7 @@ fn helper_types(s: &ScriptFile) -> Result<String, String> {
 
 fn word_enum(script: &str, f: &Field, words: &[String]) -> Result<String, String> {
     let name = word_type(script, &f.name);
-    let variants: Vec<String> = words.iter().map(|w| camel(w)).collect();
+    let variants: Vec<String> = words.iter().map(|w| pascal(w)).collect();
     let mut out = format!(
         "/// The words of `{field}` in [`{reply}`].\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum {name} {{\n",
         field = f.name,

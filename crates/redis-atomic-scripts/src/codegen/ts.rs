@@ -5,7 +5,7 @@
 //! decoders. Integers are `number` (a reply beyond 2^53 is a bad reply), bytes `Uint8Array`.
 
 use super::foreign::{
-    camel, definition, pascal, quoted, FieldModel, Param, ScriptModel, SetModel, OUTCOME,
+    camel, definition, pascal, quoted, reader, FieldModel, Param, ScriptModel, SetModel, OUTCOME,
 };
 use crate::returns::Type;
 use std::fmt::Write as _;
@@ -55,18 +55,10 @@ fn ts_type(s: &str, f: &FieldModel) -> String {
 }
 
 fn read(f: &FieldModel) -> String {
-    let r = match &f.ty {
-        Type::Uint | Type::Ms | Type::Us | Type::Fence => "c.uint()".to_string(),
-        Type::Int => "c.int()".into(),
-        Type::Bool => "c.bool()".into(),
-        Type::Bytes => "c.bytes()".into(),
-        Type::Str => "c.str()".into(),
-        Type::Text => "c.text()".into(),
-        Type::Word(w) => {
-            let list: Vec<String> = w.iter().map(|w| format!("'{w}'")).collect();
-            format!("c.word([{}] as const)", list.join(", "))
-        }
-    };
+    let r = reader(&f.ty, "uint", "int", |words| {
+        let list: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+        format!("c.word([{}] as const)", list.join(", "))
+    });
     if f.optional {
         format!("c.opt(() => {r})")
     } else {
