@@ -1,0 +1,157 @@
+package redisatomic
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/redis-atomic/redis-atomic/bindings/go/internal/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// RetryPolicy bounds the retries of one call: transient refusals (nothing ran) always, unknown
+// outcomes only for a retry-safe script; full-jitter exponential backoff, every attempt inside
+// Deadline (and the context's).
+type RetryPolicy struct {
+	MaxAttempts int
+	Deadline    time.Duration
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
+}
+
+// DefaultRetryPolicy is the library's: 4 attempts within 3 s, backoff from 5 ms up to 250 ms.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 4, Deadline: 3 * time.Second,
+		BaseBackoff: 5 * time.Millisecond, MaxBackoff: 250 * time.Millisecond}
+}
+
+// NoRetry never retries.
+func NoRetry() RetryPolicy { return RetryPolicy{MaxAttempts: 1} }
+
+// backoff is a full-jitter wait before attempt n+1 (n ≥ 1).
+func (p RetryPolicy) backoff(n int) time.Duration {
+	ceiling := p.MaxBackoff
+	if n < 30 && p.BaseBackoff<<(n-1) < ceiling {
+		ceiling = p.BaseBackoff << (n - 1)
+	}
+	if ceiling <= 0 {
+		return 0
+	}
+	return rand.N(ceiling + 1)
+}
+
+// Run runs def (EVALSHA, or EVALSHA_RO for a read-only script; on NOSCRIPT one SCRIPT LOAD and
+// one resend) under the client's retry policy and returns the raw reply. It implements the
+// generated layer's Runner.
+func (c *Client) Run(ctx context.Context, def *scripts.ScriptDef, keys []string, args []any) (any, error) {
+	if err := sameSlot(keys); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(c.policy.Deadline)
+	var unknown *OutcomeUnknownError // the latest attempt that may have run
+	timedOut := false
+	for attempt := 1; ; attempt++ {
+		raw, err := c.once(ctx, def, keys, args)
+		if err == nil {
+			return raw, nil
+		}
+		var u *OutcomeUnknownError
+		if errors.As(err, &u) {
+			timedOut = timedOut || u.TimedOut
+			unknown = u
+		}
+		retry := IsTransient(err) || (u != nil && def.RetrySafe)
+		if !retry || attempt >= c.policy.MaxAttempts || !pause(ctx, c.policy.backoff(attempt), deadline) {
+			return nil, final(err, unknown, attempt, timedOut, def.RetrySafe)
+		}
+	}
+}
+
+// final is the call's error: an unknown outcome if any attempt may have run (with every
+// attempt counted), else the last attempt's error.
+func final(last error, unknown *OutcomeUnknownError, attempts int, timedOut, retrySafe bool) error {
+	if unknown == nil {
+		return last
+	}
+	return &OutcomeUnknownError{Reason: unknown.Reason, Attempts: attempts, TimedOut: timedOut,
+		RetrySafe: retrySafe, cause: unknown.cause}
+}
+
+// pause waits d unless that passes the deadline or the context ends first (then false).
+func pause(ctx context.Context, d time.Duration, deadline time.Time) bool {
+	if time.Now().Add(d).After(deadline) {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// once is one attempt: EVALSHA, and after NOSCRIPT (nothing ran) SCRIPT LOAD and one resend.
+func (c *Client) once(ctx context.Context, def *scripts.ScriptDef, keys []string, args []any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, wrap(ErrNotSent, err, "the context ended before sending: %v", err)
+	}
+	raw, err := c.evalsha(ctx, def, keys, args)
+	var rejected *RejectedError
+	if errors.As(err, &rejected) && rejected.Code == "NOSCRIPT" {
+		if _, err := c.send(ctx, "script", "load", def.Body); err != nil {
+			return nil, classify(ctx, err)
+		}
+		raw, err = c.evalsha(ctx, def, keys, args)
+	}
+	return raw, err
+}
+
+func (c *Client) evalsha(ctx context.Context, def *scripts.ScriptDef, keys []string, args []any) (any, error) {
+	name := "evalsha"
+	if def.ReadOnly {
+		name = "evalsha_ro"
+	}
+	cmd := make([]any, 0, 3+len(keys)+len(args))
+	cmd = append(cmd, name, def.SHA1, len(keys))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	cmd = append(cmd, args...)
+	raw, err := c.send(ctx, cmd...)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	return raw, nil
+}
+
+// classify sorts go-redis's error for a request handed to it, as the library's
+// Error::from_redis: a server's error reply by its code; a failed dial or an exhausted pool
+// sent nothing; anything else (a timeout, a broken or closed connection, a context that ended
+// while waiting) may have run.
+func classify(ctx context.Context, err error) error {
+	var server redis.Error
+	if errors.As(err, &server) && !isClientSide(err) {
+		return classifyServerError(server.Error())
+	}
+	var op *net.OpError
+	if (errors.As(err, &op) && op.Op == "dial") || errors.Is(err, redis.ErrPoolTimeout) {
+		return wrap(ErrNotSent, err, "%v", err)
+	}
+	return &OutcomeUnknownError{Reason: err.Error(), Attempts: 1, TimedOut: isTimeout(err) || errors.Is(ctx.Err(), context.DeadlineExceeded), cause: err}
+}
+
+// isClientSide: go-redis's own errors that also satisfy redis.Error (the pool's), never a
+// server's reply.
+func isClientSide(err error) bool {
+	return errors.Is(err, redis.ErrClosed) || strings.HasPrefix(err.Error(), "redis: ")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
