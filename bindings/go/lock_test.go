@@ -2,10 +2,13 @@ package redisatomic
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis-atomic/redis-atomic/bindings/go/internal/scripts"
 )
 
 // One lock's life: acquired, held for a second taker, extended, inspected, released; then the
@@ -182,5 +185,9 @@ func TestNoScriptRecovered(t *testing.T) {
 	st, err := locks.Inspect(ctx, "r")
 	if err != nil || st != (Free{first.(*Lock).Fence()}) {
 		t.Fatalf("inspect after flush: %#v %v", st, err)
+	}
+	loaded, err := c.send(ctx, "script", "exists", scripts.LockReleaseScript.SHA1, scripts.LockAcquireScript.SHA1)
+	if err != nil || fmt.Sprint(loaded) != "[1 0]" { // release was reloaded; acquire was not called again
+		t.Fatalf("script exists: %v %v", loaded, err)
 	}
 }
