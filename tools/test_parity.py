@@ -119,16 +119,35 @@ class Table(unittest.TestCase):
             page.write_text(vocabulary.PAGE.read_text().replace("`lock.acquire/held`", "`lock.acquire/busy`"))
             self.assertEqual(vocabulary.main(["--check", "--page", str(page)]), 1)
 
-    def test_java_and_go_fail_on_a_null_column_once_their_library_exists(self) -> None:
+    def test_java_fails_on_a_null_column_once_its_library_exists(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             table = only("lock.acquire/held")
-            self.assertEqual(parity.check_later(table, "go", Path(tmp)), [])
-            (Path(tmp) / "bindings" / "go").mkdir(parents=True)
+            row = table["primitives"][0]["words"][0]
+            row["java"] = None
+            self.assertEqual(parity.check_later(table, "java", Path(tmp)), [])
+            (Path(tmp) / "bindings" / "java").mkdir(parents=True)
             self.assertEqual(
-                parity.check_later(table, "go", Path(tmp)),
-                ["go: outcome lock.acquire/held: no spelling in the table"],
+                parity.check_later(table, "java", Path(tmp)),
+                ["java: outcome lock.acquire/held: no spelling in the table"],
             )
 
+    def test_go_rename_fails_naming_it_and_a_null_spelling_is_only_listed(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            pkg = Path(tmp) / "bindings" / "go"
+            shutil.copytree(parity.ROOT / "bindings" / "go", pkg)
+            table = only("lock.acquire/held", "lock.acquire_with_token", "lock_guard.fence", "semaphore")
+            self.assertEqual(parity.check_go(table, Path(tmp)), [])
+            lock = pkg / "lock.go"
+            lock.write_text(lock.read_text().replace("type Held struct", "type Busy struct"))
+            handle = pkg / "handle.go"
+            handle.write_text(handle.read_text().replace("func (g *Lock) Fence()", "func (g *Lock) Fencing()"))
+            self.assertEqual(
+                parity.check_go(table, Path(tmp)),
+                [
+                    "go: outcome lock.acquire/held: Held missing",
+                    "go: method lock_guard.fence: Lock.Fence missing",
+                ],
+            )
 
 if __name__ == "__main__":
     unittest.main()

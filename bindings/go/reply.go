@@ -40,4 +40,3 @@ func retrySafeIf(err error, safe bool) error {
 func ms(n uint64) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func formatUint(n uint64) string { return strconv.FormatUint(n, 10) }
-
