@@ -64,3 +64,9 @@ func vectors(t *testing.T, section string) []map[string]any {
 func testserverStart(t *testing.T) *testserver.Server { return testserver.Start(t) }
 
 func msDuration(v any) time.Duration { return time.Duration(v.(float64)) * time.Millisecond }
+
+// lockFixture is a client on a fresh server, its locks under "app", and a bounded context.
+func lockFixture(t *testing.T) (*Client, *Locks, context.Context) {
+	c, _ := connect(t)
+	return c, newLocks(t, c), testCtx(t)
+}

@@ -158,13 +158,10 @@ func (l *Locks) Extend(ctx context.Context, resource, token string, fence Fence,
 	if err != nil {
 		return nil, replyError(err)
 	}
-	switch r := reply.(type) {
-	case scripts.LockExtendExtended:
+	if r, ok := reply.(scripts.LockExtendExtended); ok {
 		return Extended{Fence: Fence(r.Fence), TTL: ms(r.TtlMs)}, nil
-	case scripts.LockExtendLost:
-		return Lost{}, nil
 	}
-	return nil, unexpected("lock_extend", reply)
+	return Lost{}, nil // the decoder admits no third reply
 }
 
 // Release frees resource if token holds it with the lease fence: the by-parts twin of
@@ -179,13 +176,10 @@ func (l *Locks) Release(ctx context.Context, resource, token string, fence Fence
 	if err != nil {
 		return nil, replyError(err)
 	}
-	switch r := reply.(type) {
-	case scripts.LockReleaseReleased:
+	if r, ok := reply.(scripts.LockReleaseReleased); ok {
 		return Released{Fence: Fence(r.Fence)}, nil
-	case scripts.LockReleaseLost:
-		return Lost{}, nil
 	}
-	return nil, unexpected("lock_release", reply)
+	return Lost{}, nil // the decoder admits no third reply
 }
 
 func (l *Locks) leaseKeys(resource, token string) (LockKeys, error) {

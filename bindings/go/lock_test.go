@@ -14,8 +14,7 @@ import (
 // One lock's life: acquired, held for a second taker, extended, inspected, released; then the
 // ended handle refuses, a stale release is Lost, and the fence of the next taker is larger.
 func TestLockLifecycle(t *testing.T) {
-	c, _ := connect(t)
-	locks, ctx := newLocks(t, c), testCtx(t)
+	_, locks, ctx := lockFixture(t)
 	res, err := locks.Acquire(ctx, "order-42", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +63,7 @@ func TestLockLifecycle(t *testing.T) {
 // The caller's token: acquiring again with it while it holds the lock returns the same fence
 // (what makes a resend after an unknown outcome safe).
 func TestLockSameTokenSameFence(t *testing.T) {
-	c, _ := connect(t)
-	locks, ctx := newLocks(t, c), testCtx(t)
+	_, locks, ctx := lockFixture(t)
 	first, err := locks.Acquire(ctx, "r", 5*time.Second, WithToken("worker-7"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,8 +76,7 @@ func TestLockSameTokenSameFence(t *testing.T) {
 
 // Bad input is ErrBadArgument before anything is sent, with a clear message.
 func TestLockBadArguments(t *testing.T) {
-	c, _ := connect(t)
-	locks, ctx := newLocks(t, c), testCtx(t)
+	c, locks, ctx := lockFixture(t)
 	for name, call := range map[string]func() error{
 		"zero ttl":   func() error { _, err := locks.Acquire(ctx, "r", 0); return err },
 		"long ttl":   func() error { _, err := locks.Acquire(ctx, "r", 8*24*time.Hour); return err },
@@ -104,8 +101,7 @@ func TestLockBadArguments(t *testing.T) {
 // Waiting: a held lock is taken once its holder releases it within the wait; a wait that runs
 // out answers Held.
 func TestLockWait(t *testing.T) {
-	c, _ := connect(t)
-	locks, ctx := newLocks(t, c), testCtx(t)
+	_, locks, ctx := lockFixture(t)
 	first, err := locks.Acquire(ctx, "r", 200*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +118,7 @@ func TestLockWait(t *testing.T) {
 // 32 goroutines on one lock never overlap (an atomic count of holders inside the critical
 // section never exceeds one) and the fences they are given strictly increase.
 func TestLockMutualExclusion(t *testing.T) {
-	c, _ := connect(t)
-	locks, ctx := newLocks(t, c), testCtx(t)
+	_, locks, ctx := lockFixture(t)
 	const workers, rounds = 32, 8
 	var inside, overlaps atomic.Int64
 	var mu sync.Mutex
@@ -170,8 +165,7 @@ func TestLockMutualExclusion(t *testing.T) {
 // After SCRIPT FLUSH the next call meets NOSCRIPT (nothing ran), loads the script and resends it
 // once: it succeeds, and the server ran it once (one fence issued).
 func TestNoScriptRecovered(t *testing.T) {
-	c, _ := connect(t)
-	locks, ctx := newLocks(t, c), testCtx(t)
+	c, locks, ctx := lockFixture(t)
 	first, err := locks.Acquire(ctx, "r", time.Second)
 	if err != nil {
 		t.Fatal(err)
