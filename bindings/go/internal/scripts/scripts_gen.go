@@ -217,29 +217,29 @@ func (c *cursor) finish() error {
 
 // FencedWriteScript is `fenced_write`: apply idempotent writes under one resource's hash tag only if the fence is at least the highest seen, and record it
 var FencedWriteScript = &ScriptDef{
-	Name: "fenced_write",
-	Library: "redis_atomic_v12",
-	SHA1: "d69dbd4796b7807cefe324b97cd02d00b4f0d9ba",
+	Name:         "fenced_write",
+	Library:      "redis_atomic_v12",
+	SHA1:         "d69dbd4796b7807cefe324b97cd02d00b4f0d9ba",
 	FunctionName: "ra12_fenced_write",
-	Body: "#!lua\n--- summary: apply idempotent writes under one resource's hash tag only if the fence is at least the highest seen, and record it\n--- invariant: once a fence has written to a resource, no smaller fence writes to it again\n--- keys: fence target...\n--- args: fence retention_ms spec...\n--- returns: {'applied', fence:fence, writes} | {'stale', highest:fence}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- spec: for write i (its key is KEYS[i + 1]): op, argc, then argc arguments. Ops: set (value\n-- [PX ms]), hset (field value ...), hdel (field ...), sadd (member ...), srem (member ...),\n-- del (none), pexpire (ms). All idempotent, so a retried batch leaves what one run leaves.\n-- The whole spec and every key's type are checked before the first write: a batch applies\n-- entirely or not at all (a WRONGTYPE midway would otherwise leave half of it).\nlocal fence, bad = int_arg(ARGV[1], 'fence', 1, 9007199254740991)\nif not fence then return bad end\nlocal retention, bad_retention = int_arg(ARGV[2], 'retention_ms', 1, 31536000000)\nif not retention then return bad_retention end\nlocal n = #KEYS - 1\nif n < 1 or n > 64 then return redis.error_reply('ERR redis-atomic: a batch takes 1..64 writes') end\nlocal want = {hset = 'hash', hdel = 'hash', sadd = 'set', srem = 'set'}\nlocal function malformed(i) return redis.error_reply('ERR redis-atomic: malformed spec for write ' .. i) end\nlocal function shape_ok(op, argc, first)\n  if op == 'set' then return argc == 1 or (argc == 3 and ARGV[first + 1] == 'PX' and int_arg(ARGV[first + 2], 'ms', 1, 2592000000) ~= nil) end\n  if op == 'hset' then return argc >= 2 and argc % 2 == 0 and argc <= 512 end\n  if op == 'hdel' or op == 'sadd' or op == 'srem' then return argc >= 1 and argc <= 256 end\n  if op == 'del' then return argc == 0 end\n  if op == 'pexpire' then return argc == 1 and int_arg(ARGV[first], 'ms', 1, 2592000000) ~= nil end\n  return false\nend\nlocal ops, types, pos = {}, {}, 3\nfor i = 1, n do\n  local op, argc = ARGV[pos], tonumber(ARGV[pos + 1])\n  if not op or not argc or argc % 1 ~= 0 or argc < 0 or pos + 1 + argc > #ARGV then return malformed(i) end\n  if not shape_ok(op, argc, pos + 2) then return malformed(i) end\n  local key = KEYS[i + 1]\n  local t = types[key] or redis.call('TYPE', key)['ok']\n  if want[op] and t ~= 'none' and t ~= want[op] then\n    return redis.error_reply('WRONGTYPE redis-atomic: write ' .. i .. ' (' .. op .. ') meets a ' .. t)\n  end\n  if op == 'set' then t = 'string' elseif op == 'del' then t = 'none' elseif want[op] then t = want[op] end\n  types[key] = t\n  ops[i] = {op, pos + 2, argc}\n  pos = pos + 2 + argc\nend\nif pos ~= #ARGV + 1 then return malformed(n) end\nlocal highest_raw = redis.call('GET', KEYS[1])\nlocal highest = 0\nif highest_raw then\n  highest = tonumber(highest_raw)\n  if not highest then return redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\nend\nif fence < highest then return {'stale', highest_raw} end\nfor i = 1, n do\n  local op, first, argc = ops[i][1], ops[i][2], ops[i][3]\n  local key = KEYS[i + 1]\n  local args = {}\n  for j = first, first + argc - 1 do args[#args + 1] = ARGV[j] end\n  if op == 'set' then redis.call('SET', key, unpack(args))\n  elseif op == 'hset' then redis.call('HSET', key, unpack(args))\n  elseif op == 'hdel' then redis.call('HDEL', key, unpack(args))\n  elseif op == 'sadd' then redis.call('SADD', key, unpack(args))\n  elseif op == 'srem' then redis.call('SREM', key, unpack(args))\n  elseif op == 'del' then redis.call('DEL', key)\n  else redis.call('PEXPIRE', key, args[1]) end -- redis-atomic-lint: allow expire-can-shorten (Write::Expire is absolute by contract, and only the newest fence writes)\nend\nlocal recorded = string.format('%.0f', fence)\nredis.call('SET', KEYS[1], recorded, 'PX', retention)\nreturn {'applied', recorded, n}\n",
-	Keys: []string{"fence", "target..."},
-	Args: []string{"fence", "retention_ms", "spec..."},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: apply idempotent writes under one resource's hash tag only if the fence is at least the highest seen, and record it\n--- invariant: once a fence has written to a resource, no smaller fence writes to it again\n--- keys: fence target...\n--- args: fence retention_ms spec...\n--- returns: {'applied', fence:fence, writes} | {'stale', highest:fence}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- spec: for write i (its key is KEYS[i + 1]): op, argc, then argc arguments. Ops: set (value\n-- [PX ms]), hset (field value ...), hdel (field ...), sadd (member ...), srem (member ...),\n-- del (none), pexpire (ms). All idempotent, so a retried batch leaves what one run leaves.\n-- The whole spec and every key's type are checked before the first write: a batch applies\n-- entirely or not at all (a WRONGTYPE midway would otherwise leave half of it).\nlocal fence, bad = int_arg(ARGV[1], 'fence', 1, 9007199254740991)\nif not fence then return bad end\nlocal retention, bad_retention = int_arg(ARGV[2], 'retention_ms', 1, 31536000000)\nif not retention then return bad_retention end\nlocal n = #KEYS - 1\nif n < 1 or n > 64 then return redis.error_reply('ERR redis-atomic: a batch takes 1..64 writes') end\nlocal want = {hset = 'hash', hdel = 'hash', sadd = 'set', srem = 'set'}\nlocal function malformed(i) return redis.error_reply('ERR redis-atomic: malformed spec for write ' .. i) end\nlocal function shape_ok(op, argc, first)\n  if op == 'set' then return argc == 1 or (argc == 3 and ARGV[first + 1] == 'PX' and int_arg(ARGV[first + 2], 'ms', 1, 2592000000) ~= nil) end\n  if op == 'hset' then return argc >= 2 and argc % 2 == 0 and argc <= 512 end\n  if op == 'hdel' or op == 'sadd' or op == 'srem' then return argc >= 1 and argc <= 256 end\n  if op == 'del' then return argc == 0 end\n  if op == 'pexpire' then return argc == 1 and int_arg(ARGV[first], 'ms', 1, 2592000000) ~= nil end\n  return false\nend\nlocal ops, types, pos = {}, {}, 3\nfor i = 1, n do\n  local op, argc = ARGV[pos], tonumber(ARGV[pos + 1])\n  if not op or not argc or argc % 1 ~= 0 or argc < 0 or pos + 1 + argc > #ARGV then return malformed(i) end\n  if not shape_ok(op, argc, pos + 2) then return malformed(i) end\n  local key = KEYS[i + 1]\n  local t = types[key] or redis.call('TYPE', key)['ok']\n  if want[op] and t ~= 'none' and t ~= want[op] then\n    return redis.error_reply('WRONGTYPE redis-atomic: write ' .. i .. ' (' .. op .. ') meets a ' .. t)\n  end\n  if op == 'set' then t = 'string' elseif op == 'del' then t = 'none' elseif want[op] then t = want[op] end\n  types[key] = t\n  ops[i] = {op, pos + 2, argc}\n  pos = pos + 2 + argc\nend\nif pos ~= #ARGV + 1 then return malformed(n) end\nlocal highest_raw = redis.call('GET', KEYS[1])\nlocal highest = 0\nif highest_raw then\n  highest = tonumber(highest_raw)\n  if not highest then return redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\nend\nif fence < highest then return {'stale', highest_raw} end\nfor i = 1, n do\n  local op, first, argc = ops[i][1], ops[i][2], ops[i][3]\n  local key = KEYS[i + 1]\n  local args = {}\n  for j = first, first + argc - 1 do args[#args + 1] = ARGV[j] end\n  if op == 'set' then redis.call('SET', key, unpack(args))\n  elseif op == 'hset' then redis.call('HSET', key, unpack(args))\n  elseif op == 'hdel' then redis.call('HDEL', key, unpack(args))\n  elseif op == 'sadd' then redis.call('SADD', key, unpack(args))\n  elseif op == 'srem' then redis.call('SREM', key, unpack(args))\n  elseif op == 'del' then redis.call('DEL', key)\n  else redis.call('PEXPIRE', key, args[1]) end -- redis-atomic-lint: allow expire-can-shorten (Write::Expire is absolute by contract, and only the newest fence writes)\nend\nlocal recorded = string.format('%.0f', fence)\nredis.call('SET', KEYS[1], recorded, 'PX', retention)\nreturn {'applied', recorded, n}\n",
+	Keys:         []string{"fence", "target..."},
+	Args:         []string{"fence", "retention_ms", "spec..."},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // FencedWriteKeys are the script's named values, in header order.
 type FencedWriteKeys struct {
-	Fence string
+	Fence  string
 	Target []string
 }
 
 // FencedWriteArgs are the script's named values, in header order.
 type FencedWriteArgs struct {
-	Fence any
+	Fence       any
 	RetentionMs any
-	Spec []any
+	Spec        []any
 }
 
 // FencedWriteReply is the reply of `fenced_write`: one of FencedWriteApplied, FencedWriteStale.
@@ -250,12 +250,12 @@ type FencedWriteReply interface {
 
 // FencedWriteApplied is the "applied" reply.
 type FencedWriteApplied struct {
-	Fence uint64
+	Fence  uint64
 	Writes uint64
 }
 
 // Outcome is "applied".
-func (FencedWriteApplied) Outcome() string { return "applied" }
+func (FencedWriteApplied) Outcome() string     { return "applied" }
 func (FencedWriteApplied) isFencedWriteReply() {}
 
 // FencedWriteStale is the "stale" reply.
@@ -264,7 +264,7 @@ type FencedWriteStale struct {
 }
 
 // Outcome is "stale".
-func (FencedWriteStale) Outcome() string { return "stale" }
+func (FencedWriteStale) Outcome() string     { return "stale" }
 func (FencedWriteStale) isFencedWriteReply() {}
 
 // DecodeFencedWrite decodes a raw reply of `fenced_write`; a malformed one is a *BadReplyError.
@@ -304,16 +304,16 @@ func CallFencedWrite(ctx context.Context, r Runner, keys FencedWriteKeys, args F
 
 // IdemBeginScript is `idem_begin`: claim an idempotency key for one execution, or say why not (in flight, replay, mismatch)
 var IdemBeginScript = &ScriptDef{
-	Name: "idem_begin",
-	Library: "redis_atomic_v12",
-	SHA1: "033d9834b37b380fa2bee865c886879bf37ba68d",
+	Name:         "idem_begin",
+	Library:      "redis_atomic_v12",
+	SHA1:         "033d9834b37b380fa2bee865c886879bf37ba68d",
 	FunctionName: "ra12_idem_begin",
-	Body: "#!lua\n--- summary: claim an idempotency key for one execution, or say why not (in flight, replay, mismatch)\n--- invariant: at most one live claim per key; fences strictly increase; a completed result is never replaced\n--- keys: record\n--- args: token fingerprint ttl_ms result_ttl_ms\n--- returns: {'claimed', fence:fence, ttl:ms, takeover:bool} | {'in_progress', retry_after:ms} | {'replay', outcome:'completed'|'failed', payload:bytes} | {'mismatch'}\n--- retry: safe\n--- version: 5\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- Idempotency record: ONE string per key, so a completed record with a 512-byte body stays small\n-- (a hash with a large field leaves listpack encoding and costs ~25% more).\n-- Layout: state \\n generation \\n token \\n fingerprint \\n lease_until_ms \\n payload\n-- state: p (in progress), c (completed), f (failed, final), r (released for retry)\nlocal function idem_parse(raw)\n  if not raw then return nil end\n  local fields, pos = {}, 1\n  for i = 1, 5 do\n    local nl = string.find(raw, '\\n', pos, true)\n    if not nl then return false end\n    fields[i] = string.sub(raw, pos, nl - 1)\n    pos = nl + 1\n  end\n  local gen, lease = tonumber(fields[2]), tonumber(fields[5])\n  if not gen or not lease or not string.find('pcfr', fields[1], 1, true) or #fields[1] ~= 1 then return false end\n  return {state = fields[1], gen = gen, token = fields[3], fp = fields[4], lease = lease, payload = string.sub(raw, pos)}\nend\n\nlocal function idem_format(state, gen, token, fp, lease, payload)\n  return state .. '\\n' .. string.format('%.0f', gen) .. '\\n' .. token .. '\\n' .. fp .. '\\n' .. string.format('%.0f', lease) .. '\\n' .. payload\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- Retry safety: the same token that holds a live claim gets it back (same fence, lease reset).\n-- Takeover: a claim whose lease ran out (server time) goes to the caller with a larger fence, so\n-- the old executor's complete/fail/extend (old fence) is refused.\n-- Fences follow next_fence (max(last + 1, server \U000000b5s)): if a failover loses the record, the next\n-- claim's fence is still larger than any issued before, so a downstream fenced by it rejects the\n-- stale executor (assuming the new primary's clock is not behind).\nlocal token, fp = ARGV[1], ARGV[2]\nif token == '' or string.find(token, '\\n', 1, true) then return redis.error_reply('ERR redis-atomic: token must be non-empty without newlines') end\nif fp == '' or string.find(fp, '\\n', 1, true) then return redis.error_reply('ERR redis-atomic: fingerprint must be non-empty without newlines') end\nlocal lease, bad = int_arg(ARGV[3], 'ttl_ms', 1, 86400000)\nif not lease then return bad end\nlocal ttl, bad2 = int_arg(ARGV[4], 'result_ttl_ms', 1, 2592000000)\nif not ttl then return bad2 end\nlocal rec = idem_parse(redis.call('GET', KEYS[1]))\nif rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end\nlocal now = now_ms()\nif rec then\n  if rec.fp ~= fp then return {'mismatch'} end\n  if rec.state == 'c' then return {'replay', 'completed', rec.payload} end\n  if rec.state == 'f' then return {'replay', 'failed', rec.payload} end\n  if rec.state == 'p' then\n    if rec.token == token then\n      redis.call('SET', KEYS[1], idem_format('p', rec.gen, token, fp, now + lease, ''), 'PX', math.max(ttl, lease))\n      return {'claimed', rec.gen, lease, 0}\n    end\n    if rec.lease > now then return {'in_progress', rec.lease - now} end\n  end\nend\nlocal gen = next_fence(rec and rec.gen or 0, now_us())\nredis.call('SET', KEYS[1], idem_format('p', gen, token, fp, now + lease, ''), 'PX', math.max(ttl, lease))\nlocal takeover = 0\nif rec and rec.state == 'p' then takeover = 1 end\nreturn {'claimed', gen, lease, takeover}\n",
-	Keys: []string{"record"},
-	Args: []string{"token", "fingerprint", "ttl_ms", "result_ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: claim an idempotency key for one execution, or say why not (in flight, replay, mismatch)\n--- invariant: at most one live claim per key; fences strictly increase; a completed result is never replaced\n--- keys: record\n--- args: token fingerprint ttl_ms result_ttl_ms\n--- returns: {'claimed', fence:fence, ttl:ms, takeover:bool} | {'in_progress', retry_after:ms} | {'replay', outcome:'completed'|'failed', payload:bytes} | {'mismatch'}\n--- retry: safe\n--- version: 5\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- Idempotency record: ONE string per key, so a completed record with a 512-byte body stays small\n-- (a hash with a large field leaves listpack encoding and costs ~25% more).\n-- Layout: state \\n generation \\n token \\n fingerprint \\n lease_until_ms \\n payload\n-- state: p (in progress), c (completed), f (failed, final), r (released for retry)\nlocal function idem_parse(raw)\n  if not raw then return nil end\n  local fields, pos = {}, 1\n  for i = 1, 5 do\n    local nl = string.find(raw, '\\n', pos, true)\n    if not nl then return false end\n    fields[i] = string.sub(raw, pos, nl - 1)\n    pos = nl + 1\n  end\n  local gen, lease = tonumber(fields[2]), tonumber(fields[5])\n  if not gen or not lease or not string.find('pcfr', fields[1], 1, true) or #fields[1] ~= 1 then return false end\n  return {state = fields[1], gen = gen, token = fields[3], fp = fields[4], lease = lease, payload = string.sub(raw, pos)}\nend\n\nlocal function idem_format(state, gen, token, fp, lease, payload)\n  return state .. '\\n' .. string.format('%.0f', gen) .. '\\n' .. token .. '\\n' .. fp .. '\\n' .. string.format('%.0f', lease) .. '\\n' .. payload\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- Retry safety: the same token that holds a live claim gets it back (same fence, lease reset).\n-- Takeover: a claim whose lease ran out (server time) goes to the caller with a larger fence, so\n-- the old executor's complete/fail/extend (old fence) is refused.\n-- Fences follow next_fence (max(last + 1, server \U000000b5s)): if a failover loses the record, the next\n-- claim's fence is still larger than any issued before, so a downstream fenced by it rejects the\n-- stale executor (assuming the new primary's clock is not behind).\nlocal token, fp = ARGV[1], ARGV[2]\nif token == '' or string.find(token, '\\n', 1, true) then return redis.error_reply('ERR redis-atomic: token must be non-empty without newlines') end\nif fp == '' or string.find(fp, '\\n', 1, true) then return redis.error_reply('ERR redis-atomic: fingerprint must be non-empty without newlines') end\nlocal lease, bad = int_arg(ARGV[3], 'ttl_ms', 1, 86400000)\nif not lease then return bad end\nlocal ttl, bad2 = int_arg(ARGV[4], 'result_ttl_ms', 1, 2592000000)\nif not ttl then return bad2 end\nlocal rec = idem_parse(redis.call('GET', KEYS[1]))\nif rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end\nlocal now = now_ms()\nif rec then\n  if rec.fp ~= fp then return {'mismatch'} end\n  if rec.state == 'c' then return {'replay', 'completed', rec.payload} end\n  if rec.state == 'f' then return {'replay', 'failed', rec.payload} end\n  if rec.state == 'p' then\n    if rec.token == token then\n      redis.call('SET', KEYS[1], idem_format('p', rec.gen, token, fp, now + lease, ''), 'PX', math.max(ttl, lease))\n      return {'claimed', rec.gen, lease, 0}\n    end\n    if rec.lease > now then return {'in_progress', rec.lease - now} end\n  end\nend\nlocal gen = next_fence(rec and rec.gen or 0, now_us())\nredis.call('SET', KEYS[1], idem_format('p', gen, token, fp, now + lease, ''), 'PX', math.max(ttl, lease))\nlocal takeover = 0\nif rec and rec.state == 'p' then takeover = 1 end\nreturn {'claimed', gen, lease, takeover}\n",
+	Keys:         []string{"record"},
+	Args:         []string{"token", "fingerprint", "ttl_ms", "result_ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    true,
 }
 
 // IdemBeginKeys are the script's named values, in header order.
@@ -323,9 +323,9 @@ type IdemBeginKeys struct {
 
 // IdemBeginArgs are the script's named values, in header order.
 type IdemBeginArgs struct {
-	Token any
+	Token       any
 	Fingerprint any
-	TtlMs any
+	TtlMs       any
 	ResultTtlMs any
 }
 
@@ -337,13 +337,13 @@ type IdemBeginReply interface {
 
 // IdemBeginClaimed is the "claimed" reply.
 type IdemBeginClaimed struct {
-	Fence uint64
-	TtlMs uint64
+	Fence    uint64
+	TtlMs    uint64
 	Takeover bool
 }
 
 // Outcome is "claimed".
-func (IdemBeginClaimed) Outcome() string { return "claimed" }
+func (IdemBeginClaimed) Outcome() string   { return "claimed" }
 func (IdemBeginClaimed) isIdemBeginReply() {}
 
 // IdemBeginInProgress is the "in_progress" reply.
@@ -352,17 +352,17 @@ type IdemBeginInProgress struct {
 }
 
 // Outcome is "in_progress".
-func (IdemBeginInProgress) Outcome() string { return "in_progress" }
+func (IdemBeginInProgress) Outcome() string   { return "in_progress" }
 func (IdemBeginInProgress) isIdemBeginReply() {}
 
 // IdemBeginReplay is the "replay" reply.
 type IdemBeginReplay struct {
 	OutcomeValue string
-	Payload []byte
+	Payload      []byte
 }
 
 // Outcome is "replay".
-func (IdemBeginReplay) Outcome() string { return "replay" }
+func (IdemBeginReplay) Outcome() string   { return "replay" }
 func (IdemBeginReplay) isIdemBeginReply() {}
 
 // IdemBeginMismatch is the "mismatch" reply.
@@ -370,7 +370,7 @@ type IdemBeginMismatch struct {
 }
 
 // Outcome is "mismatch".
-func (IdemBeginMismatch) Outcome() string { return "mismatch" }
+func (IdemBeginMismatch) Outcome() string   { return "mismatch" }
 func (IdemBeginMismatch) isIdemBeginReply() {}
 
 // DecodeIdemBegin decodes a raw reply of `idem_begin`; a malformed one is a *BadReplyError.
@@ -419,16 +419,16 @@ func CallIdemBegin(ctx context.Context, r Runner, keys IdemBeginKeys, args IdemB
 
 // IdemCompleteScript is `idem_complete`: store the result of a claimed execution, only for its token and fence
 var IdemCompleteScript = &ScriptDef{
-	Name: "idem_complete",
-	Library: "redis_atomic_v12",
-	SHA1: "668e8bb3a4fdb91b09f9d807a1f197ece3635832",
+	Name:         "idem_complete",
+	Library:      "redis_atomic_v12",
+	SHA1:         "668e8bb3a4fdb91b09f9d807a1f197ece3635832",
 	FunctionName: "ra12_idem_complete",
-	Body: "#!lua\n--- summary: store the result of a claimed execution, only for its token and fence\n--- invariant: a result is stored once, by the current claim; a stale executor cannot overwrite it\n--- keys: record\n--- args: token fence outcome payload result_ttl_ms\n--- returns: {'stored'} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Idempotency record: ONE string per key, so a completed record with a 512-byte body stays small\n-- (a hash with a large field leaves listpack encoding and costs ~25% more).\n-- Layout: state \\n generation \\n token \\n fingerprint \\n lease_until_ms \\n payload\n-- state: p (in progress), c (completed), f (failed, final), r (released for retry)\nlocal function idem_parse(raw)\n  if not raw then return nil end\n  local fields, pos = {}, 1\n  for i = 1, 5 do\n    local nl = string.find(raw, '\\n', pos, true)\n    if not nl then return false end\n    fields[i] = string.sub(raw, pos, nl - 1)\n    pos = nl + 1\n  end\n  local gen, lease = tonumber(fields[2]), tonumber(fields[5])\n  if not gen or not lease or not string.find('pcfr', fields[1], 1, true) or #fields[1] ~= 1 then return false end\n  return {state = fields[1], gen = gen, token = fields[3], fp = fields[4], lease = lease, payload = string.sub(raw, pos)}\nend\n\nlocal function idem_format(state, gen, token, fp, lease, payload)\n  return state .. '\\n' .. string.format('%.0f', gen) .. '\\n' .. token .. '\\n' .. fp .. '\\n' .. string.format('%.0f', lease) .. '\\n' .. payload\nend\n-- outcome: completed (replay it), failed (final failure: replay it) or retry (release the key so\n-- the next attempt runs; fence kept so the next claim's is larger).\n-- Retry safety: repeating the same call after the result is stored answers 'stored' again.\nlocal ttl, bad = int_arg(ARGV[5], 'result_ttl_ms', 1, 2592000000)\nif not ttl then return bad end\nlocal states = {completed = 'c', failed = 'f', retry = 'r'}\nlocal state = states[ARGV[3]]\nif not state then return redis.error_reply('ERR redis-atomic: outcome must be completed|failed|retry') end\nlocal rec = idem_parse(redis.call('GET', KEYS[1]))\nif rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end\nif not rec or rec.token ~= ARGV[1] or string.format('%.0f', rec.gen) ~= ARGV[2] then return {'lost'} end\nif rec.state == state then return {'stored'} end\nif rec.state ~= 'p' then return {'lost'} end\nlocal payload = ARGV[4]\nif state == 'r' then payload = '' end\nredis.call('SET', KEYS[1], idem_format(state, rec.gen, rec.token, rec.fp, 0, payload), 'PX', ttl)\nreturn {'stored'}\n",
-	Keys: []string{"record"},
-	Args: []string{"token", "fence", "outcome", "payload", "result_ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: store the result of a claimed execution, only for its token and fence\n--- invariant: a result is stored once, by the current claim; a stale executor cannot overwrite it\n--- keys: record\n--- args: token fence outcome payload result_ttl_ms\n--- returns: {'stored'} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Idempotency record: ONE string per key, so a completed record with a 512-byte body stays small\n-- (a hash with a large field leaves listpack encoding and costs ~25% more).\n-- Layout: state \\n generation \\n token \\n fingerprint \\n lease_until_ms \\n payload\n-- state: p (in progress), c (completed), f (failed, final), r (released for retry)\nlocal function idem_parse(raw)\n  if not raw then return nil end\n  local fields, pos = {}, 1\n  for i = 1, 5 do\n    local nl = string.find(raw, '\\n', pos, true)\n    if not nl then return false end\n    fields[i] = string.sub(raw, pos, nl - 1)\n    pos = nl + 1\n  end\n  local gen, lease = tonumber(fields[2]), tonumber(fields[5])\n  if not gen or not lease or not string.find('pcfr', fields[1], 1, true) or #fields[1] ~= 1 then return false end\n  return {state = fields[1], gen = gen, token = fields[3], fp = fields[4], lease = lease, payload = string.sub(raw, pos)}\nend\n\nlocal function idem_format(state, gen, token, fp, lease, payload)\n  return state .. '\\n' .. string.format('%.0f', gen) .. '\\n' .. token .. '\\n' .. fp .. '\\n' .. string.format('%.0f', lease) .. '\\n' .. payload\nend\n-- outcome: completed (replay it), failed (final failure: replay it) or retry (release the key so\n-- the next attempt runs; fence kept so the next claim's is larger).\n-- Retry safety: repeating the same call after the result is stored answers 'stored' again.\nlocal ttl, bad = int_arg(ARGV[5], 'result_ttl_ms', 1, 2592000000)\nif not ttl then return bad end\nlocal states = {completed = 'c', failed = 'f', retry = 'r'}\nlocal state = states[ARGV[3]]\nif not state then return redis.error_reply('ERR redis-atomic: outcome must be completed|failed|retry') end\nlocal rec = idem_parse(redis.call('GET', KEYS[1]))\nif rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end\nif not rec or rec.token ~= ARGV[1] or string.format('%.0f', rec.gen) ~= ARGV[2] then return {'lost'} end\nif rec.state == state then return {'stored'} end\nif rec.state ~= 'p' then return {'lost'} end\nlocal payload = ARGV[4]\nif state == 'r' then payload = '' end\nredis.call('SET', KEYS[1], idem_format(state, rec.gen, rec.token, rec.fp, 0, payload), 'PX', ttl)\nreturn {'stored'}\n",
+	Keys:         []string{"record"},
+	Args:         []string{"token", "fence", "outcome", "payload", "result_ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // IdemCompleteKeys are the script's named values, in header order.
@@ -438,10 +438,10 @@ type IdemCompleteKeys struct {
 
 // IdemCompleteArgs are the script's named values, in header order.
 type IdemCompleteArgs struct {
-	Token any
-	Fence any
-	Outcome any
-	Payload any
+	Token       any
+	Fence       any
+	Outcome     any
+	Payload     any
 	ResultTtlMs any
 }
 
@@ -456,7 +456,7 @@ type IdemCompleteStored struct {
 }
 
 // Outcome is "stored".
-func (IdemCompleteStored) Outcome() string { return "stored" }
+func (IdemCompleteStored) Outcome() string      { return "stored" }
 func (IdemCompleteStored) isIdemCompleteReply() {}
 
 // IdemCompleteLost is the "lost" reply.
@@ -464,7 +464,7 @@ type IdemCompleteLost struct {
 }
 
 // Outcome is "lost".
-func (IdemCompleteLost) Outcome() string { return "lost" }
+func (IdemCompleteLost) Outcome() string      { return "lost" }
 func (IdemCompleteLost) isIdemCompleteReply() {}
 
 // DecodeIdemComplete decodes a raw reply of `idem_complete`; a malformed one is a *BadReplyError.
@@ -501,16 +501,16 @@ func CallIdemComplete(ctx context.Context, r Runner, keys IdemCompleteKeys, args
 
 // IdemExtendScript is `idem_extend`: extend a live claim's lease to ttl_ms from now, only for its token and fence
 var IdemExtendScript = &ScriptDef{
-	Name: "idem_extend",
-	Library: "redis_atomic_v12",
-	SHA1: "528de924eef9c78e04edf8f82798f02b5719fced",
+	Name:         "idem_extend",
+	Library:      "redis_atomic_v12",
+	SHA1:         "528de924eef9c78e04edf8f82798f02b5719fced",
 	FunctionName: "ra12_idem_extend",
-	Body: "#!lua\n--- summary: extend a live claim's lease to ttl_ms from now, only for its token and fence\n--- invariant: only the current claim's executor moves its lease; a superseded executor learns it is lost\n--- keys: record\n--- args: token fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- Idempotency record: ONE string per key, so a completed record with a 512-byte body stays small\n-- (a hash with a large field leaves listpack encoding and costs ~25% more).\n-- Layout: state \\n generation \\n token \\n fingerprint \\n lease_until_ms \\n payload\n-- state: p (in progress), c (completed), f (failed, final), r (released for retry)\nlocal function idem_parse(raw)\n  if not raw then return nil end\n  local fields, pos = {}, 1\n  for i = 1, 5 do\n    local nl = string.find(raw, '\\n', pos, true)\n    if not nl then return false end\n    fields[i] = string.sub(raw, pos, nl - 1)\n    pos = nl + 1\n  end\n  local gen, lease = tonumber(fields[2]), tonumber(fields[5])\n  if not gen or not lease or not string.find('pcfr', fields[1], 1, true) or #fields[1] ~= 1 then return false end\n  return {state = fields[1], gen = gen, token = fields[3], fp = fields[4], lease = lease, payload = string.sub(raw, pos)}\nend\n\nlocal function idem_format(state, gen, token, fp, lease, payload)\n  return state .. '\\n' .. string.format('%.0f', gen) .. '\\n' .. token .. '\\n' .. fp .. '\\n' .. string.format('%.0f', lease) .. '\\n' .. payload\nend\nlocal ttl, bad = int_arg(ARGV[3], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal rec = idem_parse(redis.call('GET', KEYS[1]))\nif rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end\nif not rec or rec.state ~= 'p' or rec.token ~= ARGV[1] or string.format('%.0f', rec.gen) ~= ARGV[2] then\n  return {'lost'}\nend\nlocal kept = redis.call('PTTL', KEYS[1])\nredis.call('SET', KEYS[1], idem_format('p', rec.gen, rec.token, rec.fp, now_ms() + ttl, ''), 'PX', math.max(kept, ttl))\nreturn {'extended', ARGV[2], ttl}\n",
-	Keys: []string{"record"},
-	Args: []string{"token", "fence", "ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: extend a live claim's lease to ttl_ms from now, only for its token and fence\n--- invariant: only the current claim's executor moves its lease; a superseded executor learns it is lost\n--- keys: record\n--- args: token fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- Idempotency record: ONE string per key, so a completed record with a 512-byte body stays small\n-- (a hash with a large field leaves listpack encoding and costs ~25% more).\n-- Layout: state \\n generation \\n token \\n fingerprint \\n lease_until_ms \\n payload\n-- state: p (in progress), c (completed), f (failed, final), r (released for retry)\nlocal function idem_parse(raw)\n  if not raw then return nil end\n  local fields, pos = {}, 1\n  for i = 1, 5 do\n    local nl = string.find(raw, '\\n', pos, true)\n    if not nl then return false end\n    fields[i] = string.sub(raw, pos, nl - 1)\n    pos = nl + 1\n  end\n  local gen, lease = tonumber(fields[2]), tonumber(fields[5])\n  if not gen or not lease or not string.find('pcfr', fields[1], 1, true) or #fields[1] ~= 1 then return false end\n  return {state = fields[1], gen = gen, token = fields[3], fp = fields[4], lease = lease, payload = string.sub(raw, pos)}\nend\n\nlocal function idem_format(state, gen, token, fp, lease, payload)\n  return state .. '\\n' .. string.format('%.0f', gen) .. '\\n' .. token .. '\\n' .. fp .. '\\n' .. string.format('%.0f', lease) .. '\\n' .. payload\nend\nlocal ttl, bad = int_arg(ARGV[3], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal rec = idem_parse(redis.call('GET', KEYS[1]))\nif rec == false then return redis.error_reply('WRONGTYPE redis-atomic: key does not hold an idempotency record') end\nif not rec or rec.state ~= 'p' or rec.token ~= ARGV[1] or string.format('%.0f', rec.gen) ~= ARGV[2] then\n  return {'lost'}\nend\nlocal kept = redis.call('PTTL', KEYS[1])\nredis.call('SET', KEYS[1], idem_format('p', rec.gen, rec.token, rec.fp, now_ms() + ttl, ''), 'PX', math.max(kept, ttl))\nreturn {'extended', ARGV[2], ttl}\n",
+	Keys:         []string{"record"},
+	Args:         []string{"token", "fence", "ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // IdemExtendKeys are the script's named values, in header order.
@@ -538,7 +538,7 @@ type IdemExtendExtended struct {
 }
 
 // Outcome is "extended".
-func (IdemExtendExtended) Outcome() string { return "extended" }
+func (IdemExtendExtended) Outcome() string    { return "extended" }
 func (IdemExtendExtended) isIdemExtendReply() {}
 
 // IdemExtendLost is the "lost" reply.
@@ -546,7 +546,7 @@ type IdemExtendLost struct {
 }
 
 // Outcome is "lost".
-func (IdemExtendLost) Outcome() string { return "lost" }
+func (IdemExtendLost) Outcome() string    { return "lost" }
 func (IdemExtendLost) isIdemExtendReply() {}
 
 // DecodeIdemExtend decodes a raw reply of `idem_extend`; a malformed one is a *BadReplyError.
@@ -585,21 +585,21 @@ func CallIdemExtend(ctx context.Context, r Runner, keys IdemExtendKeys, args Ide
 
 // LockAcquireScript is `lock_acquire`: acquire a lease-style lock and issue a fencing token, or report who holds it
 var LockAcquireScript = &ScriptDef{
-	Name: "lock_acquire",
-	Library: "redis_atomic_v12",
-	SHA1: "9cfd0fa82c721caa0c8e363a0a92023c0420278a",
+	Name:         "lock_acquire",
+	Library:      "redis_atomic_v12",
+	SHA1:         "9cfd0fa82c721caa0c8e363a0a92023c0420278a",
 	FunctionName: "ra12_lock_acquire",
-	Body: "#!lua\n--- summary: acquire a lease-style lock and issue a fencing token, or report who holds it\n--- invariant: at most one owner token holds the lock; fences strictly increase per resource\n--- keys: lock fence\n--- args: token ttl_ms\n--- returns: {'acquired', fence:fence, ttl:ms} | {'held', retry_after:ms}\n--- retry: safe\n--- version: 5\n--- batch: yes\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- Flat apart from the shared fence rule (next_fence: max(last + 1, server \U000000b5s), so fences keep\n-- increasing even when the fence key was lost to a failover or expiry): four commands when the\n-- lock is free, TIME, GET, SET NX, SET. The fence is stored only when the lock is taken, kept 14\n-- days from its last issue: at least a week beyond any lease (leases are at most 7 days).\n-- Retry safety: the same token while it holds the lock gets its own fence back (and a fresh TTL),\n-- so a client that lost the reply to its first attempt can simply send it again.\n-- ttl_ms goes on to SET and PEXPIRE as sent, so it must be what they parse: plain decimal digits\n-- (tonumber alone would let '0x10' or '1e3' through to a command that refuses it mid-script).\nlocal token, ttl = ARGV[1], string.find(ARGV[2], '^[1-9]%d*$') and tonumber(ARGV[2])\nif token == '' then return redis.error_reply('ERR redis-atomic: token must not be empty') end\nif not ttl or ttl > 604800000 then\n  return redis.error_reply('ERR redis-atomic: ttl_ms must be an integer in 1..604800000')\nend\nlocal last, bad = last_fence(KEYS[2])\nif not last then return bad end\nlocal fence = next_fence(last, now_us())\nif redis.call('SET', KEYS[1], fence .. ':' .. token, 'NX', 'PX', ARGV[2]) then\n  redis.call('SET', KEYS[2], fence, 'PX', '1209600000')\n  return {'acquired', fence, ttl}\nend\n-- Held (\"<fence>:<token>\", see lock_value): by this token (a resend) or by another owner; a\n-- value in no such form is someone else's data, held, never overwritten.\nlocal current = redis.call('GET', KEYS[1])\nlocal sep = string.find(current, ':', 1, true)\nif sep and string.sub(current, sep + 1) == token then\n  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n  return {'acquired', string.sub(current, 1, sep - 1), ttl}\nend\nreturn {'held', math.max(0, redis.call('PTTL', KEYS[1]))}\n",
-	Keys: []string{"lock", "fence"},
-	Args: []string{"token", "ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: acquire a lease-style lock and issue a fencing token, or report who holds it\n--- invariant: at most one owner token holds the lock; fences strictly increase per resource\n--- keys: lock fence\n--- args: token ttl_ms\n--- returns: {'acquired', fence:fence, ttl:ms} | {'held', retry_after:ms}\n--- retry: safe\n--- version: 5\n--- batch: yes\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- Flat apart from the shared fence rule (next_fence: max(last + 1, server \U000000b5s), so fences keep\n-- increasing even when the fence key was lost to a failover or expiry): four commands when the\n-- lock is free, TIME, GET, SET NX, SET. The fence is stored only when the lock is taken, kept 14\n-- days from its last issue: at least a week beyond any lease (leases are at most 7 days).\n-- Retry safety: the same token while it holds the lock gets its own fence back (and a fresh TTL),\n-- so a client that lost the reply to its first attempt can simply send it again.\n-- ttl_ms goes on to SET and PEXPIRE as sent, so it must be what they parse: plain decimal digits\n-- (tonumber alone would let '0x10' or '1e3' through to a command that refuses it mid-script).\nlocal token, ttl = ARGV[1], string.find(ARGV[2], '^[1-9]%d*$') and tonumber(ARGV[2])\nif token == '' then return redis.error_reply('ERR redis-atomic: token must not be empty') end\nif not ttl or ttl > 604800000 then\n  return redis.error_reply('ERR redis-atomic: ttl_ms must be an integer in 1..604800000')\nend\nlocal last, bad = last_fence(KEYS[2])\nif not last then return bad end\nlocal fence = next_fence(last, now_us())\nif redis.call('SET', KEYS[1], fence .. ':' .. token, 'NX', 'PX', ARGV[2]) then\n  redis.call('SET', KEYS[2], fence, 'PX', '1209600000')\n  return {'acquired', fence, ttl}\nend\n-- Held (\"<fence>:<token>\", see lock_value): by this token (a resend) or by another owner; a\n-- value in no such form is someone else's data, held, never overwritten.\nlocal current = redis.call('GET', KEYS[1])\nlocal sep = string.find(current, ':', 1, true)\nif sep and string.sub(current, sep + 1) == token then\n  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n  return {'acquired', string.sub(current, 1, sep - 1), ttl}\nend\nreturn {'held', math.max(0, redis.call('PTTL', KEYS[1]))}\n",
+	Keys:         []string{"lock", "fence"},
+	Args:         []string{"token", "ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    true,
 }
 
 // LockAcquireKeys are the script's named values, in header order.
 type LockAcquireKeys struct {
-	Lock string
+	Lock  string
 	Fence string
 }
 
@@ -622,7 +622,7 @@ type LockAcquireAcquired struct {
 }
 
 // Outcome is "acquired".
-func (LockAcquireAcquired) Outcome() string { return "acquired" }
+func (LockAcquireAcquired) Outcome() string     { return "acquired" }
 func (LockAcquireAcquired) isLockAcquireReply() {}
 
 // LockAcquireHeld is the "held" reply.
@@ -631,7 +631,7 @@ type LockAcquireHeld struct {
 }
 
 // Outcome is "held".
-func (LockAcquireHeld) Outcome() string { return "held" }
+func (LockAcquireHeld) Outcome() string     { return "held" }
 func (LockAcquireHeld) isLockAcquireReply() {}
 
 // DecodeLockAcquire decodes a raw reply of `lock_acquire`; a malformed one is a *BadReplyError.
@@ -671,16 +671,16 @@ func CallLockAcquire(ctx context.Context, r Runner, keys LockAcquireKeys, args L
 
 // LockExtendScript is `lock_extend`: set a held lock's remaining lease to ttl_ms from now, only for its owner token and fence
 var LockExtendScript = &ScriptDef{
-	Name: "lock_extend",
-	Library: "redis_atomic_v12",
-	SHA1: "71b8494c6662eff52ab715a8e9ec810938b642fa",
+	Name:         "lock_extend",
+	Library:      "redis_atomic_v12",
+	SHA1:         "71b8494c6662eff52ab715a8e9ec810938b642fa",
 	FunctionName: "ra12_lock_extend",
-	Body: "#!lua\n--- summary: set a held lock's remaining lease to ttl_ms from now, only for its owner token and fence\n--- invariant: only the current lease (token and fence) changes the lease; the new lease is absolute, never added\n--- keys: lock\n--- args: token fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 5\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- The decision is one comparison, exactly SET's IFEQ \"<fence>:<token>\" (see lock_value), so the\n-- native path answers the same in every state. A retry sets the same absolute lease again.\nlocal ttl, bad = int_arg(ARGV[3], 'ttl_ms', 1, 604800000)\nif not ttl then return bad end\nif ARGV[1] == '' or not string.find(ARGV[2], '^%d+$') then\n  return redis.error_reply('ERR redis-atomic: token must not be empty and fence must be decimal digits')\nend\nif redis.call('GET', KEYS[1]) == ARGV[2] .. ':' .. ARGV[1] then\n  redis.call('PEXPIRE', KEYS[1], ttl)\n  return {'extended', ARGV[2], ttl}\nend\nreturn {'lost'}\n",
-	Keys: []string{"lock"},
-	Args: []string{"token", "fence", "ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: set a held lock's remaining lease to ttl_ms from now, only for its owner token and fence\n--- invariant: only the current lease (token and fence) changes the lease; the new lease is absolute, never added\n--- keys: lock\n--- args: token fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 5\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- The decision is one comparison, exactly SET's IFEQ \"<fence>:<token>\" (see lock_value), so the\n-- native path answers the same in every state. A retry sets the same absolute lease again.\nlocal ttl, bad = int_arg(ARGV[3], 'ttl_ms', 1, 604800000)\nif not ttl then return bad end\nif ARGV[1] == '' or not string.find(ARGV[2], '^%d+$') then\n  return redis.error_reply('ERR redis-atomic: token must not be empty and fence must be decimal digits')\nend\nif redis.call('GET', KEYS[1]) == ARGV[2] .. ':' .. ARGV[1] then\n  redis.call('PEXPIRE', KEYS[1], ttl)\n  return {'extended', ARGV[2], ttl}\nend\nreturn {'lost'}\n",
+	Keys:         []string{"lock"},
+	Args:         []string{"token", "fence", "ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    true,
 }
 
 // LockExtendKeys are the script's named values, in header order.
@@ -708,7 +708,7 @@ type LockExtendExtended struct {
 }
 
 // Outcome is "extended".
-func (LockExtendExtended) Outcome() string { return "extended" }
+func (LockExtendExtended) Outcome() string    { return "extended" }
 func (LockExtendExtended) isLockExtendReply() {}
 
 // LockExtendLost is the "lost" reply.
@@ -716,7 +716,7 @@ type LockExtendLost struct {
 }
 
 // Outcome is "lost".
-func (LockExtendLost) Outcome() string { return "lost" }
+func (LockExtendLost) Outcome() string    { return "lost" }
 func (LockExtendLost) isLockExtendReply() {}
 
 // DecodeLockExtend decodes a raw reply of `lock_extend`; a malformed one is a *BadReplyError.
@@ -755,21 +755,21 @@ func CallLockExtend(ctx context.Context, r Runner, keys LockExtendKeys, args Loc
 
 // LockInspectScript is `lock_inspect`: read a lock's state without changing it (runs on replicas)
 var LockInspectScript = &ScriptDef{
-	Name: "lock_inspect",
-	Library: "redis_atomic_v12",
-	SHA1: "8af0d38d2ff6215e47ea6f189fdff06567294ca8",
+	Name:         "lock_inspect",
+	Library:      "redis_atomic_v12",
+	SHA1:         "8af0d38d2ff6215e47ea6f189fdff06567294ca8",
 	FunctionName: "ra12_lock_inspect",
-	Body: "#!lua flags=no-writes\n--- summary: read a lock's state without changing it (runs on replicas)\n--- invariant: reads only\n--- keys: lock fence\n--- args: -\n--- returns: {'held', fence:fence, ttl:ms} | {'free', last_fence:fence}\n--- retry: safe\n--- version: 2\n-- lock_value(raw): the fence and owner token stored at a lock key (\"<fence>:<token>\").\n-- A value that is not in that form is someone else's data: callers treat it as held, never overwrite it.\nlocal function lock_value(raw)\n  if not raw then return nil, nil end\n  local sep = string.find(raw, ':', 1, true)\n  if not sep then return nil, nil end\n  return string.sub(raw, 1, sep - 1), string.sub(raw, sep + 1)\nend\nlocal raw = redis.call('GET', KEYS[1])\nif raw then\n  return {'held', lock_value(raw) or '0', math.max(0, redis.call('PTTL', KEYS[1]))}\nend\nreturn {'free', redis.call('GET', KEYS[2]) or '0'}\n",
-	Keys: []string{"lock", "fence"},
-	Args: []string{},
-	ReadOnly: true,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua flags=no-writes\n--- summary: read a lock's state without changing it (runs on replicas)\n--- invariant: reads only\n--- keys: lock fence\n--- args: -\n--- returns: {'held', fence:fence, ttl:ms} | {'free', last_fence:fence}\n--- retry: safe\n--- version: 2\n-- lock_value(raw): the fence and owner token stored at a lock key (\"<fence>:<token>\").\n-- A value that is not in that form is someone else's data: callers treat it as held, never overwrite it.\nlocal function lock_value(raw)\n  if not raw then return nil, nil end\n  local sep = string.find(raw, ':', 1, true)\n  if not sep then return nil, nil end\n  return string.sub(raw, 1, sep - 1), string.sub(raw, sep + 1)\nend\nlocal raw = redis.call('GET', KEYS[1])\nif raw then\n  return {'held', lock_value(raw) or '0', math.max(0, redis.call('PTTL', KEYS[1]))}\nend\nreturn {'free', redis.call('GET', KEYS[2]) or '0'}\n",
+	Keys:         []string{"lock", "fence"},
+	Args:         []string{},
+	ReadOnly:     true,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // LockInspectKeys are the script's named values, in header order.
 type LockInspectKeys struct {
-	Lock string
+	Lock  string
 	Fence string
 }
 
@@ -790,7 +790,7 @@ type LockInspectHeld struct {
 }
 
 // Outcome is "held".
-func (LockInspectHeld) Outcome() string { return "held" }
+func (LockInspectHeld) Outcome() string     { return "held" }
 func (LockInspectHeld) isLockInspectReply() {}
 
 // LockInspectFree is the "free" reply.
@@ -799,7 +799,7 @@ type LockInspectFree struct {
 }
 
 // Outcome is "free".
-func (LockInspectFree) Outcome() string { return "free" }
+func (LockInspectFree) Outcome() string     { return "free" }
 func (LockInspectFree) isLockInspectReply() {}
 
 // DecodeLockInspect decodes a raw reply of `lock_inspect`; a malformed one is a *BadReplyError.
@@ -839,16 +839,16 @@ func CallLockInspect(ctx context.Context, r Runner, keys LockInspectKeys, args L
 
 // LockReleaseScript is `lock_release`: release a lock, only for its current owner token and fence
 var LockReleaseScript = &ScriptDef{
-	Name: "lock_release",
-	Library: "redis_atomic_v12",
-	SHA1: "a31414834a5e879be02127388712fecd299f42e1",
+	Name:         "lock_release",
+	Library:      "redis_atomic_v12",
+	SHA1:         "a31414834a5e879be02127388712fecd299f42e1",
 	FunctionName: "ra12_lock_release",
-	Body: "#!lua\n--- summary: release a lock, only for its current owner token and fence\n--- invariant: only the holder of the current lease (token and fence) can delete the lock\n--- keys: lock\n--- args: token fence\n--- returns: {'released', fence:fence} | {'lost'}\n--- retry: safe\n--- version: 6\n--- batch: yes\n-- A retry after a lost reply finds the lock gone and answers lost: nothing else changes.\n-- With a fence the decision is DELIFEQ's exactly (the stored value equals \"<fence>:<token>\"), so\n-- the native path gives the same answers, and it is one comparison. An empty fence means any\n-- lease of this token: only for the library's own give-back of an acquisition whose reply it\n-- could not use (fewer replicas than asked acknowledged it). Flat on purpose.\nlocal token, fence = ARGV[1], ARGV[2]\nlocal current = redis.call('GET', KEYS[1])\nif not current then return {'lost'} end\nif fence ~= '' then\n  if current ~= fence .. ':' .. token then return {'lost'} end\n  redis.call('DEL', KEYS[1])\n  return {'released', fence}\nend\n-- Any lease of this token: \"<fence>:<token>\" (see lock_value), split at its first ':'.\nlocal sep = string.find(current, ':', 1, true)\nif not sep or string.sub(current, sep + 1) ~= token then return {'lost'} end\nredis.call('DEL', KEYS[1])\nreturn {'released', string.sub(current, 1, sep - 1)}\n",
-	Keys: []string{"lock"},
-	Args: []string{"token", "fence"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: release a lock, only for its current owner token and fence\n--- invariant: only the holder of the current lease (token and fence) can delete the lock\n--- keys: lock\n--- args: token fence\n--- returns: {'released', fence:fence} | {'lost'}\n--- retry: safe\n--- version: 6\n--- batch: yes\n-- A retry after a lost reply finds the lock gone and answers lost: nothing else changes.\n-- With a fence the decision is DELIFEQ's exactly (the stored value equals \"<fence>:<token>\"), so\n-- the native path gives the same answers, and it is one comparison. An empty fence means any\n-- lease of this token: only for the library's own give-back of an acquisition whose reply it\n-- could not use (fewer replicas than asked acknowledged it). Flat on purpose.\nlocal token, fence = ARGV[1], ARGV[2]\nlocal current = redis.call('GET', KEYS[1])\nif not current then return {'lost'} end\nif fence ~= '' then\n  if current ~= fence .. ':' .. token then return {'lost'} end\n  redis.call('DEL', KEYS[1])\n  return {'released', fence}\nend\n-- Any lease of this token: \"<fence>:<token>\" (see lock_value), split at its first ':'.\nlocal sep = string.find(current, ':', 1, true)\nif not sep or string.sub(current, sep + 1) ~= token then return {'lost'} end\nredis.call('DEL', KEYS[1])\nreturn {'released', string.sub(current, 1, sep - 1)}\n",
+	Keys:         []string{"lock"},
+	Args:         []string{"token", "fence"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    true,
 }
 
 // LockReleaseKeys are the script's named values, in header order.
@@ -874,7 +874,7 @@ type LockReleaseReleased struct {
 }
 
 // Outcome is "released".
-func (LockReleaseReleased) Outcome() string { return "released" }
+func (LockReleaseReleased) Outcome() string     { return "released" }
 func (LockReleaseReleased) isLockReleaseReply() {}
 
 // LockReleaseLost is the "lost" reply.
@@ -882,7 +882,7 @@ type LockReleaseLost struct {
 }
 
 // Outcome is "lost".
-func (LockReleaseLost) Outcome() string { return "lost" }
+func (LockReleaseLost) Outcome() string     { return "lost" }
 func (LockReleaseLost) isLockReleaseReply() {}
 
 // DecodeLockRelease decodes a raw reply of `lock_release`; a malformed one is a *BadReplyError.
@@ -920,32 +920,32 @@ func CallLockRelease(ctx context.Context, r Runner, keys LockReleaseKeys, args L
 
 // QueueAckScript is `queue_ack`: complete a running job, only for the worker it is leased to and its current fence; keep a tombstone for keep_ms so enqueue stays idempotent
 var QueueAckScript = &ScriptDef{
-	Name: "queue_ack",
-	Library: "redis_atomic_v12",
-	SHA1: "1175c5c8fc994eeb26c0999c7b944646543f8931",
+	Name:         "queue_ack",
+	Library:      "redis_atomic_v12",
+	SHA1:         "1175c5c8fc994eeb26c0999c7b944646543f8931",
 	FunctionName: "ra12_queue_ack",
-	Body: "#!lua\n--- summary: complete a running job, only for the worker it is leased to and its current fence; keep a tombstone for keep_ms so enqueue stays idempotent\n--- invariant: a job is acked at most once, by the holder of its current lease\n--- keys: inflight meta payload errors done\n--- args: job_id token fence keep_ms\n--- returns: {'acked'} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- token: the worker the job is leased to (kept in the tombstone, so a repeat is recognised).\n-- Retry safety: repeating the ack of the same lease answers 'acked' again while the tombstone\n-- lives (keep_ms > 0). Each ack also forgets at most 16 tombstones older than keep_ms (bounded).\nlocal keep, bad = int_arg(ARGV[4], 'keep_ms', 0, 31536000000)\nif not keep then return bad end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}, {KEYS[5], 'zset'}})\nif wrong then return wrong end\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[2], id))\nlocal token, fence = ARGV[2], ARGV[3]\nif m and m.state == 'a' and m.worker == token and m.fence == fence then return {'acked'} end\nif not m or m.state ~= 'r' or m.worker ~= token or m.fence ~= fence then return {'lost'} end\nlocal now = now_ms()\nredis.call('ZREM', KEYS[1], id)\nredis.call('HDEL', KEYS[3], id)\nredis.call('HDEL', KEYS[4], id)\nif keep == 0 then\n  redis.call('HDEL', KEYS[2], id)\nelse\n  redis.call('HSET', KEYS[2], id, meta_format('a', m.fence, m.deliveries, m.worker)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  redis.call('ZADD', KEYS[5], now, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nend\nlocal old = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now - keep, 'LIMIT', 0, 16)\nfor _, gone in ipairs(old) do\n  redis.call('ZREM', KEYS[5], gone)\n  local g = meta_parse(redis.call('HGET', KEYS[2], gone))\n  if g and g.state == 'a' then redis.call('HDEL', KEYS[2], gone) end\nend\nreturn {'acked'}\n",
-	Keys: []string{"inflight", "meta", "payload", "errors", "done"},
-	Args: []string{"job_id", "token", "fence", "keep_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: complete a running job, only for the worker it is leased to and its current fence; keep a tombstone for keep_ms so enqueue stays idempotent\n--- invariant: a job is acked at most once, by the holder of its current lease\n--- keys: inflight meta payload errors done\n--- args: job_id token fence keep_ms\n--- returns: {'acked'} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- token: the worker the job is leased to (kept in the tombstone, so a repeat is recognised).\n-- Retry safety: repeating the ack of the same lease answers 'acked' again while the tombstone\n-- lives (keep_ms > 0). Each ack also forgets at most 16 tombstones older than keep_ms (bounded).\nlocal keep, bad = int_arg(ARGV[4], 'keep_ms', 0, 31536000000)\nif not keep then return bad end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}, {KEYS[5], 'zset'}})\nif wrong then return wrong end\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[2], id))\nlocal token, fence = ARGV[2], ARGV[3]\nif m and m.state == 'a' and m.worker == token and m.fence == fence then return {'acked'} end\nif not m or m.state ~= 'r' or m.worker ~= token or m.fence ~= fence then return {'lost'} end\nlocal now = now_ms()\nredis.call('ZREM', KEYS[1], id)\nredis.call('HDEL', KEYS[3], id)\nredis.call('HDEL', KEYS[4], id)\nif keep == 0 then\n  redis.call('HDEL', KEYS[2], id)\nelse\n  redis.call('HSET', KEYS[2], id, meta_format('a', m.fence, m.deliveries, m.worker)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  redis.call('ZADD', KEYS[5], now, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nend\nlocal old = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now - keep, 'LIMIT', 0, 16)\nfor _, gone in ipairs(old) do\n  redis.call('ZREM', KEYS[5], gone)\n  local g = meta_parse(redis.call('HGET', KEYS[2], gone))\n  if g and g.state == 'a' then redis.call('HDEL', KEYS[2], gone) end\nend\nreturn {'acked'}\n",
+	Keys:         []string{"inflight", "meta", "payload", "errors", "done"},
+	Args:         []string{"job_id", "token", "fence", "keep_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueAckKeys are the script's named values, in header order.
 type QueueAckKeys struct {
 	Inflight string
-	Meta string
-	Payload string
-	Errors string
-	Done string
+	Meta     string
+	Payload  string
+	Errors   string
+	Done     string
 }
 
 // QueueAckArgs are the script's named values, in header order.
 type QueueAckArgs struct {
-	JobId any
-	Token any
-	Fence any
+	JobId  any
+	Token  any
+	Fence  any
 	KeepMs any
 }
 
@@ -960,7 +960,7 @@ type QueueAckAcked struct {
 }
 
 // Outcome is "acked".
-func (QueueAckAcked) Outcome() string { return "acked" }
+func (QueueAckAcked) Outcome() string  { return "acked" }
 func (QueueAckAcked) isQueueAckReply() {}
 
 // QueueAckLost is the "lost" reply.
@@ -968,7 +968,7 @@ type QueueAckLost struct {
 }
 
 // Outcome is "lost".
-func (QueueAckLost) Outcome() string { return "lost" }
+func (QueueAckLost) Outcome() string  { return "lost" }
 func (QueueAckLost) isQueueAckReply() {}
 
 // DecodeQueueAck decodes a raw reply of `queue_ack`; a malformed one is a *BadReplyError.
@@ -1005,36 +1005,36 @@ func CallQueueAck(ctx context.Context, r Runner, keys QueueAckKeys, args QueueAc
 
 // QueueClaimScript is `queue_claim`: return expired leases, then lease up to max_jobs due jobs (due order) to a worker, each with a new fence
 var QueueClaimScript = &ScriptDef{
-	Name: "queue_claim",
-	Library: "redis_atomic_v12",
-	SHA1: "18ae3bc338281dcca5c8d6239bb8d1eb66542364",
+	Name:         "queue_claim",
+	Library:      "redis_atomic_v12",
+	SHA1:         "18ae3bc338281dcca5c8d6239bb8d1eb66542364",
 	FunctionName: "ra12_queue_claim",
-	Body: "#!lua\n--- summary: return expired leases, then lease up to max_jobs due jobs (due order) to a worker, each with a new fence\n--- invariant: a job is in exactly one of due, inflight, dead; a claim takes only due jobs; every claim of a job gets a fence larger than all before it\n--- keys: due inflight dead meta payload errors\n--- args: worker ttl_ms max_jobs max_deliveries max_dead keep_dead_ms\n--- returns: {'claimed', now_ms, count, jobs:[id:str, fence:fence, deliveries, payload:bytes] * count} | {'empty', retry_after:ms} | {'idle'}\n--- retry: unsafe\n--- version: 5\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- queue_reap(k, now, limit, max_deliveries, bound): moves at most `limit` in-flight jobs whose\n-- lease deadline has passed (server time) back to due, at their deadline (so they keep their\n-- place), or to the dead letters (queue_bury, which trims them to `bound`) once they were\n-- delivered max_deliveries times. k: {inflight, due, dead, meta, payload, errors}. Returns the\n-- counts requeued and buried. Needs queue_meta and queue_bury.\nlocal function queue_reap(k, now, limit, max_deliveries, bound)\n  local expired = redis.call('ZRANGEBYSCORE', k.inflight, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)\n  local requeued, buried = 0, 0\n  for i = 1, #expired, 2 do\n    local id, deadline = expired[i], expired[i + 1]\n    local m = meta_parse(redis.call('HGET', k.meta, id))\n    redis.call('ZREM', k.inflight, id)\n    if not m then m = {fence = '0', deliveries = max_deliveries, worker = ''} end\n    redis.call('HSET', k.errors, id, 'lease expired (visibility timeout) in delivery ' .. string.format('%.0f', m.deliveries))\n    if m.deliveries >= max_deliveries then\n      queue_bury(k, now, id, m, bound)\n      buried = buried + 1\n    else\n      redis.call('ZADD', k.due, deadline, id)\n      redis.call('HSET', k.meta, id, meta_format('q', m.fence, m.deliveries, ''))\n      requeued = requeued + 1\n    end\n  end\n  return requeued, buried\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- Not retry-safe: a second run would lease other jobs (queue_claim_id is the retry-safe claim).\n-- After a lost reply the jobs of the first run stay leased to nobody until ttl_ms passes;\n-- then a claim (or reap) returns them.\n-- Bounded: at most max_jobs leases are reaped and at most max_jobs jobs claimed per call.\n-- Fragment (queue_claim, queue_claim_id): validates ARGV[1..6] = worker ttl_ms max_jobs\n-- max_deliveries max_dead keep_dead_ms and the types of KEYS[1..6] (due inflight dead meta\n-- payload errors). Out: locals `worker`, `ttl`, `n`, `maxd`, `bound`. Needs int_arg,\n-- queue_dead_bound, queue_types.\nlocal worker = ARGV[1]\nif worker == '' or #worker > 128 then return redis.error_reply('ERR redis-atomic: worker must be 1..128 bytes') end\nlocal ttl, bad = int_arg(ARGV[2], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal n, bad2 = int_arg(ARGV[3], 'max_jobs', 1, 1000)\nif not n then return bad2 end\nlocal maxd, bad3 = int_arg(ARGV[4], 'max_deliveries', 1, 1000000)\nif not maxd then return bad3 end\nlocal bound, bad4 = queue_dead_bound(ARGV[5], ARGV[6])\nif not bound then return bad4 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal us = now_us()\nlocal now = math.floor(us / 1000)\nlocal out, job_ttl = {'claimed', now, 0}, nil\n-- Fragment (queue_claim, queue_claim_id): returns up to `n` expired leases, then leases up to `n`\n-- due jobs (due order) to `worker` for `ttl` ms, each with a new fence and one more delivery.\n-- In: queue_claim_args' locals, `us`/`now` (server \U000000b5s/ms), `out` (the reply so far) and `job_ttl`\n-- (nil, or a value appended after each job's four fields). Out: `ids` (the leased job ids); each\n-- job's id, fence, deliveries and payload (then `job_ttl`, if set) appended to `out`.\n-- Fences: next_fence (max(last + 1, server \U000000b5s)), so they increase even if the job record was lost.\nqueue_reap({inflight = KEYS[2], due = KEYS[1], dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}, now, n, maxd, bound)\nlocal ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n)\nfor _, id in ipairs(ids) do\n  local m = meta_parse(redis.call('HGET', KEYS[4], id))\n  if not m then m = {fence = '0', deliveries = 0} end\n  local fence = next_fence(tonumber(m.fence), us)\n  local deliveries = m.deliveries + 1\n  redis.call('ZREM', KEYS[1], id)\n  redis.call('ZADD', KEYS[2], now + ttl, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  redis.call('HSET', KEYS[4], id, meta_format('r', fence, deliveries, worker)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  out[#out + 1] = id\n  out[#out + 1] = fence\n  out[#out + 1] = deliveries\n  out[#out + 1] = redis.call('HGET', KEYS[5], id) or ''\n  if job_ttl then out[#out + 1] = job_ttl end\nend\nif #ids > 0 then\n  out[3] = #ids\n  return out\nend\n-- Fragment (queue_claim, queue_claim_id): nothing was due; returns {'empty', ms until the\n-- earliest due job or lease deadline}, or {'idle'} when the queue holds neither. In: `now`.\nlocal next_due = nil\nfor _, key in ipairs({KEYS[1], KEYS[2]}) do\n  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')\n  if first[2] then\n    local at = tonumber(first[2])\n    if not next_due or at < next_due then next_due = at end\n  end\nend\nif not next_due then return {'idle'} end\nreturn {'empty', math.max(0, next_due - now)}\n",
-	Keys: []string{"due", "inflight", "dead", "meta", "payload", "errors"},
-	Args: []string{"worker", "ttl_ms", "max_jobs", "max_deliveries", "max_dead", "keep_dead_ms"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: return expired leases, then lease up to max_jobs due jobs (due order) to a worker, each with a new fence\n--- invariant: a job is in exactly one of due, inflight, dead; a claim takes only due jobs; every claim of a job gets a fence larger than all before it\n--- keys: due inflight dead meta payload errors\n--- args: worker ttl_ms max_jobs max_deliveries max_dead keep_dead_ms\n--- returns: {'claimed', now_ms, count, jobs:[id:str, fence:fence, deliveries, payload:bytes] * count} | {'empty', retry_after:ms} | {'idle'}\n--- retry: unsafe\n--- version: 5\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- queue_reap(k, now, limit, max_deliveries, bound): moves at most `limit` in-flight jobs whose\n-- lease deadline has passed (server time) back to due, at their deadline (so they keep their\n-- place), or to the dead letters (queue_bury, which trims them to `bound`) once they were\n-- delivered max_deliveries times. k: {inflight, due, dead, meta, payload, errors}. Returns the\n-- counts requeued and buried. Needs queue_meta and queue_bury.\nlocal function queue_reap(k, now, limit, max_deliveries, bound)\n  local expired = redis.call('ZRANGEBYSCORE', k.inflight, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)\n  local requeued, buried = 0, 0\n  for i = 1, #expired, 2 do\n    local id, deadline = expired[i], expired[i + 1]\n    local m = meta_parse(redis.call('HGET', k.meta, id))\n    redis.call('ZREM', k.inflight, id)\n    if not m then m = {fence = '0', deliveries = max_deliveries, worker = ''} end\n    redis.call('HSET', k.errors, id, 'lease expired (visibility timeout) in delivery ' .. string.format('%.0f', m.deliveries))\n    if m.deliveries >= max_deliveries then\n      queue_bury(k, now, id, m, bound)\n      buried = buried + 1\n    else\n      redis.call('ZADD', k.due, deadline, id)\n      redis.call('HSET', k.meta, id, meta_format('q', m.fence, m.deliveries, ''))\n      requeued = requeued + 1\n    end\n  end\n  return requeued, buried\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- Not retry-safe: a second run would lease other jobs (queue_claim_id is the retry-safe claim).\n-- After a lost reply the jobs of the first run stay leased to nobody until ttl_ms passes;\n-- then a claim (or reap) returns them.\n-- Bounded: at most max_jobs leases are reaped and at most max_jobs jobs claimed per call.\n-- Fragment (queue_claim, queue_claim_id): validates ARGV[1..6] = worker ttl_ms max_jobs\n-- max_deliveries max_dead keep_dead_ms and the types of KEYS[1..6] (due inflight dead meta\n-- payload errors). Out: locals `worker`, `ttl`, `n`, `maxd`, `bound`. Needs int_arg,\n-- queue_dead_bound, queue_types.\nlocal worker = ARGV[1]\nif worker == '' or #worker > 128 then return redis.error_reply('ERR redis-atomic: worker must be 1..128 bytes') end\nlocal ttl, bad = int_arg(ARGV[2], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal n, bad2 = int_arg(ARGV[3], 'max_jobs', 1, 1000)\nif not n then return bad2 end\nlocal maxd, bad3 = int_arg(ARGV[4], 'max_deliveries', 1, 1000000)\nif not maxd then return bad3 end\nlocal bound, bad4 = queue_dead_bound(ARGV[5], ARGV[6])\nif not bound then return bad4 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal us = now_us()\nlocal now = math.floor(us / 1000)\nlocal out, job_ttl = {'claimed', now, 0}, nil\n-- Fragment (queue_claim, queue_claim_id): returns up to `n` expired leases, then leases up to `n`\n-- due jobs (due order) to `worker` for `ttl` ms, each with a new fence and one more delivery.\n-- In: queue_claim_args' locals, `us`/`now` (server \U000000b5s/ms), `out` (the reply so far) and `job_ttl`\n-- (nil, or a value appended after each job's four fields). Out: `ids` (the leased job ids); each\n-- job's id, fence, deliveries and payload (then `job_ttl`, if set) appended to `out`.\n-- Fences: next_fence (max(last + 1, server \U000000b5s)), so they increase even if the job record was lost.\nqueue_reap({inflight = KEYS[2], due = KEYS[1], dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}, now, n, maxd, bound)\nlocal ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n)\nfor _, id in ipairs(ids) do\n  local m = meta_parse(redis.call('HGET', KEYS[4], id))\n  if not m then m = {fence = '0', deliveries = 0} end\n  local fence = next_fence(tonumber(m.fence), us)\n  local deliveries = m.deliveries + 1\n  redis.call('ZREM', KEYS[1], id)\n  redis.call('ZADD', KEYS[2], now + ttl, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  redis.call('HSET', KEYS[4], id, meta_format('r', fence, deliveries, worker)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  out[#out + 1] = id\n  out[#out + 1] = fence\n  out[#out + 1] = deliveries\n  out[#out + 1] = redis.call('HGET', KEYS[5], id) or ''\n  if job_ttl then out[#out + 1] = job_ttl end\nend\nif #ids > 0 then\n  out[3] = #ids\n  return out\nend\n-- Fragment (queue_claim, queue_claim_id): nothing was due; returns {'empty', ms until the\n-- earliest due job or lease deadline}, or {'idle'} when the queue holds neither. In: `now`.\nlocal next_due = nil\nfor _, key in ipairs({KEYS[1], KEYS[2]}) do\n  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')\n  if first[2] then\n    local at = tonumber(first[2])\n    if not next_due or at < next_due then next_due = at end\n  end\nend\nif not next_due then return {'idle'} end\nreturn {'empty', math.max(0, next_due - now)}\n",
+	Keys:         []string{"due", "inflight", "dead", "meta", "payload", "errors"},
+	Args:         []string{"worker", "ttl_ms", "max_jobs", "max_deliveries", "max_dead", "keep_dead_ms"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    false,
 }
 
 // QueueClaimKeys are the script's named values, in header order.
 type QueueClaimKeys struct {
-	Due string
+	Due      string
 	Inflight string
-	Dead string
-	Meta string
-	Payload string
-	Errors string
+	Dead     string
+	Meta     string
+	Payload  string
+	Errors   string
 }
 
 // QueueClaimArgs are the script's named values, in header order.
 type QueueClaimArgs struct {
-	Worker any
-	TtlMs any
-	MaxJobs any
+	Worker        any
+	TtlMs         any
+	MaxJobs       any
 	MaxDeliveries any
-	MaxDead any
-	KeepDeadMs any
+	MaxDead       any
+	KeepDeadMs    any
 }
 
 // QueueClaimReply is the reply of `queue_claim`: one of QueueClaimClaimed, QueueClaimEmpty, QueueClaimIdle.
@@ -1047,11 +1047,11 @@ type QueueClaimReply interface {
 type QueueClaimClaimed struct {
 	NowMs uint64
 	Count uint64
-	Jobs []QueueClaimJobsItem
+	Jobs  []QueueClaimJobsItem
 }
 
 // Outcome is "claimed".
-func (QueueClaimClaimed) Outcome() string { return "claimed" }
+func (QueueClaimClaimed) Outcome() string    { return "claimed" }
 func (QueueClaimClaimed) isQueueClaimReply() {}
 
 // QueueClaimEmpty is the "empty" reply.
@@ -1060,7 +1060,7 @@ type QueueClaimEmpty struct {
 }
 
 // Outcome is "empty".
-func (QueueClaimEmpty) Outcome() string { return "empty" }
+func (QueueClaimEmpty) Outcome() string    { return "empty" }
 func (QueueClaimEmpty) isQueueClaimReply() {}
 
 // QueueClaimIdle is the "idle" reply.
@@ -1068,15 +1068,15 @@ type QueueClaimIdle struct {
 }
 
 // Outcome is "idle".
-func (QueueClaimIdle) Outcome() string { return "idle" }
+func (QueueClaimIdle) Outcome() string    { return "idle" }
 func (QueueClaimIdle) isQueueClaimReply() {}
 
 // QueueClaimJobsItem is one repetition of "jobs".
 type QueueClaimJobsItem struct {
-	Id string
-	Fence uint64
+	Id         string
+	Fence      uint64
 	Deliveries uint64
-	Payload []byte
+	Payload    []byte
 }
 
 // DecodeQueueClaim decodes a raw reply of `queue_claim`; a malformed one is a *BadReplyError.
@@ -1124,38 +1124,38 @@ func CallQueueClaim(ctx context.Context, r Runner, keys QueueClaimKeys, args Que
 
 // QueueClaimIdScript is `queue_claim_id`: queue_claim with a claim id: the leases are recorded, and a repeat of the id returns those still live instead of claiming again
 var QueueClaimIdScript = &ScriptDef{
-	Name: "queue_claim_id",
-	Library: "redis_atomic_v12",
-	SHA1: "038be74104509a2f1a01a0b7081323d267ef46ed",
+	Name:         "queue_claim_id",
+	Library:      "redis_atomic_v12",
+	SHA1:         "038be74104509a2f1a01a0b7081323d267ef46ed",
 	FunctionName: "ra12_queue_claim_id",
-	Body: "#!lua\n--- summary: queue_claim with a claim id: the leases are recorded, and a repeat of the id returns those still live instead of claiming again\n--- invariant: a claim id leases jobs at most once while its record lives; a repeat returns the same jobs with the same fences and delivery counts\n--- keys: due inflight dead meta payload errors claim\n--- args: worker ttl_ms max_jobs max_deliveries max_dead keep_dead_ms request_ttl_ms\n--- returns: {'claimed', now_ms, replayed:bool, count, jobs:[id:str, fence:fence, deliveries, payload:bytes, ttl:ms] * count} | {'empty', retry_after:ms} | {'idle'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- queue_reap(k, now, limit, max_deliveries, bound): moves at most `limit` in-flight jobs whose\n-- lease deadline has passed (server time) back to due, at their deadline (so they keep their\n-- place), or to the dead letters (queue_bury, which trims them to `bound`) once they were\n-- delivered max_deliveries times. k: {inflight, due, dead, meta, payload, errors}. Returns the\n-- counts requeued and buried. Needs queue_meta and queue_bury.\nlocal function queue_reap(k, now, limit, max_deliveries, bound)\n  local expired = redis.call('ZRANGEBYSCORE', k.inflight, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)\n  local requeued, buried = 0, 0\n  for i = 1, #expired, 2 do\n    local id, deadline = expired[i], expired[i + 1]\n    local m = meta_parse(redis.call('HGET', k.meta, id))\n    redis.call('ZREM', k.inflight, id)\n    if not m then m = {fence = '0', deliveries = max_deliveries, worker = ''} end\n    redis.call('HSET', k.errors, id, 'lease expired (visibility timeout) in delivery ' .. string.format('%.0f', m.deliveries))\n    if m.deliveries >= max_deliveries then\n      queue_bury(k, now, id, m, bound)\n      buried = buried + 1\n    else\n      redis.call('ZADD', k.due, deadline, id)\n      redis.call('HSET', k.meta, id, meta_format('q', m.fence, m.deliveries, ''))\n      requeued = requeued + 1\n    end\n  end\n  return requeued, buried\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- request_ttl_arg(value): how long a request record lives (ms, 1 s ..= 1 day), or nil plus an error\n-- reply. A request record is a retry-safe script's first answer to one request id, kept so a\n-- resend after a lost reply returns it instead of acting again (quota_add_id, queue_claim_id);\n-- one bound for every such record. Needs int_arg.\nlocal function request_ttl_arg(value)\n  return int_arg(value, 'request_ttl_ms', 1000, 86400000)\nend\n-- Retry: safe. A claim that leases jobs records them under KEYS[7] (a string of length-prefixed\n-- items \"<len>:<bytes>\": the worker, then job id and fence per job) for max(request_ttl_ms,\n-- ttl_ms). A repeat of the id while the\n-- record lives claims nothing: it returns, in the first claim's order, each recorded job whose\n-- lease from that claim is still live (running, same fence, same worker, deadline not passed),\n-- with its delivery count and the ms left on its lease; jobs acked, nacked, reaped or expired\n-- since are left out (all gone: 'claimed' with count 0). A claim that found nothing records\n-- nothing (it leased nothing; a repeat claims afresh). Bounded: the record holds at most 1000 jobs.\n-- Fragment (queue_claim, queue_claim_id): validates ARGV[1..6] = worker ttl_ms max_jobs\n-- max_deliveries max_dead keep_dead_ms and the types of KEYS[1..6] (due inflight dead meta\n-- payload errors). Out: locals `worker`, `ttl`, `n`, `maxd`, `bound`. Needs int_arg,\n-- queue_dead_bound, queue_types.\nlocal worker = ARGV[1]\nif worker == '' or #worker > 128 then return redis.error_reply('ERR redis-atomic: worker must be 1..128 bytes') end\nlocal ttl, bad = int_arg(ARGV[2], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal n, bad2 = int_arg(ARGV[3], 'max_jobs', 1, 1000)\nif not n then return bad2 end\nlocal maxd, bad3 = int_arg(ARGV[4], 'max_deliveries', 1, 1000000)\nif not maxd then return bad3 end\nlocal bound, bad4 = queue_dead_bound(ARGV[5], ARGV[6])\nif not bound then return bad4 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal request_ttl, bad_req = request_ttl_arg(ARGV[7])\nif not request_ttl then return bad_req end\nlocal wrong_claim = queue_types({{KEYS[7], 'string'}})\nif wrong_claim then return wrong_claim end\nlocal us = now_us()\nlocal now = math.floor(us / 1000)\nlocal record, raw = {}, redis.call('GET', KEYS[7])\nif raw then\n  local pos = 1\n  while pos <= #raw and #record <= 2001 do\n    local colon = string.find(raw, ':', pos, true)\n    local len = colon and tonumber(string.sub(raw, pos, colon - 1))\n    if not len then return redis.error_reply('WRONGTYPE redis-atomic: claim record is malformed') end\n    record[#record + 1] = string.sub(raw, colon + 1, colon + len)\n    pos = colon + len + 1\n  end\nend\nif #record > 0 then\n  local out = {'claimed', now, 1, 0}\n  for i = 2, #record - 1, 2 do\n    local id, fence = record[i], record[i + 1]\n    local m = meta_parse(redis.call('HGET', KEYS[4], id))\n    local deadline = tonumber(redis.call('ZSCORE', KEYS[2], id))\n    if record[1] == worker and m and m.state == 'r' and m.fence == fence and m.worker == worker and deadline and deadline > now then\n      out[#out + 1] = id\n      out[#out + 1] = fence\n      out[#out + 1] = m.deliveries\n      out[#out + 1] = redis.call('HGET', KEYS[5], id) or ''\n      out[#out + 1] = deadline - now\n    end\n  end\n  out[4] = (#out - 4) / 5\n  return out\nend\nlocal out, job_ttl = {'claimed', now, 0, 0}, ttl\n-- Fragment (queue_claim, queue_claim_id): returns up to `n` expired leases, then leases up to `n`\n-- due jobs (due order) to `worker` for `ttl` ms, each with a new fence and one more delivery.\n-- In: queue_claim_args' locals, `us`/`now` (server \U000000b5s/ms), `out` (the reply so far) and `job_ttl`\n-- (nil, or a value appended after each job's four fields). Out: `ids` (the leased job ids); each\n-- job's id, fence, deliveries and payload (then `job_ttl`, if set) appended to `out`.\n-- Fences: next_fence (max(last + 1, server \U000000b5s)), so they increase even if the job record was lost.\nqueue_reap({inflight = KEYS[2], due = KEYS[1], dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}, now, n, maxd, bound)\nlocal ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n)\nfor _, id in ipairs(ids) do\n  local m = meta_parse(redis.call('HGET', KEYS[4], id))\n  if not m then m = {fence = '0', deliveries = 0} end\n  local fence = next_fence(tonumber(m.fence), us)\n  local deliveries = m.deliveries + 1\n  redis.call('ZREM', KEYS[1], id)\n  redis.call('ZADD', KEYS[2], now + ttl, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  redis.call('HSET', KEYS[4], id, meta_format('r', fence, deliveries, worker)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  out[#out + 1] = id\n  out[#out + 1] = fence\n  out[#out + 1] = deliveries\n  out[#out + 1] = redis.call('HGET', KEYS[5], id) or ''\n  if job_ttl then out[#out + 1] = job_ttl end\nend\nif #ids > 0 then\n  out[4] = #ids\n  local entries = {#worker .. ':' .. worker}\n  for i = 5, #out, 5 do\n    entries[#entries + 1] = #out[i] .. ':' .. out[i]\n    entries[#entries + 1] = #out[i + 1] .. ':' .. out[i + 1]\n  end\n  redis.call('SET', KEYS[7], table.concat(entries), 'PX', math.max(request_ttl, ttl))\n  return out\nend\n-- Fragment (queue_claim, queue_claim_id): nothing was due; returns {'empty', ms until the\n-- earliest due job or lease deadline}, or {'idle'} when the queue holds neither. In: `now`.\nlocal next_due = nil\nfor _, key in ipairs({KEYS[1], KEYS[2]}) do\n  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')\n  if first[2] then\n    local at = tonumber(first[2])\n    if not next_due or at < next_due then next_due = at end\n  end\nend\nif not next_due then return {'idle'} end\nreturn {'empty', math.max(0, next_due - now)}\n",
-	Keys: []string{"due", "inflight", "dead", "meta", "payload", "errors", "claim"},
-	Args: []string{"worker", "ttl_ms", "max_jobs", "max_deliveries", "max_dead", "keep_dead_ms", "request_ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: queue_claim with a claim id: the leases are recorded, and a repeat of the id returns those still live instead of claiming again\n--- invariant: a claim id leases jobs at most once while its record lives; a repeat returns the same jobs with the same fences and delivery counts\n--- keys: due inflight dead meta payload errors claim\n--- args: worker ttl_ms max_jobs max_deliveries max_dead keep_dead_ms request_ttl_ms\n--- returns: {'claimed', now_ms, replayed:bool, count, jobs:[id:str, fence:fence, deliveries, payload:bytes, ttl:ms] * count} | {'empty', retry_after:ms} | {'idle'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- queue_reap(k, now, limit, max_deliveries, bound): moves at most `limit` in-flight jobs whose\n-- lease deadline has passed (server time) back to due, at their deadline (so they keep their\n-- place), or to the dead letters (queue_bury, which trims them to `bound`) once they were\n-- delivered max_deliveries times. k: {inflight, due, dead, meta, payload, errors}. Returns the\n-- counts requeued and buried. Needs queue_meta and queue_bury.\nlocal function queue_reap(k, now, limit, max_deliveries, bound)\n  local expired = redis.call('ZRANGEBYSCORE', k.inflight, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)\n  local requeued, buried = 0, 0\n  for i = 1, #expired, 2 do\n    local id, deadline = expired[i], expired[i + 1]\n    local m = meta_parse(redis.call('HGET', k.meta, id))\n    redis.call('ZREM', k.inflight, id)\n    if not m then m = {fence = '0', deliveries = max_deliveries, worker = ''} end\n    redis.call('HSET', k.errors, id, 'lease expired (visibility timeout) in delivery ' .. string.format('%.0f', m.deliveries))\n    if m.deliveries >= max_deliveries then\n      queue_bury(k, now, id, m, bound)\n      buried = buried + 1\n    else\n      redis.call('ZADD', k.due, deadline, id)\n      redis.call('HSET', k.meta, id, meta_format('q', m.fence, m.deliveries, ''))\n      requeued = requeued + 1\n    end\n  end\n  return requeued, buried\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- request_ttl_arg(value): how long a request record lives (ms, 1 s ..= 1 day), or nil plus an error\n-- reply. A request record is a retry-safe script's first answer to one request id, kept so a\n-- resend after a lost reply returns it instead of acting again (quota_add_id, queue_claim_id);\n-- one bound for every such record. Needs int_arg.\nlocal function request_ttl_arg(value)\n  return int_arg(value, 'request_ttl_ms', 1000, 86400000)\nend\n-- Retry: safe. A claim that leases jobs records them under KEYS[7] (a string of length-prefixed\n-- items \"<len>:<bytes>\": the worker, then job id and fence per job) for max(request_ttl_ms,\n-- ttl_ms). A repeat of the id while the\n-- record lives claims nothing: it returns, in the first claim's order, each recorded job whose\n-- lease from that claim is still live (running, same fence, same worker, deadline not passed),\n-- with its delivery count and the ms left on its lease; jobs acked, nacked, reaped or expired\n-- since are left out (all gone: 'claimed' with count 0). A claim that found nothing records\n-- nothing (it leased nothing; a repeat claims afresh). Bounded: the record holds at most 1000 jobs.\n-- Fragment (queue_claim, queue_claim_id): validates ARGV[1..6] = worker ttl_ms max_jobs\n-- max_deliveries max_dead keep_dead_ms and the types of KEYS[1..6] (due inflight dead meta\n-- payload errors). Out: locals `worker`, `ttl`, `n`, `maxd`, `bound`. Needs int_arg,\n-- queue_dead_bound, queue_types.\nlocal worker = ARGV[1]\nif worker == '' or #worker > 128 then return redis.error_reply('ERR redis-atomic: worker must be 1..128 bytes') end\nlocal ttl, bad = int_arg(ARGV[2], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal n, bad2 = int_arg(ARGV[3], 'max_jobs', 1, 1000)\nif not n then return bad2 end\nlocal maxd, bad3 = int_arg(ARGV[4], 'max_deliveries', 1, 1000000)\nif not maxd then return bad3 end\nlocal bound, bad4 = queue_dead_bound(ARGV[5], ARGV[6])\nif not bound then return bad4 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal request_ttl, bad_req = request_ttl_arg(ARGV[7])\nif not request_ttl then return bad_req end\nlocal wrong_claim = queue_types({{KEYS[7], 'string'}})\nif wrong_claim then return wrong_claim end\nlocal us = now_us()\nlocal now = math.floor(us / 1000)\nlocal record, raw = {}, redis.call('GET', KEYS[7])\nif raw then\n  local pos = 1\n  while pos <= #raw and #record <= 2001 do\n    local colon = string.find(raw, ':', pos, true)\n    local len = colon and tonumber(string.sub(raw, pos, colon - 1))\n    if not len then return redis.error_reply('WRONGTYPE redis-atomic: claim record is malformed') end\n    record[#record + 1] = string.sub(raw, colon + 1, colon + len)\n    pos = colon + len + 1\n  end\nend\nif #record > 0 then\n  local out = {'claimed', now, 1, 0}\n  for i = 2, #record - 1, 2 do\n    local id, fence = record[i], record[i + 1]\n    local m = meta_parse(redis.call('HGET', KEYS[4], id))\n    local deadline = tonumber(redis.call('ZSCORE', KEYS[2], id))\n    if record[1] == worker and m and m.state == 'r' and m.fence == fence and m.worker == worker and deadline and deadline > now then\n      out[#out + 1] = id\n      out[#out + 1] = fence\n      out[#out + 1] = m.deliveries\n      out[#out + 1] = redis.call('HGET', KEYS[5], id) or ''\n      out[#out + 1] = deadline - now\n    end\n  end\n  out[4] = (#out - 4) / 5\n  return out\nend\nlocal out, job_ttl = {'claimed', now, 0, 0}, ttl\n-- Fragment (queue_claim, queue_claim_id): returns up to `n` expired leases, then leases up to `n`\n-- due jobs (due order) to `worker` for `ttl` ms, each with a new fence and one more delivery.\n-- In: queue_claim_args' locals, `us`/`now` (server \U000000b5s/ms), `out` (the reply so far) and `job_ttl`\n-- (nil, or a value appended after each job's four fields). Out: `ids` (the leased job ids); each\n-- job's id, fence, deliveries and payload (then `job_ttl`, if set) appended to `out`.\n-- Fences: next_fence (max(last + 1, server \U000000b5s)), so they increase even if the job record was lost.\nqueue_reap({inflight = KEYS[2], due = KEYS[1], dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}, now, n, maxd, bound)\nlocal ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n)\nfor _, id in ipairs(ids) do\n  local m = meta_parse(redis.call('HGET', KEYS[4], id))\n  if not m then m = {fence = '0', deliveries = 0} end\n  local fence = next_fence(tonumber(m.fence), us)\n  local deliveries = m.deliveries + 1\n  redis.call('ZREM', KEYS[1], id)\n  redis.call('ZADD', KEYS[2], now + ttl, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  redis.call('HSET', KEYS[4], id, meta_format('r', fence, deliveries, worker)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\n  out[#out + 1] = id\n  out[#out + 1] = fence\n  out[#out + 1] = deliveries\n  out[#out + 1] = redis.call('HGET', KEYS[5], id) or ''\n  if job_ttl then out[#out + 1] = job_ttl end\nend\nif #ids > 0 then\n  out[4] = #ids\n  local entries = {#worker .. ':' .. worker}\n  for i = 5, #out, 5 do\n    entries[#entries + 1] = #out[i] .. ':' .. out[i]\n    entries[#entries + 1] = #out[i + 1] .. ':' .. out[i + 1]\n  end\n  redis.call('SET', KEYS[7], table.concat(entries), 'PX', math.max(request_ttl, ttl))\n  return out\nend\n-- Fragment (queue_claim, queue_claim_id): nothing was due; returns {'empty', ms until the\n-- earliest due job or lease deadline}, or {'idle'} when the queue holds neither. In: `now`.\nlocal next_due = nil\nfor _, key in ipairs({KEYS[1], KEYS[2]}) do\n  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')\n  if first[2] then\n    local at = tonumber(first[2])\n    if not next_due or at < next_due then next_due = at end\n  end\nend\nif not next_due then return {'idle'} end\nreturn {'empty', math.max(0, next_due - now)}\n",
+	Keys:         []string{"due", "inflight", "dead", "meta", "payload", "errors", "claim"},
+	Args:         []string{"worker", "ttl_ms", "max_jobs", "max_deliveries", "max_dead", "keep_dead_ms", "request_ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueClaimIdKeys are the script's named values, in header order.
 type QueueClaimIdKeys struct {
-	Due string
+	Due      string
 	Inflight string
-	Dead string
-	Meta string
-	Payload string
-	Errors string
-	Claim string
+	Dead     string
+	Meta     string
+	Payload  string
+	Errors   string
+	Claim    string
 }
 
 // QueueClaimIdArgs are the script's named values, in header order.
 type QueueClaimIdArgs struct {
-	Worker any
-	TtlMs any
-	MaxJobs any
+	Worker        any
+	TtlMs         any
+	MaxJobs       any
 	MaxDeliveries any
-	MaxDead any
-	KeepDeadMs any
-	RequestTtlMs any
+	MaxDead       any
+	KeepDeadMs    any
+	RequestTtlMs  any
 }
 
 // QueueClaimIdReply is the reply of `queue_claim_id`: one of QueueClaimIdClaimed, QueueClaimIdEmpty, QueueClaimIdIdle.
@@ -1166,14 +1166,14 @@ type QueueClaimIdReply interface {
 
 // QueueClaimIdClaimed is the "claimed" reply.
 type QueueClaimIdClaimed struct {
-	NowMs uint64
+	NowMs    uint64
 	Replayed bool
-	Count uint64
-	Jobs []QueueClaimIdJobsItem
+	Count    uint64
+	Jobs     []QueueClaimIdJobsItem
 }
 
 // Outcome is "claimed".
-func (QueueClaimIdClaimed) Outcome() string { return "claimed" }
+func (QueueClaimIdClaimed) Outcome() string      { return "claimed" }
 func (QueueClaimIdClaimed) isQueueClaimIdReply() {}
 
 // QueueClaimIdEmpty is the "empty" reply.
@@ -1182,7 +1182,7 @@ type QueueClaimIdEmpty struct {
 }
 
 // Outcome is "empty".
-func (QueueClaimIdEmpty) Outcome() string { return "empty" }
+func (QueueClaimIdEmpty) Outcome() string      { return "empty" }
 func (QueueClaimIdEmpty) isQueueClaimIdReply() {}
 
 // QueueClaimIdIdle is the "idle" reply.
@@ -1190,16 +1190,16 @@ type QueueClaimIdIdle struct {
 }
 
 // Outcome is "idle".
-func (QueueClaimIdIdle) Outcome() string { return "idle" }
+func (QueueClaimIdIdle) Outcome() string      { return "idle" }
 func (QueueClaimIdIdle) isQueueClaimIdReply() {}
 
 // QueueClaimIdJobsItem is one repetition of "jobs".
 type QueueClaimIdJobsItem struct {
-	Id string
-	Fence uint64
+	Id         string
+	Fence      uint64
 	Deliveries uint64
-	Payload []byte
-	TtlMs uint64
+	Payload    []byte
+	TtlMs      uint64
 }
 
 // DecodeQueueClaimId decodes a raw reply of `queue_claim_id`; a malformed one is a *BadReplyError.
@@ -1248,22 +1248,22 @@ func CallQueueClaimId(ctx context.Context, r Runner, keys QueueClaimIdKeys, args
 
 // QueueDeadListScript is `queue_dead_list`: list at most count dead letters from position start (oldest first), with deliveries and last error
 var QueueDeadListScript = &ScriptDef{
-	Name: "queue_dead_list",
-	Library: "redis_atomic_v12",
-	SHA1: "e05bb0f28ca33402d6a18a3e63c64c71b1a09625",
+	Name:         "queue_dead_list",
+	Library:      "redis_atomic_v12",
+	SHA1:         "e05bb0f28ca33402d6a18a3e63c64c71b1a09625",
 	FunctionName: "ra12_queue_dead_list",
-	Body: "#!lua flags=no-writes\n--- summary: list at most count dead letters from position start (oldest first), with deliveries and last error\n--- invariant: reads only\n--- keys: dead meta errors\n--- args: start count\n--- returns: {'listed', total, letters:[id:text, dead_at_ms, deliveries, error:text]}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\nlocal start, bad = int_arg(ARGV[1], 'start', 0, 4294967295)\nif not start then return bad end\nlocal count, bad2 = int_arg(ARGV[2], 'count', 1, 1000)\nif not count then return bad2 end\nlocal out = {'listed', redis.call('ZCARD', KEYS[1])}\nlocal page = redis.call('ZRANGE', KEYS[1], start, start + count - 1, 'WITHSCORES')\nfor i = 1, #page, 2 do\n  local id = page[i]\n  local m = meta_parse(redis.call('HGET', KEYS[2], id))\n  out[#out + 1] = id\n  out[#out + 1] = tonumber(page[i + 1])\n  out[#out + 1] = (m and m.deliveries) or 0\n  out[#out + 1] = redis.call('HGET', KEYS[3], id) or ''\nend\nreturn out\n",
-	Keys: []string{"dead", "meta", "errors"},
-	Args: []string{"start", "count"},
-	ReadOnly: true,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua flags=no-writes\n--- summary: list at most count dead letters from position start (oldest first), with deliveries and last error\n--- invariant: reads only\n--- keys: dead meta errors\n--- args: start count\n--- returns: {'listed', total, letters:[id:text, dead_at_ms, deliveries, error:text]}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\nlocal start, bad = int_arg(ARGV[1], 'start', 0, 4294967295)\nif not start then return bad end\nlocal count, bad2 = int_arg(ARGV[2], 'count', 1, 1000)\nif not count then return bad2 end\nlocal out = {'listed', redis.call('ZCARD', KEYS[1])}\nlocal page = redis.call('ZRANGE', KEYS[1], start, start + count - 1, 'WITHSCORES')\nfor i = 1, #page, 2 do\n  local id = page[i]\n  local m = meta_parse(redis.call('HGET', KEYS[2], id))\n  out[#out + 1] = id\n  out[#out + 1] = tonumber(page[i + 1])\n  out[#out + 1] = (m and m.deliveries) or 0\n  out[#out + 1] = redis.call('HGET', KEYS[3], id) or ''\nend\nreturn out\n",
+	Keys:         []string{"dead", "meta", "errors"},
+	Args:         []string{"start", "count"},
+	ReadOnly:     true,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueDeadListKeys are the script's named values, in header order.
 type QueueDeadListKeys struct {
-	Dead string
-	Meta string
+	Dead   string
+	Meta   string
 	Errors string
 }
 
@@ -1281,20 +1281,20 @@ type QueueDeadListReply interface {
 
 // QueueDeadListListed is the "listed" reply.
 type QueueDeadListListed struct {
-	Total uint64
+	Total   uint64
 	Letters []QueueDeadListLettersItem
 }
 
 // Outcome is "listed".
-func (QueueDeadListListed) Outcome() string { return "listed" }
+func (QueueDeadListListed) Outcome() string       { return "listed" }
 func (QueueDeadListListed) isQueueDeadListReply() {}
 
 // QueueDeadListLettersItem is one repetition of "letters".
 type QueueDeadListLettersItem struct {
-	Id string
-	DeadAtMs uint64
+	Id         string
+	DeadAtMs   uint64
 	Deliveries uint64
-	Error string
+	Error      string
 }
 
 // DecodeQueueDeadList decodes a raw reply of `queue_dead_list`; a malformed one is a *BadReplyError.
@@ -1334,30 +1334,30 @@ func CallQueueDeadList(ctx context.Context, r Runner, keys QueueDeadListKeys, ar
 
 // QueueDeadPurgeScript is `queue_dead_purge`: delete at most limit dead letters that died older_than_ms or longer ago (oldest first), each with its record, payload and last error
 var QueueDeadPurgeScript = &ScriptDef{
-	Name: "queue_dead_purge",
-	Library: "redis_atomic_v12",
-	SHA1: "d00e45da326068b3a866adb6f4e8de5778dbeb4a",
+	Name:         "queue_dead_purge",
+	Library:      "redis_atomic_v12",
+	SHA1:         "d00e45da326068b3a866adb6f4e8de5778dbeb4a",
 	FunctionName: "ra12_queue_dead_purge",
-	Body: "#!lua\n--- summary: delete at most limit dead letters that died older_than_ms or longer ago (oldest first), each with its record, payload and last error\n--- invariant: only dead letters are deleted, and with them everything the queue kept of them; no other job changes\n--- keys: dead meta payload errors\n--- args: older_than_ms limit\n--- returns: {'purged', purged, remaining}\n--- retry: safe\n--- version: 1\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- Retry safety: a repeat deletes at most limit more letters of the same age, which the caller\n-- asked to be rid of; nothing else changes. Bounded: at most limit letters per call.\nlocal older, bad = int_arg(ARGV[1], 'older_than_ms', 0, 31536000000)\nif not older then return bad end\nlocal limit, bad2 = int_arg(ARGV[2], 'limit', 1, 1000)\nif not limit then return bad2 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}})\nif wrong then return wrong end\nlocal gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms() - older, 'LIMIT', 0, limit)\nfor _, id in ipairs(gone) do\n  redis.call('ZREM', KEYS[1], id)\n  local m = meta_parse(redis.call('HGET', KEYS[2], id))\n  if m and m.state == 'd' then\n    redis.call('HDEL', KEYS[2], id)\n    redis.call('HDEL', KEYS[3], id)\n    redis.call('HDEL', KEYS[4], id)\n  end\nend\nreturn {'purged', #gone, redis.call('ZCARD', KEYS[1])}\n",
-	Keys: []string{"dead", "meta", "payload", "errors"},
-	Args: []string{"older_than_ms", "limit"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: delete at most limit dead letters that died older_than_ms or longer ago (oldest first), each with its record, payload and last error\n--- invariant: only dead letters are deleted, and with them everything the queue kept of them; no other job changes\n--- keys: dead meta payload errors\n--- args: older_than_ms limit\n--- returns: {'purged', purged, remaining}\n--- retry: safe\n--- version: 1\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- Retry safety: a repeat deletes at most limit more letters of the same age, which the caller\n-- asked to be rid of; nothing else changes. Bounded: at most limit letters per call.\nlocal older, bad = int_arg(ARGV[1], 'older_than_ms', 0, 31536000000)\nif not older then return bad end\nlocal limit, bad2 = int_arg(ARGV[2], 'limit', 1, 1000)\nif not limit then return bad2 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}})\nif wrong then return wrong end\nlocal gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms() - older, 'LIMIT', 0, limit)\nfor _, id in ipairs(gone) do\n  redis.call('ZREM', KEYS[1], id)\n  local m = meta_parse(redis.call('HGET', KEYS[2], id))\n  if m and m.state == 'd' then\n    redis.call('HDEL', KEYS[2], id)\n    redis.call('HDEL', KEYS[3], id)\n    redis.call('HDEL', KEYS[4], id)\n  end\nend\nreturn {'purged', #gone, redis.call('ZCARD', KEYS[1])}\n",
+	Keys:         []string{"dead", "meta", "payload", "errors"},
+	Args:         []string{"older_than_ms", "limit"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueDeadPurgeKeys are the script's named values, in header order.
 type QueueDeadPurgeKeys struct {
-	Dead string
-	Meta string
+	Dead    string
+	Meta    string
 	Payload string
-	Errors string
+	Errors  string
 }
 
 // QueueDeadPurgeArgs are the script's named values, in header order.
 type QueueDeadPurgeArgs struct {
 	OlderThanMs any
-	Limit any
+	Limit       any
 }
 
 // QueueDeadPurgeReply is the reply of `queue_dead_purge`: one of QueueDeadPurgePurged.
@@ -1368,12 +1368,12 @@ type QueueDeadPurgeReply interface {
 
 // QueueDeadPurgePurged is the "purged" reply.
 type QueueDeadPurgePurged struct {
-	Purged uint64
+	Purged    uint64
 	Remaining uint64
 }
 
 // Outcome is "purged".
-func (QueueDeadPurgePurged) Outcome() string { return "purged" }
+func (QueueDeadPurgePurged) Outcome() string        { return "purged" }
 func (QueueDeadPurgePurged) isQueueDeadPurgeReply() {}
 
 // DecodeQueueDeadPurge decodes a raw reply of `queue_dead_purge`; a malformed one is a *BadReplyError.
@@ -1409,29 +1409,29 @@ func CallQueueDeadPurge(ctx context.Context, r Runner, keys QueueDeadPurgeKeys, 
 
 // QueueDeadRequeueScript is `queue_dead_requeue`: move one dead letter back to due after delay_ms with its delivery count reset
 var QueueDeadRequeueScript = &ScriptDef{
-	Name: "queue_dead_requeue",
-	Library: "redis_atomic_v12",
-	SHA1: "2a1ca2491b4b03f667f2129c694bb75eec9da1f3",
+	Name:         "queue_dead_requeue",
+	Library:      "redis_atomic_v12",
+	SHA1:         "2a1ca2491b4b03f667f2129c694bb75eec9da1f3",
 	FunctionName: "ra12_queue_dead_requeue",
-	Body: "#!lua\n--- summary: move one dead letter back to due after delay_ms with its delivery count reset\n--- invariant: only a dead job is requeued; its fence history is kept, so later fences stay larger\n--- keys: dead due meta errors\n--- args: job_id delay_ms\n--- returns: {'requeued'} | {'not_dead'}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- Retry safety: a second run finds the job no longer dead and answers 'not_dead'.\nlocal delay, bad = int_arg(ARGV[2], 'delay_ms', 0, 31536000000)\nif not delay then return bad end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}})\nif wrong then return wrong end\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[3], id))\nif not m or m.state ~= 'd' then return {'not_dead'} end\nredis.call('ZREM', KEYS[1], id)\nredis.call('HDEL', KEYS[4], id)\nredis.call('ZADD', KEYS[2], now_ms() + delay, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('HSET', KEYS[3], id, meta_format('q', m.fence, 0, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'requeued'}\n",
-	Keys: []string{"dead", "due", "meta", "errors"},
-	Args: []string{"job_id", "delay_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: move one dead letter back to due after delay_ms with its delivery count reset\n--- invariant: only a dead job is requeued; its fence history is kept, so later fences stay larger\n--- keys: dead due meta errors\n--- args: job_id delay_ms\n--- returns: {'requeued'} | {'not_dead'}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- Retry safety: a second run finds the job no longer dead and answers 'not_dead'.\nlocal delay, bad = int_arg(ARGV[2], 'delay_ms', 0, 31536000000)\nif not delay then return bad end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}})\nif wrong then return wrong end\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[3], id))\nif not m or m.state ~= 'd' then return {'not_dead'} end\nredis.call('ZREM', KEYS[1], id)\nredis.call('HDEL', KEYS[4], id)\nredis.call('ZADD', KEYS[2], now_ms() + delay, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('HSET', KEYS[3], id, meta_format('q', m.fence, 0, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'requeued'}\n",
+	Keys:         []string{"dead", "due", "meta", "errors"},
+	Args:         []string{"job_id", "delay_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueDeadRequeueKeys are the script's named values, in header order.
 type QueueDeadRequeueKeys struct {
-	Dead string
-	Due string
-	Meta string
+	Dead   string
+	Due    string
+	Meta   string
 	Errors string
 }
 
 // QueueDeadRequeueArgs are the script's named values, in header order.
 type QueueDeadRequeueArgs struct {
-	JobId any
+	JobId   any
 	DelayMs any
 }
 
@@ -1446,7 +1446,7 @@ type QueueDeadRequeueRequeued struct {
 }
 
 // Outcome is "requeued".
-func (QueueDeadRequeueRequeued) Outcome() string { return "requeued" }
+func (QueueDeadRequeueRequeued) Outcome() string          { return "requeued" }
 func (QueueDeadRequeueRequeued) isQueueDeadRequeueReply() {}
 
 // QueueDeadRequeueNotDead is the "not_dead" reply.
@@ -1454,7 +1454,7 @@ type QueueDeadRequeueNotDead struct {
 }
 
 // Outcome is "not_dead".
-func (QueueDeadRequeueNotDead) Outcome() string { return "not_dead" }
+func (QueueDeadRequeueNotDead) Outcome() string          { return "not_dead" }
 func (QueueDeadRequeueNotDead) isQueueDeadRequeueReply() {}
 
 // DecodeQueueDeadRequeue decodes a raw reply of `queue_dead_requeue`; a malformed one is a *BadReplyError.
@@ -1491,31 +1491,31 @@ func CallQueueDeadRequeue(ctx context.Context, r Runner, keys QueueDeadRequeueKe
 
 // QueueEnqueueScript is `queue_enqueue`: add a job once per job id, due at at_ms when given (ordered by it even if past), else now + delay_ms on the server's clock
 var QueueEnqueueScript = &ScriptDef{
-	Name: "queue_enqueue",
-	Library: "redis_atomic_v12",
-	SHA1: "64e9618d32f1c848834aca2aeeceb7401fa55f22",
+	Name:         "queue_enqueue",
+	Library:      "redis_atomic_v12",
+	SHA1:         "64e9618d32f1c848834aca2aeeceb7401fa55f22",
 	FunctionName: "ra12_queue_enqueue",
-	Body: "#!lua\n--- summary: add a job once per job id, due at at_ms when given (ordered by it even if past), else now + delay_ms on the server's clock\n--- invariant: a job id exists at most once in the queue (due, in flight, dead, or acked within the dedup window)\n--- keys: due meta payload\n--- args: job_id payload delay_ms at_ms\n--- returns: {'enqueued', due_in:ms} | {'exists', status:'queued'|'running'|'dead'|'acked'}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- Retry safety: a second run finds the job and answers 'exists'; nothing is duplicated.\nlocal id, payload = ARGV[1], ARGV[2]\nif id == '' or #id > 256 then return redis.error_reply('ERR redis-atomic: job_id must be 1..256 bytes') end\nif #payload > 1048576 then return redis.error_reply('ERR redis-atomic: payload must be at most 1048576 bytes') end\nlocal delay, bad = int_arg(ARGV[3], 'delay_ms', 0, 31536000000)\nif not delay then return bad end\nlocal at, bad2 = int_arg(ARGV[4], 'at_ms', 0, 253402300799999)\nif not at then return bad2 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}, {KEYS[3], 'hash'}})\nif wrong then return wrong end\nlocal m = meta_parse(redis.call('HGET', KEYS[2], id))\nif m == false then return redis.error_reply('WRONGTYPE redis-atomic: job record is not a queue record') end\nif m then\n  local names = {q = 'queued', r = 'running', d = 'dead', a = 'acked'}\n  return {'exists', names[m.state]}\nend\nlocal now = now_ms()\nlocal due = now + delay\nif at > 0 then due = at end\nredis.call('HSET', KEYS[2], id, meta_format('q', '0', 0, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('HSET', KEYS[3], id, payload) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('ZADD', KEYS[1], due, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'enqueued', math.max(0, due - now)}\n",
-	Keys: []string{"due", "meta", "payload"},
-	Args: []string{"job_id", "payload", "delay_ms", "at_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: add a job once per job id, due at at_ms when given (ordered by it even if past), else now + delay_ms on the server's clock\n--- invariant: a job id exists at most once in the queue (due, in flight, dead, or acked within the dedup window)\n--- keys: due meta payload\n--- args: job_id payload delay_ms at_ms\n--- returns: {'enqueued', due_in:ms} | {'exists', status:'queued'|'running'|'dead'|'acked'}\n--- retry: safe\n--- version: 2\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- Retry safety: a second run finds the job and answers 'exists'; nothing is duplicated.\nlocal id, payload = ARGV[1], ARGV[2]\nif id == '' or #id > 256 then return redis.error_reply('ERR redis-atomic: job_id must be 1..256 bytes') end\nif #payload > 1048576 then return redis.error_reply('ERR redis-atomic: payload must be at most 1048576 bytes') end\nlocal delay, bad = int_arg(ARGV[3], 'delay_ms', 0, 31536000000)\nif not delay then return bad end\nlocal at, bad2 = int_arg(ARGV[4], 'at_ms', 0, 253402300799999)\nif not at then return bad2 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}, {KEYS[3], 'hash'}})\nif wrong then return wrong end\nlocal m = meta_parse(redis.call('HGET', KEYS[2], id))\nif m == false then return redis.error_reply('WRONGTYPE redis-atomic: job record is not a queue record') end\nif m then\n  local names = {q = 'queued', r = 'running', d = 'dead', a = 'acked'}\n  return {'exists', names[m.state]}\nend\nlocal now = now_ms()\nlocal due = now + delay\nif at > 0 then due = at end\nredis.call('HSET', KEYS[2], id, meta_format('q', '0', 0, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('HSET', KEYS[3], id, payload) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('ZADD', KEYS[1], due, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'enqueued', math.max(0, due - now)}\n",
+	Keys:         []string{"due", "meta", "payload"},
+	Args:         []string{"job_id", "payload", "delay_ms", "at_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueEnqueueKeys are the script's named values, in header order.
 type QueueEnqueueKeys struct {
-	Due string
-	Meta string
+	Due     string
+	Meta    string
 	Payload string
 }
 
 // QueueEnqueueArgs are the script's named values, in header order.
 type QueueEnqueueArgs struct {
-	JobId any
+	JobId   any
 	Payload any
 	DelayMs any
-	AtMs any
+	AtMs    any
 }
 
 // QueueEnqueueReply is the reply of `queue_enqueue`: one of QueueEnqueueEnqueued, QueueEnqueueExists.
@@ -1530,7 +1530,7 @@ type QueueEnqueueEnqueued struct {
 }
 
 // Outcome is "enqueued".
-func (QueueEnqueueEnqueued) Outcome() string { return "enqueued" }
+func (QueueEnqueueEnqueued) Outcome() string      { return "enqueued" }
 func (QueueEnqueueEnqueued) isQueueEnqueueReply() {}
 
 // QueueEnqueueExists is the "exists" reply.
@@ -1539,7 +1539,7 @@ type QueueEnqueueExists struct {
 }
 
 // Outcome is "exists".
-func (QueueEnqueueExists) Outcome() string { return "exists" }
+func (QueueEnqueueExists) Outcome() string      { return "exists" }
 func (QueueEnqueueExists) isQueueEnqueueReply() {}
 
 // DecodeQueueEnqueue decodes a raw reply of `queue_enqueue`; a malformed one is a *BadReplyError.
@@ -1578,22 +1578,22 @@ func CallQueueEnqueue(ctx context.Context, r Runner, keys QueueEnqueueKeys, args
 
 // QueueExtendScript is `queue_extend`: set a running job's lease to end ttl_ms from now, only for the worker it is leased to and its current fence
 var QueueExtendScript = &ScriptDef{
-	Name: "queue_extend",
-	Library: "redis_atomic_v12",
-	SHA1: "c672ad5af8b4497d9b81dc0ef61874cbd5f01b54",
+	Name:         "queue_extend",
+	Library:      "redis_atomic_v12",
+	SHA1:         "c672ad5af8b4497d9b81dc0ef61874cbd5f01b54",
 	FunctionName: "ra12_queue_extend",
-	Body: "#!lua\n--- summary: set a running job's lease to end ttl_ms from now, only for the worker it is leased to and its current fence\n--- invariant: only the current lease (worker and fence) of a running job moves its deadline; the deadline is absolute, never added\n--- keys: inflight meta\n--- args: job_id token fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- token: the worker the job is leased to. A lease past its deadline that no claim or reap has\n-- taken yet is still the current one: its holder may extend it (nobody else has the job). Once\n-- taken, the old fence answers 'lost'.\nlocal ttl, bad = int_arg(ARGV[4], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}})\nif wrong then return wrong end\nlocal m = meta_parse(redis.call('HGET', KEYS[2], ARGV[1]))\nif not m or m.state ~= 'r' or m.worker ~= ARGV[2] or m.fence ~= ARGV[3] then return {'lost'} end\nredis.call('ZADD', KEYS[1], 'XX', now_ms() + ttl, ARGV[1]) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'extended', m.fence, ttl}\n",
-	Keys: []string{"inflight", "meta"},
-	Args: []string{"job_id", "token", "fence", "ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: set a running job's lease to end ttl_ms from now, only for the worker it is leased to and its current fence\n--- invariant: only the current lease (worker and fence) of a running job moves its deadline; the deadline is absolute, never added\n--- keys: inflight meta\n--- args: job_id token fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- token: the worker the job is leased to. A lease past its deadline that no claim or reap has\n-- taken yet is still the current one: its holder may extend it (nobody else has the job). Once\n-- taken, the old fence answers 'lost'.\nlocal ttl, bad = int_arg(ARGV[4], 'ttl_ms', 1, 86400000)\nif not ttl then return bad end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'hash'}})\nif wrong then return wrong end\nlocal m = meta_parse(redis.call('HGET', KEYS[2], ARGV[1]))\nif not m or m.state ~= 'r' or m.worker ~= ARGV[2] or m.fence ~= ARGV[3] then return {'lost'} end\nredis.call('ZADD', KEYS[1], 'XX', now_ms() + ttl, ARGV[1]) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'extended', m.fence, ttl}\n",
+	Keys:         []string{"inflight", "meta"},
+	Args:         []string{"job_id", "token", "fence", "ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueExtendKeys are the script's named values, in header order.
 type QueueExtendKeys struct {
 	Inflight string
-	Meta string
+	Meta     string
 }
 
 // QueueExtendArgs are the script's named values, in header order.
@@ -1617,7 +1617,7 @@ type QueueExtendExtended struct {
 }
 
 // Outcome is "extended".
-func (QueueExtendExtended) Outcome() string { return "extended" }
+func (QueueExtendExtended) Outcome() string     { return "extended" }
 func (QueueExtendExtended) isQueueExtendReply() {}
 
 // QueueExtendLost is the "lost" reply.
@@ -1625,7 +1625,7 @@ type QueueExtendLost struct {
 }
 
 // Outcome is "lost".
-func (QueueExtendLost) Outcome() string { return "lost" }
+func (QueueExtendLost) Outcome() string     { return "lost" }
 func (QueueExtendLost) isQueueExtendReply() {}
 
 // DecodeQueueExtend decodes a raw reply of `queue_extend`; a malformed one is a *BadReplyError.
@@ -1664,24 +1664,24 @@ func CallQueueExtend(ctx context.Context, r Runner, keys QueueExtendKeys, args Q
 
 // QueueInspectScript is `queue_inspect`: one job's state, read without changing it
 var QueueInspectScript = &ScriptDef{
-	Name: "queue_inspect",
-	Library: "redis_atomic_v12",
-	SHA1: "a9e80c1bd627b9d01543ff197b97893268ae980c",
+	Name:         "queue_inspect",
+	Library:      "redis_atomic_v12",
+	SHA1:         "a9e80c1bd627b9d01543ff197b97893268ae980c",
 	FunctionName: "ra12_queue_inspect",
-	Body: "#!lua flags=no-writes\n--- summary: one job's state, read without changing it\n--- invariant: reads only\n--- keys: due inflight meta errors\n--- args: job_id\n--- returns: {'queued', due_in:ms, deliveries, last_fence:fence} | {'running', fence:fence, deliveries, ttl:ms, worker:text} | {'dead', deliveries, error:text} | {'acked', fence:fence} | {'unknown'}\n--- retry: safe\n--- version: 3\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[3], id))\nif not m then return {'unknown'} end\nlocal now = now_ms()\nif m.state == 'q' then\n  local due = tonumber(redis.call('ZSCORE', KEYS[1], id) or now)\n  return {'queued', math.max(0, due - now), m.deliveries, m.fence}\nelseif m.state == 'r' then\n  local deadline = tonumber(redis.call('ZSCORE', KEYS[2], id) or now)\n  return {'running', m.fence, m.deliveries, math.max(0, deadline - now), m.worker}\nelseif m.state == 'd' then\n  return {'dead', m.deliveries, redis.call('HGET', KEYS[4], id) or ''}\nend\nreturn {'acked', m.fence}\n",
-	Keys: []string{"due", "inflight", "meta", "errors"},
-	Args: []string{"job_id"},
-	ReadOnly: true,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua flags=no-writes\n--- summary: one job's state, read without changing it\n--- invariant: reads only\n--- keys: due inflight meta errors\n--- args: job_id\n--- returns: {'queued', due_in:ms, deliveries, last_fence:fence} | {'running', fence:fence, deliveries, ttl:ms, worker:text} | {'dead', deliveries, error:text} | {'acked', fence:fence} | {'unknown'}\n--- retry: safe\n--- version: 3\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[3], id))\nif not m then return {'unknown'} end\nlocal now = now_ms()\nif m.state == 'q' then\n  local due = tonumber(redis.call('ZSCORE', KEYS[1], id) or now)\n  return {'queued', math.max(0, due - now), m.deliveries, m.fence}\nelseif m.state == 'r' then\n  local deadline = tonumber(redis.call('ZSCORE', KEYS[2], id) or now)\n  return {'running', m.fence, m.deliveries, math.max(0, deadline - now), m.worker}\nelseif m.state == 'd' then\n  return {'dead', m.deliveries, redis.call('HGET', KEYS[4], id) or ''}\nend\nreturn {'acked', m.fence}\n",
+	Keys:         []string{"due", "inflight", "meta", "errors"},
+	Args:         []string{"job_id"},
+	ReadOnly:     true,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueInspectKeys are the script's named values, in header order.
 type QueueInspectKeys struct {
-	Due string
+	Due      string
 	Inflight string
-	Meta string
-	Errors string
+	Meta     string
+	Errors   string
 }
 
 // QueueInspectArgs are the script's named values, in header order.
@@ -1697,35 +1697,35 @@ type QueueInspectReply interface {
 
 // QueueInspectQueued is the "queued" reply.
 type QueueInspectQueued struct {
-	DueInMs uint64
+	DueInMs    uint64
 	Deliveries uint64
-	LastFence uint64
+	LastFence  uint64
 }
 
 // Outcome is "queued".
-func (QueueInspectQueued) Outcome() string { return "queued" }
+func (QueueInspectQueued) Outcome() string      { return "queued" }
 func (QueueInspectQueued) isQueueInspectReply() {}
 
 // QueueInspectRunning is the "running" reply.
 type QueueInspectRunning struct {
-	Fence uint64
+	Fence      uint64
 	Deliveries uint64
-	TtlMs uint64
-	Worker string
+	TtlMs      uint64
+	Worker     string
 }
 
 // Outcome is "running".
-func (QueueInspectRunning) Outcome() string { return "running" }
+func (QueueInspectRunning) Outcome() string      { return "running" }
 func (QueueInspectRunning) isQueueInspectReply() {}
 
 // QueueInspectDead is the "dead" reply.
 type QueueInspectDead struct {
 	Deliveries uint64
-	Error string
+	Error      string
 }
 
 // Outcome is "dead".
-func (QueueInspectDead) Outcome() string { return "dead" }
+func (QueueInspectDead) Outcome() string      { return "dead" }
 func (QueueInspectDead) isQueueInspectReply() {}
 
 // QueueInspectAcked is the "acked" reply.
@@ -1734,7 +1734,7 @@ type QueueInspectAcked struct {
 }
 
 // Outcome is "acked".
-func (QueueInspectAcked) Outcome() string { return "acked" }
+func (QueueInspectAcked) Outcome() string      { return "acked" }
 func (QueueInspectAcked) isQueueInspectReply() {}
 
 // QueueInspectUnknown is the "unknown" reply.
@@ -1742,7 +1742,7 @@ type QueueInspectUnknown struct {
 }
 
 // Outcome is "unknown".
-func (QueueInspectUnknown) Outcome() string { return "unknown" }
+func (QueueInspectUnknown) Outcome() string      { return "unknown" }
 func (QueueInspectUnknown) isQueueInspectReply() {}
 
 // DecodeQueueInspect decodes a raw reply of `queue_inspect`; a malformed one is a *BadReplyError.
@@ -1798,38 +1798,38 @@ func CallQueueInspect(ctx context.Context, r Runner, keys QueueInspectKeys, args
 
 // QueueNackScript is `queue_nack`: give a running job back (its worker and current fence only): due again after retry_after_ms, or dead once delivered max_deliveries times
 var QueueNackScript = &ScriptDef{
-	Name: "queue_nack",
-	Library: "redis_atomic_v12",
-	SHA1: "478d6cb07076f58dfd5a1383d8308174104b8431",
+	Name:         "queue_nack",
+	Library:      "redis_atomic_v12",
+	SHA1:         "478d6cb07076f58dfd5a1383d8308174104b8431",
 	FunctionName: "ra12_queue_nack",
-	Body: "#!lua\n--- summary: give a running job back (its worker and current fence only): due again after retry_after_ms, or dead once delivered max_deliveries times\n--- invariant: only the current lease ends a job's delivery; a job reaches the dead letters only after max_deliveries deliveries\n--- keys: inflight due dead meta payload errors\n--- args: job_id token fence retry_after_ms max_deliveries error max_dead keep_dead_ms\n--- returns: {'retrying', retry_after:ms} | {'dead'} | {'lost'}\n--- retry: safe\n--- version: 4\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- token: the worker the job is leased to.\n-- Retry safety: a second run finds the lease ended and answers 'lost'; nothing moves twice.\nlocal delay, bad = int_arg(ARGV[4], 'retry_after_ms', 0, 31536000000)\nif not delay then return bad end\nlocal maxd, bad2 = int_arg(ARGV[5], 'max_deliveries', 1, 1000000)\nif not maxd then return bad2 end\nlocal bound, bad3 = queue_dead_bound(ARGV[7], ARGV[8])\nif not bound then return bad3 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[4], id))\nif not m or m.state ~= 'r' or m.worker ~= ARGV[2] or m.fence ~= ARGV[3] then return {'lost'} end\nlocal now = now_ms()\nredis.call('ZREM', KEYS[1], id)\nredis.call('HSET', KEYS[6], id, string.sub(ARGV[6], 1, 4096)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nif m.deliveries >= maxd then\n  queue_bury({dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}, now, id, m, bound)\n  return {'dead'}\nend\nredis.call('ZADD', KEYS[2], now + delay, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('HSET', KEYS[4], id, meta_format('q', m.fence, m.deliveries, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'retrying', delay}\n",
-	Keys: []string{"inflight", "due", "dead", "meta", "payload", "errors"},
-	Args: []string{"job_id", "token", "fence", "retry_after_ms", "max_deliveries", "error", "max_dead", "keep_dead_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: give a running job back (its worker and current fence only): due again after retry_after_ms, or dead once delivered max_deliveries times\n--- invariant: only the current lease ends a job's delivery; a job reaches the dead letters only after max_deliveries deliveries\n--- keys: inflight due dead meta payload errors\n--- args: job_id token fence retry_after_ms max_deliveries error max_dead keep_dead_ms\n--- returns: {'retrying', retry_after:ms} | {'dead'} | {'lost'}\n--- retry: safe\n--- version: 4\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- token: the worker the job is leased to.\n-- Retry safety: a second run finds the lease ended and answers 'lost'; nothing moves twice.\nlocal delay, bad = int_arg(ARGV[4], 'retry_after_ms', 0, 31536000000)\nif not delay then return bad end\nlocal maxd, bad2 = int_arg(ARGV[5], 'max_deliveries', 1, 1000000)\nif not maxd then return bad2 end\nlocal bound, bad3 = queue_dead_bound(ARGV[7], ARGV[8])\nif not bound then return bad3 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal id = ARGV[1]\nlocal m = meta_parse(redis.call('HGET', KEYS[4], id))\nif not m or m.state ~= 'r' or m.worker ~= ARGV[2] or m.fence ~= ARGV[3] then return {'lost'} end\nlocal now = now_ms()\nredis.call('ZREM', KEYS[1], id)\nredis.call('HSET', KEYS[6], id, string.sub(ARGV[6], 1, 4096)) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nif m.deliveries >= maxd then\n  queue_bury({dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}, now, id, m, bound)\n  return {'dead'}\nend\nredis.call('ZADD', KEYS[2], now + delay, id) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nredis.call('HSET', KEYS[4], id, meta_format('q', m.fence, m.deliveries, '')) -- redis-atomic-lint: allow write-without-ttl (queue state is durable: jobs leave by ack or dead-letter trim)\nreturn {'retrying', delay}\n",
+	Keys:         []string{"inflight", "due", "dead", "meta", "payload", "errors"},
+	Args:         []string{"job_id", "token", "fence", "retry_after_ms", "max_deliveries", "error", "max_dead", "keep_dead_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueNackKeys are the script's named values, in header order.
 type QueueNackKeys struct {
 	Inflight string
-	Due string
-	Dead string
-	Meta string
-	Payload string
-	Errors string
+	Due      string
+	Dead     string
+	Meta     string
+	Payload  string
+	Errors   string
 }
 
 // QueueNackArgs are the script's named values, in header order.
 type QueueNackArgs struct {
-	JobId any
-	Token any
-	Fence any
-	RetryAfterMs any
+	JobId         any
+	Token         any
+	Fence         any
+	RetryAfterMs  any
 	MaxDeliveries any
-	Error any
-	MaxDead any
-	KeepDeadMs any
+	Error         any
+	MaxDead       any
+	KeepDeadMs    any
 }
 
 // QueueNackReply is the reply of `queue_nack`: one of QueueNackRetrying, QueueNackDead, QueueNackLost.
@@ -1844,7 +1844,7 @@ type QueueNackRetrying struct {
 }
 
 // Outcome is "retrying".
-func (QueueNackRetrying) Outcome() string { return "retrying" }
+func (QueueNackRetrying) Outcome() string   { return "retrying" }
 func (QueueNackRetrying) isQueueNackReply() {}
 
 // QueueNackDead is the "dead" reply.
@@ -1852,7 +1852,7 @@ type QueueNackDead struct {
 }
 
 // Outcome is "dead".
-func (QueueNackDead) Outcome() string { return "dead" }
+func (QueueNackDead) Outcome() string   { return "dead" }
 func (QueueNackDead) isQueueNackReply() {}
 
 // QueueNackLost is the "lost" reply.
@@ -1860,7 +1860,7 @@ type QueueNackLost struct {
 }
 
 // Outcome is "lost".
-func (QueueNackLost) Outcome() string { return "lost" }
+func (QueueNackLost) Outcome() string   { return "lost" }
 func (QueueNackLost) isQueueNackReply() {}
 
 // DecodeQueueNack decodes a raw reply of `queue_nack`; a malformed one is a *BadReplyError.
@@ -1901,34 +1901,34 @@ func CallQueueNack(ctx context.Context, r Runner, keys QueueNackKeys, args Queue
 
 // QueueReapScript is `queue_reap`: return at most limit expired leases to due (or to the dead letters after max_deliveries)
 var QueueReapScript = &ScriptDef{
-	Name: "queue_reap",
-	Library: "redis_atomic_v12",
-	SHA1: "4fb402a34730ccb71ab83677b7bb93079fb1d77c",
+	Name:         "queue_reap",
+	Library:      "redis_atomic_v12",
+	SHA1:         "4fb402a34730ccb71ab83677b7bb93079fb1d77c",
 	FunctionName: "ra12_queue_reap",
-	Body: "#!lua\n--- summary: return at most limit expired leases to due (or to the dead letters after max_deliveries)\n--- invariant: only leases whose deadline passed (server time) end; a job is in exactly one of due, inflight, dead\n--- keys: inflight due dead meta payload errors\n--- args: limit max_deliveries max_dead keep_dead_ms\n--- returns: {'reaped', requeued, dead}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- queue_reap(k, now, limit, max_deliveries, bound): moves at most `limit` in-flight jobs whose\n-- lease deadline has passed (server time) back to due, at their deadline (so they keep their\n-- place), or to the dead letters (queue_bury, which trims them to `bound`) once they were\n-- delivered max_deliveries times. k: {inflight, due, dead, meta, payload, errors}. Returns the\n-- counts requeued and buried. Needs queue_meta and queue_bury.\nlocal function queue_reap(k, now, limit, max_deliveries, bound)\n  local expired = redis.call('ZRANGEBYSCORE', k.inflight, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)\n  local requeued, buried = 0, 0\n  for i = 1, #expired, 2 do\n    local id, deadline = expired[i], expired[i + 1]\n    local m = meta_parse(redis.call('HGET', k.meta, id))\n    redis.call('ZREM', k.inflight, id)\n    if not m then m = {fence = '0', deliveries = max_deliveries, worker = ''} end\n    redis.call('HSET', k.errors, id, 'lease expired (visibility timeout) in delivery ' .. string.format('%.0f', m.deliveries))\n    if m.deliveries >= max_deliveries then\n      queue_bury(k, now, id, m, bound)\n      buried = buried + 1\n    else\n      redis.call('ZADD', k.due, deadline, id)\n      redis.call('HSET', k.meta, id, meta_format('q', m.fence, m.deliveries, ''))\n      requeued = requeued + 1\n    end\n  end\n  return requeued, buried\nend\nlocal limit, bad = int_arg(ARGV[1], 'limit', 1, 1000)\nif not limit then return bad end\nlocal maxd, bad2 = int_arg(ARGV[2], 'max_deliveries', 1, 1000000)\nif not maxd then return bad2 end\nlocal bound, bad3 = queue_dead_bound(ARGV[3], ARGV[4])\nif not bound then return bad3 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal k = {inflight = KEYS[1], due = KEYS[2], dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}\nlocal requeued, buried = queue_reap(k, now_ms(), limit, maxd, bound)\nreturn {'reaped', requeued, buried}\n",
-	Keys: []string{"inflight", "due", "dead", "meta", "payload", "errors"},
-	Args: []string{"limit", "max_deliveries", "max_dead", "keep_dead_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: return at most limit expired leases to due (or to the dead letters after max_deliveries)\n--- invariant: only leases whose deadline passed (server time) end; a job is in exactly one of due, inflight, dead\n--- keys: inflight due dead meta payload errors\n--- args: limit max_deliveries max_dead keep_dead_ms\n--- returns: {'reaped', requeued, dead}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\n-- queue_types(pairs): nil when each {key, kind} key is absent or of that type, else a WRONGTYPE\n-- error reply. Checked before any write, so a foreign value never leaves a half-done move.\nlocal function queue_types(list)\n  for _, p in ipairs(list) do\n    local t = redis.call('TYPE', p[1]).ok\n    if t ~= 'none' and t ~= p[2] then\n      return redis.error_reply('WRONGTYPE redis-atomic: a queue key holds a ' .. t .. ', not a ' .. p[2])\n    end\n  end\n  return nil\nend\n-- Job record, one field of the meta hash per job: \"<state>:<fence>:<deliveries>:<worker>\".\n-- state: q queued (member of due), r running (member of inflight), d dead (member of dead),\n-- a acked (member of done: a tombstone that keeps enqueue idempotent for the dedup window).\nlocal function meta_parse(raw)\n  if not raw then return nil end\n  local state, fence, dl, worker = string.match(raw, '^([qrda]):(%d+):(%d+):(.*)$')\n  if not state then return false end\n  return {state = state, fence = fence, deliveries = tonumber(dl), worker = worker}\nend\n\nlocal function meta_format(state, fence, deliveries, worker)\n  return state .. ':' .. fence .. ':' .. string.format('%.0f', deliveries) .. ':' .. worker\nend\n-- queue_bury(k, now, id, m, bound): makes job `id` (its record `m`) a dead letter at `now`, then\n-- trims the dead letters: those that died keep_ms or more ago first, then the oldest beyond\n-- max_count, at most 8 per call (so each death does bounded work, and the set, which grows by\n-- one per death, never passes max_count). A trimmed letter loses its record, payload and last\n-- error with it: nothing is left behind. k: {dead, meta, payload, errors};\n-- bound: {max_count, keep_ms}. Needs queue_meta.\nlocal function queue_bury(k, now, id, m, bound)\n  redis.call('ZADD', k.dead, now, id)\n  redis.call('HSET', k.meta, id, meta_format('d', m.fence, m.deliveries, ''))\n  local gone = redis.call('ZRANGEBYSCORE', k.dead, '-inf', now - bound.keep_ms, 'LIMIT', 0, 8)\n  local over = math.min(redis.call('ZCARD', k.dead) - #gone - bound.max_count, 8 - #gone)\n  if over > 0 then\n    for _, old in ipairs(redis.call('ZRANGE', k.dead, #gone, #gone + over - 1)) do\n      gone[#gone + 1] = old\n    end\n  end\n  for _, old in ipairs(gone) do\n    redis.call('ZREM', k.dead, old)\n    local o = meta_parse(redis.call('HGET', k.meta, old))\n    if o and o.state == 'd' then\n      redis.call('HDEL', k.meta, old)\n      redis.call('HDEL', k.payload, old)\n      redis.call('HDEL', k.errors, old)\n    end\n  end\nend\n-- queue_dead_bound(max_count, keep_ms): the dead-letter bound from two ARGV values (at most\n-- max_count letters, none kept keep_ms or longer), or nil plus an error reply.\nlocal function queue_dead_bound(max_count, keep_ms)\n  local n, bad = int_arg(max_count, 'max_dead_letters', 1, 1000000000)\n  if not n then return nil, bad end\n  local keep, bad2 = int_arg(keep_ms, 'dead_letter_retention_ms', 1, 31536000000)\n  if not keep then return nil, bad2 end\n  return {max_count = n, keep_ms = keep}\nend\n-- queue_reap(k, now, limit, max_deliveries, bound): moves at most `limit` in-flight jobs whose\n-- lease deadline has passed (server time) back to due, at their deadline (so they keep their\n-- place), or to the dead letters (queue_bury, which trims them to `bound`) once they were\n-- delivered max_deliveries times. k: {inflight, due, dead, meta, payload, errors}. Returns the\n-- counts requeued and buried. Needs queue_meta and queue_bury.\nlocal function queue_reap(k, now, limit, max_deliveries, bound)\n  local expired = redis.call('ZRANGEBYSCORE', k.inflight, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)\n  local requeued, buried = 0, 0\n  for i = 1, #expired, 2 do\n    local id, deadline = expired[i], expired[i + 1]\n    local m = meta_parse(redis.call('HGET', k.meta, id))\n    redis.call('ZREM', k.inflight, id)\n    if not m then m = {fence = '0', deliveries = max_deliveries, worker = ''} end\n    redis.call('HSET', k.errors, id, 'lease expired (visibility timeout) in delivery ' .. string.format('%.0f', m.deliveries))\n    if m.deliveries >= max_deliveries then\n      queue_bury(k, now, id, m, bound)\n      buried = buried + 1\n    else\n      redis.call('ZADD', k.due, deadline, id)\n      redis.call('HSET', k.meta, id, meta_format('q', m.fence, m.deliveries, ''))\n      requeued = requeued + 1\n    end\n  end\n  return requeued, buried\nend\nlocal limit, bad = int_arg(ARGV[1], 'limit', 1, 1000)\nif not limit then return bad end\nlocal maxd, bad2 = int_arg(ARGV[2], 'max_deliveries', 1, 1000000)\nif not maxd then return bad2 end\nlocal bound, bad3 = queue_dead_bound(ARGV[3], ARGV[4])\nif not bound then return bad3 end\nlocal wrong = queue_types({{KEYS[1], 'zset'}, {KEYS[2], 'zset'}, {KEYS[3], 'zset'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'}, {KEYS[6], 'hash'}})\nif wrong then return wrong end\nlocal k = {inflight = KEYS[1], due = KEYS[2], dead = KEYS[3], meta = KEYS[4], payload = KEYS[5], errors = KEYS[6]}\nlocal requeued, buried = queue_reap(k, now_ms(), limit, maxd, bound)\nreturn {'reaped', requeued, buried}\n",
+	Keys:         []string{"inflight", "due", "dead", "meta", "payload", "errors"},
+	Args:         []string{"limit", "max_deliveries", "max_dead", "keep_dead_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueReapKeys are the script's named values, in header order.
 type QueueReapKeys struct {
 	Inflight string
-	Due string
-	Dead string
-	Meta string
-	Payload string
-	Errors string
+	Due      string
+	Dead     string
+	Meta     string
+	Payload  string
+	Errors   string
 }
 
 // QueueReapArgs are the script's named values, in header order.
 type QueueReapArgs struct {
-	Limit any
+	Limit         any
 	MaxDeliveries any
-	MaxDead any
-	KeepDeadMs any
+	MaxDead       any
+	KeepDeadMs    any
 }
 
 // QueueReapReply is the reply of `queue_reap`: one of QueueReapReaped.
@@ -1940,11 +1940,11 @@ type QueueReapReply interface {
 // QueueReapReaped is the "reaped" reply.
 type QueueReapReaped struct {
 	Requeued uint64
-	Dead uint64
+	Dead     uint64
 }
 
 // Outcome is "reaped".
-func (QueueReapReaped) Outcome() string { return "reaped" }
+func (QueueReapReaped) Outcome() string   { return "reaped" }
 func (QueueReapReaped) isQueueReapReply() {}
 
 // DecodeQueueReap decodes a raw reply of `queue_reap`; a malformed one is a *BadReplyError.
@@ -1980,24 +1980,24 @@ func CallQueueReap(ctx context.Context, r Runner, keys QueueReapKeys, args Queue
 
 // QueueStatsScript is `queue_stats`: count a queue's jobs by state (due now, scheduled later, in flight, expired leases, dead, acked tombstones)
 var QueueStatsScript = &ScriptDef{
-	Name: "queue_stats",
-	Library: "redis_atomic_v12",
-	SHA1: "e622216e44525d0e447e6d009ead5ea5a22055eb",
+	Name:         "queue_stats",
+	Library:      "redis_atomic_v12",
+	SHA1:         "e622216e44525d0e447e6d009ead5ea5a22055eb",
 	FunctionName: "ra12_queue_stats",
-	Body: "#!lua flags=no-writes\n--- summary: count a queue's jobs by state (due now, scheduled later, in flight, expired leases, dead, acked tombstones)\n--- invariant: reads only\n--- keys: due inflight dead done\n--- args: -\n--- returns: {'stats', ready, scheduled, running, expired, dead, acked}\n--- retry: safe\n--- version: 2\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\nlocal now = now_ms()\nlocal ready = redis.call('ZCOUNT', KEYS[1], '-inf', now)\nlocal expired = redis.call('ZCOUNT', KEYS[2], '-inf', now)\nreturn {'stats', ready, redis.call('ZCARD', KEYS[1]) - ready, redis.call('ZCARD', KEYS[2]), expired,\n  redis.call('ZCARD', KEYS[3]), redis.call('ZCARD', KEYS[4])}\n",
-	Keys: []string{"due", "inflight", "dead", "done"},
-	Args: []string{},
-	ReadOnly: true,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua flags=no-writes\n--- summary: count a queue's jobs by state (due now, scheduled later, in flight, expired leases, dead, acked tombstones)\n--- invariant: reads only\n--- keys: due inflight dead done\n--- args: -\n--- returns: {'stats', ready, scheduled, running, expired, dead, acked}\n--- retry: safe\n--- version: 2\n-- now_ms(): the server's clock in milliseconds since the epoch.\nlocal function now_ms()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nend\nlocal now = now_ms()\nlocal ready = redis.call('ZCOUNT', KEYS[1], '-inf', now)\nlocal expired = redis.call('ZCOUNT', KEYS[2], '-inf', now)\nreturn {'stats', ready, redis.call('ZCARD', KEYS[1]) - ready, redis.call('ZCARD', KEYS[2]), expired,\n  redis.call('ZCARD', KEYS[3]), redis.call('ZCARD', KEYS[4])}\n",
+	Keys:         []string{"due", "inflight", "dead", "done"},
+	Args:         []string{},
+	ReadOnly:     true,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QueueStatsKeys are the script's named values, in header order.
 type QueueStatsKeys struct {
-	Due string
+	Due      string
 	Inflight string
-	Dead string
-	Done string
+	Dead     string
+	Done     string
 }
 
 // QueueStatsArgs are the script's named values, in header order.
@@ -2012,16 +2012,16 @@ type QueueStatsReply interface {
 
 // QueueStatsStats is the "stats" reply.
 type QueueStatsStats struct {
-	Ready uint64
+	Ready     uint64
 	Scheduled uint64
-	Running uint64
-	Expired uint64
-	Dead uint64
-	Acked uint64
+	Running   uint64
+	Expired   uint64
+	Dead      uint64
+	Acked     uint64
 }
 
 // Outcome is "stats".
-func (QueueStatsStats) Outcome() string { return "stats" }
+func (QueueStatsStats) Outcome() string    { return "stats" }
 func (QueueStatsStats) isQueueStatsReply() {}
 
 // DecodeQueueStats decodes a raw reply of `queue_stats`; a malformed one is a *BadReplyError.
@@ -2061,16 +2061,16 @@ func CallQueueStats(ctx context.Context, r Runner, keys QueueStatsKeys, args Que
 
 // QuotaAddScript is `quota_add`: add delta to a counter only if it stays within [min, max] (or clamped to them); the first write sets its TTL once
 var QuotaAddScript = &ScriptDef{
-	Name: "quota_add",
-	Library: "redis_atomic_v12",
-	SHA1: "95d329e607fbd999bad1a4c6ada37b75a502de5e",
+	Name:         "quota_add",
+	Library:      "redis_atomic_v12",
+	SHA1:         "95d329e607fbd999bad1a4c6ada37b75a502de5e",
 	FunctionName: "ra12_quota_add",
-	Body: "#!lua\n--- summary: add delta to a counter only if it stays within [min, max] (or clamped to them); the first write sets its TTL once\n--- invariant: the counter never leaves [min, max]; its TTL is set when it is created and never extended\n--- keys: counter\n--- args: delta min max mode ttl_ms\n--- returns: {'applied', value:int} | {'refused', value:int}\n--- retry: unsafe\n--- version: 4\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Why a script: the bound check and the write must not interleave. INCRBY then a compensating\n-- DECRBY lets other clients see (and act on) the overshoot; a GET-check-INCRBY from the client races.\n-- Retry: unsafe (a resend adds twice); quota_add_id is the same add with a request id, retry-safe.\n-- Fragment (quota_add, quota_add_id): validates ARGV[1..5] = delta min max mode ttl_ms.\n-- Out: locals `limit`, `delta`, `lo`, `hi`, `mode`, `ttl`. Values are integers of at most 53 bits\n-- (exact Lua numbers); mode: refuse | clamp. Needs int_arg.\nlocal limit = 9007199254740991\nlocal delta, bad = int_arg(ARGV[1], 'delta', -limit, limit)\nif not delta then return bad end\nlocal lo, bad_lo = int_arg(ARGV[2], 'min', -limit, limit)\nif not lo then return bad_lo end\nlocal hi, bad_hi = int_arg(ARGV[3], 'max', lo, limit)\nif not hi then return bad_hi end\nlocal mode = ARGV[4]\nif mode ~= 'refuse' and mode ~= 'clamp' then return redis.error_reply('ERR redis-atomic: mode must be refuse or clamp') end\nlocal ttl, bad_ttl = int_arg(ARGV[5], 'ttl_ms', 0, 31622400000)\nif not ttl then return bad_ttl end\n-- Fragment (quota_add, quota_add_id): adds `delta` to the counter KEYS[1] unless it would leave\n-- [lo, hi] (mode refuse), or clamps into them (mode clamp). In: quota_args' locals.\n-- Out: `applied` (true when written) and `value` (the counter after the call).\nlocal raw = redis.call('GET', KEYS[1])\nlocal value, applied = 0, true\nif raw then\n  value = tonumber(string.match(raw, '^-?%d+$'))\n  if not value or math.abs(value) > limit then\n    return redis.error_reply('WRONGTYPE redis-atomic: counter does not hold a 53-bit integer')\n  end\nend\nlocal target = value + delta\nif target < lo or target > hi then\n  if mode == 'refuse' then applied = false end\n  target = math.min(math.max(target, lo), hi)\nend\nif applied then\n  -- INCRBY keeps the TTL; PEXPIRE NX sets one only where there is none (the first write), so\n  -- later writes never stretch the counter's lifetime, unlike INCR + EXPIRE.\n  redis.call('INCRBY', KEYS[1], string.format('%.0f', target - value))\n  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl, 'NX') end\n  value = target\nend\nif not applied then return {'refused', value} end\nreturn {'applied', value}\n",
-	Keys: []string{"counter"},
-	Args: []string{"delta", "min", "max", "mode", "ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: add delta to a counter only if it stays within [min, max] (or clamped to them); the first write sets its TTL once\n--- invariant: the counter never leaves [min, max]; its TTL is set when it is created and never extended\n--- keys: counter\n--- args: delta min max mode ttl_ms\n--- returns: {'applied', value:int} | {'refused', value:int}\n--- retry: unsafe\n--- version: 4\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Why a script: the bound check and the write must not interleave. INCRBY then a compensating\n-- DECRBY lets other clients see (and act on) the overshoot; a GET-check-INCRBY from the client races.\n-- Retry: unsafe (a resend adds twice); quota_add_id is the same add with a request id, retry-safe.\n-- Fragment (quota_add, quota_add_id): validates ARGV[1..5] = delta min max mode ttl_ms.\n-- Out: locals `limit`, `delta`, `lo`, `hi`, `mode`, `ttl`. Values are integers of at most 53 bits\n-- (exact Lua numbers); mode: refuse | clamp. Needs int_arg.\nlocal limit = 9007199254740991\nlocal delta, bad = int_arg(ARGV[1], 'delta', -limit, limit)\nif not delta then return bad end\nlocal lo, bad_lo = int_arg(ARGV[2], 'min', -limit, limit)\nif not lo then return bad_lo end\nlocal hi, bad_hi = int_arg(ARGV[3], 'max', lo, limit)\nif not hi then return bad_hi end\nlocal mode = ARGV[4]\nif mode ~= 'refuse' and mode ~= 'clamp' then return redis.error_reply('ERR redis-atomic: mode must be refuse or clamp') end\nlocal ttl, bad_ttl = int_arg(ARGV[5], 'ttl_ms', 0, 31622400000)\nif not ttl then return bad_ttl end\n-- Fragment (quota_add, quota_add_id): adds `delta` to the counter KEYS[1] unless it would leave\n-- [lo, hi] (mode refuse), or clamps into them (mode clamp). In: quota_args' locals.\n-- Out: `applied` (true when written) and `value` (the counter after the call).\nlocal raw = redis.call('GET', KEYS[1])\nlocal value, applied = 0, true\nif raw then\n  value = tonumber(string.match(raw, '^-?%d+$'))\n  if not value or math.abs(value) > limit then\n    return redis.error_reply('WRONGTYPE redis-atomic: counter does not hold a 53-bit integer')\n  end\nend\nlocal target = value + delta\nif target < lo or target > hi then\n  if mode == 'refuse' then applied = false end\n  target = math.min(math.max(target, lo), hi)\nend\nif applied then\n  -- INCRBY keeps the TTL; PEXPIRE NX sets one only where there is none (the first write), so\n  -- later writes never stretch the counter's lifetime, unlike INCR + EXPIRE.\n  redis.call('INCRBY', KEYS[1], string.format('%.0f', target - value))\n  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl, 'NX') end\n  value = target\nend\nif not applied then return {'refused', value} end\nreturn {'applied', value}\n",
+	Keys:         []string{"counter"},
+	Args:         []string{"delta", "min", "max", "mode", "ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // QuotaAddKeys are the script's named values, in header order.
@@ -2081,9 +2081,9 @@ type QuotaAddKeys struct {
 // QuotaAddArgs are the script's named values, in header order.
 type QuotaAddArgs struct {
 	Delta any
-	Min any
-	Max any
-	Mode any
+	Min   any
+	Max   any
+	Mode  any
 	TtlMs any
 }
 
@@ -2099,7 +2099,7 @@ type QuotaAddApplied struct {
 }
 
 // Outcome is "applied".
-func (QuotaAddApplied) Outcome() string { return "applied" }
+func (QuotaAddApplied) Outcome() string  { return "applied" }
 func (QuotaAddApplied) isQuotaAddReply() {}
 
 // QuotaAddRefused is the "refused" reply.
@@ -2108,7 +2108,7 @@ type QuotaAddRefused struct {
 }
 
 // Outcome is "refused".
-func (QuotaAddRefused) Outcome() string { return "refused" }
+func (QuotaAddRefused) Outcome() string  { return "refused" }
 func (QuotaAddRefused) isQuotaAddReply() {}
 
 // DecodeQuotaAdd decodes a raw reply of `quota_add`; a malformed one is a *BadReplyError.
@@ -2147,16 +2147,16 @@ func CallQuotaAdd(ctx context.Context, r Runner, keys QuotaAddKeys, args QuotaAd
 
 // QuotaAddIdScript is `quota_add_id`: quota_add with a request id: the first answer is recorded, and a repeat of the id returns it without adding again
 var QuotaAddIdScript = &ScriptDef{
-	Name: "quota_add_id",
-	Library: "redis_atomic_v12",
-	SHA1: "00b7c835a1709b53cd3e0867b86b78a10bd27376",
+	Name:         "quota_add_id",
+	Library:      "redis_atomic_v12",
+	SHA1:         "00b7c835a1709b53cd3e0867b86b78a10bd27376",
 	FunctionName: "ra12_quota_add_id",
-	Body: "#!lua\n--- summary: quota_add with a request id: the first answer is recorded, and a repeat of the id returns it without adding again\n--- invariant: the counter never leaves [min, max]; a request id is added at most once while its record lives\n--- keys: counter request\n--- args: delta min max mode ttl_ms request_ttl_ms\n--- returns: {'applied', value:int} | {'refused', value:int}\n--- retry: safe\n--- version: 2\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- request_ttl_arg(value): how long a request record lives (ms, 1 s ..= 1 day), or nil plus an error\n-- reply. A request record is a retry-safe script's first answer to one request id, kept so a\n-- resend after a lost reply returns it instead of acting again (quota_add_id, queue_claim_id);\n-- one bound for every such record. Needs int_arg.\nlocal function request_ttl_arg(value)\n  return int_arg(value, 'request_ttl_ms', 1000, 86400000)\nend\n-- Retry: safe. The first run records its answer under KEYS[2] (\"a:<value>\" applied, \"r:<value>\"\n-- refused) for request_ttl_ms; a resend (a lost reply, a retry by the caller) returns that\n-- answer and changes nothing, whatever the counter holds by then. Refusals are recorded too, so\n-- a repeat answers what the first run did even if room was made since.\n-- Fragment (quota_add, quota_add_id): validates ARGV[1..5] = delta min max mode ttl_ms.\n-- Out: locals `limit`, `delta`, `lo`, `hi`, `mode`, `ttl`. Values are integers of at most 53 bits\n-- (exact Lua numbers); mode: refuse | clamp. Needs int_arg.\nlocal limit = 9007199254740991\nlocal delta, bad = int_arg(ARGV[1], 'delta', -limit, limit)\nif not delta then return bad end\nlocal lo, bad_lo = int_arg(ARGV[2], 'min', -limit, limit)\nif not lo then return bad_lo end\nlocal hi, bad_hi = int_arg(ARGV[3], 'max', lo, limit)\nif not hi then return bad_hi end\nlocal mode = ARGV[4]\nif mode ~= 'refuse' and mode ~= 'clamp' then return redis.error_reply('ERR redis-atomic: mode must be refuse or clamp') end\nlocal ttl, bad_ttl = int_arg(ARGV[5], 'ttl_ms', 0, 31622400000)\nif not ttl then return bad_ttl end\nlocal request_ttl, bad_req = request_ttl_arg(ARGV[6])\nif not request_ttl then return bad_req end\nlocal recorded = redis.call('GET', KEYS[2])\nif recorded then\n  local word, was = string.match(recorded, '^([ar]):(-?%d+)$')\n  if not word then return redis.error_reply('WRONGTYPE redis-atomic: request record is not a quota answer') end\n  if word == 'r' then return {'refused', tonumber(was)} end\n  return {'applied', tonumber(was)}\nend\n-- Fragment (quota_add, quota_add_id): adds `delta` to the counter KEYS[1] unless it would leave\n-- [lo, hi] (mode refuse), or clamps into them (mode clamp). In: quota_args' locals.\n-- Out: `applied` (true when written) and `value` (the counter after the call).\nlocal raw = redis.call('GET', KEYS[1])\nlocal value, applied = 0, true\nif raw then\n  value = tonumber(string.match(raw, '^-?%d+$'))\n  if not value or math.abs(value) > limit then\n    return redis.error_reply('WRONGTYPE redis-atomic: counter does not hold a 53-bit integer')\n  end\nend\nlocal target = value + delta\nif target < lo or target > hi then\n  if mode == 'refuse' then applied = false end\n  target = math.min(math.max(target, lo), hi)\nend\nif applied then\n  -- INCRBY keeps the TTL; PEXPIRE NX sets one only where there is none (the first write), so\n  -- later writes never stretch the counter's lifetime, unlike INCR + EXPIRE.\n  redis.call('INCRBY', KEYS[1], string.format('%.0f', target - value))\n  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl, 'NX') end\n  value = target\nend\nredis.call('SET', KEYS[2], (applied and 'a:' or 'r:') .. string.format('%.0f', value), 'PX', request_ttl)\nif not applied then return {'refused', value} end\nreturn {'applied', value}\n",
-	Keys: []string{"counter", "request"},
-	Args: []string{"delta", "min", "max", "mode", "ttl_ms", "request_ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: quota_add with a request id: the first answer is recorded, and a repeat of the id returns it without adding again\n--- invariant: the counter never leaves [min, max]; a request id is added at most once while its record lives\n--- keys: counter request\n--- args: delta min max mode ttl_ms request_ttl_ms\n--- returns: {'applied', value:int} | {'refused', value:int}\n--- retry: safe\n--- version: 2\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- request_ttl_arg(value): how long a request record lives (ms, 1 s ..= 1 day), or nil plus an error\n-- reply. A request record is a retry-safe script's first answer to one request id, kept so a\n-- resend after a lost reply returns it instead of acting again (quota_add_id, queue_claim_id);\n-- one bound for every such record. Needs int_arg.\nlocal function request_ttl_arg(value)\n  return int_arg(value, 'request_ttl_ms', 1000, 86400000)\nend\n-- Retry: safe. The first run records its answer under KEYS[2] (\"a:<value>\" applied, \"r:<value>\"\n-- refused) for request_ttl_ms; a resend (a lost reply, a retry by the caller) returns that\n-- answer and changes nothing, whatever the counter holds by then. Refusals are recorded too, so\n-- a repeat answers what the first run did even if room was made since.\n-- Fragment (quota_add, quota_add_id): validates ARGV[1..5] = delta min max mode ttl_ms.\n-- Out: locals `limit`, `delta`, `lo`, `hi`, `mode`, `ttl`. Values are integers of at most 53 bits\n-- (exact Lua numbers); mode: refuse | clamp. Needs int_arg.\nlocal limit = 9007199254740991\nlocal delta, bad = int_arg(ARGV[1], 'delta', -limit, limit)\nif not delta then return bad end\nlocal lo, bad_lo = int_arg(ARGV[2], 'min', -limit, limit)\nif not lo then return bad_lo end\nlocal hi, bad_hi = int_arg(ARGV[3], 'max', lo, limit)\nif not hi then return bad_hi end\nlocal mode = ARGV[4]\nif mode ~= 'refuse' and mode ~= 'clamp' then return redis.error_reply('ERR redis-atomic: mode must be refuse or clamp') end\nlocal ttl, bad_ttl = int_arg(ARGV[5], 'ttl_ms', 0, 31622400000)\nif not ttl then return bad_ttl end\nlocal request_ttl, bad_req = request_ttl_arg(ARGV[6])\nif not request_ttl then return bad_req end\nlocal recorded = redis.call('GET', KEYS[2])\nif recorded then\n  local word, was = string.match(recorded, '^([ar]):(-?%d+)$')\n  if not word then return redis.error_reply('WRONGTYPE redis-atomic: request record is not a quota answer') end\n  if word == 'r' then return {'refused', tonumber(was)} end\n  return {'applied', tonumber(was)}\nend\n-- Fragment (quota_add, quota_add_id): adds `delta` to the counter KEYS[1] unless it would leave\n-- [lo, hi] (mode refuse), or clamps into them (mode clamp). In: quota_args' locals.\n-- Out: `applied` (true when written) and `value` (the counter after the call).\nlocal raw = redis.call('GET', KEYS[1])\nlocal value, applied = 0, true\nif raw then\n  value = tonumber(string.match(raw, '^-?%d+$'))\n  if not value or math.abs(value) > limit then\n    return redis.error_reply('WRONGTYPE redis-atomic: counter does not hold a 53-bit integer')\n  end\nend\nlocal target = value + delta\nif target < lo or target > hi then\n  if mode == 'refuse' then applied = false end\n  target = math.min(math.max(target, lo), hi)\nend\nif applied then\n  -- INCRBY keeps the TTL; PEXPIRE NX sets one only where there is none (the first write), so\n  -- later writes never stretch the counter's lifetime, unlike INCR + EXPIRE.\n  redis.call('INCRBY', KEYS[1], string.format('%.0f', target - value))\n  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl, 'NX') end\n  value = target\nend\nredis.call('SET', KEYS[2], (applied and 'a:' or 'r:') .. string.format('%.0f', value), 'PX', request_ttl)\nif not applied then return {'refused', value} end\nreturn {'applied', value}\n",
+	Keys:         []string{"counter", "request"},
+	Args:         []string{"delta", "min", "max", "mode", "ttl_ms", "request_ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    true,
 }
 
 // QuotaAddIdKeys are the script's named values, in header order.
@@ -2167,11 +2167,11 @@ type QuotaAddIdKeys struct {
 
 // QuotaAddIdArgs are the script's named values, in header order.
 type QuotaAddIdArgs struct {
-	Delta any
-	Min any
-	Max any
-	Mode any
-	TtlMs any
+	Delta        any
+	Min          any
+	Max          any
+	Mode         any
+	TtlMs        any
 	RequestTtlMs any
 }
 
@@ -2187,7 +2187,7 @@ type QuotaAddIdApplied struct {
 }
 
 // Outcome is "applied".
-func (QuotaAddIdApplied) Outcome() string { return "applied" }
+func (QuotaAddIdApplied) Outcome() string    { return "applied" }
 func (QuotaAddIdApplied) isQuotaAddIdReply() {}
 
 // QuotaAddIdRefused is the "refused" reply.
@@ -2196,7 +2196,7 @@ type QuotaAddIdRefused struct {
 }
 
 // Outcome is "refused".
-func (QuotaAddIdRefused) Outcome() string { return "refused" }
+func (QuotaAddIdRefused) Outcome() string    { return "refused" }
 func (QuotaAddIdRefused) isQuotaAddIdReply() {}
 
 // DecodeQuotaAddId decodes a raw reply of `quota_add_id`; a malformed one is a *BadReplyError.
@@ -2235,16 +2235,16 @@ func CallQuotaAddId(ctx context.Context, r Runner, keys QuotaAddIdKeys, args Quo
 
 // QuotaMaxScript is `quota_max`: raise a value to candidate unless it already holds at least that (monotonic max)
 var QuotaMaxScript = &ScriptDef{
-	Name: "quota_max",
-	Library: "redis_atomic_v12",
-	SHA1: "b16d9ec0ccbaa10cadd46bfed99f467c1a28668a",
+	Name:         "quota_max",
+	Library:      "redis_atomic_v12",
+	SHA1:         "b16d9ec0ccbaa10cadd46bfed99f467c1a28668a",
 	FunctionName: "ra12_quota_max",
-	Body: "#!lua\n--- summary: raise a value to candidate unless it already holds at least that (monotonic max)\n--- invariant: the stored value never decreases\n--- keys: value\n--- args: candidate\n--- returns: {'raised', value:int} | {'kept', value:int}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Why a script: no command keeps the max of a string (SET has no GT), and a GETSET loop both\n-- writes smaller values for a moment and needs a client retry loop. One step here,\n-- returning the current max; idempotent, so a resend after a lost reply is harmless.\nlocal limit = 9007199254740991\nlocal candidate, bad = int_arg(ARGV[1], 'candidate', -limit, limit)\nif not candidate then return bad end\nlocal raw = redis.call('GET', KEYS[1])\nif raw then\n  local current = tonumber(string.match(raw, '^-?%d+$'))\n  if not current or math.abs(current) > limit then\n    return redis.error_reply('WRONGTYPE redis-atomic: value does not hold a 53-bit integer')\n  end\n  if current >= candidate then return {'kept', current} end\nend\nredis.call('SET', KEYS[1], string.format('%.0f', candidate), 'KEEPTTL')\nreturn {'raised', candidate}\n",
-	Keys: []string{"value"},
-	Args: []string{"candidate"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: raise a value to candidate unless it already holds at least that (monotonic max)\n--- invariant: the stored value never decreases\n--- keys: value\n--- args: candidate\n--- returns: {'raised', value:int} | {'kept', value:int}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- Why a script: no command keeps the max of a string (SET has no GT), and a GETSET loop both\n-- writes smaller values for a moment and needs a client retry loop. One step here,\n-- returning the current max; idempotent, so a resend after a lost reply is harmless.\nlocal limit = 9007199254740991\nlocal candidate, bad = int_arg(ARGV[1], 'candidate', -limit, limit)\nif not candidate then return bad end\nlocal raw = redis.call('GET', KEYS[1])\nif raw then\n  local current = tonumber(string.match(raw, '^-?%d+$'))\n  if not current or math.abs(current) > limit then\n    return redis.error_reply('WRONGTYPE redis-atomic: value does not hold a 53-bit integer')\n  end\n  if current >= candidate then return {'kept', current} end\nend\nredis.call('SET', KEYS[1], string.format('%.0f', candidate), 'KEEPTTL')\nreturn {'raised', candidate}\n",
+	Keys:         []string{"value"},
+	Args:         []string{"candidate"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // QuotaMaxKeys are the script's named values, in header order.
@@ -2269,7 +2269,7 @@ type QuotaMaxRaised struct {
 }
 
 // Outcome is "raised".
-func (QuotaMaxRaised) Outcome() string { return "raised" }
+func (QuotaMaxRaised) Outcome() string  { return "raised" }
 func (QuotaMaxRaised) isQuotaMaxReply() {}
 
 // QuotaMaxKept is the "kept" reply.
@@ -2278,7 +2278,7 @@ type QuotaMaxKept struct {
 }
 
 // Outcome is "kept".
-func (QuotaMaxKept) Outcome() string { return "kept" }
+func (QuotaMaxKept) Outcome() string  { return "kept" }
 func (QuotaMaxKept) isQuotaMaxReply() {}
 
 // DecodeQuotaMax decodes a raw reply of `quota_max`; a malformed one is a *BadReplyError.
@@ -2317,16 +2317,16 @@ func CallQuotaMax(ctx context.Context, r Runner, keys QuotaMaxKeys, args QuotaMa
 
 // RlAnchoredWindowScript is `rl_anchored_window`: consume cost units of one fixed window anchored at its first request, all or nothing, without reading the clock
 var RlAnchoredWindowScript = &ScriptDef{
-	Name: "rl_anchored_window",
-	Library: "redis_atomic_v12",
-	SHA1: "45a4d64fb32403a75a354e5a265a46c4632c9df9",
+	Name:         "rl_anchored_window",
+	Library:      "redis_atomic_v12",
+	SHA1:         "45a4d64fb32403a75a354e5a265a46c4632c9df9",
 	FunctionName: "ra12_rl_anchored_window",
-	Body: "#!lua\n--- summary: consume cost units of one fixed window anchored at its first request, all or nothing, without reading the clock\n--- invariant: at most limit units per window; a window opens at the first request after the last one closed and lasts period_ms; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_ms\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 2\n--- batch: yes\n-- The lean variant of the fixed window (docs/ratelimit.md \"Anchored window\"): the state is a\n-- plain counter and the window is the key's expiry, so no TIME, no state to parse and no number\n-- to format: INCRBY, then PTTL (or PEXPIRE on a window's first request), arguments handed to\n-- Redis as the strings they came in as (period_ms is parsed only to open a window). Windows\n-- are not aligned: each identity's window opens at its own first request. The key's expiry is\n-- on the server's clock, so no test clock drives it (the script takes none; the library refuses\n-- one). Retry: unsafe (a resend charges twice); with a request id, rl_policy records the\n-- decision. Flat on purpose.\nlocal key, cost, limit, ms = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]\n-- cost and period_ms go on to INCRBY and PEXPIRE as sent, so they must be what those parse:\n-- plain decimal digits (tonumber alone would let '0x10' or '1e3' through).\nlocal n = cost == '1' and 1 or string.find(cost, '^[1-9]%d*$') and tonumber(cost)\nif not limit or limit % 1 ~= 0 or limit < 1 or limit > 1000000000 then\n  return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..1000000000')\nend\nif not n or n > limit then\n  return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..limit')\nend\nlocal count = redis.pcall('INCRBY', key, cost)\nif type(count) ~= 'number' then\n  return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\nend\n-- The window's first request (a refusal never leaves the counter at 0) opens it; so does a\n-- counter found without expiry (not ours, or persisted). period_ms is parsed only then, and a\n-- bad one takes the charge back.\nlocal ttl = count == n and -1 or redis.call('PTTL', key)\nif ttl < 0 then\n  local period = string.find(ms, '^[1-9]%d*$') and tonumber(ms)\n  if not period or period > 31622400000 then\n    if count == n then redis.call('DEL', key) else redis.call('DECRBY', key, cost) end\n    return redis.error_reply('ERR redis-atomic: period_ms must be an integer in 1..31622400000')\n  end\n  redis.call('PEXPIRE', key, ms, 'NX') -- no expiry yet (new, or found without one): set it once\n  ttl = period\nelseif ttl == 0 then\n  ttl = 1 -- expires within the millisecond: never tell a caller to retry after 0\nend\nif count > limit then\n  redis.call('DECRBY', key, cost)\n  return {'limited', ttl * 1000, ttl * 1000, limit - count + n}\nend\nreturn {'allowed', limit - count, ttl * 1000}\n",
-	Keys: []string{"state"},
-	Args: []string{"cost", "limit", "period_ms"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: consume cost units of one fixed window anchored at its first request, all or nothing, without reading the clock\n--- invariant: at most limit units per window; a window opens at the first request after the last one closed and lasts period_ms; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_ms\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 2\n--- batch: yes\n-- The lean variant of the fixed window (docs/ratelimit.md \"Anchored window\"): the state is a\n-- plain counter and the window is the key's expiry, so no TIME, no state to parse and no number\n-- to format: INCRBY, then PTTL (or PEXPIRE on a window's first request), arguments handed to\n-- Redis as the strings they came in as (period_ms is parsed only to open a window). Windows\n-- are not aligned: each identity's window opens at its own first request. The key's expiry is\n-- on the server's clock, so no test clock drives it (the script takes none; the library refuses\n-- one). Retry: unsafe (a resend charges twice); with a request id, rl_policy records the\n-- decision. Flat on purpose.\nlocal key, cost, limit, ms = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]\n-- cost and period_ms go on to INCRBY and PEXPIRE as sent, so they must be what those parse:\n-- plain decimal digits (tonumber alone would let '0x10' or '1e3' through).\nlocal n = cost == '1' and 1 or string.find(cost, '^[1-9]%d*$') and tonumber(cost)\nif not limit or limit % 1 ~= 0 or limit < 1 or limit > 1000000000 then\n  return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..1000000000')\nend\nif not n or n > limit then\n  return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..limit')\nend\nlocal count = redis.pcall('INCRBY', key, cost)\nif type(count) ~= 'number' then\n  return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\nend\n-- The window's first request (a refusal never leaves the counter at 0) opens it; so does a\n-- counter found without expiry (not ours, or persisted). period_ms is parsed only then, and a\n-- bad one takes the charge back.\nlocal ttl = count == n and -1 or redis.call('PTTL', key)\nif ttl < 0 then\n  local period = string.find(ms, '^[1-9]%d*$') and tonumber(ms)\n  if not period or period > 31622400000 then\n    if count == n then redis.call('DEL', key) else redis.call('DECRBY', key, cost) end\n    return redis.error_reply('ERR redis-atomic: period_ms must be an integer in 1..31622400000')\n  end\n  redis.call('PEXPIRE', key, ms, 'NX') -- no expiry yet (new, or found without one): set it once\n  ttl = period\nelseif ttl == 0 then\n  ttl = 1 -- expires within the millisecond: never tell a caller to retry after 0\nend\nif count > limit then\n  redis.call('DECRBY', key, cost)\n  return {'limited', ttl * 1000, ttl * 1000, limit - count + n}\nend\nreturn {'allowed', limit - count, ttl * 1000}\n",
+	Keys:         []string{"state"},
+	Args:         []string{"cost", "limit", "period_ms"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // RlAnchoredWindowKeys are the script's named values, in header order.
@@ -2336,8 +2336,8 @@ type RlAnchoredWindowKeys struct {
 
 // RlAnchoredWindowArgs are the script's named values, in header order.
 type RlAnchoredWindowArgs struct {
-	Cost any
-	Limit any
+	Cost     any
+	Limit    any
 	PeriodMs any
 }
 
@@ -2350,22 +2350,22 @@ type RlAnchoredWindowReply interface {
 // RlAnchoredWindowAllowed is the "allowed" reply.
 type RlAnchoredWindowAllowed struct {
 	Remaining uint64
-	ResetUs uint64
+	ResetUs   uint64
 }
 
 // Outcome is "allowed".
-func (RlAnchoredWindowAllowed) Outcome() string { return "allowed" }
+func (RlAnchoredWindowAllowed) Outcome() string          { return "allowed" }
 func (RlAnchoredWindowAllowed) isRlAnchoredWindowReply() {}
 
 // RlAnchoredWindowLimited is the "limited" reply.
 type RlAnchoredWindowLimited struct {
-	RetryUs uint64
-	ResetUs uint64
+	RetryUs   uint64
+	ResetUs   uint64
 	Remaining uint64
 }
 
 // Outcome is "limited".
-func (RlAnchoredWindowLimited) Outcome() string { return "limited" }
+func (RlAnchoredWindowLimited) Outcome() string          { return "limited" }
 func (RlAnchoredWindowLimited) isRlAnchoredWindowReply() {}
 
 // DecodeRlAnchoredWindow decodes a raw reply of `rl_anchored_window`; a malformed one is a *BadReplyError.
@@ -2407,16 +2407,16 @@ func CallRlAnchoredWindow(ctx context.Context, r Runner, keys RlAnchoredWindowKe
 
 // RlFixedWindowScript is `rl_fixed_window`: consume cost units of one fixed-window limit on server time, all or nothing
 var RlFixedWindowScript = &ScriptDef{
-	Name: "rl_fixed_window",
-	Library: "redis_atomic_v12",
-	SHA1: "0fba00ad3da812fc116f61c32632f377265336a8",
+	Name:         "rl_fixed_window",
+	Library:      "redis_atomic_v12",
+	SHA1:         "0fba00ad3da812fc116f61c32632f377265336a8",
 	FunctionName: "ra12_rl_fixed_window",
-	Body: "#!lua\n--- summary: consume cost units of one fixed-window limit on server time, all or nothing\n--- invariant: at most limit units per epoch-aligned window of period_us; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'fw', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_fixed_window: at most `limit` units per window of `period` \U000000b5s aligned to the epoch.\n-- State: \"<window_start>:<count>\". The check contract of every algorithm fragment:\n-- In: locals `key`, `limit`, `period`, `burst`, `cost`, `now` (numbers, validated by rl_args).\n-- Out: assigns `ok` (admit?), `remaining`, `reset` (\U000000b5s until full capacity), `retry` (\U000000b5s until\n-- this limit admits the request; 0 when it does) and, when admitted, `w1`, `w2` for the\n-- algorithm's write fragment (rl_set_write: the new value, \U000000b5s until it stops mattering or false\n-- when the key's expiry is already right). Reads only (the sliding log also trims what already expired).\n-- State it cannot parse makes the script return a WRONGTYPE error.\ndo\n  local ws, count, expiry = math.floor(now / period) * period, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, n = string.match(raw, '^(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, n = w + 0, n + 0 -- digits (matched above): arithmetic converts them once, tonumber twice\n    -- A clock that steps back never reopens a window; the window's key already expires right.\n    if w >= ws then ws, count, expiry = w, n, false end\n  end\n  reset = ws + period - now\n  if count + cost > limit then\n    ok, remaining, retry = false, limit > count and limit - count or 0, reset\n  else\n    count = count + cost\n    ok, remaining, retry = true, limit - count, 0\n    w1, w2 = string.format('%d:%d', ws, count), expiry == nil and reset\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
-	Keys: []string{"state"},
-	Args: []string{"cost", "limit", "period_us", "burst", "test_now_us"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: consume cost units of one fixed-window limit on server time, all or nothing\n--- invariant: at most limit units per epoch-aligned window of period_us; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'fw', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_fixed_window: at most `limit` units per window of `period` \U000000b5s aligned to the epoch.\n-- State: \"<window_start>:<count>\". The check contract of every algorithm fragment:\n-- In: locals `key`, `limit`, `period`, `burst`, `cost`, `now` (numbers, validated by rl_args).\n-- Out: assigns `ok` (admit?), `remaining`, `reset` (\U000000b5s until full capacity), `retry` (\U000000b5s until\n-- this limit admits the request; 0 when it does) and, when admitted, `w1`, `w2` for the\n-- algorithm's write fragment (rl_set_write: the new value, \U000000b5s until it stops mattering or false\n-- when the key's expiry is already right). Reads only (the sliding log also trims what already expired).\n-- State it cannot parse makes the script return a WRONGTYPE error.\ndo\n  local ws, count, expiry = math.floor(now / period) * period, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, n = string.match(raw, '^(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, n = w + 0, n + 0 -- digits (matched above): arithmetic converts them once, tonumber twice\n    -- A clock that steps back never reopens a window; the window's key already expires right.\n    if w >= ws then ws, count, expiry = w, n, false end\n  end\n  reset = ws + period - now\n  if count + cost > limit then\n    ok, remaining, retry = false, limit > count and limit - count or 0, reset\n  else\n    count = count + cost\n    ok, remaining, retry = true, limit - count, 0\n    w1, w2 = string.format('%d:%d', ws, count), expiry == nil and reset\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
+	Keys:         []string{"state"},
+	Args:         []string{"cost", "limit", "period_us", "burst", "test_now_us"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // RlFixedWindowKeys are the script's named values, in header order.
@@ -2426,10 +2426,10 @@ type RlFixedWindowKeys struct {
 
 // RlFixedWindowArgs are the script's named values, in header order.
 type RlFixedWindowArgs struct {
-	Cost any
-	Limit any
-	PeriodUs any
-	Burst any
+	Cost      any
+	Limit     any
+	PeriodUs  any
+	Burst     any
 	TestNowUs any
 }
 
@@ -2442,22 +2442,22 @@ type RlFixedWindowReply interface {
 // RlFixedWindowAllowed is the "allowed" reply.
 type RlFixedWindowAllowed struct {
 	Remaining uint64
-	ResetUs uint64
+	ResetUs   uint64
 }
 
 // Outcome is "allowed".
-func (RlFixedWindowAllowed) Outcome() string { return "allowed" }
+func (RlFixedWindowAllowed) Outcome() string       { return "allowed" }
 func (RlFixedWindowAllowed) isRlFixedWindowReply() {}
 
 // RlFixedWindowLimited is the "limited" reply.
 type RlFixedWindowLimited struct {
-	RetryUs uint64
-	ResetUs uint64
+	RetryUs   uint64
+	ResetUs   uint64
 	Remaining uint64
 }
 
 // Outcome is "limited".
-func (RlFixedWindowLimited) Outcome() string { return "limited" }
+func (RlFixedWindowLimited) Outcome() string       { return "limited" }
 func (RlFixedWindowLimited) isRlFixedWindowReply() {}
 
 // DecodeRlFixedWindow decodes a raw reply of `rl_fixed_window`; a malformed one is a *BadReplyError.
@@ -2499,16 +2499,16 @@ func CallRlFixedWindow(ctx context.Context, r Runner, keys RlFixedWindowKeys, ar
 
 // RlGcraScript is `rl_gcra`: consume cost units of one GCRA limit on server time, all or nothing
 var RlGcraScript = &ScriptDef{
-	Name: "rl_gcra",
-	Library: "redis_atomic_v12",
-	SHA1: "3f003499b4a1930a95fd0af9d78e62b83204b3ba",
+	Name:         "rl_gcra",
+	Library:      "redis_atomic_v12",
+	SHA1:         "3f003499b4a1930a95fd0af9d78e62b83204b3ba",
 	FunctionName: "ra12_rl_gcra",
-	Body: "#!lua\n--- summary: consume cost units of one GCRA limit on server time, all or nothing\n--- invariant: at most burst units at once, then one per ceil(period_us / limit); a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'gcra', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_gcra: the generic cell rate algorithm (contract: rl_fixed_window). Emission\n-- interval T = ceil(period / limit) \U000000b5s, tolerance burst * T. State: the theoretical arrival time\n-- (TAT, absolute \U000000b5s). A request of cost c is admitted when now >= max(TAT, now) + c*T - burst*T:\n-- exactly `burst` at once from idle, then one per T (no off-by-one interval).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tat = now\n  local raw = redis.call('GET', key)\n  if raw then\n    if not string.find(raw, '^%d+$') then\n      return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\n    end\n    tat = raw + 0 -- digits: see rl_fixed_window\n    if tat < now then tat = now end\n  end\n  local new_tat = tat + cost * interval\n  local allow_at = new_tat - burst * interval\n  if now < allow_at then\n    local room = now + burst * interval - tat\n    ok, remaining, reset, retry = false, room > 0 and math.floor(room / interval) or 0, tat - now, allow_at - now\n  else\n    ok, remaining, reset, retry = true, math.floor((now - allow_at) / interval), new_tat - now, 0\n    w1, w2 = string.format('%d', new_tat), new_tat - now\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
-	Keys: []string{"state"},
-	Args: []string{"cost", "limit", "period_us", "burst", "test_now_us"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: consume cost units of one GCRA limit on server time, all or nothing\n--- invariant: at most burst units at once, then one per ceil(period_us / limit); a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'gcra', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_gcra: the generic cell rate algorithm (contract: rl_fixed_window). Emission\n-- interval T = ceil(period / limit) \U000000b5s, tolerance burst * T. State: the theoretical arrival time\n-- (TAT, absolute \U000000b5s). A request of cost c is admitted when now >= max(TAT, now) + c*T - burst*T:\n-- exactly `burst` at once from idle, then one per T (no off-by-one interval).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tat = now\n  local raw = redis.call('GET', key)\n  if raw then\n    if not string.find(raw, '^%d+$') then\n      return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\n    end\n    tat = raw + 0 -- digits: see rl_fixed_window\n    if tat < now then tat = now end\n  end\n  local new_tat = tat + cost * interval\n  local allow_at = new_tat - burst * interval\n  if now < allow_at then\n    local room = now + burst * interval - tat\n    ok, remaining, reset, retry = false, room > 0 and math.floor(room / interval) or 0, tat - now, allow_at - now\n  else\n    ok, remaining, reset, retry = true, math.floor((now - allow_at) / interval), new_tat - now, 0\n    w1, w2 = string.format('%d', new_tat), new_tat - now\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
+	Keys:         []string{"state"},
+	Args:         []string{"cost", "limit", "period_us", "burst", "test_now_us"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // RlGcraKeys are the script's named values, in header order.
@@ -2518,10 +2518,10 @@ type RlGcraKeys struct {
 
 // RlGcraArgs are the script's named values, in header order.
 type RlGcraArgs struct {
-	Cost any
-	Limit any
-	PeriodUs any
-	Burst any
+	Cost      any
+	Limit     any
+	PeriodUs  any
+	Burst     any
 	TestNowUs any
 }
 
@@ -2534,23 +2534,23 @@ type RlGcraReply interface {
 // RlGcraAllowed is the "allowed" reply.
 type RlGcraAllowed struct {
 	Remaining uint64
-	ResetUs uint64
+	ResetUs   uint64
 }
 
 // Outcome is "allowed".
 func (RlGcraAllowed) Outcome() string { return "allowed" }
-func (RlGcraAllowed) isRlGcraReply() {}
+func (RlGcraAllowed) isRlGcraReply()  {}
 
 // RlGcraLimited is the "limited" reply.
 type RlGcraLimited struct {
-	RetryUs uint64
-	ResetUs uint64
+	RetryUs   uint64
+	ResetUs   uint64
 	Remaining uint64
 }
 
 // Outcome is "limited".
 func (RlGcraLimited) Outcome() string { return "limited" }
-func (RlGcraLimited) isRlGcraReply() {}
+func (RlGcraLimited) isRlGcraReply()  {}
 
 // DecodeRlGcra decodes a raw reply of `rl_gcra`; a malformed one is a *BadReplyError.
 func DecodeRlGcra(raw any) (RlGcraReply, error) {
@@ -2591,31 +2591,31 @@ func CallRlGcra(ctx context.Context, r Runner, keys RlGcraKeys, args RlGcraArgs)
 
 // RlPolicyScript is `rl_policy`: consume cost units of every limit of a policy (any algorithms), or each limit its own hits, all or nothing
 var RlPolicyScript = &ScriptDef{
-	Name: "rl_policy",
-	Library: "redis_atomic_v12",
-	SHA1: "574539eb8369af10c149a91c2c56151821fd8f81",
+	Name:         "rl_policy",
+	Library:      "redis_atomic_v12",
+	SHA1:         "574539eb8369af10c149a91c2c56151821fd8f81",
 	FunctionName: "ra12_rl_policy",
-	Body: "#!lua\n--- summary: consume cost units of every limit of a policy (any algorithms), or each limit its own hits, all or nothing\n--- invariant: a request is charged to every limit or to none; no limit is ever over-consumed\n--- keys: request limit...\n--- args: cost request_id request_ttl_us test_now_us spec...\n--- returns: {'allowed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'limited', retry:us, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'replayed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n}\n--- retry: unsafe\n--- version: 8\n--- batch: yes\n-- spec: four arguments per limit, in KEYS order: algorithm (fw|aw|sl|sw|tb|gcra) limit period_us burst.\n-- The entries form (redis_atomic::ratelimit::EntryLimiter; 1..32 limits, each its own identity\n-- under one hash tag) gives six per limit: algorithm limit period_us burst hits mode, and ignores\n-- ARGV[1]. hits 0 checks as a request of 1 would and charges nothing. mode: h (enforced: refusing\n-- vetoes the request), s (shadow: decided and charged when it admits, never vetoes), q (quota:\n-- the request is refused when every quota limit refuses). A limit that refuses itself is never\n-- charged; in this form its retry is at least 1 (retry 0 <=> it admits).\n-- Also the script for one limit with a request id (the rl_<algorithm> scripts keep no records).\n-- Every limit is checked before any is charged (checks only read, but for the sliding log\n-- trimming entries that already expired), so a refusal by one leaves every other limit as it\n-- was: node-rate-limiter-flexible's union charges the limits that passed when another refuses\n-- (#280); this never does. Flat on purpose: fragments, no functions (docs/scripts.md \"Fragments\").\nlocal n, width = #KEYS - 1, 4\nif n >= 1 and #ARGV == 4 + 6 * n then width = 6 end\nif n < 1 or n > (width == 6 and 32 or 8) or #ARGV ~= 4 + width * n then\n  return redis.error_reply('ERR redis-atomic: a policy takes 1..8 limits of 4 arguments each (or 1..32 of 6)')\nend\nlocal specs = {}\nfor i = 1, n do\n  local base = 4 + width * (i - 1)\n  local algo, limit, period, burst = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]\n  local cost, mode = ARGV[1], 'h'\n  if width == 6 then cost, mode = ARGV[base + 5], ARGV[base + 6] end\n  if algo ~= 'fw' and algo ~= 'aw' and algo ~= 'sl' and algo ~= 'sw' and algo ~= 'tb' and algo ~= 'gcra' then\n    return redis.error_reply('ERR redis-atomic: unknown algorithm')\n  end\n  if mode ~= 'h' and mode ~= 's' and mode ~= 'q' then\n    return redis.error_reply('ERR redis-atomic: mode must be h, s or q')\n  end\n  if algo == 'aw' and ARGV[4] ~= '' then\n    return redis.error_reply('ERR redis-atomic: the anchored window runs on key expiry and takes no test clock')\n  end\n  for j = 2, i do\n    if KEYS[j] == KEYS[i + 1] then return redis.error_reply('ERR redis-atomic: duplicate limit key') end\n  end\n  local check_only = width == 6 and cost == '0' -- decided as a request of 1, charged nothing\n  if check_only then cost = '1' end\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\n  specs[i] = {algo, limit, period, burst, cost, check_only, mode}\nend\nlocal request_ttl -- the request record's lifetime, needed (and checked) only with a request id\nif ARGV[2] ~= '' then\n  request_ttl = tonumber(ARGV[3])\n  if not request_ttl or request_ttl % 1 ~= 0 or request_ttl < 1000 or request_ttl > 86400000000 then\n    return redis.error_reply('ERR redis-atomic: request_ttl_us must be an integer in 1000..86400000000')\n  end\nend\nlocal clock, now = ARGV[4]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\n-- Fragment (rl_policy): with a request id (ARGV[2]), returns the decision recorded under\n-- KEYS[1] while it lives. In: `now`. Record: \"<expires_at>|<remaining>|<reset_at>|<remaining_1>,<reset_at_1>|...\",\n-- kept only for admitted requests (a refused one consumed nothing, so deciding it again is\n-- harmless). A malformed or expired record is ignored: the request is decided afresh.\nif ARGV[2] ~= '' then\n  local raw = redis.call('GET', KEYS[1])\n  local fields = {}\n  if raw then\n    for f in string.gmatch(raw, '[^|]+') do fields[#fields + 1] = f end\n  end\n  local exp = tonumber(fields[1])\n  if exp and exp > now and #fields >= 4 then\n    local out = {'replayed', tonumber(fields[2]), math.max(0, tonumber(fields[3]) - now), #fields - 3}\n    for i = 4, #fields do\n      local r, t = string.match(fields[i], '^(%d+),(%d+)$')\n      if not r then\n        out = nil\n        break\n      end\n      out[#out + 1], out[#out + 2], out[#out + 3] = tonumber(r), math.max(0, tonumber(t) - now), 0\n    end\n    if out then return out end\n  end\nend\n-- Check every limit: each one's {ok, remaining, reset, retry, w1, w2}, and the aggregate over the\n-- limits that can veto (admitted by all, the least remaining, the latest reset, the longest retry).\nlocal checks, admit, least, latest, longest, quotas, quota_ok = {}, true, nil, 0, 0, 0, false\nfor i = 1, n do\n  local algo, limit, period, burst, cost = specs[i][1], specs[i][2], specs[i][3], specs[i][4], specs[i][5]\n  local key, ok, remaining, reset, retry, w1, w2 = KEYS[i + 1]\n  if algo == 'fw' then\n-- Fragment rl_fixed_window: at most `limit` units per window of `period` \U000000b5s aligned to the epoch.\n-- State: \"<window_start>:<count>\". The check contract of every algorithm fragment:\n-- In: locals `key`, `limit`, `period`, `burst`, `cost`, `now` (numbers, validated by rl_args).\n-- Out: assigns `ok` (admit?), `remaining`, `reset` (\U000000b5s until full capacity), `retry` (\U000000b5s until\n-- this limit admits the request; 0 when it does) and, when admitted, `w1`, `w2` for the\n-- algorithm's write fragment (rl_set_write: the new value, \U000000b5s until it stops mattering or false\n-- when the key's expiry is already right). Reads only (the sliding log also trims what already expired).\n-- State it cannot parse makes the script return a WRONGTYPE error.\ndo\n  local ws, count, expiry = math.floor(now / period) * period, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, n = string.match(raw, '^(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, n = w + 0, n + 0 -- digits (matched above): arithmetic converts them once, tonumber twice\n    -- A clock that steps back never reopens a window; the window's key already expires right.\n    if w >= ws then ws, count, expiry = w, n, false end\n  end\n  reset = ws + period - now\n  if count + cost > limit then\n    ok, remaining, retry = false, limit > count and limit - count or 0, reset\n  else\n    count = count + cost\n    ok, remaining, retry = true, limit - count, 0\n    w1, w2 = string.format('%d:%d', ws, count), expiry == nil and reset\n  end\nend\n  elseif algo == 'aw' then\n-- Fragment rl_anchored_window (rl_policy): the anchored window's check. State: a counter whose\n-- expiry closes the window (rl_anchored_window.lua). Same contract as rl_fixed_window, except\n-- `now` is not read (the key's expiry is the clock) and the write is rl_anchored_write: `w1` the\n-- new count, `w2` the new window's ms, or false when the key keeps its expiry.\ndo\n  local raw, count, ms = redis.call('GET', key), 0, math.floor((period + 999) / 1000)\n  reset, w2 = ms * 1000, string.format('%d', ms)\n  if raw then\n    count = tonumber(raw)\n    if not count or count % 1 ~= 0 or count < 0 then\n      return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\n    end\n    local ttl = redis.call('PTTL', key)\n    if ttl >= 0 then reset, w2 = math.max(ttl, 1) * 1000, false end -- else: no expiry, a new window\n  end\n  if count + cost > limit then\n    ok, remaining, retry = false, limit > count and limit - count or 0, reset\n  else\n    count = count + cost\n    ok, remaining, retry, w1 = true, limit - count, 0, string.format('%d', count)\n  end\nend\n  elseif algo == 'sl' then\n-- Fragment rl_sliding_log: at most `limit` units in any `period` \U000000b5s (contract: rl_fixed_window).\n-- State: a sorted set, one member per unit scored by its server time; an entry counts while\n-- now < score + period. The check trims what expired (at most `limit` members, since no more\n-- were ever live): a write, but one that changes no decision, so a refusal still charges nothing.\n-- The live count is the members before the trim less those it removed; a missing key (a new or\n-- idle identity, the common case) needs no trim. Out for the write: w1 = now, w2 = the live count.\ndo\n  local live = redis.call('ZCARD', key)\n  if live > 0 then\n    live = live - redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))\n  end\n  if live + cost > limit then\n    local rank = string.format('%d', live + cost - limit - 1)\n    local nth = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')\n    local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')\n    local left = tonumber(newest[2]) + period - now\n    ok, remaining, reset = false, limit > live and limit - live or 0, left > 0 and left or 0\n    retry = tonumber(nth[2]) + period - now\n  else\n    ok, remaining, reset, retry, w1, w2 = true, limit - live - cost, period, 0, now, live\n  end\nend\n  elseif algo == 'sw' then\n-- Fragment rl_sliding_window: the sliding window counter (contract: rl_fixed_window). Windows of\n-- `period` \U000000b5s are aligned to the epoch; the previous window's count weighs\n-- (period - elapsed) / period. Admit when prev * (period - elapsed) + (curr + cost) * period <=\n-- limit * period (integers; limit * period <= 2^52). State: \"<window_start>:<prev>:<curr>\".\ndo\n  local ws, prev, curr, expiry = math.floor(now / period) * period, 0, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, p, c = string.match(raw, '^(%d+):(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, p, c = w + 0, p + 0, c + 0 -- digits: see rl_fixed_window\n    -- Same window: the key already expires right (rl_set_write keeps its TTL).\n    if w >= ws then ws, prev, curr, expiry = w, p, c, false elseif w == ws - period then prev = c end\n  end\n  if prev > limit then prev = limit end\n  if curr > limit then curr = limit end\n  local elapsed = now > ws and now - ws or 0\n  local weight = period - elapsed\n  local weighted = math.floor((prev * weight + period - 1) / period)\n  local room = limit - curr - cost\n  if room >= 0 and prev * weight <= room * period then\n    ok, remaining, reset, retry = true, room - weighted, 2 * period - elapsed, 0\n    w1, w2 = string.format('%d:%d:%d', ws, prev, curr + cost), expiry == nil and reset\n  else\n    if room >= 0 then\n      retry = period - math.floor(room * period / prev) - elapsed\n    else -- not before the next window, where this window's count becomes the weighted one\n      local d = period - math.floor((limit - cost) * period / curr)\n      retry = period - elapsed + (d > 0 and d or 0)\n    end\n    reset = 0\n    if curr > 0 then reset = 2 * period - elapsed elseif prev > 0 then reset = weight end\n    local left = limit - curr - weighted\n    ok, remaining = false, left > 0 and left or 0\n  end\nend\n  elseif algo == 'tb' then\n-- Fragment rl_token_bucket: a bucket of `burst` tokens refilled by one token every interval =\n-- ceil(period / limit) \U000000b5s (contract: rl_fixed_window). State: \"<tokens>:<refilled_at>\"; a full\n-- bucket accrues nothing (refilled_at moves to now).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tokens, at = burst, now\n  local raw = redis.call('GET', key)\n  if raw then\n    local t, a = string.match(raw, '^(%d+):(%d+)$')\n    if not t then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    tokens, at = t + 0, a + 0 -- digits: see rl_fixed_window\n    if now > at then\n      local n = math.floor((now - at) / interval)\n      tokens, at = tokens + n, at + n * interval\n    end\n  end\n  if tokens >= burst then\n    tokens = burst\n    if now > at then at = now end\n  end\n  if tokens < cost then\n    reset = at + (burst - tokens) * interval - now\n    ok, remaining, reset, retry = false, tokens, reset > 0 and reset or 0, at + (cost - tokens) * interval - now\n  else\n    tokens = tokens - cost\n    reset = at + (burst - tokens) * interval - now\n    if reset < 0 then reset = 0 end\n    ok, remaining, retry = true, tokens, 0\n    w1, w2 = string.format('%d:%d', tokens, at), reset\n  end\nend\n  else\n-- Fragment rl_gcra: the generic cell rate algorithm (contract: rl_fixed_window). Emission\n-- interval T = ceil(period / limit) \U000000b5s, tolerance burst * T. State: the theoretical arrival time\n-- (TAT, absolute \U000000b5s). A request of cost c is admitted when now >= max(TAT, now) + c*T - burst*T:\n-- exactly `burst` at once from idle, then one per T (no off-by-one interval).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tat = now\n  local raw = redis.call('GET', key)\n  if raw then\n    if not string.find(raw, '^%d+$') then\n      return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\n    end\n    tat = raw + 0 -- digits: see rl_fixed_window\n    if tat < now then tat = now end\n  end\n  local new_tat = tat + cost * interval\n  local allow_at = new_tat - burst * interval\n  if now < allow_at then\n    local room = now + burst * interval - tat\n    ok, remaining, reset, retry = false, room > 0 and math.floor(room / interval) or 0, tat - now, allow_at - now\n  else\n    ok, remaining, reset, retry = true, math.floor((now - allow_at) / interval), new_tat - now, 0\n    w1, w2 = string.format('%d', new_tat), new_tat - now\n  end\nend\n  end\n  if width == 6 and not ok and retry < 1 then retry = 1 end\n  checks[i] = {ok, remaining, reset, retry, w1, w2}\n  local mode = specs[i][7]\n  if mode == 'q' then\n    quotas = quotas + 1\n    if ok then quota_ok = true end\n  end\n  if mode == 'h' and not ok then admit = false end\n  if mode ~= 's' then\n    if least == nil or remaining < least then least = remaining end\n    if reset > latest then latest = reset end\n    if retry > longest then longest = retry end\n  end\nend\nif quotas > 0 and not quota_ok then admit = false end\nlocal out, statuses = {admit and 'allowed' or 'limited', admit and (least or 0) or longest, latest, n}, {}\nfor i = 1, n do\n  local c = checks[i]\n  local r = c[2]\n  -- Not charged (refused, or a check only): report what it has\n  if c[1] and (not admit or specs[i][6]) then r = r + specs[i][5] end\n  out[2 + 3 * i], out[3 + 3 * i], out[4 + 3 * i] = r, c[3], c[4]\n  statuses[2 * i - 1], statuses[2 * i] = r, c[3]\nend\nif not admit then return out end\nfor i = 1, n do\n  if checks[i][1] and not specs[i][6] then\n    local key, period, cost, w1, w2 = KEYS[i + 1], specs[i][3], specs[i][5], checks[i][5], checks[i][6]\n    if specs[i][1] == 'sl' then\n-- Fragment: charges an admitted request to a sliding log. In: `key`, `w1` (now), `w2` (the live\n-- count), `period`, `cost`. Members \"<now>:<n>\" are unique: n grows with the live count at one\n-- instant.\ndo\n  local stamp = string.format('%d', w1)\n  if cost == 1 then\n    redis.call('ZADD', key, stamp, string.format('%d:%d', w1, w2 + 1))\n  else\n    local i = 0\n    while i < cost do -- batches of 500 members keep unpack within Lua's stack limit\n      local batch, j = {}, 0\n      while j < 500 and i < cost do\n        i, j = i + 1, j + 1\n        batch[2 * j - 1], batch[2 * j] = stamp, string.format('%d:%d', w1, w2 + i)\n      end\n      redis.call('ZADD', key, unpack(batch))\n    end\n  end\n  -- Cleanup only (entries expire by score): set once, then only ever extend. With no live entry\n  -- the trim deleted the set, so the key is new (NX sets its TTL); otherwise it has one from an\n  -- earlier write (GT only extends it). One call either way.\n  local px = string.format('%d', math.floor((period + 999) / 1000) + 1000)\n  if w2 == 0 then\n    redis.call('PEXPIRE', key, px, 'NX')\n  else\n    redis.call('PEXPIRE', key, px, 'GT')\n  end\nend\n    elseif specs[i][1] == 'aw' then\n-- Fragment (rl_policy): charges an admitted request to an anchored window: `w1` the new count,\n-- `w2` the new window's ms (the key's expiry closes it) or false to keep the running window's.\nif w2 then\n  redis.call('SET', key, w1, 'PX', w2)\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\n    else\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\n    end\n  end\nend\nlocal remaining, reset = least or 0, latest\n-- Fragment (rl_policy): with a request id (ARGV[2]), records an admitted request's decision\n-- under KEYS[1] for `request_ttl` \U000000b5s (format: see rl_replay). In: `now`, `request_ttl`, the\n-- decision's `remaining` and `reset`, and `statuses` = {remaining_1, reset_1, ...}.\nif ARGV[2] ~= '' then\n  local record = {string.format('%d|%d|%d', now + request_ttl, remaining, now + reset)}\n  for i = 1, #statuses, 2 do\n    record[#record + 1] = string.format('%d,%d', statuses[i], now + statuses[i + 1])\n  end\n  redis.call('SET', KEYS[1], table.concat(record, '|'), 'PX', string.format('%d', math.floor((request_ttl + 999) / 1000) + 1000))\nend\nreturn out\n",
-	Keys: []string{"request", "limit..."},
-	Args: []string{"cost", "request_id", "request_ttl_us", "test_now_us", "spec..."},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: consume cost units of every limit of a policy (any algorithms), or each limit its own hits, all or nothing\n--- invariant: a request is charged to every limit or to none; no limit is ever over-consumed\n--- keys: request limit...\n--- args: cost request_id request_ttl_us test_now_us spec...\n--- returns: {'allowed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'limited', retry:us, reset:us, n, limits:[remaining, reset:us, retry:us] * n} | {'replayed', remaining, reset:us, n, limits:[remaining, reset:us, retry:us] * n}\n--- retry: unsafe\n--- version: 8\n--- batch: yes\n-- spec: four arguments per limit, in KEYS order: algorithm (fw|aw|sl|sw|tb|gcra) limit period_us burst.\n-- The entries form (redis_atomic::ratelimit::EntryLimiter; 1..32 limits, each its own identity\n-- under one hash tag) gives six per limit: algorithm limit period_us burst hits mode, and ignores\n-- ARGV[1]. hits 0 checks as a request of 1 would and charges nothing. mode: h (enforced: refusing\n-- vetoes the request), s (shadow: decided and charged when it admits, never vetoes), q (quota:\n-- the request is refused when every quota limit refuses). A limit that refuses itself is never\n-- charged; in this form its retry is at least 1 (retry 0 <=> it admits).\n-- Also the script for one limit with a request id (the rl_<algorithm> scripts keep no records).\n-- Every limit is checked before any is charged (checks only read, but for the sliding log\n-- trimming entries that already expired), so a refusal by one leaves every other limit as it\n-- was: node-rate-limiter-flexible's union charges the limits that passed when another refuses\n-- (#280); this never does. Flat on purpose: fragments, no functions (docs/scripts.md \"Fragments\").\nlocal n, width = #KEYS - 1, 4\nif n >= 1 and #ARGV == 4 + 6 * n then width = 6 end\nif n < 1 or n > (width == 6 and 32 or 8) or #ARGV ~= 4 + width * n then\n  return redis.error_reply('ERR redis-atomic: a policy takes 1..8 limits of 4 arguments each (or 1..32 of 6)')\nend\nlocal specs = {}\nfor i = 1, n do\n  local base = 4 + width * (i - 1)\n  local algo, limit, period, burst = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3], ARGV[base + 4]\n  local cost, mode = ARGV[1], 'h'\n  if width == 6 then cost, mode = ARGV[base + 5], ARGV[base + 6] end\n  if algo ~= 'fw' and algo ~= 'aw' and algo ~= 'sl' and algo ~= 'sw' and algo ~= 'tb' and algo ~= 'gcra' then\n    return redis.error_reply('ERR redis-atomic: unknown algorithm')\n  end\n  if mode ~= 'h' and mode ~= 's' and mode ~= 'q' then\n    return redis.error_reply('ERR redis-atomic: mode must be h, s or q')\n  end\n  if algo == 'aw' and ARGV[4] ~= '' then\n    return redis.error_reply('ERR redis-atomic: the anchored window runs on key expiry and takes no test clock')\n  end\n  for j = 2, i do\n    if KEYS[j] == KEYS[i + 1] then return redis.error_reply('ERR redis-atomic: duplicate limit key') end\n  end\n  local check_only = width == 6 and cost == '0' -- decided as a request of 1, charged nothing\n  if check_only then cost = '1' end\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\n  specs[i] = {algo, limit, period, burst, cost, check_only, mode}\nend\nlocal request_ttl -- the request record's lifetime, needed (and checked) only with a request id\nif ARGV[2] ~= '' then\n  request_ttl = tonumber(ARGV[3])\n  if not request_ttl or request_ttl % 1 ~= 0 or request_ttl < 1000 or request_ttl > 86400000000 then\n    return redis.error_reply('ERR redis-atomic: request_ttl_us must be an integer in 1000..86400000000')\n  end\nend\nlocal clock, now = ARGV[4]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\n-- Fragment (rl_policy): with a request id (ARGV[2]), returns the decision recorded under\n-- KEYS[1] while it lives. In: `now`. Record: \"<expires_at>|<remaining>|<reset_at>|<remaining_1>,<reset_at_1>|...\",\n-- kept only for admitted requests (a refused one consumed nothing, so deciding it again is\n-- harmless). A malformed or expired record is ignored: the request is decided afresh.\nif ARGV[2] ~= '' then\n  local raw = redis.call('GET', KEYS[1])\n  local fields = {}\n  if raw then\n    for f in string.gmatch(raw, '[^|]+') do fields[#fields + 1] = f end\n  end\n  local exp = tonumber(fields[1])\n  if exp and exp > now and #fields >= 4 then\n    local out = {'replayed', tonumber(fields[2]), math.max(0, tonumber(fields[3]) - now), #fields - 3}\n    for i = 4, #fields do\n      local r, t = string.match(fields[i], '^(%d+),(%d+)$')\n      if not r then\n        out = nil\n        break\n      end\n      out[#out + 1], out[#out + 2], out[#out + 3] = tonumber(r), math.max(0, tonumber(t) - now), 0\n    end\n    if out then return out end\n  end\nend\n-- Check every limit: each one's {ok, remaining, reset, retry, w1, w2}, and the aggregate over the\n-- limits that can veto (admitted by all, the least remaining, the latest reset, the longest retry).\nlocal checks, admit, least, latest, longest, quotas, quota_ok = {}, true, nil, 0, 0, 0, false\nfor i = 1, n do\n  local algo, limit, period, burst, cost = specs[i][1], specs[i][2], specs[i][3], specs[i][4], specs[i][5]\n  local key, ok, remaining, reset, retry, w1, w2 = KEYS[i + 1]\n  if algo == 'fw' then\n-- Fragment rl_fixed_window: at most `limit` units per window of `period` \U000000b5s aligned to the epoch.\n-- State: \"<window_start>:<count>\". The check contract of every algorithm fragment:\n-- In: locals `key`, `limit`, `period`, `burst`, `cost`, `now` (numbers, validated by rl_args).\n-- Out: assigns `ok` (admit?), `remaining`, `reset` (\U000000b5s until full capacity), `retry` (\U000000b5s until\n-- this limit admits the request; 0 when it does) and, when admitted, `w1`, `w2` for the\n-- algorithm's write fragment (rl_set_write: the new value, \U000000b5s until it stops mattering or false\n-- when the key's expiry is already right). Reads only (the sliding log also trims what already expired).\n-- State it cannot parse makes the script return a WRONGTYPE error.\ndo\n  local ws, count, expiry = math.floor(now / period) * period, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, n = string.match(raw, '^(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, n = w + 0, n + 0 -- digits (matched above): arithmetic converts them once, tonumber twice\n    -- A clock that steps back never reopens a window; the window's key already expires right.\n    if w >= ws then ws, count, expiry = w, n, false end\n  end\n  reset = ws + period - now\n  if count + cost > limit then\n    ok, remaining, retry = false, limit > count and limit - count or 0, reset\n  else\n    count = count + cost\n    ok, remaining, retry = true, limit - count, 0\n    w1, w2 = string.format('%d:%d', ws, count), expiry == nil and reset\n  end\nend\n  elseif algo == 'aw' then\n-- Fragment rl_anchored_window (rl_policy): the anchored window's check. State: a counter whose\n-- expiry closes the window (rl_anchored_window.lua). Same contract as rl_fixed_window, except\n-- `now` is not read (the key's expiry is the clock) and the write is rl_anchored_write: `w1` the\n-- new count, `w2` the new window's ms, or false when the key keeps its expiry.\ndo\n  local raw, count, ms = redis.call('GET', key), 0, math.floor((period + 999) / 1000)\n  reset, w2 = ms * 1000, string.format('%d', ms)\n  if raw then\n    count = tonumber(raw)\n    if not count or count % 1 ~= 0 or count < 0 then\n      return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\n    end\n    local ttl = redis.call('PTTL', key)\n    if ttl >= 0 then reset, w2 = math.max(ttl, 1) * 1000, false end -- else: no expiry, a new window\n  end\n  if count + cost > limit then\n    ok, remaining, retry = false, limit > count and limit - count or 0, reset\n  else\n    count = count + cost\n    ok, remaining, retry, w1 = true, limit - count, 0, string.format('%d', count)\n  end\nend\n  elseif algo == 'sl' then\n-- Fragment rl_sliding_log: at most `limit` units in any `period` \U000000b5s (contract: rl_fixed_window).\n-- State: a sorted set, one member per unit scored by its server time; an entry counts while\n-- now < score + period. The check trims what expired (at most `limit` members, since no more\n-- were ever live): a write, but one that changes no decision, so a refusal still charges nothing.\n-- The live count is the members before the trim less those it removed; a missing key (a new or\n-- idle identity, the common case) needs no trim. Out for the write: w1 = now, w2 = the live count.\ndo\n  local live = redis.call('ZCARD', key)\n  if live > 0 then\n    live = live - redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))\n  end\n  if live + cost > limit then\n    local rank = string.format('%d', live + cost - limit - 1)\n    local nth = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')\n    local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')\n    local left = tonumber(newest[2]) + period - now\n    ok, remaining, reset = false, limit > live and limit - live or 0, left > 0 and left or 0\n    retry = tonumber(nth[2]) + period - now\n  else\n    ok, remaining, reset, retry, w1, w2 = true, limit - live - cost, period, 0, now, live\n  end\nend\n  elseif algo == 'sw' then\n-- Fragment rl_sliding_window: the sliding window counter (contract: rl_fixed_window). Windows of\n-- `period` \U000000b5s are aligned to the epoch; the previous window's count weighs\n-- (period - elapsed) / period. Admit when prev * (period - elapsed) + (curr + cost) * period <=\n-- limit * period (integers; limit * period <= 2^52). State: \"<window_start>:<prev>:<curr>\".\ndo\n  local ws, prev, curr, expiry = math.floor(now / period) * period, 0, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, p, c = string.match(raw, '^(%d+):(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, p, c = w + 0, p + 0, c + 0 -- digits: see rl_fixed_window\n    -- Same window: the key already expires right (rl_set_write keeps its TTL).\n    if w >= ws then ws, prev, curr, expiry = w, p, c, false elseif w == ws - period then prev = c end\n  end\n  if prev > limit then prev = limit end\n  if curr > limit then curr = limit end\n  local elapsed = now > ws and now - ws or 0\n  local weight = period - elapsed\n  local weighted = math.floor((prev * weight + period - 1) / period)\n  local room = limit - curr - cost\n  if room >= 0 and prev * weight <= room * period then\n    ok, remaining, reset, retry = true, room - weighted, 2 * period - elapsed, 0\n    w1, w2 = string.format('%d:%d:%d', ws, prev, curr + cost), expiry == nil and reset\n  else\n    if room >= 0 then\n      retry = period - math.floor(room * period / prev) - elapsed\n    else -- not before the next window, where this window's count becomes the weighted one\n      local d = period - math.floor((limit - cost) * period / curr)\n      retry = period - elapsed + (d > 0 and d or 0)\n    end\n    reset = 0\n    if curr > 0 then reset = 2 * period - elapsed elseif prev > 0 then reset = weight end\n    local left = limit - curr - weighted\n    ok, remaining = false, left > 0 and left or 0\n  end\nend\n  elseif algo == 'tb' then\n-- Fragment rl_token_bucket: a bucket of `burst` tokens refilled by one token every interval =\n-- ceil(period / limit) \U000000b5s (contract: rl_fixed_window). State: \"<tokens>:<refilled_at>\"; a full\n-- bucket accrues nothing (refilled_at moves to now).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tokens, at = burst, now\n  local raw = redis.call('GET', key)\n  if raw then\n    local t, a = string.match(raw, '^(%d+):(%d+)$')\n    if not t then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    tokens, at = t + 0, a + 0 -- digits: see rl_fixed_window\n    if now > at then\n      local n = math.floor((now - at) / interval)\n      tokens, at = tokens + n, at + n * interval\n    end\n  end\n  if tokens >= burst then\n    tokens = burst\n    if now > at then at = now end\n  end\n  if tokens < cost then\n    reset = at + (burst - tokens) * interval - now\n    ok, remaining, reset, retry = false, tokens, reset > 0 and reset or 0, at + (cost - tokens) * interval - now\n  else\n    tokens = tokens - cost\n    reset = at + (burst - tokens) * interval - now\n    if reset < 0 then reset = 0 end\n    ok, remaining, retry = true, tokens, 0\n    w1, w2 = string.format('%d:%d', tokens, at), reset\n  end\nend\n  else\n-- Fragment rl_gcra: the generic cell rate algorithm (contract: rl_fixed_window). Emission\n-- interval T = ceil(period / limit) \U000000b5s, tolerance burst * T. State: the theoretical arrival time\n-- (TAT, absolute \U000000b5s). A request of cost c is admitted when now >= max(TAT, now) + c*T - burst*T:\n-- exactly `burst` at once from idle, then one per T (no off-by-one interval).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tat = now\n  local raw = redis.call('GET', key)\n  if raw then\n    if not string.find(raw, '^%d+$') then\n      return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state')\n    end\n    tat = raw + 0 -- digits: see rl_fixed_window\n    if tat < now then tat = now end\n  end\n  local new_tat = tat + cost * interval\n  local allow_at = new_tat - burst * interval\n  if now < allow_at then\n    local room = now + burst * interval - tat\n    ok, remaining, reset, retry = false, room > 0 and math.floor(room / interval) or 0, tat - now, allow_at - now\n  else\n    ok, remaining, reset, retry = true, math.floor((now - allow_at) / interval), new_tat - now, 0\n    w1, w2 = string.format('%d', new_tat), new_tat - now\n  end\nend\n  end\n  if width == 6 and not ok and retry < 1 then retry = 1 end\n  checks[i] = {ok, remaining, reset, retry, w1, w2}\n  local mode = specs[i][7]\n  if mode == 'q' then\n    quotas = quotas + 1\n    if ok then quota_ok = true end\n  end\n  if mode == 'h' and not ok then admit = false end\n  if mode ~= 's' then\n    if least == nil or remaining < least then least = remaining end\n    if reset > latest then latest = reset end\n    if retry > longest then longest = retry end\n  end\nend\nif quotas > 0 and not quota_ok then admit = false end\nlocal out, statuses = {admit and 'allowed' or 'limited', admit and (least or 0) or longest, latest, n}, {}\nfor i = 1, n do\n  local c = checks[i]\n  local r = c[2]\n  -- Not charged (refused, or a check only): report what it has\n  if c[1] and (not admit or specs[i][6]) then r = r + specs[i][5] end\n  out[2 + 3 * i], out[3 + 3 * i], out[4 + 3 * i] = r, c[3], c[4]\n  statuses[2 * i - 1], statuses[2 * i] = r, c[3]\nend\nif not admit then return out end\nfor i = 1, n do\n  if checks[i][1] and not specs[i][6] then\n    local key, period, cost, w1, w2 = KEYS[i + 1], specs[i][3], specs[i][5], checks[i][5], checks[i][6]\n    if specs[i][1] == 'sl' then\n-- Fragment: charges an admitted request to a sliding log. In: `key`, `w1` (now), `w2` (the live\n-- count), `period`, `cost`. Members \"<now>:<n>\" are unique: n grows with the live count at one\n-- instant.\ndo\n  local stamp = string.format('%d', w1)\n  if cost == 1 then\n    redis.call('ZADD', key, stamp, string.format('%d:%d', w1, w2 + 1))\n  else\n    local i = 0\n    while i < cost do -- batches of 500 members keep unpack within Lua's stack limit\n      local batch, j = {}, 0\n      while j < 500 and i < cost do\n        i, j = i + 1, j + 1\n        batch[2 * j - 1], batch[2 * j] = stamp, string.format('%d:%d', w1, w2 + i)\n      end\n      redis.call('ZADD', key, unpack(batch))\n    end\n  end\n  -- Cleanup only (entries expire by score): set once, then only ever extend. With no live entry\n  -- the trim deleted the set, so the key is new (NX sets its TTL); otherwise it has one from an\n  -- earlier write (GT only extends it). One call either way.\n  local px = string.format('%d', math.floor((period + 999) / 1000) + 1000)\n  if w2 == 0 then\n    redis.call('PEXPIRE', key, px, 'NX')\n  else\n    redis.call('PEXPIRE', key, px, 'GT')\n  end\nend\n    elseif specs[i][1] == 'aw' then\n-- Fragment (rl_policy): charges an admitted request to an anchored window: `w1` the new count,\n-- `w2` the new window's ms (the key's expiry closes it) or false to keep the running window's.\nif w2 then\n  redis.call('SET', key, w1, 'PX', w2)\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\n    else\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\n    end\n  end\nend\nlocal remaining, reset = least or 0, latest\n-- Fragment (rl_policy): with a request id (ARGV[2]), records an admitted request's decision\n-- under KEYS[1] for `request_ttl` \U000000b5s (format: see rl_replay). In: `now`, `request_ttl`, the\n-- decision's `remaining` and `reset`, and `statuses` = {remaining_1, reset_1, ...}.\nif ARGV[2] ~= '' then\n  local record = {string.format('%d|%d|%d', now + request_ttl, remaining, now + reset)}\n  for i = 1, #statuses, 2 do\n    record[#record + 1] = string.format('%d,%d', statuses[i], now + statuses[i + 1])\n  end\n  redis.call('SET', KEYS[1], table.concat(record, '|'), 'PX', string.format('%d', math.floor((request_ttl + 999) / 1000) + 1000))\nend\nreturn out\n",
+	Keys:         []string{"request", "limit..."},
+	Args:         []string{"cost", "request_id", "request_ttl_us", "test_now_us", "spec..."},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // RlPolicyKeys are the script's named values, in header order.
 type RlPolicyKeys struct {
 	Request string
-	Limit []string
+	Limit   []string
 }
 
 // RlPolicyArgs are the script's named values, in header order.
 type RlPolicyArgs struct {
-	Cost any
-	RequestId any
+	Cost         any
+	RequestId    any
 	RequestTtlUs any
-	TestNowUs any
-	Spec []any
+	TestNowUs    any
+	Spec         []any
 }
 
 // RlPolicyReply is the reply of `rl_policy`: one of RlPolicyAllowed, RlPolicyLimited, RlPolicyReplayed.
@@ -2627,44 +2627,44 @@ type RlPolicyReply interface {
 // RlPolicyAllowed is the "allowed" reply.
 type RlPolicyAllowed struct {
 	Remaining uint64
-	ResetUs uint64
-	N uint64
-	Limits []RlPolicyLimitsItem
+	ResetUs   uint64
+	N         uint64
+	Limits    []RlPolicyLimitsItem
 }
 
 // Outcome is "allowed".
-func (RlPolicyAllowed) Outcome() string { return "allowed" }
+func (RlPolicyAllowed) Outcome() string  { return "allowed" }
 func (RlPolicyAllowed) isRlPolicyReply() {}
 
 // RlPolicyLimited is the "limited" reply.
 type RlPolicyLimited struct {
 	RetryUs uint64
 	ResetUs uint64
-	N uint64
-	Limits []RlPolicyLimitsItem
+	N       uint64
+	Limits  []RlPolicyLimitsItem
 }
 
 // Outcome is "limited".
-func (RlPolicyLimited) Outcome() string { return "limited" }
+func (RlPolicyLimited) Outcome() string  { return "limited" }
 func (RlPolicyLimited) isRlPolicyReply() {}
 
 // RlPolicyReplayed is the "replayed" reply.
 type RlPolicyReplayed struct {
 	Remaining uint64
-	ResetUs uint64
-	N uint64
-	Limits []RlPolicyLimitsItem
+	ResetUs   uint64
+	N         uint64
+	Limits    []RlPolicyLimitsItem
 }
 
 // Outcome is "replayed".
-func (RlPolicyReplayed) Outcome() string { return "replayed" }
+func (RlPolicyReplayed) Outcome() string  { return "replayed" }
 func (RlPolicyReplayed) isRlPolicyReply() {}
 
 // RlPolicyLimitsItem is one repetition of "limits".
 type RlPolicyLimitsItem struct {
 	Remaining uint64
-	ResetUs uint64
-	RetryUs uint64
+	ResetUs   uint64
+	RetryUs   uint64
 }
 
 // DecodeRlPolicy decodes a raw reply of `rl_policy`; a malformed one is a *BadReplyError.
@@ -2728,16 +2728,16 @@ func CallRlPolicy(ctx context.Context, r Runner, keys RlPolicyKeys, args RlPolic
 
 // RlSlidingLogScript is `rl_sliding_log`: consume cost units of one sliding-log limit on server time, all or nothing
 var RlSlidingLogScript = &ScriptDef{
-	Name: "rl_sliding_log",
-	Library: "redis_atomic_v12",
-	SHA1: "6d06d500893f051d7ba38d4f8981d9888eeed859",
+	Name:         "rl_sliding_log",
+	Library:      "redis_atomic_v12",
+	SHA1:         "6d06d500893f051d7ba38d4f8981d9888eeed859",
 	FunctionName: "ra12_rl_sliding_log",
-	Body: "#!lua\n--- summary: consume cost units of one sliding-log limit on server time, all or nothing\n--- invariant: at most limit units within any period_us; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 5\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'sl', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_sliding_log: at most `limit` units in any `period` \U000000b5s (contract: rl_fixed_window).\n-- State: a sorted set, one member per unit scored by its server time; an entry counts while\n-- now < score + period. The check trims what expired (at most `limit` members, since no more\n-- were ever live): a write, but one that changes no decision, so a refusal still charges nothing.\n-- The live count is the members before the trim less those it removed; a missing key (a new or\n-- idle identity, the common case) needs no trim. Out for the write: w1 = now, w2 = the live count.\ndo\n  local live = redis.call('ZCARD', key)\n  if live > 0 then\n    live = live - redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))\n  end\n  if live + cost > limit then\n    local rank = string.format('%d', live + cost - limit - 1)\n    local nth = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')\n    local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')\n    local left = tonumber(newest[2]) + period - now\n    ok, remaining, reset = false, limit > live and limit - live or 0, left > 0 and left or 0\n    retry = tonumber(nth[2]) + period - now\n  else\n    ok, remaining, reset, retry, w1, w2 = true, limit - live - cost, period, 0, now, live\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request to a sliding log. In: `key`, `w1` (now), `w2` (the live\n-- count), `period`, `cost`. Members \"<now>:<n>\" are unique: n grows with the live count at one\n-- instant.\ndo\n  local stamp = string.format('%d', w1)\n  if cost == 1 then\n    redis.call('ZADD', key, stamp, string.format('%d:%d', w1, w2 + 1))\n  else\n    local i = 0\n    while i < cost do -- batches of 500 members keep unpack within Lua's stack limit\n      local batch, j = {}, 0\n      while j < 500 and i < cost do\n        i, j = i + 1, j + 1\n        batch[2 * j - 1], batch[2 * j] = stamp, string.format('%d:%d', w1, w2 + i)\n      end\n      redis.call('ZADD', key, unpack(batch))\n    end\n  end\n  -- Cleanup only (entries expire by score): set once, then only ever extend. With no live entry\n  -- the trim deleted the set, so the key is new (NX sets its TTL); otherwise it has one from an\n  -- earlier write (GT only extends it). One call either way.\n  local px = string.format('%d', math.floor((period + 999) / 1000) + 1000)\n  if w2 == 0 then\n    redis.call('PEXPIRE', key, px, 'NX')\n  else\n    redis.call('PEXPIRE', key, px, 'GT')\n  end\nend\nreturn {'allowed', remaining, reset}\n",
-	Keys: []string{"state"},
-	Args: []string{"cost", "limit", "period_us", "burst", "test_now_us"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: consume cost units of one sliding-log limit on server time, all or nothing\n--- invariant: at most limit units within any period_us; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 5\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'sl', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_sliding_log: at most `limit` units in any `period` \U000000b5s (contract: rl_fixed_window).\n-- State: a sorted set, one member per unit scored by its server time; an entry counts while\n-- now < score + period. The check trims what expired (at most `limit` members, since no more\n-- were ever live): a write, but one that changes no decision, so a refusal still charges nothing.\n-- The live count is the members before the trim less those it removed; a missing key (a new or\n-- idle identity, the common case) needs no trim. Out for the write: w1 = now, w2 = the live count.\ndo\n  local live = redis.call('ZCARD', key)\n  if live > 0 then\n    live = live - redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))\n  end\n  if live + cost > limit then\n    local rank = string.format('%d', live + cost - limit - 1)\n    local nth = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')\n    local newest = redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')\n    local left = tonumber(newest[2]) + period - now\n    ok, remaining, reset = false, limit > live and limit - live or 0, left > 0 and left or 0\n    retry = tonumber(nth[2]) + period - now\n  else\n    ok, remaining, reset, retry, w1, w2 = true, limit - live - cost, period, 0, now, live\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request to a sliding log. In: `key`, `w1` (now), `w2` (the live\n-- count), `period`, `cost`. Members \"<now>:<n>\" are unique: n grows with the live count at one\n-- instant.\ndo\n  local stamp = string.format('%d', w1)\n  if cost == 1 then\n    redis.call('ZADD', key, stamp, string.format('%d:%d', w1, w2 + 1))\n  else\n    local i = 0\n    while i < cost do -- batches of 500 members keep unpack within Lua's stack limit\n      local batch, j = {}, 0\n      while j < 500 and i < cost do\n        i, j = i + 1, j + 1\n        batch[2 * j - 1], batch[2 * j] = stamp, string.format('%d:%d', w1, w2 + i)\n      end\n      redis.call('ZADD', key, unpack(batch))\n    end\n  end\n  -- Cleanup only (entries expire by score): set once, then only ever extend. With no live entry\n  -- the trim deleted the set, so the key is new (NX sets its TTL); otherwise it has one from an\n  -- earlier write (GT only extends it). One call either way.\n  local px = string.format('%d', math.floor((period + 999) / 1000) + 1000)\n  if w2 == 0 then\n    redis.call('PEXPIRE', key, px, 'NX')\n  else\n    redis.call('PEXPIRE', key, px, 'GT')\n  end\nend\nreturn {'allowed', remaining, reset}\n",
+	Keys:         []string{"state"},
+	Args:         []string{"cost", "limit", "period_us", "burst", "test_now_us"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // RlSlidingLogKeys are the script's named values, in header order.
@@ -2747,10 +2747,10 @@ type RlSlidingLogKeys struct {
 
 // RlSlidingLogArgs are the script's named values, in header order.
 type RlSlidingLogArgs struct {
-	Cost any
-	Limit any
-	PeriodUs any
-	Burst any
+	Cost      any
+	Limit     any
+	PeriodUs  any
+	Burst     any
 	TestNowUs any
 }
 
@@ -2763,22 +2763,22 @@ type RlSlidingLogReply interface {
 // RlSlidingLogAllowed is the "allowed" reply.
 type RlSlidingLogAllowed struct {
 	Remaining uint64
-	ResetUs uint64
+	ResetUs   uint64
 }
 
 // Outcome is "allowed".
-func (RlSlidingLogAllowed) Outcome() string { return "allowed" }
+func (RlSlidingLogAllowed) Outcome() string      { return "allowed" }
 func (RlSlidingLogAllowed) isRlSlidingLogReply() {}
 
 // RlSlidingLogLimited is the "limited" reply.
 type RlSlidingLogLimited struct {
-	RetryUs uint64
-	ResetUs uint64
+	RetryUs   uint64
+	ResetUs   uint64
 	Remaining uint64
 }
 
 // Outcome is "limited".
-func (RlSlidingLogLimited) Outcome() string { return "limited" }
+func (RlSlidingLogLimited) Outcome() string      { return "limited" }
 func (RlSlidingLogLimited) isRlSlidingLogReply() {}
 
 // DecodeRlSlidingLog decodes a raw reply of `rl_sliding_log`; a malformed one is a *BadReplyError.
@@ -2820,16 +2820,16 @@ func CallRlSlidingLog(ctx context.Context, r Runner, keys RlSlidingLogKeys, args
 
 // RlSlidingWindowScript is `rl_sliding_window`: consume cost units of one sliding-window-counter limit on server time, all or nothing
 var RlSlidingWindowScript = &ScriptDef{
-	Name: "rl_sliding_window",
-	Library: "redis_atomic_v12",
-	SHA1: "48027765f9882d90cb954798418b6ca36d33597f",
+	Name:         "rl_sliding_window",
+	Library:      "redis_atomic_v12",
+	SHA1:         "48027765f9882d90cb954798418b6ca36d33597f",
 	FunctionName: "ra12_rl_sliding_window",
-	Body: "#!lua\n--- summary: consume cost units of one sliding-window-counter limit on server time, all or nothing\n--- invariant: at most limit units by the weighted two-window estimate; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'sw', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_sliding_window: the sliding window counter (contract: rl_fixed_window). Windows of\n-- `period` \U000000b5s are aligned to the epoch; the previous window's count weighs\n-- (period - elapsed) / period. Admit when prev * (period - elapsed) + (curr + cost) * period <=\n-- limit * period (integers; limit * period <= 2^52). State: \"<window_start>:<prev>:<curr>\".\ndo\n  local ws, prev, curr, expiry = math.floor(now / period) * period, 0, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, p, c = string.match(raw, '^(%d+):(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, p, c = w + 0, p + 0, c + 0 -- digits: see rl_fixed_window\n    -- Same window: the key already expires right (rl_set_write keeps its TTL).\n    if w >= ws then ws, prev, curr, expiry = w, p, c, false elseif w == ws - period then prev = c end\n  end\n  if prev > limit then prev = limit end\n  if curr > limit then curr = limit end\n  local elapsed = now > ws and now - ws or 0\n  local weight = period - elapsed\n  local weighted = math.floor((prev * weight + period - 1) / period)\n  local room = limit - curr - cost\n  if room >= 0 and prev * weight <= room * period then\n    ok, remaining, reset, retry = true, room - weighted, 2 * period - elapsed, 0\n    w1, w2 = string.format('%d:%d:%d', ws, prev, curr + cost), expiry == nil and reset\n  else\n    if room >= 0 then\n      retry = period - math.floor(room * period / prev) - elapsed\n    else -- not before the next window, where this window's count becomes the weighted one\n      local d = period - math.floor((limit - cost) * period / curr)\n      retry = period - elapsed + (d > 0 and d or 0)\n    end\n    reset = 0\n    if curr > 0 then reset = 2 * period - elapsed elseif prev > 0 then reset = weight end\n    local left = limit - curr - weighted\n    ok, remaining = false, left > 0 and left or 0\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
-	Keys: []string{"state"},
-	Args: []string{"cost", "limit", "period_us", "burst", "test_now_us"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: consume cost units of one sliding-window-counter limit on server time, all or nothing\n--- invariant: at most limit units by the weighted two-window estimate; a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'sw', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_sliding_window: the sliding window counter (contract: rl_fixed_window). Windows of\n-- `period` \U000000b5s are aligned to the epoch; the previous window's count weighs\n-- (period - elapsed) / period. Admit when prev * (period - elapsed) + (curr + cost) * period <=\n-- limit * period (integers; limit * period <= 2^52). State: \"<window_start>:<prev>:<curr>\".\ndo\n  local ws, prev, curr, expiry = math.floor(now / period) * period, 0, 0, nil\n  local raw = redis.call('GET', key)\n  if raw then\n    local w, p, c = string.match(raw, '^(%d+):(%d+):(%d+)$')\n    if not w then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    w, p, c = w + 0, p + 0, c + 0 -- digits: see rl_fixed_window\n    -- Same window: the key already expires right (rl_set_write keeps its TTL).\n    if w >= ws then ws, prev, curr, expiry = w, p, c, false elseif w == ws - period then prev = c end\n  end\n  if prev > limit then prev = limit end\n  if curr > limit then curr = limit end\n  local elapsed = now > ws and now - ws or 0\n  local weight = period - elapsed\n  local weighted = math.floor((prev * weight + period - 1) / period)\n  local room = limit - curr - cost\n  if room >= 0 and prev * weight <= room * period then\n    ok, remaining, reset, retry = true, room - weighted, 2 * period - elapsed, 0\n    w1, w2 = string.format('%d:%d:%d', ws, prev, curr + cost), expiry == nil and reset\n  else\n    if room >= 0 then\n      retry = period - math.floor(room * period / prev) - elapsed\n    else -- not before the next window, where this window's count becomes the weighted one\n      local d = period - math.floor((limit - cost) * period / curr)\n      retry = period - elapsed + (d > 0 and d or 0)\n    end\n    reset = 0\n    if curr > 0 then reset = 2 * period - elapsed elseif prev > 0 then reset = weight end\n    local left = limit - curr - weighted\n    ok, remaining = false, left > 0 and left or 0\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
+	Keys:         []string{"state"},
+	Args:         []string{"cost", "limit", "period_us", "burst", "test_now_us"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // RlSlidingWindowKeys are the script's named values, in header order.
@@ -2839,10 +2839,10 @@ type RlSlidingWindowKeys struct {
 
 // RlSlidingWindowArgs are the script's named values, in header order.
 type RlSlidingWindowArgs struct {
-	Cost any
-	Limit any
-	PeriodUs any
-	Burst any
+	Cost      any
+	Limit     any
+	PeriodUs  any
+	Burst     any
 	TestNowUs any
 }
 
@@ -2855,22 +2855,22 @@ type RlSlidingWindowReply interface {
 // RlSlidingWindowAllowed is the "allowed" reply.
 type RlSlidingWindowAllowed struct {
 	Remaining uint64
-	ResetUs uint64
+	ResetUs   uint64
 }
 
 // Outcome is "allowed".
-func (RlSlidingWindowAllowed) Outcome() string { return "allowed" }
+func (RlSlidingWindowAllowed) Outcome() string         { return "allowed" }
 func (RlSlidingWindowAllowed) isRlSlidingWindowReply() {}
 
 // RlSlidingWindowLimited is the "limited" reply.
 type RlSlidingWindowLimited struct {
-	RetryUs uint64
-	ResetUs uint64
+	RetryUs   uint64
+	ResetUs   uint64
 	Remaining uint64
 }
 
 // Outcome is "limited".
-func (RlSlidingWindowLimited) Outcome() string { return "limited" }
+func (RlSlidingWindowLimited) Outcome() string         { return "limited" }
 func (RlSlidingWindowLimited) isRlSlidingWindowReply() {}
 
 // DecodeRlSlidingWindow decodes a raw reply of `rl_sliding_window`; a malformed one is a *BadReplyError.
@@ -2912,16 +2912,16 @@ func CallRlSlidingWindow(ctx context.Context, r Runner, keys RlSlidingWindowKeys
 
 // RlTokenBucketScript is `rl_token_bucket`: consume cost units of one token-bucket limit on server time, all or nothing
 var RlTokenBucketScript = &ScriptDef{
-	Name: "rl_token_bucket",
-	Library: "redis_atomic_v12",
-	SHA1: "f4173d3d6aa1478b67c7329b0e90d1d3e018b390",
+	Name:         "rl_token_bucket",
+	Library:      "redis_atomic_v12",
+	SHA1:         "f4173d3d6aa1478b67c7329b0e90d1d3e018b390",
 	FunctionName: "ra12_rl_token_bucket",
-	Body: "#!lua\n--- summary: consume cost units of one token-bucket limit on server time, all or nothing\n--- invariant: a unit is admitted only against a token; one token refills per ceil(period_us / limit); a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'tb', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_token_bucket: a bucket of `burst` tokens refilled by one token every interval =\n-- ceil(period / limit) \U000000b5s (contract: rl_fixed_window). State: \"<tokens>:<refilled_at>\"; a full\n-- bucket accrues nothing (refilled_at moves to now).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tokens, at = burst, now\n  local raw = redis.call('GET', key)\n  if raw then\n    local t, a = string.match(raw, '^(%d+):(%d+)$')\n    if not t then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    tokens, at = t + 0, a + 0 -- digits: see rl_fixed_window\n    if now > at then\n      local n = math.floor((now - at) / interval)\n      tokens, at = tokens + n, at + n * interval\n    end\n  end\n  if tokens >= burst then\n    tokens = burst\n    if now > at then at = now end\n  end\n  if tokens < cost then\n    reset = at + (burst - tokens) * interval - now\n    ok, remaining, reset, retry = false, tokens, reset > 0 and reset or 0, at + (cost - tokens) * interval - now\n  else\n    tokens = tokens - cost\n    reset = at + (burst - tokens) * interval - now\n    if reset < 0 then reset = 0 end\n    ok, remaining, retry = true, tokens, 0\n    w1, w2 = string.format('%d:%d', tokens, at), reset\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
-	Keys: []string{"state"},
-	Args: []string{"cost", "limit", "period_us", "burst", "test_now_us"},
-	ReadOnly: false,
-	RetrySafe: false,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: consume cost units of one token-bucket limit on server time, all or nothing\n--- invariant: a unit is admitted only against a token; one token refills per ceil(period_us / limit); a refused request changes nothing\n--- keys: state\n--- args: cost limit period_us burst test_now_us\n--- returns: {'allowed', remaining, reset:us} | {'limited', retry:us, reset:us, remaining}\n--- retry: unsafe\n--- version: 6\n--- batch: yes\n-- Retry: unsafe (a resend would charge twice). Retry-safe consumption with a request id goes\n-- through rl_policy, which records decisions; this script is the lean common case: one key, five\n-- arguments, no request record. Flat on purpose: fragments, no functions (docs/scripts.md).\nlocal algo, limit, period, burst, cost = 'tb', ARGV[2], ARGV[3], ARGV[4], ARGV[1]\n-- Fragment (not a function; see docs/scripts.md \"Fragments\"): validates one limit.\n-- In: locals `algo` (fw|sl|sw|tb|gcra), `limit`, `period`, `burst`, `cost` as sent (strings).\n-- Out: the same locals as numbers (burst = limit for the algorithms without one), or the script\n-- returns an error reply. Bounds match redis_atomic::ratelimit::Limit, so a caller bypassing the\n-- Rust types is refused too; they keep every product below 2^53, where a double is an exact\n-- integer and math.floor(a / b) is exact floor division (for 0 <= a < 2^53, b >= 1 the quotient\n-- is at least 1/b below the next integer, more than half a unit in its last place). Numbers\n-- become strings through string.format('%d', n) (integer formatting, exact below 2^63), never\n-- '%.0f' or a number handed to redis.call: those format a double, two to three times the cost\n-- (measured with tools/rl-script-cost.py --instructions).\ndo\n  -- Most requests cost 1: a string comparison instead of a parse (tonumber reads a string twice).\n  cost = cost == '1' and 1 or tonumber(cost)\n  limit, period, burst = tonumber(limit), tonumber(period), tonumber(burst)\n  local most = algo == 'sl' and 10000 or 1000000000\n  if not limit or limit % 1 ~= 0 or limit < 1 or limit > most then\n    return redis.error_reply('ERR redis-atomic: limit must be an integer in 1..' .. most)\n  end\n  if not period or period % 1 ~= 0 or period < 1000 or period > 31622400000000 then\n    return redis.error_reply('ERR redis-atomic: period_us must be an integer in 1000..31622400000000')\n  end\n  if not burst or burst % 1 ~= 0 or burst < 1 or burst > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: burst must be an integer in 1..1000000000')\n  end\n  if algo == 'tb' or algo == 'gcra' then\n    if burst * math.floor((period + limit - 1) / limit) > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: burst * emission interval must not exceed 2^52 us')\n    end\n  else\n    if algo == 'sw' and limit * period > 4503599627370496 then\n      return redis.error_reply('ERR redis-atomic: limit * period_us must not exceed 2^52 for the sliding window')\n    end\n    burst = limit\n  end\n  if not cost or cost % 1 ~= 0 or cost < 1 or cost > 1000000000 then\n    return redis.error_reply('ERR redis-atomic: cost must be an integer in 1..1000000000')\n  end\n  if cost > burst then return redis.error_reply('ERR redis-atomic: cost exceeds burst') end\nend\nlocal clock, now = ARGV[5]\n-- Fragment: the clock. In: local `clock`, the test_now_us argument ('' for the server's clock).\n-- Out: assigns `now` (\U000000b5s since the epoch), or the script returns an error reply. A test clock is\n-- used only when the caller sent one (the library sends it only with its `test-clock` feature,\n-- never by default).\ndo\n  if clock == '' then\n    local t = redis.call('TIME') -- digit strings: arithmetic converts them (tonumber would\n    now = t[1] * 1000000 + t[2]  -- parse each twice, measurably slower on this hot path)\n  else\n    now = tonumber(clock)\n    if not now or now % 1 ~= 0 or now < 0 or now > 9007199254740991 then\n      return redis.error_reply('ERR redis-atomic: test_now_us must be an integer in 0..9007199254740991')\n    end\n  end\nend\nlocal key, ok, remaining, reset, retry, w1, w2 = KEYS[1]\n-- Fragment rl_token_bucket: a bucket of `burst` tokens refilled by one token every interval =\n-- ceil(period / limit) \U000000b5s (contract: rl_fixed_window). State: \"<tokens>:<refilled_at>\"; a full\n-- bucket accrues nothing (refilled_at moves to now).\ndo\n  local interval = math.floor((period + limit - 1) / limit)\n  local tokens, at = burst, now\n  local raw = redis.call('GET', key)\n  if raw then\n    local t, a = string.match(raw, '^(%d+):(%d+)$')\n    if not t then return redis.error_reply('WRONGTYPE redis-atomic: ' .. key .. ' does not hold rate-limit state') end\n    tokens, at = t + 0, a + 0 -- digits: see rl_fixed_window\n    if now > at then\n      local n = math.floor((now - at) / interval)\n      tokens, at = tokens + n, at + n * interval\n    end\n  end\n  if tokens >= burst then\n    tokens = burst\n    if now > at then at = now end\n  end\n  if tokens < cost then\n    reset = at + (burst - tokens) * interval - now\n    ok, remaining, reset, retry = false, tokens, reset > 0 and reset or 0, at + (cost - tokens) * interval - now\n  else\n    tokens = tokens - cost\n    reset = at + (burst - tokens) * interval - now\n    if reset < 0 then reset = 0 end\n    ok, remaining, retry = true, tokens, 0\n    w1, w2 = string.format('%d:%d', tokens, at), reset\n  end\nend\nif not ok then return {'limited', retry, reset, remaining} end\n-- Fragment: charges an admitted request for the algorithms whose state is one string.\n-- In: `key`, `w1` (the new value) and `w2` (\U000000b5s until it stops mattering, or false when the key's\n-- expiry is already right: a windowed state written again within its window), as the algorithm's\n-- check left them. The TTL adds 1 s of slack so expiry (on the real clock) never decides: the\n-- timestamps stored in the state do. KEEPTTL spares the TTL's arithmetic and formatting.\nif w2 then\n  redis.call('SET', key, w1, 'PX', string.format('%d', math.floor((w2 + 999) / 1000) + 1000))\nelse\n  redis.call('SET', key, w1, 'KEEPTTL')\nend\nreturn {'allowed', remaining, reset}\n",
+	Keys:         []string{"state"},
+	Args:         []string{"cost", "limit", "period_us", "burst", "test_now_us"},
+	ReadOnly:     false,
+	RetrySafe:    false,
+	Batchable:    true,
 }
 
 // RlTokenBucketKeys are the script's named values, in header order.
@@ -2931,10 +2931,10 @@ type RlTokenBucketKeys struct {
 
 // RlTokenBucketArgs are the script's named values, in header order.
 type RlTokenBucketArgs struct {
-	Cost any
-	Limit any
-	PeriodUs any
-	Burst any
+	Cost      any
+	Limit     any
+	PeriodUs  any
+	Burst     any
 	TestNowUs any
 }
 
@@ -2947,22 +2947,22 @@ type RlTokenBucketReply interface {
 // RlTokenBucketAllowed is the "allowed" reply.
 type RlTokenBucketAllowed struct {
 	Remaining uint64
-	ResetUs uint64
+	ResetUs   uint64
 }
 
 // Outcome is "allowed".
-func (RlTokenBucketAllowed) Outcome() string { return "allowed" }
+func (RlTokenBucketAllowed) Outcome() string       { return "allowed" }
 func (RlTokenBucketAllowed) isRlTokenBucketReply() {}
 
 // RlTokenBucketLimited is the "limited" reply.
 type RlTokenBucketLimited struct {
-	RetryUs uint64
-	ResetUs uint64
+	RetryUs   uint64
+	ResetUs   uint64
 	Remaining uint64
 }
 
 // Outcome is "limited".
-func (RlTokenBucketLimited) Outcome() string { return "limited" }
+func (RlTokenBucketLimited) Outcome() string       { return "limited" }
 func (RlTokenBucketLimited) isRlTokenBucketReply() {}
 
 // DecodeRlTokenBucket decodes a raw reply of `rl_token_bucket`; a malformed one is a *BadReplyError.
@@ -3004,30 +3004,30 @@ func CallRlTokenBucket(ctx context.Context, r Runner, keys RlTokenBucketKeys, ar
 
 // SemAcquireScript is `sem_acquire`: take one of `capacity` permits for a holder with a lease and a fence, reclaiming expired permits first
 var SemAcquireScript = &ScriptDef{
-	Name: "sem_acquire",
-	Library: "redis_atomic_v12",
-	SHA1: "3e571692ac83bda91943961fe53684549327146d",
+	Name:         "sem_acquire",
+	Library:      "redis_atomic_v12",
+	SHA1:         "3e571692ac83bda91943961fe53684549327146d",
 	FunctionName: "ra12_sem_acquire",
-	Body: "#!lua\n--- summary: take one of `capacity` permits for a holder with a lease and a fence, reclaiming expired permits first\n--- invariant: at most `capacity` unexpired permits exist; fences strictly increase per semaphore\n--- keys: permits holders fence\n--- args: holder capacity ttl_ms\n--- returns: {'acquired', fence:fence, ttl:ms} | {'full', retry_after:ms}\n--- retry: safe\n--- version: 4\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- permits: sorted set holder -> lease end (server \U000000b5s: no rounding, so a lease lasts exactly\n-- ttl_ms after the call ran); holders: hash holder -> fence.\n-- Retry safety: a holder that still holds a permit gets its own fence back (and a fresh lease).\n-- Bounded work: at most 64 expired permits are reclaimed per call; expired ones left over are\n-- excluded from the count anyway (ZCOUNT of leases ending after now), so they never block.\nlocal holder = ARGV[1]\nif holder == '' then return redis.error_reply('ERR redis-atomic: holder must not be empty') end\nlocal capacity, bad = int_arg(ARGV[2], 'capacity', 1, 100000)\nif not capacity then return bad end\nlocal ttl, bad_ttl = int_arg(ARGV[3], 'ttl_ms', 1, 604800000)\nif not ttl then return bad_ttl end\nlocal now = now_us()\nlocal ttl_us = ttl * 1000\nlocal expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 64)\nfor i = 1, #expired do\n  redis.call('ZREM', KEYS[1], expired[i])\n  redis.call('HDEL', KEYS[2], expired[i])\nend\nlocal function keep_alive()\n  redis.call('PEXPIRE', KEYS[1], ttl, 'NX')\n  redis.call('PEXPIRE', KEYS[1], ttl, 'GT')\n  redis.call('PEXPIRE', KEYS[2], ttl, 'NX')\n  redis.call('PEXPIRE', KEYS[2], ttl, 'GT')\nend\nlocal mine = tonumber(redis.call('ZSCORE', KEYS[1], holder))\nlocal fence = redis.call('HGET', KEYS[2], holder)\nif mine and mine > now and fence then\n  redis.call('ZADD', KEYS[1], now + ttl_us, holder)\n  keep_alive()\n  return {'acquired', fence, ttl}\nend\nif redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf') >= capacity then\n  local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\n  return {'full', math.ceil((tonumber(first[2]) - now) / 1000)}\nend\nlocal bad_fence\nfence, bad_fence = issue_fence(KEYS[3], now, ttl + 604800000)\nif not fence then return bad_fence end\nredis.call('ZADD', KEYS[1], now + ttl_us, holder)\nredis.call('HSET', KEYS[2], holder, fence)\nkeep_alive()\nreturn {'acquired', fence, ttl}\n",
-	Keys: []string{"permits", "holders", "fence"},
-	Args: []string{"holder", "capacity", "ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: take one of `capacity` permits for a holder with a lease and a fence, reclaiming expired permits first\n--- invariant: at most `capacity` unexpired permits exist; fences strictly increase per semaphore\n--- keys: permits holders fence\n--- args: holder capacity ttl_ms\n--- returns: {'acquired', fence:fence, ttl:ms} | {'full', retry_after:ms}\n--- retry: safe\n--- version: 4\n--- batch: yes\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- The one rule for fences, shared by every issuer (locks, semaphore permits, idempotency claims,\n-- job leases): the fence after `last` (0 when none) at server time `now` (\U000000b5s) is\n-- max(last + 1, now). The time floor keeps fences increasing even when the last fence was lost\n-- (a failover to a lagging replica, an expired fence key), as long as the new primary's clock is\n-- not behind the old one's by more than the failover took.\nlocal function next_fence(last, now)\n  return string.format('%.0f', math.max(last + 1, now))\nend\n\n-- last_fence(key): the last fence stored at `key` (0 when none); nil and an error reply (nothing\n-- written) when the key holds anything but an integer.\nlocal function last_fence(key)\n  local last = redis.call('GET', key)\n  if not last then return 0 end\n  local n = tonumber(last)\n  if not n then return nil, redis.error_reply('WRONGTYPE redis-atomic: fence key does not hold an integer') end\n  return n\nend\n\n-- issue_fence(key, now, keep_ms): the next fence of the counter at `key`, stored there for\n-- keep_ms; nil and an error reply (nothing written) when the key holds something else.\nlocal function issue_fence(key, now, keep_ms)\n  local last, bad = last_fence(key)\n  if not last then return nil, bad end\n  local fence = next_fence(last, now)\n  redis.call('SET', key, fence, 'PX', keep_ms)\n  return fence\nend\n-- permits: sorted set holder -> lease end (server \U000000b5s: no rounding, so a lease lasts exactly\n-- ttl_ms after the call ran); holders: hash holder -> fence.\n-- Retry safety: a holder that still holds a permit gets its own fence back (and a fresh lease).\n-- Bounded work: at most 64 expired permits are reclaimed per call; expired ones left over are\n-- excluded from the count anyway (ZCOUNT of leases ending after now), so they never block.\nlocal holder = ARGV[1]\nif holder == '' then return redis.error_reply('ERR redis-atomic: holder must not be empty') end\nlocal capacity, bad = int_arg(ARGV[2], 'capacity', 1, 100000)\nif not capacity then return bad end\nlocal ttl, bad_ttl = int_arg(ARGV[3], 'ttl_ms', 1, 604800000)\nif not ttl then return bad_ttl end\nlocal now = now_us()\nlocal ttl_us = ttl * 1000\nlocal expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 64)\nfor i = 1, #expired do\n  redis.call('ZREM', KEYS[1], expired[i])\n  redis.call('HDEL', KEYS[2], expired[i])\nend\nlocal function keep_alive()\n  redis.call('PEXPIRE', KEYS[1], ttl, 'NX')\n  redis.call('PEXPIRE', KEYS[1], ttl, 'GT')\n  redis.call('PEXPIRE', KEYS[2], ttl, 'NX')\n  redis.call('PEXPIRE', KEYS[2], ttl, 'GT')\nend\nlocal mine = tonumber(redis.call('ZSCORE', KEYS[1], holder))\nlocal fence = redis.call('HGET', KEYS[2], holder)\nif mine and mine > now and fence then\n  redis.call('ZADD', KEYS[1], now + ttl_us, holder)\n  keep_alive()\n  return {'acquired', fence, ttl}\nend\nif redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf') >= capacity then\n  local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\n  return {'full', math.ceil((tonumber(first[2]) - now) / 1000)}\nend\nlocal bad_fence\nfence, bad_fence = issue_fence(KEYS[3], now, ttl + 604800000)\nif not fence then return bad_fence end\nredis.call('ZADD', KEYS[1], now + ttl_us, holder)\nredis.call('HSET', KEYS[2], holder, fence)\nkeep_alive()\nreturn {'acquired', fence, ttl}\n",
+	Keys:         []string{"permits", "holders", "fence"},
+	Args:         []string{"holder", "capacity", "ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    true,
 }
 
 // SemAcquireKeys are the script's named values, in header order.
 type SemAcquireKeys struct {
 	Permits string
 	Holders string
-	Fence string
+	Fence   string
 }
 
 // SemAcquireArgs are the script's named values, in header order.
 type SemAcquireArgs struct {
-	Holder any
+	Holder   any
 	Capacity any
-	TtlMs any
+	TtlMs    any
 }
 
 // SemAcquireReply is the reply of `sem_acquire`: one of SemAcquireAcquired, SemAcquireFull.
@@ -3043,7 +3043,7 @@ type SemAcquireAcquired struct {
 }
 
 // Outcome is "acquired".
-func (SemAcquireAcquired) Outcome() string { return "acquired" }
+func (SemAcquireAcquired) Outcome() string    { return "acquired" }
 func (SemAcquireAcquired) isSemAcquireReply() {}
 
 // SemAcquireFull is the "full" reply.
@@ -3052,7 +3052,7 @@ type SemAcquireFull struct {
 }
 
 // Outcome is "full".
-func (SemAcquireFull) Outcome() string { return "full" }
+func (SemAcquireFull) Outcome() string    { return "full" }
 func (SemAcquireFull) isSemAcquireReply() {}
 
 // DecodeSemAcquire decodes a raw reply of `sem_acquire`; a malformed one is a *BadReplyError.
@@ -3092,16 +3092,16 @@ func CallSemAcquire(ctx context.Context, r Runner, keys SemAcquireKeys, args Sem
 
 // SemExtendScript is `sem_extend`: set a held permit's lease to end ttl_ms from now, only for its holder and fence
 var SemExtendScript = &ScriptDef{
-	Name: "sem_extend",
-	Library: "redis_atomic_v12",
-	SHA1: "7277b0c3d560d36f2af9e32d631cd2b7cf91a931",
+	Name:         "sem_extend",
+	Library:      "redis_atomic_v12",
+	SHA1:         "7277b0c3d560d36f2af9e32d631cd2b7cf91a931",
 	FunctionName: "ra12_sem_extend",
-	Body: "#!lua\n--- summary: set a held permit's lease to end ttl_ms from now, only for its holder and fence\n--- invariant: only a live permit's own incarnation extends it; the new lease is absolute, never added\n--- keys: permits holders\n--- args: holder fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\nlocal ttl, bad = int_arg(ARGV[3], 'ttl_ms', 1, 604800000)\nif not ttl then return bad end\nlocal fence = redis.call('HGET', KEYS[2], ARGV[1])\nlocal ends = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))\nlocal now = now_us()\nif not fence or fence ~= ARGV[2] or not ends or ends <= now then return {'lost'} end\nredis.call('ZADD', KEYS[1], 'XX', now + ttl * 1000, ARGV[1])\nredis.call('PEXPIRE', KEYS[1], ttl, 'NX')\nredis.call('PEXPIRE', KEYS[1], ttl, 'GT')\nredis.call('PEXPIRE', KEYS[2], ttl, 'NX')\nredis.call('PEXPIRE', KEYS[2], ttl, 'GT')\nreturn {'extended', fence, ttl}\n",
-	Keys: []string{"permits", "holders"},
-	Args: []string{"holder", "fence", "ttl_ms"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua\n--- summary: set a held permit's lease to end ttl_ms from now, only for its holder and fence\n--- invariant: only a live permit's own incarnation extends it; the new lease is absolute, never added\n--- keys: permits holders\n--- args: holder fence ttl_ms\n--- returns: {'extended', fence:fence, ttl:ms} | {'lost'}\n--- retry: safe\n--- version: 3\n-- int_arg(value, name, min, max): the integer in ARGV `value`, or nil plus an error reply.\nlocal function int_arg(value, name, min, max)\n  local n = tonumber(value)\n  if not n or n % 1 ~= 0 or n < min or n > max then\n    return nil, redis.error_reply('ERR redis-atomic: ' .. name .. ' must be an integer in ' .. min .. '..' .. max)\n  end\n  return n\nend\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\nlocal ttl, bad = int_arg(ARGV[3], 'ttl_ms', 1, 604800000)\nif not ttl then return bad end\nlocal fence = redis.call('HGET', KEYS[2], ARGV[1])\nlocal ends = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))\nlocal now = now_us()\nif not fence or fence ~= ARGV[2] or not ends or ends <= now then return {'lost'} end\nredis.call('ZADD', KEYS[1], 'XX', now + ttl * 1000, ARGV[1])\nredis.call('PEXPIRE', KEYS[1], ttl, 'NX')\nredis.call('PEXPIRE', KEYS[1], ttl, 'GT')\nredis.call('PEXPIRE', KEYS[2], ttl, 'NX')\nredis.call('PEXPIRE', KEYS[2], ttl, 'GT')\nreturn {'extended', fence, ttl}\n",
+	Keys:         []string{"permits", "holders"},
+	Args:         []string{"holder", "fence", "ttl_ms"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // SemExtendKeys are the script's named values, in header order.
@@ -3113,8 +3113,8 @@ type SemExtendKeys struct {
 // SemExtendArgs are the script's named values, in header order.
 type SemExtendArgs struct {
 	Holder any
-	Fence any
-	TtlMs any
+	Fence  any
+	TtlMs  any
 }
 
 // SemExtendReply is the reply of `sem_extend`: one of SemExtendExtended, SemExtendLost.
@@ -3130,7 +3130,7 @@ type SemExtendExtended struct {
 }
 
 // Outcome is "extended".
-func (SemExtendExtended) Outcome() string { return "extended" }
+func (SemExtendExtended) Outcome() string   { return "extended" }
 func (SemExtendExtended) isSemExtendReply() {}
 
 // SemExtendLost is the "lost" reply.
@@ -3138,7 +3138,7 @@ type SemExtendLost struct {
 }
 
 // Outcome is "lost".
-func (SemExtendLost) Outcome() string { return "lost" }
+func (SemExtendLost) Outcome() string   { return "lost" }
 func (SemExtendLost) isSemExtendReply() {}
 
 // DecodeSemExtend decodes a raw reply of `sem_extend`; a malformed one is a *BadReplyError.
@@ -3177,22 +3177,22 @@ func CallSemExtend(ctx context.Context, r Runner, keys SemExtendKeys, args SemEx
 
 // SemInspectScript is `sem_inspect`: count a semaphore's live permits without changing anything (runs on replicas)
 var SemInspectScript = &ScriptDef{
-	Name: "sem_inspect",
-	Library: "redis_atomic_v12",
-	SHA1: "08dcfbbe25b439ea34d9e08fdb17199db10bf0b4",
+	Name:         "sem_inspect",
+	Library:      "redis_atomic_v12",
+	SHA1:         "08dcfbbe25b439ea34d9e08fdb17199db10bf0b4",
 	FunctionName: "ra12_sem_inspect",
-	Body: "#!lua flags=no-writes\n--- summary: count a semaphore's live permits without changing anything (runs on replicas)\n--- invariant: reads only\n--- keys: permits fence\n--- args: -\n--- returns: {'permits', live, next_expiry:ms, last_fence:fence}\n--- retry: safe\n--- version: 2\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\nlocal now = now_us()\nlocal live = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')\nlocal first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\nlocal next_in = 0\nif first[2] then next_in = math.ceil((tonumber(first[2]) - now) / 1000) end\nreturn {'permits', live, next_in, redis.call('GET', KEYS[2]) or '0'}\n",
-	Keys: []string{"permits", "fence"},
-	Args: []string{},
-	ReadOnly: true,
-	RetrySafe: true,
-	Batchable: false,
+	Body:         "#!lua flags=no-writes\n--- summary: count a semaphore's live permits without changing anything (runs on replicas)\n--- invariant: reads only\n--- keys: permits fence\n--- args: -\n--- returns: {'permits', live, next_expiry:ms, last_fence:fence}\n--- retry: safe\n--- version: 2\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\nlocal now = now_us()\nlocal live = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')\nlocal first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. string.format('%.0f', now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)\nlocal next_in = 0\nif first[2] then next_in = math.ceil((tonumber(first[2]) - now) / 1000) end\nreturn {'permits', live, next_in, redis.call('GET', KEYS[2]) or '0'}\n",
+	Keys:         []string{"permits", "fence"},
+	Args:         []string{},
+	ReadOnly:     true,
+	RetrySafe:    true,
+	Batchable:    false,
 }
 
 // SemInspectKeys are the script's named values, in header order.
 type SemInspectKeys struct {
 	Permits string
-	Fence string
+	Fence   string
 }
 
 // SemInspectArgs are the script's named values, in header order.
@@ -3207,13 +3207,13 @@ type SemInspectReply interface {
 
 // SemInspectPermits is the "permits" reply.
 type SemInspectPermits struct {
-	Live uint64
+	Live         uint64
 	NextExpiryMs uint64
-	LastFence uint64
+	LastFence    uint64
 }
 
 // Outcome is "permits".
-func (SemInspectPermits) Outcome() string { return "permits" }
+func (SemInspectPermits) Outcome() string    { return "permits" }
 func (SemInspectPermits) isSemInspectReply() {}
 
 // DecodeSemInspect decodes a raw reply of `sem_inspect`; a malformed one is a *BadReplyError.
@@ -3250,16 +3250,16 @@ func CallSemInspect(ctx context.Context, r Runner, keys SemInspectKeys, args Sem
 
 // SemReleaseScript is `sem_release`: give a permit back, only for its holder and fence
 var SemReleaseScript = &ScriptDef{
-	Name: "sem_release",
-	Library: "redis_atomic_v12",
-	SHA1: "b43f0f49d01a6d9eafb289621b3710d02c0e952c",
+	Name:         "sem_release",
+	Library:      "redis_atomic_v12",
+	SHA1:         "b43f0f49d01a6d9eafb289621b3710d02c0e952c",
 	FunctionName: "ra12_sem_release",
-	Body: "#!lua\n--- summary: give a permit back, only for its holder and fence\n--- invariant: only the current incarnation of a permit (holder and fence) can release it\n--- keys: permits holders\n--- args: holder fence\n--- returns: {'released', fence:fence} | {'lost'}\n--- retry: safe\n--- version: 4\n--- batch: yes\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- A permit whose lease ended answers lost (its holder may have overlapped a successor) but\n-- is removed all the same. A retried release finds it gone: lost, nothing else changes.\nlocal fence = redis.call('HGET', KEYS[2], ARGV[1])\nif not fence or fence ~= ARGV[2] then return {'lost'} end\nlocal ends = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))\nredis.call('ZREM', KEYS[1], ARGV[1])\nredis.call('HDEL', KEYS[2], ARGV[1])\nif ends and ends > now_us() then return {'released', fence} end\nreturn {'lost'}\n",
-	Keys: []string{"permits", "holders"},
-	Args: []string{"holder", "fence"},
-	ReadOnly: false,
-	RetrySafe: true,
-	Batchable: true,
+	Body:         "#!lua\n--- summary: give a permit back, only for its holder and fence\n--- invariant: only the current incarnation of a permit (holder and fence) can release it\n--- keys: permits holders\n--- args: holder fence\n--- returns: {'released', fence:fence} | {'lost'}\n--- retry: safe\n--- version: 4\n--- batch: yes\n-- now_us(): the server's clock in microseconds since the epoch (exact below 2^53).\nlocal function now_us()\n  local t = redis.call('TIME')\n  return tonumber(t[1]) * 1000000 + tonumber(t[2])\nend\n-- A permit whose lease ended answers lost (its holder may have overlapped a successor) but\n-- is removed all the same. A retried release finds it gone: lost, nothing else changes.\nlocal fence = redis.call('HGET', KEYS[2], ARGV[1])\nif not fence or fence ~= ARGV[2] then return {'lost'} end\nlocal ends = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]))\nredis.call('ZREM', KEYS[1], ARGV[1])\nredis.call('HDEL', KEYS[2], ARGV[1])\nif ends and ends > now_us() then return {'released', fence} end\nreturn {'lost'}\n",
+	Keys:         []string{"permits", "holders"},
+	Args:         []string{"holder", "fence"},
+	ReadOnly:     false,
+	RetrySafe:    true,
+	Batchable:    true,
 }
 
 // SemReleaseKeys are the script's named values, in header order.
@@ -3271,7 +3271,7 @@ type SemReleaseKeys struct {
 // SemReleaseArgs are the script's named values, in header order.
 type SemReleaseArgs struct {
 	Holder any
-	Fence any
+	Fence  any
 }
 
 // SemReleaseReply is the reply of `sem_release`: one of SemReleaseReleased, SemReleaseLost.
@@ -3286,7 +3286,7 @@ type SemReleaseReleased struct {
 }
 
 // Outcome is "released".
-func (SemReleaseReleased) Outcome() string { return "released" }
+func (SemReleaseReleased) Outcome() string    { return "released" }
 func (SemReleaseReleased) isSemReleaseReply() {}
 
 // SemReleaseLost is the "lost" reply.
@@ -3294,7 +3294,7 @@ type SemReleaseLost struct {
 }
 
 // Outcome is "lost".
-func (SemReleaseLost) Outcome() string { return "lost" }
+func (SemReleaseLost) Outcome() string    { return "lost" }
 func (SemReleaseLost) isSemReleaseReply() {}
 
 // DecodeSemRelease decodes a raw reply of `sem_release`; a malformed one is a *BadReplyError.
@@ -3332,38 +3332,38 @@ func CallSemRelease(ctx context.Context, r Runner, keys SemReleaseKeys, args Sem
 
 // Decoders holds every script's decoder, by script name.
 var Decoders = map[string]func(raw any) (Reply, error){
-	"fenced_write": func(raw any) (Reply, error) { return DecodeFencedWrite(raw) },
-	"idem_begin": func(raw any) (Reply, error) { return DecodeIdemBegin(raw) },
-	"idem_complete": func(raw any) (Reply, error) { return DecodeIdemComplete(raw) },
-	"idem_extend": func(raw any) (Reply, error) { return DecodeIdemExtend(raw) },
-	"lock_acquire": func(raw any) (Reply, error) { return DecodeLockAcquire(raw) },
-	"lock_extend": func(raw any) (Reply, error) { return DecodeLockExtend(raw) },
-	"lock_inspect": func(raw any) (Reply, error) { return DecodeLockInspect(raw) },
-	"lock_release": func(raw any) (Reply, error) { return DecodeLockRelease(raw) },
-	"queue_ack": func(raw any) (Reply, error) { return DecodeQueueAck(raw) },
-	"queue_claim": func(raw any) (Reply, error) { return DecodeQueueClaim(raw) },
-	"queue_claim_id": func(raw any) (Reply, error) { return DecodeQueueClaimId(raw) },
-	"queue_dead_list": func(raw any) (Reply, error) { return DecodeQueueDeadList(raw) },
-	"queue_dead_purge": func(raw any) (Reply, error) { return DecodeQueueDeadPurge(raw) },
+	"fenced_write":       func(raw any) (Reply, error) { return DecodeFencedWrite(raw) },
+	"idem_begin":         func(raw any) (Reply, error) { return DecodeIdemBegin(raw) },
+	"idem_complete":      func(raw any) (Reply, error) { return DecodeIdemComplete(raw) },
+	"idem_extend":        func(raw any) (Reply, error) { return DecodeIdemExtend(raw) },
+	"lock_acquire":       func(raw any) (Reply, error) { return DecodeLockAcquire(raw) },
+	"lock_extend":        func(raw any) (Reply, error) { return DecodeLockExtend(raw) },
+	"lock_inspect":       func(raw any) (Reply, error) { return DecodeLockInspect(raw) },
+	"lock_release":       func(raw any) (Reply, error) { return DecodeLockRelease(raw) },
+	"queue_ack":          func(raw any) (Reply, error) { return DecodeQueueAck(raw) },
+	"queue_claim":        func(raw any) (Reply, error) { return DecodeQueueClaim(raw) },
+	"queue_claim_id":     func(raw any) (Reply, error) { return DecodeQueueClaimId(raw) },
+	"queue_dead_list":    func(raw any) (Reply, error) { return DecodeQueueDeadList(raw) },
+	"queue_dead_purge":   func(raw any) (Reply, error) { return DecodeQueueDeadPurge(raw) },
 	"queue_dead_requeue": func(raw any) (Reply, error) { return DecodeQueueDeadRequeue(raw) },
-	"queue_enqueue": func(raw any) (Reply, error) { return DecodeQueueEnqueue(raw) },
-	"queue_extend": func(raw any) (Reply, error) { return DecodeQueueExtend(raw) },
-	"queue_inspect": func(raw any) (Reply, error) { return DecodeQueueInspect(raw) },
-	"queue_nack": func(raw any) (Reply, error) { return DecodeQueueNack(raw) },
-	"queue_reap": func(raw any) (Reply, error) { return DecodeQueueReap(raw) },
-	"queue_stats": func(raw any) (Reply, error) { return DecodeQueueStats(raw) },
-	"quota_add": func(raw any) (Reply, error) { return DecodeQuotaAdd(raw) },
-	"quota_add_id": func(raw any) (Reply, error) { return DecodeQuotaAddId(raw) },
-	"quota_max": func(raw any) (Reply, error) { return DecodeQuotaMax(raw) },
+	"queue_enqueue":      func(raw any) (Reply, error) { return DecodeQueueEnqueue(raw) },
+	"queue_extend":       func(raw any) (Reply, error) { return DecodeQueueExtend(raw) },
+	"queue_inspect":      func(raw any) (Reply, error) { return DecodeQueueInspect(raw) },
+	"queue_nack":         func(raw any) (Reply, error) { return DecodeQueueNack(raw) },
+	"queue_reap":         func(raw any) (Reply, error) { return DecodeQueueReap(raw) },
+	"queue_stats":        func(raw any) (Reply, error) { return DecodeQueueStats(raw) },
+	"quota_add":          func(raw any) (Reply, error) { return DecodeQuotaAdd(raw) },
+	"quota_add_id":       func(raw any) (Reply, error) { return DecodeQuotaAddId(raw) },
+	"quota_max":          func(raw any) (Reply, error) { return DecodeQuotaMax(raw) },
 	"rl_anchored_window": func(raw any) (Reply, error) { return DecodeRlAnchoredWindow(raw) },
-	"rl_fixed_window": func(raw any) (Reply, error) { return DecodeRlFixedWindow(raw) },
-	"rl_gcra": func(raw any) (Reply, error) { return DecodeRlGcra(raw) },
-	"rl_policy": func(raw any) (Reply, error) { return DecodeRlPolicy(raw) },
-	"rl_sliding_log": func(raw any) (Reply, error) { return DecodeRlSlidingLog(raw) },
-	"rl_sliding_window": func(raw any) (Reply, error) { return DecodeRlSlidingWindow(raw) },
-	"rl_token_bucket": func(raw any) (Reply, error) { return DecodeRlTokenBucket(raw) },
-	"sem_acquire": func(raw any) (Reply, error) { return DecodeSemAcquire(raw) },
-	"sem_extend": func(raw any) (Reply, error) { return DecodeSemExtend(raw) },
-	"sem_inspect": func(raw any) (Reply, error) { return DecodeSemInspect(raw) },
-	"sem_release": func(raw any) (Reply, error) { return DecodeSemRelease(raw) },
+	"rl_fixed_window":    func(raw any) (Reply, error) { return DecodeRlFixedWindow(raw) },
+	"rl_gcra":            func(raw any) (Reply, error) { return DecodeRlGcra(raw) },
+	"rl_policy":          func(raw any) (Reply, error) { return DecodeRlPolicy(raw) },
+	"rl_sliding_log":     func(raw any) (Reply, error) { return DecodeRlSlidingLog(raw) },
+	"rl_sliding_window":  func(raw any) (Reply, error) { return DecodeRlSlidingWindow(raw) },
+	"rl_token_bucket":    func(raw any) (Reply, error) { return DecodeRlTokenBucket(raw) },
+	"sem_acquire":        func(raw any) (Reply, error) { return DecodeSemAcquire(raw) },
+	"sem_extend":         func(raw any) (Reply, error) { return DecodeSemExtend(raw) },
+	"sem_inspect":        func(raw any) (Reply, error) { return DecodeSemInspect(raw) },
+	"sem_release":        func(raw any) (Reply, error) { return DecodeSemRelease(raw) },
 }
