@@ -52,9 +52,10 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub acl_user: Option<String>,
     /// The application's delivery: `eval` (EVALSHA, the default) or `functions` (FCALL, which
-    /// needs the Function library on every primary).
-    #[arg(long, default_value = "eval", value_parser = ["eval", "functions"])]
-    pub delivery: String,
+    /// needs the Function library on every primary); parsed by the library, which also takes
+    /// `evalsha` and `fcall`.
+    #[arg(long, default_value = "eval", value_parser = str::parse::<Delivery>)]
+    pub delivery: Delivery,
 }
 
 /// What was audited, for the header.
@@ -104,10 +105,7 @@ fn options(args: &DoctorArgs) -> DoctorOptions {
     if let Some(user) = &args.acl_user {
         opts = opts.acl_user(user);
     }
-    if args.delivery == "functions" {
-        opts = opts.delivery(Delivery::Functions);
-    }
-    opts.force_lua(args.conn.force_lua)
+    opts.delivery(args.delivery).force_lua(args.conn.force_lua)
 }
 
 async fn run(args: &DoctorArgs) -> anyhow::Result<(Target, Report)> {
