@@ -9,8 +9,8 @@
 //! **Closing.** `close()` (and `await using`, through `Symbol.asyncDispose` in `index.js`) shuts
 //! the client's [`Gate`]: every primitive and lease handle made from it holds the same gate, and
 //! every later call through any of them rejects with `ClientError` at once, sending nothing.
-//! Calls in flight finish. It also closes the library's client (`Client::close`, for every
-//! clone), which lets go of its connections at once.
+//! Calls in flight finish. The gate is the library client's own closed flag (`Client::close`,
+//! for every clone), which also lets go of the connections at once.
 
 use crate::call::{spawn, Call};
 use crate::convert::{duration, opt_duration, uint};
@@ -20,8 +20,6 @@ use napi::bindgen_prelude::{Buffer, Either, Object};
 use napi::Env;
 use napi_derive::napi;
 use redis_atomic::{Batching, ClientConfig, Delivery, Error, RetryPolicy, TlsOptions};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// A retry policy: attempts in all (the first included), a deadline after which no retry
 /// starts, and the full-jitter backoff's base and cap. Unset fields keep the default policy's.
@@ -126,17 +124,20 @@ pub struct ClientOptions<'a> {
     pub signal: Option<Object<'a>>,
 }
 
-/// Whether a client was closed, shared by everything made from it (see the module docs).
-#[derive(Clone, Default)]
-pub(crate) struct Gate(Arc<AtomicBool>);
+/// Whether a client was closed, shared by everything made from it (see the module docs): the
+/// library client's own flag (`Client::close` sets it for every clone), read before a call so a
+/// closed client neither sends nor ends a handle.
+#[derive(Clone)]
+pub(crate) struct Gate(redis_atomic::Client);
 
 impl Gate {
     pub(crate) fn is_closed(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.0.is_closed()
     }
 
+    /// Closes the library's client, every clone: its connections go now.
     fn close(&self) {
-        self.0.store(true, Ordering::Release);
+        self.0.close();
     }
 
     /// What a call through a closed client fails with: nothing was sent.
@@ -191,8 +192,8 @@ impl Client {
                 redis_atomic::Client::connect(&urls[0], config).await?
             };
             Ok(Js(Client {
+                gate: Gate(inner.clone()),
                 inner,
-                gate: Gate::default(),
             }))
         };
         spawn(env, Call::connect(options.signal.as_ref()), fut)
@@ -203,7 +204,6 @@ impl Client {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self, env: &Env) -> napi::Result<Promise<()>> {
         self.gate.close();
-        self.inner.close(); // the library's client, every clone: its connections go now
         spawn(env, Call::connect(None), || async { Ok(()) })
     }
 
