@@ -88,6 +88,20 @@ pub struct ScriptModel {
     pub variants: Vec<Variant>,
 }
 
+impl ScriptModel {
+    /// The distinct groups of its replies (two variants may repeat the same group), each once,
+    /// in header order: one item type per group in every language.
+    pub fn groups(&self) -> Vec<&GroupModel> {
+        let mut out: Vec<&GroupModel> = Vec::new();
+        for g in self.variants.iter().filter_map(|v| v.group.as_ref()) {
+            if !out.iter().any(|seen| seen.name == g.name) {
+                out.push(g);
+            }
+        }
+        out
+    }
+}
+
 /// A script set and its library.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SetModel {

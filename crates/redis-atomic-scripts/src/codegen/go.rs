@@ -147,12 +147,7 @@ fn reply_types(s: &ScriptModel, p: &str) -> String {
             v.status, v.status
         );
     }
-    let mut groups: Vec<&str> = Vec::new();
-    for g in s.variants.iter().filter_map(|v| v.group.as_ref()) {
-        if groups.contains(&g.name.as_str()) {
-            continue;
-        }
-        groups.push(&g.name);
+    for g in s.groups() {
         let t = format!("{p}{}Item", pascal(&g.name));
         let _ = writeln!(
             out,

@@ -269,12 +269,7 @@ fn reply_types(s: &ScriptModel) -> Result<String, String> {
         );
     }
     out.push_str("    }\n\n");
-    let mut groups: Vec<&str> = Vec::new();
-    for g in s.variants.iter().filter_map(|v| v.group.as_ref()) {
-        if groups.contains(&g.name.as_str()) {
-            continue;
-        }
-        groups.push(&g.name);
+    for g in s.groups() {
         let mut comps = Vec::new();
         for f in &g.fields {
             comps.push(format!(

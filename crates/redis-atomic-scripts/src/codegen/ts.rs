@@ -149,12 +149,7 @@ fn reply_types(s: &ScriptModel, p: &str) -> String {
         out.push_str("}\n\n");
         union.push(t);
     }
-    let mut groups: Vec<&str> = Vec::new();
-    for g in s.variants.iter().filter_map(|v| v.group.as_ref()) {
-        if groups.contains(&g.name.as_str()) {
-            continue;
-        }
-        groups.push(&g.name);
+    for g in s.groups() {
         let _ = writeln!(out, "export interface {p}{}Item {{", pascal(&g.name));
         for f in &g.fields {
             let _ = writeln!(
