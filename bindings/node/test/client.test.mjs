@@ -1,4 +1,4 @@
-// The client as users expect one (issue 33): it closes (close(), `await using`), and a closed
+// The client as users expect one: it closes (close(), `await using`), and a closed
 // client refuses every later call — through its primitives and their handles too — with a
 // ClientError that says so, sending nothing; batching is an option, and its stats are readable.
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// What an error says about a retry is the library's classification, read as it is (issue 33): a
+// What an error says about a retry is the library's classification, read as it is: a
 // refused connect ran nothing and is transient; a call whose every attempt timed out says
 // `timedOut`; every error carries all four facts, whatever its class.
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// The vocabulary's words as this package spells them (docs/vocabulary.md, issue 33): inspect()
+// The vocabulary's words as this package spells them (docs/vocabulary.md): inspect()
 // answers Locked | Free, one Lost answers every lease verb, nack's arguments are optional, and
 // every documented spelling of an input is accepted (algorithms in both cases, delivery
 // 'evalsha'), parsed by the library.
