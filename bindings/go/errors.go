@@ -166,7 +166,7 @@ func Code(err error) string {
 func NothingRan(err error) bool {
 	switch Code(err) {
 	case codeNotSent, codeRejected, codeCrossSlot, codeBadArgument, codeConnection, codeClient,
-		codeHandleEnded:
+		codeHandleEnded, "cost_exceeds_burst":
 		return true
 	}
 	return false
