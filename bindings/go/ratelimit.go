@@ -87,9 +87,12 @@ func digest(value string, max int, what string) (string, error) {
 	return hex.EncodeToString(sum[:16]), nil
 }
 
-// Keys are identity's keys (and the request record's, for a non-empty requestID).
-func (r *RateLimiter) Keys(identity, requestID string) (RateLimitKeys, error) {
-	keys, _, err := r.target(identity, requestID)
+// Keys are identity's keys, and with a request id (at most one; 1..=256 bytes) its record's.
+func (r *RateLimiter) Keys(identity string, requestID ...string) (RateLimitKeys, error) {
+	if len(requestID) > 1 || (len(requestID) == 1 && requestID[0] == "") {
+		return RateLimitKeys{}, wrap(ErrBadArgument, nil, "one request id of 1..=%d bytes", maxRequestIDLen)
+	}
+	keys, _, err := r.target(identity, append(requestID, "")[0])
 	return keys, err
 }
 
