@@ -68,14 +68,14 @@ func (f *FencedWrites) Key(resource, part string) (string, error) {
 	return key(f.namespace, "fenced", "1", resource, "data", part)
 }
 
-// FencedResult is what Write answers: Applied or Stale.
+// FencedResult is what Write answers: Written or Stale.
 type FencedResult interface {
 	Outcome() string
 	isFenced()
 }
 
-// Applied: the fence was at least the highest; Writes writes applied.
-type Applied struct {
+// Written (the outcome "applied"): the fence was at least the highest; Writes writes applied.
+type Written struct {
 	Fence  Fence
 	Writes int
 }
@@ -83,12 +83,12 @@ type Applied struct {
 // Stale: a larger fence already wrote; nothing changed.
 type Stale struct{ Highest Fence }
 
-// Outcome is "applied".
-func (Applied) Outcome() string { return "applied" }
+// Outcome is "applied" (spelled Written: Applied is a quota add's).
+func (Written) Outcome() string { return "applied" }
 
 // Outcome is "stale".
 func (Stale) Outcome() string { return "stale" }
-func (Applied) isFenced()     {}
+func (Written) isFenced()     {}
 func (Stale) isFenced()       {}
 
 // Write applies writes (1..=64, every key carrying `{resource}`) if fence (1..=2^53-1) is at
@@ -125,7 +125,7 @@ func (f *FencedWrites) Write(ctx context.Context, resource string, fence Fence, 
 	}
 	switch r := reply.(type) {
 	case scripts.FencedWriteApplied:
-		return Applied{Fence: Fence(r.Fence), Writes: int(r.Writes)}, nil
+		return Written{Fence: Fence(r.Fence), Writes: int(r.Writes)}, nil
 	case scripts.FencedWriteStale:
 		return Stale{Highest: Fence(r.Highest)}, nil
 	}
@@ -139,7 +139,7 @@ func (f *FencedWrites) Highest(ctx context.Context, resource string) (Fence, err
 	if err != nil {
 		return 0, err
 	}
-	raw, err := f.client.read(ctx, "get", record.Fence)
+	raw, err := f.client.idempotent(ctx, "get", record.Fence)
 	if err != nil || raw == nil {
 		return 0, err
 	}
@@ -151,8 +151,9 @@ func (f *FencedWrites) Highest(ctx context.Context, resource string) (Fence, err
 	return Fence(n), nil
 }
 
-// read sends one read-only command (never a script), retried as a retry-safe call.
-func (c *Client) read(ctx context.Context, args ...any) (any, error) {
+// idempotent sends one idempotent command (never a script: GET, PEXPIRE NX|GT, ZADD GT CH),
+// retried after an unknown outcome too, within the retry policy.
+func (c *Client) idempotent(ctx context.Context, args ...any) (any, error) {
 	deadline := time.Now().Add(c.policy.Deadline)
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {

@@ -26,7 +26,7 @@ func TestFencedZombieRefused(t *testing.T) {
 	data, _ := fw.Key("acct", "balance")
 	set, _ := fw.Key("acct", "tags")
 	res, err := fw.Write(ctx, "acct", fb, WriteSet(data, []byte("B")), WriteSAdd(set, []byte("x"), []byte("y")))
-	if err != nil || res != (Applied{fb, 2}) {
+	if err != nil || res != (Written{fb, 2}) {
 		t.Fatalf("B: %#v %v", res, err)
 	}
 	res, err = fw.Write(ctx, "acct", fa, WriteSet(data, []byte("A")), WriteDel(set))
