@@ -94,7 +94,8 @@ func singleVerdict(reply scripts.Reply) (Verdict, error) {
 	return Verdict{Decision: Limited{us(retry), us(reset)}, Limits: []LimitStatus{status}}, nil
 }
 
-func (r *RateLimiter) policyVerdict(reply scripts.RlPolicyReply) (Verdict, error) {
+// policyVerdict converts rl_policy's reply for n limits.
+func policyVerdict(reply scripts.RlPolicyReply, n int) (Verdict, error) {
 	var v Verdict
 	var items []scripts.RlPolicyLimitsItem
 	switch p := reply.(type) {
@@ -107,9 +108,8 @@ func (r *RateLimiter) policyVerdict(reply scripts.RlPolicyReply) (Verdict, error
 	default:
 		return Verdict{}, unexpected("rl_policy", reply)
 	}
-	if len(items) != len(r.policy.limits) {
-		return Verdict{}, wrap(ErrBadReply, nil, "rl_policy: %d limits in the reply, %d in the policy",
-			len(items), len(r.policy.limits))
+	if len(items) != n {
+		return Verdict{}, wrap(ErrBadReply, nil, "rl_policy: %d limits in the reply, %d asked", len(items), n)
 	}
 	for _, it := range items {
 		v.Limits = append(v.Limits, LimitStatus{it.Remaining, us(it.ResetUs), us(it.RetryUs)})

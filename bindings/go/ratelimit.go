@@ -57,9 +57,8 @@ func NewRateLimiter(client *Client, namespace string, policy Policy) (*RateLimit
 	for i, l := range policy.limits {
 		names[i] = l.name + ":" + algorithmCodes[l.algorithm]
 	}
-	sum := sha256.Sum256([]byte(strings.Join(names, "|")))
 	return &RateLimiter{client: client, namespace: namespace, policy: policy,
-		scope: hex.EncodeToString(sum[:16]), requestTTL: min(policy.longestPeriod(), maxRequestTTL)}, nil
+		scope: scopeOf(names), requestTTL: min(policy.longestPeriod(), maxRequestTTL)}, nil
 }
 
 // WithRequestTTL sets how long a request id is remembered (1 ms..=24 h).
@@ -77,6 +76,13 @@ func (r *RateLimiter) Policy() Policy { return r.policy }
 
 // RequestTTL is how long a request id is remembered.
 func (r *RateLimiter) RequestTTL() time.Duration { return r.requestTTL }
+
+// scopeOf digests the parts a request record answers for (a policy's limits, an entry set's
+// keys): 16 bytes of SHA-256 of the parts joined by '|', in hex.
+func scopeOf(parts []string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "|")))
+	return hex.EncodeToString(sum[:16])
+}
 
 // digest is the hex of the first 16 bytes of value's SHA-256 (value: 1..=max bytes).
 func digest(value string, max int, what string) (string, error) {
@@ -171,7 +177,7 @@ func (r *RateLimiter) ConsumeDetailed(ctx context.Context, identity string, cost
 	if err != nil {
 		return Verdict{}, replyError(err)
 	}
-	return r.policyVerdict(reply)
+	return policyVerdict(reply, len(r.policy.limits))
 }
 
 // retrySafeRlPolicy is rl_policy sent with a request id: a resend replays, charging nothing.
