@@ -22,11 +22,11 @@ func cliBinary(t *testing.T) string {
 	}
 	root := filepath.Join("..", "..", "target")
 	if named, err := os.ReadFile(filepath.Join(root, "redis-atomic-bin")); err == nil {
-		if bin := strings.TrimSpace(string(named)); filepath.IsAbs(bin) {
-			return bin
-		} else {
-			return filepath.Join("..", "..", bin)
+		bin := strings.TrimSpace(string(named))
+		if !filepath.IsAbs(bin) {
+			bin = filepath.Join("..", "..", bin)
 		}
+		return bin
 	}
 	bin := filepath.Join(root, "debug", "redis-atomic")
 	if _, err := os.Stat(bin); err != nil {
