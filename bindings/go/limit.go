@@ -208,6 +208,7 @@ type CostExceedsBurstError struct {
 	Cost, Burst uint64
 }
 
+// Error describes the error.
 func (e *CostExceedsBurstError) Error() string {
 	return fmt.Sprintf("cost %d exceeds the burst %d: no wait would admit it", e.Cost, e.Burst)
 }

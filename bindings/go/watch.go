@@ -35,6 +35,7 @@ const (
 // LeaseLostError is a watched lease's loss: Watched.Err, and the cause of Watched.Context.
 type LeaseLostError struct{ Reason LeaseLostReason }
 
+// Error describes the error.
 func (e *LeaseLostError) Error() string { return fmt.Sprintf("lease lost (%s)", e.Reason) }
 
 // ErrorCode is the vocabulary's error code, lease_lost.
