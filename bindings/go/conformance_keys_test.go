@@ -102,6 +102,9 @@ func vectorLimit(l map[string]any) (Limit, error) {
 	if name, ok := l["name"].(string); ok && err == nil {
 		lim, err = lim.Named(name)
 	}
+	if burst, ok := l["burst"].(float64); ok && err == nil {
+		lim, err = lim.WithBurst(uint64(burst))
+	}
 	return lim, err
 }
 
