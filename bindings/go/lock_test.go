@@ -102,7 +102,7 @@ func TestLockBadArguments(t *testing.T) {
 // out answers Held.
 func TestLockWait(t *testing.T) {
 	_, locks, ctx := lockFixture(t)
-	first, err := locks.Acquire(ctx, "r", 200*time.Millisecond)
+	first, err := locks.Acquire(ctx, "r", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func TestSemaphoreFullAndRelease(t *testing.T) {
 // LeaseNotHeld and cancels its context.
 func TestWatchRenewsAndSignalsLoss(t *testing.T) {
 	c, locks, ctx := lockFixture(t)
-	res, err := locks.Acquire(ctx, "job", 300*time.Millisecond)
+	res, err := locks.Acquire(ctx, "job", 2*time.Second)
 	check(t, err)
 	lock := res.(*Lock)
 	w, err := lock.Watch()

@@ -52,7 +52,10 @@ func Start(t testing.TB) *Server {
 }
 
 // Launch starts a server and waits until it accepts connections; the caller stops it (Stop).
-func Launch() (*Server, error) {
+func Launch() (*Server, error) { return launch("--port", "0") }
+
+// launch starts a server with extra arguments (its port first).
+func launch(extra ...string) (*Server, error) {
 	bin := os.Getenv("REDIS_ATOMIC_SERVER_BIN")
 	if bin == "" {
 		bin = "redis-server"
@@ -63,8 +66,9 @@ func Launch() (*Server, error) {
 		return nil, err
 	}
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
+	args := append(extra, "--unixsocket", sock, "--save", "", "--appendonly", "no",
 		"--dir", dir, "--loglevel", "notice")
+	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
 	if err == nil {
 		err = cmd.Start()
