@@ -140,6 +140,10 @@ func (c *Cas) Update(ctx context.Context, reads []Read, decide func(Snapshot) (C
 	for attempt := 1; ; attempt++ {
 		res, execSent, err := c.attempt(ctx, reads, keys, decide, attempt)
 		var u *OutcomeUnknownError
+		var own decideError
+		if errors.As(err, &own) {
+			return nil, own.err // decide's own error: returned as it is, never retried
+		}
 		retry := (err == nil && res == nil) || IsTransient(err) || (errors.As(err, &u) && !execSent)
 		if !retry || attempt >= c.policy.MaxAttempts || !pause(ctx, c.policy.backoff(attempt), deadline) {
 			if err == nil && res == nil {
@@ -164,7 +168,7 @@ func (c *Cas) attempt(ctx context.Context, reads []Read, keys []string, decide f
 		}
 		d, err := decide(snap)
 		if err != nil {
-			return err
+			return decideError{err}
 		}
 		cmds, err := plan(ctx, keys[0], d)
 		if err != nil {
@@ -188,11 +192,20 @@ func (c *Cas) attempt(ctx context.Context, reads []Read, keys []string, decide f
 	if errors.Is(err, redis.TxFailedErr) {
 		return nil, true, nil
 	}
+	var own decideError
+	if errors.As(err, &own) {
+		return nil, false, own
+	}
 	if err != nil && Code(err) == "" {
 		err = classify(ctx, err)
 	}
 	return res, execSent, err
 }
+
+// decideError carries decide's own error out of go-redis's Watch untouched.
+type decideError struct{ err error }
+
+func (e decideError) Error() string { return e.err.Error() }
 
 func readAll(ctx context.Context, tx *redis.Tx, reads []Read) (Snapshot, error) {
 	cmds := make([]*redis.Cmd, len(reads))

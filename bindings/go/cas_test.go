@@ -53,9 +53,10 @@ func TestCasNoLostUpdate(t *testing.T) {
 	if err != nil || res != (Aborted{1}) {
 		t.Fatalf("abort: %#v %v", res, err)
 	}
-	boom := errors.New("boom")
-	if _, err := cas.Update(ctx, []Read{ReadGet("{acct}:n")}, func(Snapshot) (CasDecision, error) { return CasDecision{}, boom }); !errors.Is(err, boom) {
-		t.Fatalf("decide error: %v", err)
+	boom, calls := errors.New("boom"), 0
+	_, err = cas.Update(ctx, []Read{ReadGet("{acct}:n")}, func(Snapshot) (CasDecision, error) { calls++; return CasDecision{}, boom })
+	if err != boom || calls != 1 {
+		t.Fatalf("decide error: %v after %d calls (want boom itself, once)", err, calls)
 	}
 	if _, err := cas.Update(ctx, []Read{ReadGet("{a}x"), ReadGet("{b}y")}, nil); !errors.Is(err, ErrCrossSlot) {
 		t.Fatalf("cross slot: %v", err)

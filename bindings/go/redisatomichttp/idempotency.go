@@ -134,12 +134,15 @@ func execute(w http.ResponseWriter, r *http.Request, next http.Handler, claim *r
 	if cfg.GenerationHeader != "" {
 		r.Header.Set(cfg.GenerationHeader, strconv.FormatUint(uint64(claim.Fence()), 10))
 	}
-	watched, err := claim.Watch()
-	if err == nil {
-		defer watched.Stop()
-	}
 	rec := &recorder{header: http.Header{}, limit: cfg.MaxBodyBytes}
-	next.ServeHTTP(rec, r)
+	if watched, err := claim.Watch(); err == nil {
+		func() {
+			defer watched.Stop() // stopped before the claim ends, even if the handler panics
+			next.ServeHTTP(rec, r)
+		}()
+	} else {
+		next.ServeHTTP(rec, r)
+	}
 	status := rec.statusCode()
 	switch {
 	case !cfg.Cache(status):
