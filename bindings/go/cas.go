@@ -61,7 +61,14 @@ func ReadExists(key string) Read { return Read{[]any{"exists", key}} }
 // ReadPTTL reads PTTL key.
 func ReadPTTL(key string) Read { return Read{[]any{"pttl", key}} }
 
-func (r Read) key() string { return r.args[1].(string) }
+// key is the read's key ("" for a Read not built by a ReadX function: refused, never a panic).
+func (r Read) key() string {
+	if len(r.args) < 2 {
+		return ""
+	}
+	k, _ := r.args[1].(string)
+	return k
+}
 
 // Snapshot is what an attempt read, one value per Read in order (go-redis's reply values: nil,
 // string, int64, []any, map[any]any).

@@ -58,6 +58,9 @@ func TestCasNoLostUpdate(t *testing.T) {
 	if err != boom || calls != 1 {
 		t.Fatalf("decide error: %v after %d calls (want boom itself, once)", err, calls)
 	}
+	if _, err := cas.Update(ctx, []Read{{}}, nil); !errors.Is(err, ErrBadArgument) {
+		t.Fatalf("a zero Read: %v", err)
+	}
 	if _, err := cas.Update(ctx, []Read{ReadGet("{a}x"), ReadGet("{b}y")}, nil); !errors.Is(err, ErrCrossSlot) {
 		t.Fatalf("cross slot: %v", err)
 	}
