@@ -459,10 +459,18 @@ class GoIndex:
 
     def __init__(self, pkg: Path):
         self.members: dict[str, set[str]] = {}  # type → fields and methods
+        self.embeds: dict[str, set[str]] = {}  # type → the types it embeds (their members promote)
         self.names: set[str] = set()  # types, funcs, vars, consts
         for path in sorted(pkg.glob("*.go")):
             if not path.name.endswith("_test.go"):
                 self._scan(path.read_text().splitlines())
+
+    def has_member(self, name: str, member: str, seen: frozenset[str] = frozenset()) -> bool:
+        """A field or method of `name`, its own or promoted from a type it embeds."""
+        if member in self.members.get(name, set()):
+            return True
+        inner = self.embeds.get(name, set()) - seen
+        return any(self.has_member(e, member, seen | {name}) for e in inner)
 
     def _scan(self, lines: list[str]) -> None:
         block: str | None = None  # the struct whose fields follow, or "" in a var/const block
@@ -470,6 +478,11 @@ class GoIndex:
             if line.startswith(")") or line.startswith("}"):
                 block = None
                 continue
+            if block:
+                m = re.fullmatch(r"\t\*?(\w+)", line)  # an embedded type
+                if m:
+                    self.embeds.setdefault(block, set()).add(m.group(1))
+                    continue
             if block is not None:
                 m = re.match(r"\t([A-Z]\w*(?:, [A-Z]\w*)*)\s", line)
                 for name in m.group(1).split(", ") if m else []:
@@ -500,7 +513,7 @@ def go_missing(index: GoIndex, spelling: str) -> str | None:
     name, member, option = m.groups()
     if name not in index.names:
         return f"{name} missing"
-    if member and member not in index.members.get(name, set()):
+    if member and not index.has_member(name, member):
         return f"{name}.{member} missing"
     if option and option not in index.names:
         return f"option {option} missing"

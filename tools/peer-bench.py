@@ -36,6 +36,14 @@ Clients (--only, repeatable; default all):
   ra-py-lock-async the same, AsyncLocks on --concurrency asyncio tasks (uvloop)
   redispy-lock-sync   redis-py's Lock (SET NX PX, then its release script), the same workload
   redispy-lock-async  redis.asyncio's Lock, the same workload on asyncio tasks
+  go-redis-rate    go-redis/redis_rate (GCRA, Lua) over go-redis v9 (tools/peers/go)
+  ra-go-gcra       this repository's Go module (bindings/go): its GCRA, the same go-redis client
+  ra-go-aw         the same module, its anchored window
+  redsync-lock     go-redsync's Mutex (SET NX PX, then its delete script): lock cycles
+  ra-go-lock       the Go module's Locks (lock_acquire, then lock_release): lock cycles
+                   (the Go clients: --concurrency goroutines, one go-redis connection per
+                   operation in flight, as go-redis does not multiplex; built by `go build`
+                   from tools/peers/go into --cache)
 
 The Python clients also report their own process's CPU per decision or cycle over the measured
 seconds ("client cpu" lines): on a shared machine a far steadier comparison than the rates.
@@ -69,6 +77,7 @@ from harness import (PEERS, Fail, Procs, Server, prepare_node, prepare_python,  
                      prepare_redis_atomic, progress, resp)
 
 NODE, PYTHON, PYRA, PYLOCK = "node", "python", "redis-atomic-python", "python-lock"
+GO, GOLOCK = "go", "go-lock"
 # client -> (kind, what it runs, [series it reports: (key, label)]).
 CLIENTS = {
     "ra-fw": ("bench", "ratelimit-fw", [
@@ -112,17 +121,34 @@ CLIENTS = {
         ("rate", "redis-py Lock, cycles, threads")]),
     "redispy-lock-async": (PYLOCK, ("redis-py", "async"), [
         ("rate", "redis-py Lock (asyncio), cycles, asyncio")]),
+    "go-redis-rate": (GO, "redis_rate", [("rate", "go-redis/redis_rate, GCRA")]),
+    "ra-go-gcra": (GO, "ra-gcra", [("rate", "redis-atomic Go module, GCRA")]),
+    "ra-go-aw": (GO, "ra-aw", [("rate", "redis-atomic Go module, anchored window")]),
+    "redsync-lock": (GOLOCK, "redsync", [("rate", "redsync Mutex, cycles, goroutines")]),
+    "ra-go-lock": (GOLOCK, "ra-lock", [("rate", "redis-atomic Go Locks, cycles, goroutines")]),
 }
 # Lock-cycle series: compared only with each other (cycles/s, not decisions/s).
-LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind == PYLOCK}
+LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind in (PYLOCK, GOLOCK)}
 # Series the ratios divide by (the library's medians).
 LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
            ("ra-gcra/library", "lib gcra ÷"), ("ra-py-sync/rate", "py sync ÷"),
            ("ra-py-async/rate", "py async ÷"), ("ra-py-lock-sync/rate", "lock sync ÷"),
            ("ra-py-lock-async/rate", "lock async ÷"),
-           ("ra-node/rate", "node pkg ÷")]
+           ("ra-node/rate", "node pkg ÷"), ("ra-go-gcra/rate", "go gcra ÷"),
+           ("ra-go-aw/rate", "go aw ÷"), ("ra-go-lock/rate", "go lock ÷")]
 NODE_PACKAGE = ROOT / "bindings/node"
 TIMEOUT_MARGIN = 60.0
+
+
+def prepare_go(procs, cache):
+    """Builds the Go peers (tools/peers/go: the Go module, redis_rate, redsync) into cache."""
+    if not shutil.which("go"):
+        raise Fail("go not found (the Go clients need Go >= 1.26)")
+    out = cache / "peer-go"
+    cache.mkdir(parents=True, exist_ok=True)
+    progress("building the Go peers (go build in tools/peers/go)")
+    procs.run(["go", "build", "-o", str(out), "."], 600, "go build", cwd=PEERS / "go")
+    return str(out)
 
 
 def find_cli(explicit):
@@ -162,9 +188,9 @@ class Runner:
     """Runs one client once against the server, pinned: {series key: (decisions/s, the share of
     one core the server used meanwhile)}."""
 
-    def __init__(self, a, procs, server, pin, cli, node_dir, py):
+    def __init__(self, a, procs, server, pin, cli, node_dir, py, go_bin=None):
         self.a, self.procs, self.server, self.pin = a, procs, server, pin
-        self.cli, self.node_dir, self.py = cli, node_dir, py
+        self.cli, self.node_dir, self.py, self.go_bin = cli, node_dir, py, go_bin
         self.versions = {}
         self.bench_connections = None
         self.client_cpu = {}  # client -> [its own CPU µs per decision, per round] (Python)
@@ -194,6 +220,9 @@ class Runner:
                 cmd += ["--package", str(NODE_PACKAGE)]
             out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client,
                                  cwd=self.node_dir)
+        elif kind in (GO, GOLOCK):
+            cmd = [self.go_bin, "--port", str(port), "--client", target] + common
+            out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
         elif kind == PYLOCK:
             lock_client, mode = target
             cmd = [str(self.py), str(PEERS / "python/bench_lock.py"), "--port", str(port),
@@ -358,10 +387,11 @@ def run(a, procs, tmp):
     py = prepare_python(procs, a.cache) if kinds & {PYTHON, PYRA, PYLOCK} else None
     if PYRA in kinds or {"ra-py-lock-sync", "ra-py-lock-async"} & set(a.only):
         prepare_redis_atomic(procs, py)
+    go_bin = prepare_go(procs, a.cache) if kinds & {GO, GOLOCK} else None
     load_start = load()
     server = Server(procs, tmp, server_pin)
     try:
-        runner = Runner(a, procs, server, client_pin, cli, node_dir, py)
+        runner = Runner(a, procs, server, client_pin, cli, node_dir, py, go_bin)
         progress(f"redis-server on 127.0.0.1:{server.port}; clients: {', '.join(a.only)}")
         rates = measure(a, runner)
     finally:
@@ -374,6 +404,8 @@ def run(a, procs, tmp):
         versions["node"] = version_of(["node", "--version"])
     if py:
         versions["python"] = version_of([str(py), "--version"])
+    if go_bin:
+        versions["go toolchain"] = version_of(["go", "version"])
     versions.update(runner.versions)
     return {
         "settings": {"rounds": a.rounds, "seconds": a.seconds, "concurrency": a.concurrency,

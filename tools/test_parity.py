@@ -139,8 +139,9 @@ class Table(unittest.TestCase):
             self.assertEqual(parity.check_go(table, Path(tmp)), [])
             lock = pkg / "lock.go"
             lock.write_text(lock.read_text().replace("type Held struct", "type Busy struct"))
-            handle = pkg / "handle.go"
-            handle.write_text(handle.read_text().replace("func (g *Lock) Fence()", "func (g *Lock) Fencing()"))
+            # Lock.Fence is promoted from the lease every handle embeds (held.go).
+            held = pkg / "held.go"
+            held.write_text(held.read_text().replace("func (l *lease) Fence()", "func (l *lease) Fencing()"))
             self.assertEqual(
                 parity.check_go(table, Path(tmp)),
                 [

@@ -1,6 +1,10 @@
 // Package redisatomic is redis-atomic for Go: the library's primitives as Lua scripts run over
 // go-redis v9, with the same keys, the same scripts and the same words (docs/vocabulary.md) as
-// the Rust library and its Python and Node packages.
+// the Rust library and its Python and Node packages: locks (Locks), semaphores (Semaphore), the
+// watchdog of every lease (Watch), fenced writes (FencedWrites), idempotency keys
+// (Idempotency), rate limits (RateLimiter, EntryLimiter), quotas (Quotas), the job queue
+// (Queue), event dedup (Dedup) and optimistic CAS (Cas). The guide is docs/go.md; net/http
+// middleware is in the package redisatomichttp, a test server in redisatomictest.
 //
 // # Why pure Go
 //

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-atomic/redis-atomic/bindings/go/internal/scripts"
-	"github.com/redis-atomic/redis-atomic/bindings/go/internal/testserver"
+	"github.com/redis-atomic/redis-atomic/bindings/go/redisatomictest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,7 +24,7 @@ type dropProxy struct {
 	dropped bool
 }
 
-func startDropProxy(t *testing.T, srv *testserver.Server, marker string) *dropProxy {
+func startDropProxy(t *testing.T, srv *redisatomictest.Server, marker string) *dropProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ var counter = &scripts.ScriptDef{Name: "counter", Body: "return redis.call('INCR
 // once, and the error is an unknown outcome that says it is not safe to resend. The go-redis
 // client is the user's, with go-redis's default resends (MaxRetries 3) on.
 func TestDroppedAfterWriteRanOnce(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := redisatomictest.Start(t)
 	ctx := testCtx(t)
 	direct := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket})
 	defer func() { _ = direct.Close() }()
@@ -148,7 +148,7 @@ func TestDroppedAfterWriteRanOnce(t *testing.T) {
 // A retry-safe call whose reply is dropped is resent by this module (not by go-redis) and
 // succeeds on its second attempt.
 func TestDroppedAfterWriteRetrySafeResent(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := redisatomictest.Start(t)
 	ctx := testCtx(t)
 	direct := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket})
 	defer func() { _ = direct.Close() }()

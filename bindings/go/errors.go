@@ -24,6 +24,7 @@ const (
 // sentinel is an error class without fields; returned errors wrap it (test with errors.Is).
 type sentinel struct{ code, text string }
 
+// Error describes the error.
 func (e *sentinel) Error() string { return e.text }
 
 // ErrorCode is the vocabulary's error code.
@@ -61,6 +62,7 @@ func wrap(kind error, cause error, format string, a ...any) error {
 	return &wrapped{kind.(*sentinel), fmt.Sprintf(format, a...), cause}
 }
 
+// Error describes the error.
 func (e *wrapped) Error() string { return e.kind.text + ": " + e.msg }
 
 // ErrorCode is the vocabulary's error code.
@@ -82,6 +84,7 @@ type RejectedError struct {
 	Message string
 }
 
+// Error describes the error.
 func (e *RejectedError) Error() string {
 	return fmt.Sprintf("rejected by the server before running (%s): %s", e.Code, e.Message)
 }
@@ -102,6 +105,7 @@ type OutcomeUnknownError struct {
 	cause     error
 }
 
+// Error describes the error.
 func (e *OutcomeUnknownError) Error() string {
 	return fmt.Sprintf("outcome unknown after %d attempt(s): %s", e.Attempts, e.Reason)
 }
@@ -120,6 +124,7 @@ type ServerError struct {
 	Message string
 }
 
+// Error describes the error.
 func (e *ServerError) Error() string { return fmt.Sprintf("server error (%s): %s", e.Code, e.Message) }
 
 // ErrorCode is the vocabulary's error code, server_error.
@@ -166,7 +171,7 @@ func Code(err error) string {
 func NothingRan(err error) bool {
 	switch Code(err) {
 	case codeNotSent, codeRejected, codeCrossSlot, codeBadArgument, codeConnection, codeClient,
-		codeHandleEnded:
+		codeHandleEnded, "cost_exceeds_burst":
 		return true
 	}
 	return false

@@ -32,3 +32,14 @@ func ExampleLocks_Acquire() {
 		log.Printf("busy, retry in %v", r.RetryAfter)
 	}
 }
+
+// docs/go.md's five lines (compiled, not run: it needs a server at 127.0.0.1:6379).
+func ExampleRateLimiter_Consume() {
+	ctx := context.Background()
+	client, _ := redisatomic.Connect(ctx, "redis://127.0.0.1:6379")
+	limit, _ := redisatomic.NewLimit(redisatomic.GCRA, 10, time.Second) // 10 per second
+	policy, _ := redisatomic.NewPolicy(limit)
+	limiter, _ := redisatomic.NewRateLimiter(client, "api", policy)
+	decision, _ := limiter.Consume(ctx, "user-42", 1) // Allowed{Remaining, ResetAfter} | Limited{RetryAfter, ResetAfter}
+	log.Println(decision)
+}

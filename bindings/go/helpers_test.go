@@ -3,24 +3,43 @@ package redisatomic
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/redis-atomic/redis-atomic/bindings/go/internal/testserver"
+	"github.com/redis-atomic/redis-atomic/bindings/go/redisatomictest"
 )
 
-// connect starts a server and connects a Client to it (closed when the test ends).
-func connect(t *testing.T, opts ...Option) (*Client, *testserver.Server) {
+// shared is the package's one server (TestMain): tests run one at a time and each starts on an
+// empty keyspace (connect flushes it). Tests that stop or proxy a server start their own.
+var shared *redisatomictest.Server
+
+func TestMain(m *testing.M) {
+	srv, err := redisatomictest.Launch()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	shared = srv
+	code := m.Run()
+	srv.Stop()
+	os.Exit(code)
+}
+
+// connect connects a Client to the shared server, emptied first (closed when the test ends).
+func connect(t *testing.T, opts ...Option) (*Client, *redisatomictest.Server) {
 	t.Helper()
-	srv := testserver.Start(t)
-	c, err := Connect(testCtx(t), srv.URL(), opts...)
+	c, err := Connect(testCtx(t), shared.URL(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return c, srv
+	if err := c.Redis().FlushAll(testCtx(t)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return c, shared
 }
 
 // testCtx is a context bounded so a hung test fails instead of hanging.
@@ -30,12 +49,18 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func newLocks(t *testing.T, c *Client) *Locks {
+// check fails the test on err.
+func check(t *testing.T, err error) {
 	t.Helper()
-	l, err := NewLocks(c, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func newLocks(t *testing.T, c *Client) *Locks {
+	t.Helper()
+	l, err := NewLocks(c, "app")
+	check(t, err)
 	return l
 }
 
@@ -61,11 +86,12 @@ func vectors(t *testing.T, section string) []map[string]any {
 	return cases
 }
 
-func testserverStart(t *testing.T) *testserver.Server { return testserver.Start(t) }
+func testserverStart(t *testing.T) *redisatomictest.Server { return redisatomictest.Start(t) }
 
 func msDuration(v any) time.Duration { return time.Duration(v.(float64)) * time.Millisecond }
 
-// lockFixture is a client on a fresh server, its locks under "app", and a bounded context.
+// lockFixture is a client on the emptied shared server, its locks under "app", and a bounded
+// context.
 func lockFixture(t *testing.T) (*Client, *Locks, context.Context) {
 	c, _ := connect(t)
 	return c, newLocks(t, c), testCtx(t)

@@ -134,8 +134,7 @@ func (l *Locks) acquireOnce(ctx context.Context, resource, token string, ttl tim
 	}
 	switch r := reply.(type) {
 	case scripts.LockAcquireAcquired:
-		return &Lock{locks: l, resource: resource, token: token, fence: Fence(r.Fence),
-			ttl: ttl, expiresBy: sent.Add(ttl)}, nil
+		return newLock(l, resource, token, Fence(r.Fence), sent, ttl), nil
 	case scripts.LockAcquireHeld:
 		return Held{RetryAfter: ms(r.RetryAfterMs)}, nil
 	}
