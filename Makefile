@@ -137,10 +137,16 @@ go: ensure-redis valkey
 	@# The binary make test's cargo pass built; run alone, generate.sh builds the CLI itself.
 	REDIS_ATOMIC_BIN=$$([ -f target/redis-atomic-bin ] && realpath $$(cat target/redis-atomic-bin)) \
 		bindings/go/generate.sh --check
-	cd bindings/go && go vet ./... && go test -race -count=1 ./...
+	@# The interop test runs that CLI's `serve` on the tests' server (REDIS_ATOMIC_BIN).
+	export REDIS_ATOMIC_BIN=$(GO_CLI) && cd bindings/go && go vet ./... && go test -race -count=1 ./...
+	@# The example service: a module of its own (replace => ../../bindings/go), tested on a server.
+	cd examples/go && go vet ./... && go test -race -count=1 ./...
 	@echo "--- go: the same tests on $$($$($(FIND_VALKEY)) --version)"
-	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd bindings/go \
-		&& go test -race -count=1 ./...
+	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) REDIS_ATOMIC_BIN=$(GO_CLI) \
+		&& cd bindings/go && go test -race -count=1 ./...
+# The CLI the Go tests run: the one make test's cargo pass built, else the one generate.sh built.
+GO_CLI = $$(realpath $$([ -f target/redis-atomic-bin ] && cat target/redis-atomic-bin \
+	|| echo $${CARGO_TARGET_DIR:-target}/debug/redis-atomic))
 # ---- end of the Go block ---------------------------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
