@@ -35,7 +35,7 @@ impl Client {
 
     /// The cached capabilities, else a detection; when `wait` is false and another caller is
     /// detecting, none (the script) for this call.
-    async fn capabilities_or(&self, wait: bool) -> Capabilities {
+    pub(super) async fn capabilities_or(&self, wait: bool) -> Capabilities {
         let mut caps = match self.caps.get() {
             Some(caps) => caps,
             None if !self.caps.begin_detect() && !wait => Capabilities::none(),
