@@ -30,7 +30,7 @@ pub fn decide(call: &Call) -> Out {
         Some(n) if n <= limit => n,
         _ => return Out::bad("cost must be an integer in 1..limit"),
     };
-    let mut key = call.key(0);
+    let key = call.key(0);
     // INCRBY's failures (another type, not an integer, overflow) are the script's WRONGTYPE.
     let old = match (key.kind(), key.value()) {
         (Kind::Empty, _) => Some(0),
@@ -42,6 +42,7 @@ pub fn decide(call: &Call) -> Out {
     };
     let present = key.kind() == Kind::String;
     let pttl = key.pttl();
+    drop(key);
     let counted = count as f64;
     let first = counted == n;
     let mut ttl = if first { -1.0 } else { pttl as f64 };
@@ -54,7 +55,7 @@ pub fn decide(call: &Call) -> Out {
         };
         let Some(period) = period.filter(|&p| p <= 31_622_400_000.0) else {
             if first && present {
-                key.delete(); // INCRBY then DEL: a counter found at 0 is gone
+                call.key_mut(0).delete(); // INCRBY then DEL: a counter found at 0 is gone
                 call.replicate_del(0);
             }
             return Out::bad("period_ms must be an integer in 1..31622400000");
@@ -68,7 +69,7 @@ pub fn decide(call: &Call) -> Out {
     }
     if counted > limit {
         if let Some(ms) = open {
-            let at = key.expire_in(ms);
+            let at = call.key_mut(0).expire_in(ms);
             call.replicate_pexpireat(0, at);
         }
         return Out::status(
@@ -77,6 +78,7 @@ pub fn decide(call: &Call) -> Out {
         );
     }
     let value = count.to_string();
+    let mut key = call.key_mut(0);
     key.write(value.as_bytes());
     let at = open.map(|ms| key.expire_in(ms));
     call.replicate_set(0, value.as_bytes(), at);

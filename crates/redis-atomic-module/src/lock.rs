@@ -54,8 +54,10 @@ pub fn acquire(call: &Call) -> Out {
     // math.max(last + 1, now): the first argument unless the second is greater.
     let fence = fmt_f0(if now > last + 1.0 { now } else { last + 1.0 });
     let ms = ttl as i64;
-    let mut lock = call.key(0);
+    let lock = call.key(0);
     if lock.kind() == Kind::Empty {
+        drop(lock);
+        let mut lock = call.key_mut(0);
         let mut value = fence.clone();
         value.push(b':');
         value.extend_from_slice(token);
@@ -63,7 +65,7 @@ pub fn acquire(call: &Call) -> Out {
         let at = lock.expire_in(ms);
         call.replicate_set(0, &value, Some(at));
         drop(lock);
-        let mut counter = call.key(1);
+        let mut counter = call.key_mut(1);
         counter.delete(); // SET replaces whatever was there
         counter.write(&fence);
         let at = counter.expire_in(FENCE_MS);
@@ -79,7 +81,8 @@ pub fn acquire(call: &Call) -> Out {
         .filter(|(_, t)| *t == token)
         .map(|(f, _)| f.to_vec());
     if let Some(own) = held {
-        let at = lock.expire_in(ms);
+        drop(lock);
+        let at = call.key_mut(0).expire_in(ms);
         call.replicate_pexpireat(0, at);
         return acquired(own, ttl);
     }
@@ -100,7 +103,7 @@ pub fn release(call: &Call) -> Out {
         return Out::WrongArity;
     }
     let (token, fence) = (call.arg(1), call.arg(2));
-    let mut lock = call.key(0);
+    let lock = call.key(0);
     if lock.kind() == Kind::Other {
         return Out::wrongtype();
     }
@@ -118,7 +121,8 @@ pub fn release(call: &Call) -> Out {
     let Some(fence) = mine else {
         return lost();
     };
-    lock.delete();
+    drop(lock);
+    call.key_mut(0).delete();
     call.replicate_del(0);
     Out::Array(vec![Item::Bulk(b"released".to_vec()), Item::Bulk(fence)])
 }
@@ -139,7 +143,7 @@ pub fn extend(call: &Call) -> Out {
     if token.is_empty() || !crate::lua::digits(fence) {
         return Out::bad("token must not be empty and fence must be decimal digits");
     }
-    let mut lock = call.key(0);
+    let lock = call.key(0);
     if lock.kind() == Kind::Other {
         return Out::wrongtype();
     }
@@ -147,7 +151,8 @@ pub fn extend(call: &Call) -> Out {
     if lock.value() != Some(expected.as_slice()) {
         return lost();
     }
-    let at = lock.expire_in(ttl as i64);
+    drop(lock);
+    let at = call.key_mut(0).expire_in(ttl as i64);
     call.replicate_pexpireat(0, at);
     Out::Array(vec![
         Item::Bulk(b"extended".to_vec()),

@@ -105,7 +105,7 @@ pub fn decide(call: &Call, algo: Algo) -> Out {
         Ok(now) => now,
         Err(out) => return out,
     };
-    let mut key = call.key(0);
+    let key = call.key(0);
     if key.kind() == Kind::Other {
         return Out::wrongtype();
     }
@@ -120,6 +120,8 @@ pub fn decide(call: &Call, algo: Algo) -> Out {
         return Out::status("limited", &[c.retry, c.reset, c.remaining]);
     }
     // rl_set_write: SET key w1 PX ceil(w2 / 1000) + 1000, or KEEPTTL.
+    drop(key);
+    let mut key = call.key_mut(0);
     key.write(c.w1.as_bytes());
     let at =
         c.w2.map(|w2| key.expire_in(crate::lua::to_ll(((w2 + 999.0) / 1000.0).floor() + 1000.0)));

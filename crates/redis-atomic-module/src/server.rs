@@ -79,10 +79,21 @@ impl Call {
         }
     }
 
-    /// Opens argument `i` as a key, for reading and writing.
+    /// Opens argument `i` as a key for reading. Reading opens read-only, writing reopens the key
+    /// ([`Call::key_mut`]): a key closed after a write-mode open counts as modified (`WATCH`,
+    /// client-side caching), which a refusal, like the script's, must not do.
     pub fn key(&self, i: usize) -> OpenKey<'_> {
+        self.open(i, ffi::READ)
+    }
+
+    /// Opens argument `i` as a key for reading and writing.
+    pub fn key_mut(&self, i: usize) -> OpenKey<'_> {
+        self.open(i, ffi::READ | ffi::WRITE)
+    }
+
+    fn open(&self, i: usize, mode: c_int) -> OpenKey<'_> {
         // SAFETY: a valid context and module string; the handle is closed on drop.
-        let key = unsafe { (self.api.open_key)(self.ctx, self.raw(i), ffi::READ | ffi::WRITE) };
+        let key = unsafe { (self.api.open_key)(self.ctx, self.raw(i), mode) };
         OpenKey { call: self, key }
     }
 
