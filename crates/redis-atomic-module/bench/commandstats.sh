@@ -8,7 +8,7 @@
 # Prints one line per decision and path: command, requests, usec_per_call, decisions per
 # server-CPU-second. Figures belong in docs/performance.md with the machine and the ratio.
 set -euo pipefail
-so=$1 cli=$2 bin=${3:-redis-server} n=${4:-200000}
+so=$(realpath "$1") cli=$2 bin=${3:-redis-server} n=${4:-200000}
 port=$((20000 + RANDOM % 20000))
 dir=$(mktemp -d)
 taskset -c 0 "$bin" --port "$port" --save "" --appendonly no --dir "$dir" --loadmodule "$so" \
@@ -25,7 +25,7 @@ run() { # label command... (redis-benchmark substitutes __rand_int__)
   local after; after=$(cpu)
   local cmd; cmd=$(echo "$1" | tr 'A-Z' 'a-z')
   local usec; usec=$(redis-cli -p "$port" info commandstats | tr -d '\r' |
-    awk -F'[:=,]' -v c="cmdstat_$cmd" '$1 == c {print $5}')
+    awk -F'[:=,]' -v c="cmdstat_$cmd" '$1 == c {print $7}')
   awk -v l="$label" -v n="$n" -v u="$usec" -v b="$before" -v a="$after" \
     'BEGIN {printf "%-34s %8d  %6s us/call  %9.0f decisions/server-cpu-s\n", l, n, u, n / (a - b)}'
 }

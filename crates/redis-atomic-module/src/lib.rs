@@ -42,6 +42,7 @@
 #![allow(unsafe_code)]
 
 mod anchored;
+mod counters;
 mod ffi;
 mod lock;
 mod lua;
@@ -68,6 +69,16 @@ struct Command {
 
 const WRITE: &CStr = c"write deny-oom";
 
+/// A write command of one key (the state) at position 1.
+const fn one_key(name: &'static CStr, run: fn(&Call) -> Out) -> Command {
+    Command {
+        name,
+        run,
+        flags: WRITE,
+        keys: (1, 1, 1),
+    }
+}
+
 const COMMANDS: &[Command] = &[
     Command {
         name: c"ratomic.version",
@@ -75,42 +86,26 @@ const COMMANDS: &[Command] = &[
         flags: c"readonly fast",
         keys: (0, 0, 0),
     },
-    Command {
-        name: c"ratomic.rl_fixed_window",
-        run: |c| rl::decide(c, rl::Algo::FixedWindow),
-        flags: WRITE,
-        keys: (1, 1, 1),
-    },
-    Command {
-        name: c"ratomic.rl_gcra",
-        run: |c| rl::decide(c, rl::Algo::Gcra),
-        flags: WRITE,
-        keys: (1, 1, 1),
-    },
-    Command {
-        name: c"ratomic.rl_anchored_window",
-        run: anchored::decide,
-        flags: WRITE,
-        keys: (1, 1, 1),
-    },
+    one_key(c"ratomic.rl_fixed_window", |c| {
+        rl::decide(c, rl::Algo::FixedWindow)
+    }),
+    one_key(c"ratomic.rl_gcra", |c| rl::decide(c, rl::Algo::Gcra)),
+    one_key(c"ratomic.rl_token_bucket", |c| {
+        rl::decide(c, rl::Algo::TokenBucket)
+    }),
+    one_key(c"ratomic.rl_sliding_window", |c| {
+        rl::decide(c, rl::Algo::SlidingWindow)
+    }),
+    one_key(c"ratomic.rl_anchored_window", anchored::decide),
+    // lock and fence: keys 1 and 2.
     Command {
         name: c"ratomic.lock_acquire",
         run: lock::acquire,
         flags: WRITE,
         keys: (1, 2, 1),
     },
-    Command {
-        name: c"ratomic.lock_release",
-        run: lock::release,
-        flags: WRITE,
-        keys: (1, 1, 1),
-    },
-    Command {
-        name: c"ratomic.lock_extend",
-        run: lock::extend,
-        flags: WRITE,
-        keys: (1, 1, 1),
-    },
+    one_key(c"ratomic.lock_release", lock::release),
+    one_key(c"ratomic.lock_extend", lock::extend),
 ];
 
 /// Runs command `index` of [`COMMANDS`] under `catch_unwind`.
@@ -148,7 +143,7 @@ macro_rules! handlers {
     };
 }
 
-handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6);
+handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8);
 
 /// The server calls this once when it loads the module.
 ///

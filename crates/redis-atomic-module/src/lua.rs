@@ -6,6 +6,11 @@
 
 /// Lua's `tonumber(s)` (base 10): `luaO_str2d` over the bytes up to the first NUL.
 pub fn tonumber(s: &[u8]) -> Option<f64> {
+    // The common case without a copy: up to 15 plain digits are below 2^53, where strtod's
+    // value is the integer itself.
+    if !s.is_empty() && s.len() <= 15 && s.iter().all(u8::is_ascii_digit) {
+        return Some(s.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')) as f64);
+    }
     let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
     let mut text = Vec::with_capacity(end + 1);
     text.extend_from_slice(&s[..end]);
@@ -113,6 +118,9 @@ mod tests {
     #[test]
     fn tonumber_is_luas() {
         assert_eq!(tonumber(b"5"), Some(5.0));
+        assert_eq!(tonumber(b"007"), Some(7.0));
+        assert_eq!(tonumber(b"999999999999999"), Some(999_999_999_999_999.0));
+        assert_eq!(tonumber(b"9999999999999999"), Some(1e16));
         assert_eq!(tonumber(b" 5 "), Some(5.0));
         assert_eq!(tonumber(b"0x10"), Some(16.0));
         assert_eq!(tonumber(b"1e3"), Some(1000.0));

@@ -1,7 +1,9 @@
-//! Rate limits whose state is one string: the fixed window and GCRA (`rl_fixed_window.lua`,
-//! `rl_gcra.lua`: their `rl_args`, `rl_clock`, check fragment and `rl_set_write`), step by step in
-//! the scripts' order and arithmetic (doubles, see [`crate::lua`]), so a module client and a script
-//! client share a key: same value, same expiry, same reply.
+//! Rate limits whose state is one string: the fixed window, GCRA, the token bucket and the
+//! sliding window counter (`rl_fixed_window.lua`, `rl_gcra.lua`, `rl_token_bucket.lua`,
+//! `rl_sliding_window.lua`: their `rl_args`, `rl_clock`, check fragment and `rl_set_write`), step
+//! by step in the scripts' order and arithmetic (doubles, see [`crate::lua`]), so a module client
+//! and a script client share a key: same value, same expiry, same reply. The token bucket's and
+//! sliding window's checks are in [`crate::counters`].
 
 use crate::lua::{digits, digits_value, fmt_d, int_in, tonumber};
 use crate::reply::Out;
@@ -14,6 +16,10 @@ pub enum Algo {
     FixedWindow,
     /// `gcra`
     Gcra,
+    /// `tb`
+    TokenBucket,
+    /// `sw`
+    SlidingWindow,
 }
 
 /// One limit's validated numbers (`rl_args`' out-locals).
@@ -25,16 +31,30 @@ pub struct Limit {
 }
 
 /// A check fragment's result: `ok`, `remaining`, `reset`, `retry`, and the write (`w1`, `w2`).
-struct Check {
-    ok: bool,
-    remaining: f64,
-    reset: f64,
-    retry: f64,
-    w1: String,
-    w2: Option<f64>,
+pub(crate) struct Check {
+    pub(crate) ok: bool,
+    pub(crate) remaining: f64,
+    pub(crate) reset: f64,
+    pub(crate) retry: f64,
+    pub(crate) w1: String,
+    pub(crate) w2: Option<f64>,
 }
 
-/// `rl_args` for `fw` and `gcra`: the same checks in the same order, the same messages.
+impl Check {
+    /// A refusal (nothing to write).
+    pub(crate) fn refused(remaining: f64, reset: f64, retry: f64) -> Check {
+        Check {
+            ok: false,
+            remaining,
+            reset,
+            retry,
+            w1: String::new(),
+            w2: None,
+        }
+    }
+}
+
+/// `rl_args` for `fw`, `gcra`, `tb` and `sw`: the same checks in the same order, the same messages.
 pub fn args(
     algo: Algo,
     cost: &[u8],
@@ -53,13 +73,18 @@ pub fn args(
         .ok_or_else(|| Out::bad("period_us must be an integer in 1000..31622400000000"))?;
     let mut burst = int_in(tonumber(burst), 1.0, 1e9)
         .ok_or_else(|| Out::bad("burst must be an integer in 1..1000000000"))?;
-    if algo == Algo::Gcra {
+    if matches!(algo, Algo::Gcra | Algo::TokenBucket) {
         if burst * ((period + limit - 1.0) / limit).floor() > 4_503_599_627_370_496.0 {
             return Err(Out::bad(
                 "burst * emission interval must not exceed 2^52 us",
             ));
         }
     } else {
+        if algo == Algo::SlidingWindow && limit * period > 4_503_599_627_370_496.0 {
+            return Err(Out::bad(
+                "limit * period_us must not exceed 2^52 for the sliding window",
+            ));
+        }
         burst = limit;
     }
     let cost = int_in(cost, 1.0, 1e9)
@@ -92,7 +117,7 @@ pub fn not_state(key: &[u8]) -> Out {
     Out::Error(text)
 }
 
-/// `RATOMIC.RL_FIXED_WINDOW` / `RATOMIC.RL_GCRA key cost limit period_us burst test_now_us`.
+/// `RATOMIC.RL_FIXED_WINDOW` / `_GCRA` / `_TOKEN_BUCKET` / `_SLIDING_WINDOW key cost limit period_us burst test_now_us`.
 pub fn decide(call: &Call, algo: Algo) -> Out {
     if call.len() != 6 {
         return Out::WrongArity;
@@ -112,6 +137,8 @@ pub fn decide(call: &Call, algo: Algo) -> Out {
     let checked = match algo {
         Algo::FixedWindow => fixed_window(&l, now, key.value()),
         Algo::Gcra => gcra(&l, now, key.value()),
+        Algo::TokenBucket => crate::counters::token_bucket(&l, now, key.value()),
+        Algo::SlidingWindow => crate::counters::sliding_window(&l, now, key.value()),
     };
     let Some(c) = checked else {
         return not_state(call.arg(0));
