@@ -46,6 +46,7 @@ mod counters;
 mod ffi;
 mod lock;
 mod lua;
+mod quota;
 mod reply;
 mod rl;
 mod server;
@@ -106,6 +107,7 @@ const COMMANDS: &[Command] = &[
     },
     one_key(c"ratomic.lock_release", lock::release),
     one_key(c"ratomic.lock_extend", lock::extend),
+    one_key(c"ratomic.quota_add", quota::add),
 ];
 
 /// Runs command `index` of [`COMMANDS`] under `catch_unwind`.
@@ -143,7 +145,7 @@ macro_rules! handlers {
     };
 }
 
-handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8);
+handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9);
 
 /// The server calls this once when it loads the module.
 ///

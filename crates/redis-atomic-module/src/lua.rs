@@ -72,6 +72,15 @@ pub fn fmt_f0(n: f64) -> Vec<u8> {
     buf[..len].to_vec()
 }
 
+/// Lua's `tostring(n)` of a number (`%.14g`), as a string concatenation prints it.
+pub fn fmt_g14(n: f64) -> String {
+    let mut buf = [0u8; 64];
+    // SAFETY: the buffer holds any double at %.14g (at most 22 characters).
+    let len = unsafe { libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.14g".as_ptr(), n) };
+    let len = usize::try_from(len).unwrap_or(0).min(buf.len() - 1);
+    String::from_utf8_lossy(&buf[..len]).into_owned()
+}
+
 /// Lua's `string.find(s, '^%d+$')`: one or more ASCII digits, nothing else.
 pub fn digits(s: &[u8]) -> bool {
     !s.is_empty() && s.iter().all(u8::is_ascii_digit)
@@ -136,6 +145,8 @@ mod tests {
     #[test]
     fn formats_are_cs() {
         assert_eq!(fmt_f0(12.0), b"12");
+        assert_eq!(fmt_g14(-9_007_199_254_740_991.0), "-9.007199254741e+15");
+        assert_eq!(fmt_g14(31_622_400_000.0), "31622400000");
         assert_eq!(fmt_f0(f64::INFINITY), b"inf");
         assert_eq!(fmt_d(1e300), i64::MIN.to_string());
         assert_eq!(string2ll(b"-0"), None);

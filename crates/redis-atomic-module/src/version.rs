@@ -20,6 +20,7 @@ pub const NATIVES: &[(&str, u32)] = &[
     ("lock_acquire", 5),
     ("lock_release", 6),
     ("lock_extend", 5),
+    ("quota_add", 4),
 ];
 
 /// `RATOMIC.VERSION`: `["module", <crate version>, <script>, <version>, ...]`.

@@ -55,6 +55,10 @@ fn values(name: &str) -> &'static [&'static str] {
         "period_ms" => &["1000", "60000"],
         "period_us" => &["1000000", "60000000"],
         "burst" => &["1", "2", "3"],
+        "delta" => &["1", "4", "-2"],
+        "min" => &["0", "-3"],
+        "max" => &["10", "6"],
+        "mode" => &["refuse", "clamp"],
         _ => &[""], // test_now_us: the server's (frozen) clock, or the test clock on Valkey
     }
 }
@@ -62,14 +66,16 @@ fn values(name: &str) -> &'static [&'static str] {
 /// Arguments the scripts parse in different ways (Lua's tonumber vs plain digits), now and then.
 const ODD: [&str; 4] = ["abc", "1e3", "0x10", " 2"];
 
-fn decision(natives: Vec<usize>) -> impl Strategy<Value = Decision> {
+/// A decision; on a clock that cannot be frozen, every lease, TTL and period the longest (nothing
+/// may expire between the two servers' runs of it).
+fn decision(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Decision> {
     (
         proptest::sample::select(natives),
         // Mostly two hot keys, so decisions meet each other's state across rounds.
         proptest::collection::vec(prop_oneof![3 => 0..2usize, 1 => 0..KEYS], 2),
         proptest::collection::vec(0usize..48, 6),
     )
-        .prop_map(|(native, keys, picks)| {
+        .prop_map(move |(native, keys, picks)| {
             let def = script(NATIVES[native].0);
             let args = def
                 .args
@@ -77,6 +83,8 @@ fn decision(natives: Vec<usize>) -> impl Strategy<Value = Decision> {
                 .zip(&picks)
                 .map(|(name, &p)| match ODD.get(p) {
                     Some(odd) => (*odd).to_string(),
+                    None if !frozen && name.ends_with("ttl_ms") => "60000".to_string(),
+                    None if !frozen && *name == "period_us" => "60000000".to_string(),
                     None => values(name)[p % values(name).len()].to_string(),
                 })
                 .collect();
@@ -88,10 +96,10 @@ fn decision(natives: Vec<usize>) -> impl Strategy<Value = Decision> {
         })
 }
 
-fn rounds(natives: Vec<usize>) -> impl Strategy<Value = Vec<(u64, Vec<Decision>)>> {
+fn rounds(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Vec<(u64, Vec<Decision>)>> {
     let step = prop_oneof![Just(0u64), Just(400), Just(700), Just(1100), Just(61_000)];
     proptest::collection::vec(
-        (step, proptest::collection::vec(decision(natives), 1..12)),
+        (step, proptest::collection::vec(decision(natives, frozen), 1..12)),
         1..6,
     )
 }
@@ -149,7 +157,8 @@ fn both(sides: &mut [Side; 2], names: &[String], d: &Decision, now: &str) -> (St
 /// An outcome's kind: its status word or its error code.
 fn kind(outcome: &str) -> String {
     let words = [
-        "allowed", "limited", "acquired", "held", "released", "extended", "lost",
+        "allowed", "limited", "acquired", "held", "released", "extended", "lost", "applied",
+        "refused",
     ];
     match words.iter().find(|w| outcome.contains(&format!("\"{w}\""))) {
         Some(w) => (*w).to_string(),
@@ -226,7 +235,7 @@ fn natives_decide_as_the_scripts() {
     let (case, decided) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0usize));
     let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
     runner
-        .run(&rounds(natives), |rounds| {
+        .run(&rounds(natives, frozen), |rounds| {
             let mut sides = sides.borrow_mut();
             let sides = &mut *sides;
             case.set(case.get() + 1);
@@ -271,6 +280,8 @@ fn natives_decide_as_the_scripts() {
         "lost",
         "released",
         "extended",
+        "applied",
+        "refused",
         "ERR",
         "WRONGTYPE",
     ];
