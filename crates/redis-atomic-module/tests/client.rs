@@ -7,6 +7,7 @@
 mod common;
 
 use common::module_path;
+use redis::Value;
 use redis_atomic::script::registry::{LOCK_ACQUIRE, RL_FIXED_WINDOW};
 use redis_atomic::{Arg, Client, ClientConfig};
 use redis_atomic_testkit::{command_calls, RedisServer, ServerOptions};
@@ -80,4 +81,35 @@ async fn the_client_uses_the_module_and_falls_back_without_it() {
     assert!(fourth.contains("Limited"), "{fourth}: 3 of 3 spent");
     assert_eq!(client.capabilities().await.module, None);
     assert!(calls(&server, "evalsha") >= scripted + 2);
+
+    // The module is back (a restart with it): once the client's connection drops, the client
+    // detects again and the natives run. Its next calls may meet the dropped connection (an
+    // unknown outcome, not resent: a rate-limit charge is not retry-safe); a detection on the
+    // broken connection learns nothing and caches nothing.
+    let path = module_path();
+    let () = redis::cmd("MODULE")
+        .arg("LOAD")
+        .arg(path.to_string_lossy().as_ref())
+        .query(&mut conn)
+        .expect("load");
+    let _: Value = redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+        .query(&mut conn)
+        .expect("kill the client's connections");
+    let outcomes: Vec<String> = {
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            let args = ["1", "3", "60000000", "1", ""].map(Arg::from);
+            out.push(format!(
+                "{:?}",
+                client.call(&RL_FIXED_WINDOW, ["rl2"], args).await
+            ));
+        }
+        out
+    };
+    assert!(client.capabilities().await.module.is_some(), "{outcomes:?}");
+    let args = ["1", "3", "60000000", "1", ""].map(Arg::from);
+    let native = client.call(&RL_FIXED_WINDOW, ["rl2"], args).await;
+    assert!(format!("{native:?}").contains("Allowed"), "{native:?}");
+    assert_eq!(calls(&server, "ratomic.rl_fixed_window"), 1, "{outcomes:?}");
 }

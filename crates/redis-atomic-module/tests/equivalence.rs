@@ -99,7 +99,10 @@ fn decision(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Decision
 fn rounds(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Vec<(u64, Vec<Decision>)>> {
     let step = prop_oneof![Just(0u64), Just(400), Just(700), Just(1100), Just(61_000)];
     proptest::collection::vec(
-        (step, proptest::collection::vec(decision(natives, frozen), 1..12)),
+        (
+            step,
+            proptest::collection::vec(decision(natives, frozen), 1..12),
+        ),
         1..6,
     )
 }
