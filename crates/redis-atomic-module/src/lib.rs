@@ -108,6 +108,13 @@ const COMMANDS: &[Command] = &[
     one_key(c"ratomic.lock_release", lock::release),
     one_key(c"ratomic.lock_extend", lock::extend),
     one_key(c"ratomic.quota_add", quota::add),
+    // counter and request record: keys 1 and 2.
+    Command {
+        name: c"ratomic.quota_add_id",
+        run: quota::add_id,
+        flags: WRITE,
+        keys: (1, 2, 1),
+    },
 ];
 
 /// Runs command `index` of [`COMMANDS`] under `catch_unwind`.
@@ -145,7 +152,7 @@ macro_rules! handlers {
     };
 }
 
-handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9);
+handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10);
 
 /// The server calls this once when it loads the module.
 ///

@@ -21,6 +21,7 @@ pub const NATIVES: &[(&str, u32)] = &[
     ("lock_release", 6),
     ("lock_extend", 5),
     ("quota_add", 4),
+    ("quota_add_id", 2),
 ];
 
 /// `RATOMIC.VERSION`: `["module", <crate version>, <script>, <version>, ...]`.

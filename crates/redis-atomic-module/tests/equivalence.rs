@@ -59,6 +59,7 @@ fn values(name: &str) -> &'static [&'static str] {
         "min" => &["0", "-3"],
         "max" => &["10", "6"],
         "mode" => &["refuse", "clamp"],
+        "request_ttl_ms" => &["60000", "1500"],
         _ => &[""], // test_now_us: the server's (frozen) clock, or the test clock on Valkey
     }
 }
@@ -82,9 +83,9 @@ fn decision(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Decision
                 .iter()
                 .zip(&picks)
                 .map(|(name, &p)| match ODD.get(p) {
+                    _ if !frozen && name.ends_with("ttl_ms") => "60000".to_string(),
+                    _ if !frozen && *name == "period_us" => "60000000".to_string(),
                     Some(odd) => (*odd).to_string(),
-                    None if !frozen && name.ends_with("ttl_ms") => "60000".to_string(),
-                    None if !frozen && *name == "period_us" => "60000000".to_string(),
                     None => values(name)[p % values(name).len()].to_string(),
                 })
                 .collect();
