@@ -44,6 +44,7 @@
 mod anchored;
 mod counters;
 mod ffi;
+mod idem;
 mod lock;
 mod lua;
 mod quota;
@@ -108,6 +109,7 @@ const COMMANDS: &[Command] = &[
     one_key(c"ratomic.lock_release", lock::release),
     one_key(c"ratomic.lock_extend", lock::extend),
     one_key(c"ratomic.quota_add", quota::add),
+    one_key(c"ratomic.idem_begin", idem::begin),
     // counter and request record: keys 1 and 2.
     Command {
         name: c"ratomic.quota_add_id",
@@ -152,7 +154,7 @@ macro_rules! handlers {
     };
 }
 
-handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10);
+handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10, 11 => h11);
 
 /// The server calls this once when it loads the module.
 ///

@@ -22,6 +22,7 @@ pub const NATIVES: &[(&str, u32)] = &[
     ("lock_extend", 5),
     ("quota_add", 4),
     ("quota_add_id", 2),
+    ("idem_begin", 5),
 ];
 
 /// `RATOMIC.VERSION`: `["module", <crate version>, <script>, <version>, ...]`.

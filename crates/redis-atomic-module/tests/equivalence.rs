@@ -7,7 +7,8 @@
 //!
 //! On Valkey the clock cannot be frozen to the microsecond (it adds the CPU's counter to its last
 //! reading), so there the rate limits get the same test clock (`test_now_us`) on both sides, the
-//! natives whose answer depends on the server's clock (anchored window, lock acquire) sit out,
+//! natives whose answer depends on the server's clock (anchored window, lock acquire,
+//! idempotency begin) sit out,
 //! and a positive `PTTL` compares as "has an expiry". Run on Valkey with
 //! `REDIS_ATOMIC_SERVER_BIN`.
 
@@ -26,7 +27,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const KEYS: usize = 5;
 
 /// Natives whose replies depend on the server's clock beyond a test clock.
-const CLOCKED: &[&str] = &["rl_anchored_window", "lock_acquire"];
+const CLOCKED: &[&str] = &["rl_anchored_window", "lock_acquire", "idem_begin"];
 
 #[derive(Clone, Debug)]
 struct Decision {
@@ -60,6 +61,8 @@ fn values(name: &str) -> &'static [&'static str] {
         "max" => &["10", "6"],
         "mode" => &["refuse", "clamp"],
         "request_ttl_ms" => &["60000", "1500"],
+        "fingerprint" => &["f1", "f2"],
+        "result_ttl_ms" => &["60000", "1500"],
         _ => &[""], // test_now_us: the server's (frozen) clock, or the test clock on Valkey
     }
 }
@@ -161,8 +164,18 @@ fn both(sides: &mut [Side; 2], names: &[String], d: &Decision, now: &str) -> (St
 /// An outcome's kind: its status word or its error code.
 fn kind(outcome: &str) -> String {
     let words = [
-        "allowed", "limited", "acquired", "held", "released", "extended", "lost", "applied",
+        "allowed",
+        "limited",
+        "acquired",
+        "held",
+        "released",
+        "extended",
+        "lost",
+        "applied",
         "refused",
+        "claimed",
+        "in_progress",
+        "mismatch",
     ];
     match words.iter().find(|w| outcome.contains(&format!("\"{w}\""))) {
         Some(w) => (*w).to_string(),
@@ -290,7 +303,7 @@ fn natives_decide_as_the_scripts() {
         "WRONGTYPE",
     ];
     if frozen {
-        expected.extend(["acquired", "held"]);
+        expected.extend(["acquired", "held", "claimed", "in_progress", "mismatch"]);
     }
     for word in expected {
         assert!(seen.contains(word), "no {word} in {seen:?}");
