@@ -32,6 +32,21 @@ pub struct Key {
     _private: [u8; 0],
 }
 
+/// `RedisModuleCallReply` (opaque).
+#[repr(C)]
+pub struct CallReply {
+    _private: [u8; 0],
+}
+
+/// `REDISMODULE_REPLY_STRING`.
+pub const REPLY_STRING: c_int = 0;
+/// `REDISMODULE_REPLY_ERROR`.
+pub const REPLY_ERROR: c_int = 1;
+/// `REDISMODULE_REPLY_INTEGER`.
+pub const REPLY_INTEGER: c_int = 2;
+/// `REDISMODULE_REPLY_ARRAY`.
+pub const REPLY_ARRAY: c_int = 3;
+
 /// `REDISMODULE_OK`.
 pub const OK: c_int = 0;
 /// `REDISMODULE_ERR`.
@@ -81,6 +96,13 @@ pub struct Api {
     pub wrong_arity: unsafe extern "C" fn(*mut Ctx) -> c_int,
     pub replicate: unsafe extern "C" fn(*mut Ctx, *const c_char, *const c_char, ...) -> c_int,
     pub milliseconds: unsafe extern "C" fn() -> c_longlong,
+    pub call: unsafe extern "C" fn(*mut Ctx, *const c_char, *const c_char, ...) -> *mut CallReply,
+    pub call_reply_type: unsafe extern "C" fn(*mut CallReply) -> c_int,
+    pub call_reply_string_ptr: unsafe extern "C" fn(*mut CallReply, *mut usize) -> *const c_char,
+    pub call_reply_integer: unsafe extern "C" fn(*mut CallReply) -> c_longlong,
+    pub call_reply_length: unsafe extern "C" fn(*mut CallReply) -> usize,
+    pub call_reply_array_element: unsafe extern "C" fn(*mut CallReply, usize) -> *mut CallReply,
+    pub free_call_reply: unsafe extern "C" fn(*mut CallReply),
     /// Redis ≥ 7.2, Valkey: the key's absolute expiry (exact replication of a relative one).
     pub get_abs_expire: Option<unsafe extern "C" fn(*mut Key) -> c_longlong>,
 }
@@ -151,6 +173,13 @@ pub unsafe fn init(ctx: *mut Ctx) -> Result<&'static Api, &'static str> {
         wrong_arity: required!(get, c"RedisModule_WrongArity"),
         replicate: required!(get, c"RedisModule_Replicate"),
         milliseconds: required!(get, c"RedisModule_Milliseconds"),
+        call: required!(get, c"RedisModule_Call"),
+        call_reply_type: required!(get, c"RedisModule_CallReplyType"),
+        call_reply_string_ptr: required!(get, c"RedisModule_CallReplyStringPtr"),
+        call_reply_integer: required!(get, c"RedisModule_CallReplyInteger"),
+        call_reply_length: required!(get, c"RedisModule_CallReplyLength"),
+        call_reply_array_element: required!(get, c"RedisModule_CallReplyArrayElement"),
+        free_call_reply: required!(get, c"RedisModule_FreeCallReply"),
         get_abs_expire: (!abs.is_null()).then(|| {
             std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut Key) -> c_longlong>(abs)
         }),

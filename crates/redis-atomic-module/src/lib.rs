@@ -27,7 +27,7 @@
 //! it; nothing crosses the boundary that the server would free.
 //!
 //! # Safety rules
-//! Unsafe code is allowed only in [`ffi`], [`server`] and [`lua`] (C calls) and the entry points
+//! Unsafe code is allowed only in [`ffi`], [`server`], [`command`] and [`lua`] (C calls) and the entry points
 //! below (the workspace denies it elsewhere). No panic crosses the boundary: every entry point
 //! runs under `catch_unwind` and answers an error instead. Every argument is validated as the
 //! script validates it; a malformed call is an error reply. Allocations are bounded by the
@@ -42,6 +42,7 @@
 #![allow(unsafe_code)]
 
 mod anchored;
+mod command;
 mod counters;
 mod ffi;
 mod idem;
@@ -50,6 +51,7 @@ mod lua;
 mod quota;
 mod reply;
 mod rl;
+mod sem;
 mod server;
 mod version;
 
@@ -110,6 +112,19 @@ const COMMANDS: &[Command] = &[
     one_key(c"ratomic.lock_extend", lock::extend),
     one_key(c"ratomic.quota_add", quota::add),
     one_key(c"ratomic.idem_begin", idem::begin),
+    // permits, holders and fence: keys 1 to 3; permits and holders: keys 1 and 2.
+    Command {
+        name: c"ratomic.sem_acquire",
+        run: sem::acquire,
+        flags: WRITE,
+        keys: (1, 3, 1),
+    },
+    Command {
+        name: c"ratomic.sem_release",
+        run: sem::release,
+        flags: WRITE,
+        keys: (1, 2, 1),
+    },
     // counter and request record: keys 1 and 2.
     Command {
         name: c"ratomic.quota_add_id",
@@ -154,7 +169,7 @@ macro_rules! handlers {
     };
 }
 
-handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10, 11 => h11);
+handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10, 11 => h11, 12 => h12, 13 => h13);
 
 /// The server calls this once when it loads the module.
 ///

@@ -53,6 +53,16 @@ impl Call {
         }
     }
 
+    /// The module API table.
+    pub fn api(&self) -> &'static Api {
+        self.api
+    }
+
+    /// The command's context.
+    pub fn ctx(&self) -> *mut Ctx {
+        self.ctx
+    }
+
     /// The number of arguments after the command's name.
     pub fn len(&self) -> usize {
         self.argc.saturating_sub(1)

@@ -23,6 +23,8 @@ pub const NATIVES: &[(&str, u32)] = &[
     ("quota_add", 4),
     ("quota_add_id", 2),
     ("idem_begin", 5),
+    ("sem_acquire", 4),
+    ("sem_release", 4),
 ];
 
 /// `RATOMIC.VERSION`: `["module", <crate version>, <script>, <version>, ...]`.

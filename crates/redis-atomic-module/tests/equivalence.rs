@@ -8,7 +8,7 @@
 //! On Valkey the clock cannot be frozen to the microsecond (it adds the CPU's counter to its last
 //! reading), so there the rate limits get the same test clock (`test_now_us`) on both sides, the
 //! natives whose answer depends on the server's clock (anchored window, lock acquire,
-//! idempotency begin) sit out,
+//! idempotency begin, semaphores) sit out,
 //! and a positive `PTTL` compares as "has an expiry". Run on Valkey with
 //! `REDIS_ATOMIC_SERVER_BIN`.
 
@@ -24,10 +24,19 @@ use redis_atomic_testkit::{unique_prefix, RedisServer};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Keys every decision draws from.
-const KEYS: usize = 5;
+const KEYS: usize = 8;
+
+/// The keys a semaphore's decisions mostly use (permits, holders, fence), so they hold semaphores.
+const SEMAPHORE: [usize; 3] = [5, 6, 7];
 
 /// Natives whose replies depend on the server's clock beyond a test clock.
-const CLOCKED: &[&str] = &["rl_anchored_window", "lock_acquire", "idem_begin"];
+const CLOCKED: &[&str] = &[
+    "rl_anchored_window",
+    "lock_acquire",
+    "idem_begin",
+    "sem_acquire",
+    "sem_release",
+];
 
 #[derive(Clone, Debug)]
 struct Decision {
@@ -62,6 +71,8 @@ fn values(name: &str) -> &'static [&'static str] {
         "mode" => &["refuse", "clamp"],
         "request_ttl_ms" => &["60000", "1500"],
         "fingerprint" => &["f1", "f2"],
+        "holder" => &["h1", "h2"],
+        "capacity" => &["1", "2"],
         "result_ttl_ms" => &["60000", "1500"],
         _ => &[""], // test_now_us: the server's (frozen) clock, or the test clock on Valkey
     }
@@ -76,11 +87,15 @@ fn decision(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Decision
     (
         proptest::sample::select(natives),
         // Mostly two hot keys, so decisions meet each other's state across rounds.
-        proptest::collection::vec(prop_oneof![3 => 0..2usize, 1 => 0..KEYS], 2),
+        proptest::collection::vec(prop_oneof![3 => 0..2usize, 1 => 0..KEYS], 3),
         proptest::collection::vec(0usize..48, 6),
+        proptest::bool::weighted(0.8),
     )
-        .prop_map(move |(native, keys, picks)| {
+        .prop_map(move |(native, mut keys, picks, own)| {
             let def = script(NATIVES[native].0);
+            if own && def.name.starts_with("sem_") {
+                keys = SEMAPHORE.to_vec();
+            }
             let args = def
                 .args
                 .iter()
@@ -176,6 +191,7 @@ fn kind(outcome: &str) -> String {
         "claimed",
         "in_progress",
         "mismatch",
+        "full",
     ];
     match words.iter().find(|w| outcome.contains(&format!("\"{w}\""))) {
         Some(w) => (*w).to_string(),
@@ -303,7 +319,14 @@ fn natives_decide_as_the_scripts() {
         "WRONGTYPE",
     ];
     if frozen {
-        expected.extend(["acquired", "held", "claimed", "in_progress", "mismatch"]);
+        expected.extend([
+            "acquired",
+            "held",
+            "claimed",
+            "in_progress",
+            "mismatch",
+            "full",
+        ]);
     }
     for word in expected {
         assert!(seen.contains(word), "no {word} in {seen:?}");

@@ -16,56 +16,64 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const AHEAD_MS: i64 = 5_000;
 
 /// Decisions covering every native's writing branches (allowed, refused with a new expiry, a
-/// lease taken, re-taken, extended and released).
-fn decisions() -> Vec<Vec<&'static str>> {
-    let mut out: Vec<Vec<&str>> = Vec::new();
-    for _ in 0..4 {
-        out.push(vec![
+/// lease taken, re-taken, extended and released, a permit, a quota add, a claim). The windowed
+/// limits decide at `window` (a test clock 1 s into a minute), so their state outlives the
+/// replica's 5 s lead whatever the real time.
+fn decisions(window: &str) -> Vec<Vec<String>> {
+    let rows: Vec<Vec<&str>> = vec![
+        vec![
             "RATOMIC.RL_FIXED_WINDOW",
             "fw",
             "1",
             "3",
             "60000000",
             "1",
-            "",
-        ]);
-        out.push(vec![
-            "RATOMIC.RL_GCRA",
-            "gcra",
-            "1",
-            "3",
-            "60000000",
+            window,
+        ],
+        vec!["RATOMIC.RL_GCRA", "gcra", "1", "3", "60000000", "2", window],
+        vec!["RATOMIC.RL_ANCHORED_WINDOW", "aw", "1", "3", "60000"],
+    ];
+    let mut out: Vec<Vec<&str>> = (0..4).flat_map(|_| rows.clone()).collect();
+    out.extend([
+        vec!["SET", "persisted", "7"],
+        vec!["RATOMIC.RL_ANCHORED_WINDOW", "persisted", "1", "3", "60000"],
+        vec!["RATOMIC.LOCK_ACQUIRE", "lock", "fence", "t1", "30000"],
+        vec!["RATOMIC.LOCK_ACQUIRE", "lock", "fence", "t1", "40000"],
+        vec!["RATOMIC.LOCK_ACQUIRE", "lock2", "fence", "t2", "30000"],
+        vec!["RATOMIC.LOCK_RELEASE", "lock2", "t2", ""],
+        vec!["RATOMIC.LOCK_ACQUIRE", "lock3", "fence", "t3", "30000"],
+        vec![
+            "RATOMIC.SEM_ACQUIRE",
+            "permits",
+            "holders",
+            "fence",
+            "h1",
             "2",
-            "",
-        ]);
-        out.push(vec!["RATOMIC.RL_ANCHORED_WINDOW", "aw", "1", "3", "60000"]);
-    }
-    out.push(vec!["SET", "persisted", "7"]);
-    out.push(vec![
-        "RATOMIC.RL_ANCHORED_WINDOW",
-        "persisted",
-        "1",
-        "3",
-        "60000",
+            "30000",
+        ],
+        vec![
+            "RATOMIC.SEM_ACQUIRE",
+            "permits",
+            "holders",
+            "fence",
+            "h2",
+            "2",
+            "40000",
+        ],
+        vec![
+            "RATOMIC.QUOTA_ADD",
+            "quota",
+            "3",
+            "0",
+            "10",
+            "refuse",
+            "50000",
+        ],
+        vec!["RATOMIC.IDEM_BEGIN", "idem", "t1", "f1", "30000", "60000"],
     ]);
-    out.push(vec!["RATOMIC.LOCK_ACQUIRE", "lock", "fence", "t1", "30000"]);
-    out.push(vec!["RATOMIC.LOCK_ACQUIRE", "lock", "fence", "t1", "40000"]);
-    out.push(vec![
-        "RATOMIC.LOCK_ACQUIRE",
-        "lock2",
-        "fence",
-        "t2",
-        "30000",
-    ]);
-    out.push(vec!["RATOMIC.LOCK_RELEASE", "lock2", "t2", ""]);
-    out.push(vec![
-        "RATOMIC.LOCK_ACQUIRE",
-        "lock3",
-        "fence",
-        "t3",
-        "30000",
-    ]);
-    out
+    out.into_iter()
+        .map(|row| row.into_iter().map(str::to_string).collect())
+        .collect()
 }
 
 #[test]
@@ -89,8 +97,9 @@ fn a_replica_holds_the_primarys_state() {
     replicate(&replica, &primary).expect("replicate");
     let mut p = primary.client().get_connection().expect("connect");
     let mut fence = String::new();
-    for args in decisions() {
-        let mut cmd = redis::cmd(args[0]);
+    let minute = at.as_micros() / 60_000_000 * 60_000_000 + 1_000_000;
+    for args in decisions(&minute.to_string()) {
+        let mut cmd = redis::cmd(&args[0]);
         cmd.arg(&args[1..]);
         let reply: Value = cmd.query(&mut p).expect("a decision");
         if args[1] == "lock3" {
@@ -120,6 +129,10 @@ fn a_replica_holds_the_primarys_state() {
         "lock2",
         "lock3",
         "fence",
+        "permits",
+        "holders",
+        "quota",
+        "idem",
     ];
     for key in keys {
         let dump = |c: &mut redis::Connection| -> Value {
