@@ -53,6 +53,7 @@ mod reply;
 mod rl;
 mod sem;
 mod server;
+mod sliding_log;
 mod version;
 
 use ffi::{Ctx, RString};
@@ -99,6 +100,9 @@ const COMMANDS: &[Command] = &[
     }),
     one_key(c"ratomic.rl_sliding_window", |c| {
         rl::decide(c, rl::Algo::SlidingWindow)
+    }),
+    one_key(c"ratomic.rl_sliding_log", |c| {
+        rl::decide(c, rl::Algo::SlidingLog)
     }),
     one_key(c"ratomic.rl_anchored_window", anchored::decide),
     // lock and fence: keys 1 and 2.
@@ -169,7 +173,7 @@ macro_rules! handlers {
     };
 }
 
-handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10, 11 => h11, 12 => h12, 13 => h13);
+handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10, 11 => h11, 12 => h12, 13 => h13, 14 => h14);
 
 /// The server calls this once when it loads the module.
 ///

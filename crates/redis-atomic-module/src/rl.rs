@@ -20,6 +20,8 @@ pub enum Algo {
     TokenBucket,
     /// `sw`
     SlidingWindow,
+    /// `sl` (its own decision: [`crate::sliding_log`])
+    SlidingLog,
 }
 
 /// One limit's validated numbers (`rl_args`' out-locals).
@@ -67,8 +69,13 @@ pub fn args(
     } else {
         tonumber(cost)
     };
-    let limit = int_in(tonumber(limit), 1.0, 1e9)
-        .ok_or_else(|| Out::bad("limit must be an integer in 1..1000000000"))?;
+    // The sliding log keeps one member per unit: at most 10000.
+    let (most, most_text) = match algo {
+        Algo::SlidingLog => (1e4, "10000"),
+        _ => (1e9, "1000000000"),
+    };
+    let limit = int_in(tonumber(limit), 1.0, most)
+        .ok_or_else(|| Out::bad(&format!("limit must be an integer in 1..{most_text}")))?;
     let period = int_in(tonumber(period), 1000.0, 31_622_400_000_000.0)
         .ok_or_else(|| Out::bad("period_us must be an integer in 1000..31622400000000"))?;
     let mut burst = int_in(tonumber(burst), 1.0, 1e9)
@@ -122,6 +129,9 @@ pub fn decide(call: &Call, algo: Algo) -> Out {
     if call.len() != 6 {
         return Out::WrongArity;
     }
+    if algo == Algo::SlidingLog {
+        return crate::sliding_log::decide(call);
+    }
     let l = match args(algo, call.arg(1), call.arg(2), call.arg(3), call.arg(4)) {
         Ok(l) => l,
         Err(out) => return out,
@@ -139,6 +149,7 @@ pub fn decide(call: &Call, algo: Algo) -> Out {
         Algo::Gcra => gcra(&l, now, key.value()),
         Algo::TokenBucket => crate::counters::token_bucket(&l, now, key.value()),
         Algo::SlidingWindow => crate::counters::sliding_window(&l, now, key.value()),
+        Algo::SlidingLog => None, // decided by crate::sliding_log (above)
     };
     let Some(c) = checked else {
         return not_state(call.arg(0));

@@ -16,6 +16,7 @@ pub const NATIVES: &[(&str, u32)] = &[
     ("rl_gcra", 6),
     ("rl_token_bucket", 6),
     ("rl_sliding_window", 6),
+    ("rl_sliding_log", 5),
     ("rl_anchored_window", 2),
     ("lock_acquire", 5),
     ("lock_release", 6),
