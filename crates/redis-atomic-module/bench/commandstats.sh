@@ -29,12 +29,13 @@ run() { # label command... (redis-benchmark substitutes __rand_int__)
   awk -v l="$label" -v n="$n" -v u="$usec" -v b="$before" -v a="$after" \
     'BEGIN {printf "%-34s %8d  %6s us/call  %9.0f decisions/server-cpu-s\n", l, n, u, n / (a - b)}'
 }
-for script in rl_fixed_window rl_anchored_window lock_acquire; do
+for script in rl_fixed_window rl_anchored_window lock_acquire rl_gcra; do
   sha=$(redis-cli -p "$port" script load "$("$cli" scripts show "$script")")
   case $script in
     rl_fixed_window) keys=(1 "fw:__rand_int__"); args=(1 1000000000 60000000 1 "") ;;
     rl_anchored_window) keys=(1 "aw:__rand_int__"); args=(1 1000000000 60000) ;;
     lock_acquire) keys=(2 "{l__rand_int__}:lock" "{l__rand_int__}:fence"); args=(t1 30000) ;;
+    rl_gcra) keys=(1 "gcra:__rand_int__"); args=(1 1000000000 60000000 1000 "") ;;
   esac
   run "$script script (EVALSHA)" EVALSHA "$sha" "${keys[@]}" "${args[@]}"
   native=$(echo "ratomic.$script" | tr 'a-z' 'A-Z')
