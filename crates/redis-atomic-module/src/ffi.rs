@@ -5,7 +5,8 @@
 //! and are used only when the server has them). Nothing here decides anything: [`crate::server`]
 //! wraps these pointers in safe calls.
 //!
-//! Unsafe code lives here and in [`crate::server`] only (the crate's documented allowance).
+//! Unsafe code lives here, in [`crate::server`], [`crate::command`] and [`crate::lua`] only (the
+//! crate's documented allowance).
 
 // Each lookup's transmute target is the field's declared type (the table below), which the
 // macro cannot spell.

@@ -3,7 +3,9 @@
 //!
 //! # Why a module
 //! A script's `redis.call`s cost most of a decision's server time; a native command reads and
-//! writes the key directly (the module key API). The scripts stay the default and the source of
+//! writes the key directly (the module key API); the natives over sorted sets and hashes
+//! (semaphore, sliding log) run the script's commands in its order through `RedisModule_Call`
+//! ([`command`]): less gain, and no doubt that the state is the script's. The scripts stay the default and the source of
 //! truth: every native here mirrors one script step by step (same keys, same stored values and
 //! expiries, same replies, the same checks in the same order with the same messages, Lua's number
 //! semantics in [`lua`]), and the equivalence test runs both against servers whose clocks are
@@ -27,8 +29,8 @@
 //! it; nothing crosses the boundary that the server would free.
 //!
 //! # Safety rules
-//! Unsafe code is allowed only in [`ffi`], [`server`], [`command`] and [`lua`] (C calls) and the entry points
-//! below (the workspace denies it elsewhere). No panic crosses the boundary: every entry point
+//! Unsafe code is allowed only in [`ffi`], [`server`], [`command`] and [`lua`] (C calls) and the
+//! entry points below, each allowance marked where it is (the workspace denies it elsewhere). No panic crosses the boundary: every entry point
 //! runs under `catch_unwind` and answers an error instead. Every argument is validated as the
 //! script validates it; a malformed call is an error reply. Allocations are bounded by the
 //! arguments and values read (nothing grows with a number a caller sends).
@@ -39,19 +41,21 @@
 //! recomputes a decision with its own clock. Expiries are absolute on the wire; on Redis 7.0
 //! (no `GetAbsExpire`) the absolute time is the server's `Milliseconds()` plus the relative
 //! expiry, read in the same millisecond as the server applies it.
-#![allow(unsafe_code)]
-
 mod anchored;
+#[allow(unsafe_code)] // C calls (Safety rules above)
 mod command;
 mod counters;
+#[allow(unsafe_code)] // C calls (Safety rules above)
 mod ffi;
 mod idem;
 mod lock;
+#[allow(unsafe_code)] // C calls (Safety rules above)
 mod lua;
 mod quota;
 mod reply;
 mod rl;
 mod sem;
+#[allow(unsafe_code)] // C calls (Safety rules above)
 mod server;
 mod sliding_log;
 mod version;
@@ -142,6 +146,7 @@ const COMMANDS: &[Command] = &[
 ///
 /// # Safety
 /// The arguments must be what the server passed to a command handler.
+#[allow(unsafe_code)] // an entry point (Safety rules above)
 unsafe fn entry(index: usize, ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int) -> c_int {
     let Some(api) = ffi::api() else {
         return ffi::ERR;
@@ -164,6 +169,7 @@ unsafe fn entry(index: usize, ctx: *mut Ctx, argv: *mut *mut RString, argc: c_in
 macro_rules! handlers {
     ($($i:literal => $f:ident),* $(,)?) => {
         $(
+            #[allow(unsafe_code)] // an entry point (Safety rules above)
             unsafe extern "C" fn $f(ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int) -> c_int {
                 // SAFETY: the server's handler arguments, passed on.
                 unsafe { entry($i, ctx, argv, argc) }
@@ -179,6 +185,7 @@ handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7
 ///
 /// # Safety
 /// Called by the server with its load context.
+#[allow(unsafe_code)] // the entry point the server looks up (Safety rules above)
 #[no_mangle]
 pub unsafe extern "C" fn RedisModule_OnLoad(
     ctx: *mut Ctx,
