@@ -12,7 +12,7 @@ pub mod cmd;
 pub mod output;
 
 use clap::{Parser, Subcommand};
-use cmd::{bench, doctor, functions, lint, proxy, rls, scripts, serve, slot, test, verify};
+use cmd::{bench, doctor, functions, lint, module, proxy, rls, scripts, serve, slot, test, verify};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,6 +51,13 @@ pub enum Command {
         /// Exit 1 when the keys span more than one slot.
         #[arg(long)]
         check_same: bool,
+    },
+    /// The server module (docs/module.md): `module path` prints the built
+    /// libredis_atomic_module.so's path, for `--loadmodule`. Exit 0 found, 1 not built.
+    Module {
+        /// path.
+        #[command(subcommand)]
+        command: module::ModuleCommand,
     },
     /// Run every primitive's invariant check under concurrency against a real server (an
     /// embedded redis-server when no --url is given). Exit 1 on any violation.
@@ -163,6 +170,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let code = match cli.command {
         Command::Scripts { command } => scripts::run(command, out, err),
         Command::Slot { keys, check_same } => slot::run(&keys, check_same, out),
+        Command::Module { command } => module::run(command, out, err),
         Command::Verify(args) => verify::run(args, out, err),
         Command::Lint(args) => lint::run(args, out, err),
         Command::Functions { command } => functions::run(command, out, err),

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod doctor;
 pub mod functions;
 pub mod lint;
+pub mod module;
 pub mod proxy;
 pub mod rls;
 pub mod scripts;

@@ -41,6 +41,28 @@ fn scripts_show() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("lock_acquire"));
 }
 
+/// `module path` prints the module's path when `REDIS_ATOMIC_MODULE` names a file, exit 1
+/// (nothing on stdout) when it does not.
+#[test]
+fn module_path_prints_the_module() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let so = dir.path().join("libredis_atomic_module.so");
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
+            .args(["module", "path"])
+            .env("REDIS_ATOMIC_MODULE", &so)
+            .output()
+            .expect("run the CLI")
+    };
+    let missing = run();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(missing.stdout.is_empty());
+    std::fs::write(&so, b"").expect("write");
+    let found = run();
+    assert!(found.status.success(), "{}", stderr(&found));
+    assert_eq!(stdout(&found).trim(), so.display().to_string());
+}
+
 /// `slot` prints CLUSTER KEYSLOT values; `--check-same` exits 1 across slots.
 #[test]
 fn slot_check_same() {
@@ -117,6 +139,7 @@ fn every_verb_documents_its_exit_codes() {
     let verbs = [
         "scripts",
         "slot",
+        "module",
         "verify",
         "lint",
         "functions",

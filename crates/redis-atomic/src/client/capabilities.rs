@@ -68,6 +68,8 @@ pub struct Capabilities {
     pub set_ifeq: bool,
     /// [`ClientConfig::force_lua`](super::ClientConfig::force_lua): native commands are not used.
     pub forced_lua: bool,
+    /// The server module, if every node has it loaded (see [`super::module`]).
+    pub module: Option<super::module::ModuleInfo>,
 }
 
 impl Capabilities {
@@ -79,6 +81,7 @@ impl Capabilities {
             delete_if_eq: None,
             set_ifeq: false,
             forced_lua: false,
+            module: None,
         }
     }
 
@@ -101,8 +104,12 @@ impl Capabilities {
             "Lua"
         };
         let forced = if self.forced_lua { " (Lua forced)" } else { "" };
+        let module = match (&self.module, self.forced_lua) {
+            (Some(m), false) => format!(", module {}", m.version),
+            _ => String::new(),
+        };
         format!(
-            "{}: lock release {release}, extend {extend}{forced}",
+            "{}: lock release {release}, extend {extend}{module}{forced}",
             self.server
         )
     }
@@ -119,12 +126,14 @@ impl Capabilities {
             }
         }
         let all_same = nodes.iter().all(|n| n.delete_if_eq == first.delete_if_eq);
+        let modules: Vec<_> = nodes.iter().map(|n| n.module.clone()).collect();
         Capabilities {
             server: servers.join(", "),
             nodes: nodes.len(),
             delete_if_eq: first.delete_if_eq.filter(|_| all_same),
             set_ifeq: nodes.iter().all(|n| n.set_ifeq),
             forced_lua: false,
+            module: super::module::ModuleInfo::common(&modules),
         }
     }
 
@@ -158,16 +167,19 @@ impl Capabilities {
             delete_if_eq,
             set_ifeq: replies.get(2).is_some_and(|v| mentions(v, "ifeq")),
             forced_lua: false,
+            module: super::module::ModuleInfo::parse(replies.get(3)),
         }
     }
 }
 
-/// The probe of one node: `INFO server`, `COMMAND INFO DELIFEQ DELEX`, `COMMAND DOCS SET`.
+/// The probe of one node: `INFO server`, `COMMAND INFO DELIFEQ DELEX`, `COMMAND DOCS SET`,
+/// `RATOMIC.VERSION` (the server module).
 pub(crate) fn probe() -> redis::Pipeline {
     let mut pipe = redis::pipe();
     pipe.cmd("INFO").arg("server");
     pipe.cmd("COMMAND").arg("INFO").arg("DELIFEQ").arg("DELEX");
     pipe.cmd("COMMAND").arg("DOCS").arg("SET");
+    super::module::probe(&mut pipe);
     pipe
 }
 
@@ -250,6 +262,20 @@ impl Cache {
             caps.delete_if_eq = None;
             caps.set_ifeq = false;
         }
+    }
+
+    /// The module's natives were refused: scripts until the next re-detection.
+    pub(crate) fn refuse_module(&self) {
+        if let Some(caps) = self.cell().as_mut() {
+            caps.module = None;
+        }
+    }
+
+    /// Whether the detected module covers `def` (None: nothing detected yet), without a clone.
+    pub(crate) fn module_covers(&self, def: &crate::script::ScriptDef) -> Option<bool> {
+        let cell = self.cell();
+        let caps = cell.as_ref()?;
+        Some(caps.module.as_ref().is_some_and(|m| m.covers(def)))
     }
 }
 

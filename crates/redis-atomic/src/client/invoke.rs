@@ -163,6 +163,14 @@ impl Client {
         keys: &[&str],
         args: &[Arg<'_>],
     ) -> Result<Value, Error> {
+        if let Some(cmd) = self.module_cmd(def, keys, args).await {
+            match self.send_script(def, &cmd).await {
+                // Nothing ran (a node without the module): the script, and no module until the
+                // next detection.
+                Err(e) if super::capabilities::unsupported(&e) => self.caps.refuse_module(),
+                sent => return sent,
+            }
+        }
         match self.batch_of(def) {
             Some(batch) => self.batched(batch, def, keys, args).await,
             None => self.attempt_alone(def, keys, args).await,

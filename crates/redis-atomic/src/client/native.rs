@@ -35,7 +35,7 @@ impl Client {
 
     /// The cached capabilities, else a detection; when `wait` is false and another caller is
     /// detecting, none (the script) for this call.
-    async fn capabilities_or(&self, wait: bool) -> Capabilities {
+    pub(super) async fn capabilities_or(&self, wait: bool) -> Capabilities {
         let mut caps = match self.caps.get() {
             Some(caps) => caps,
             None if !self.caps.begin_detect() && !wait => Capabilities::none(),
@@ -63,12 +63,22 @@ impl Client {
             let mut lease = self.transport.checkout().await.ok()?;
             let sent = lease.conn.request_pipeline(&pipe);
             let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
-            return Some(Capabilities::parse(&replies.unwrap_or_default()));
+            return match replies {
+                // The connection broke (a restart, a failover): nothing learned, nothing cached.
+                Err(e) if unreachable(&e) => {
+                    self.transport.discard(lease.slot);
+                    None
+                }
+                replies => Some(Capabilities::parse(&replies.unwrap_or_default())),
+            };
         }
         let mut nodes = Vec::new();
         for node in super::cluster_nodes::reachable(self).await.ok()? {
             let sent = self.transport.to_node(&node.host, node.port, &pipe);
             let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
+            if replies.as_ref().is_err_and(unreachable) {
+                return None;
+            }
             nodes.push(Capabilities::parse(&replies.unwrap_or_default()));
         }
         Some(Capabilities::common(nodes))
@@ -130,6 +140,12 @@ impl Client {
             None => self.command(cmd).await,
         }
     }
+}
+
+/// Whether a probe's failure says the node was not reached (a broken or refused connection, a
+/// timeout), as opposed to refused probes: a detection that learned nothing, not "no natives".
+fn unreachable(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout()
 }
 
 /// The integer reply of a native command (`DELIFEQ`, `DELEX`), or a typed error naming

@@ -18,6 +18,7 @@
 //! | `busy-reply-threshold` | — (warns when 0: a runaway script blocks every client) | |
 //! | `version` | older than Redis 7.0 | shebang flags and Functions need 7.0 |
 //! | `capabilities` | Functions missing with `Delivery::Functions` | lists Functions, `SET NX GET`, and the native lock path the client takes on this node (`DELIFEQ` / `DELEX IFEQ` release, `SET IFEQ` extend, or Lua) |
+//! | `module` | — (warns when a native's version differs from this client's script: that one runs as the script) | reports the server module (`ratomic`): loaded or not, its version, the natives the client uses |
 //! | `function-library` | other code under this build's library name | `FCALL` would run it |
 //! | `cluster-slots` | a slot is not served, or the cluster state is not ok | |
 //! | `acl <primitive>` | the user may not run a command the primitive sends or its scripts call | the derivation of `scripts acl` ([`crate::script::acl_rules`]) |
@@ -29,6 +30,7 @@
 mod acl;
 mod checks;
 mod facts;
+mod module;
 mod rules;
 
 /// The verdict scale and the `maxmemory-policy` judgement are the client's

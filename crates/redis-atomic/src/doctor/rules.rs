@@ -4,6 +4,7 @@
 
 use super::checks::{acl, capabilities, cluster, library, version};
 use super::facts::NodeFacts;
+use super::module::module;
 use super::{DoctorOptions, Report, Row, Status};
 use crate::client::memory;
 
@@ -20,6 +21,7 @@ pub(crate) fn judge(nodes: &[NodeFacts], opts: &DoctorOptions) -> Report {
             busy(n),
             version(n),
             capabilities(n, opts),
+            module(n, opts),
             library(n, opts),
         ];
         found.extend(cluster(n));

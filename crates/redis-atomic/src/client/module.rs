@@ -1,0 +1,169 @@
+//! The server module (`redis-atomic-module`, loaded as `ratomic`): its natives in place of the
+//! scripts they decide exactly as.
+//!
+//! Why a capability and not a [`Delivery`](crate::Delivery): the module is chosen per script —
+//! a native is used only when the module reports the same version as the script this client
+//! carries (`RATOMIC.VERSION`), so a client newer or older than the module keeps the scripts for
+//! what changed — and it sits on top of either delivery (what runs when a script runs instead).
+//! Detected with the other capabilities (one probe per node, at connect and again after anything
+//! that may have put another server behind the client); on a cluster only what every node has.
+//! A native the server answers with `unknown command` or `NOPERM` (nothing ran: a node restarted
+//! without the module) runs as the script in the same attempt, and the module is not used again
+//! until the next detection. [`ClientConfig::force_lua`](super::ClientConfig::force_lua) keeps
+//! every call on the scripts.
+//!
+//! A native is sent alone (the multiplexed connection pipelines concurrent ones); its reply is
+//! the script's, decoded by the same code.
+
+use super::{Arg, Client};
+use crate::script::ScriptDef;
+use redis::{Cmd, Value};
+use std::sync::Arc;
+
+/// The module as a server reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModuleInfo {
+    /// The module's own version (its crate's).
+    pub version: String,
+    /// Each native's script and the script version it decides as.
+    pub natives: Arc<[(String, u32)]>,
+}
+
+impl ModuleInfo {
+    /// From `RATOMIC.VERSION`'s reply (`["module", version, script, n, ...]`); None for an error
+    /// (no module) or anything else.
+    pub(crate) fn parse(reply: Option<&Value>) -> Option<ModuleInfo> {
+        let Some(Value::Array(items)) = reply else {
+            return None;
+        };
+        let text = |v: &Value| match v {
+            Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+            Value::SimpleString(s) => Some(s.clone()),
+            _ => None,
+        };
+        let mut pairs = items.chunks_exact(2);
+        let first = pairs.next()?;
+        if text(&first[0])?.as_str() != "module" {
+            return None;
+        }
+        let version = text(&first[1])?;
+        let natives = pairs
+            .filter_map(|p| match (text(&p[0]), &p[1]) {
+                (Some(name), Value::Int(n)) => Some((name, u32::try_from(*n).ok()?)),
+                _ => None,
+            })
+            .collect();
+        Some(ModuleInfo { version, natives })
+    }
+
+    /// Whether the module decides `def` exactly as this client's script (same version).
+    pub fn covers(&self, def: &ScriptDef) -> bool {
+        self.natives
+            .iter()
+            .any(|(name, v)| name == def.name && *v == def.version)
+    }
+
+    /// Natives whose version differs from this client's script (used as scripts).
+    pub fn mismatched(&self) -> Vec<String> {
+        self.natives
+            .iter()
+            .filter(|(name, v)| crate::script::find(name).is_some_and(|d| d.version != *v))
+            .map(|(name, v)| format!("{name} v{v}"))
+            .collect()
+    }
+
+    /// What every node has: the natives all report alike; None when a node has no module.
+    pub(crate) fn common(nodes: &[Option<ModuleInfo>]) -> Option<ModuleInfo> {
+        let first = nodes.first()?.clone()?;
+        let mut natives: Vec<(String, u32)> = first.natives.to_vec();
+        for node in nodes {
+            let node = node.as_ref()?;
+            natives.retain(|n| node.natives.contains(n));
+        }
+        Some(ModuleInfo {
+            version: first.version,
+            natives: natives.into(),
+        })
+    }
+}
+
+/// The probe's command: `RATOMIC.VERSION` (an error where the module is not loaded).
+pub(crate) fn probe(pipe: &mut redis::Pipeline) {
+    pipe.cmd("RATOMIC.VERSION");
+}
+
+impl Client {
+    /// `RATOMIC.<SCRIPT> keys... args...` when the detected module covers `def` (detecting first
+    /// if nothing is cached); None: the script.
+    pub(super) async fn module_cmd(
+        &self,
+        def: &'static ScriptDef,
+        keys: &[&str],
+        args: &[Arg<'_>],
+    ) -> Option<Cmd> {
+        if self.config.force_lua {
+            return None;
+        }
+        let covered = match self.caps.module_covers(def) {
+            Some(covered) => covered,
+            None => self
+                .capabilities_or(false)
+                .await
+                .module
+                .is_some_and(|m| m.covers(def)),
+        };
+        if !covered {
+            return None;
+        }
+        let mut cmd = redis::cmd(&format!("RATOMIC.{}", def.name.to_ascii_uppercase()));
+        cmd.arg(keys).arg(args);
+        Some(cmd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> Value {
+        Value::BulkString(v.as_bytes().to_vec())
+    }
+
+    /// A well-formed reply lists the natives; an error or junk means no module.
+    #[test]
+    fn parse_version_reply() {
+        let reply = Value::Array(vec![
+            s("module"),
+            s("0.1.0"),
+            s("rl_fixed_window"),
+            Value::Int(6),
+            s("lock_acquire"),
+            Value::Int(-1),
+        ]);
+        let info = ModuleInfo::parse(Some(&reply)).expect("a module");
+        assert_eq!(info.version, "0.1.0");
+        assert_eq!(info.natives.as_ref(), &[("rl_fixed_window".to_string(), 6)]);
+        assert_eq!(ModuleInfo::parse(Some(&Value::Nil)), None);
+        assert_eq!(ModuleInfo::parse(None), None);
+        let junk = Value::Array(vec![s("x"), s("y")]);
+        assert_eq!(ModuleInfo::parse(Some(&junk)), None);
+    }
+
+    /// A cluster uses the natives every node reports alike, none when a node lacks the module.
+    #[test]
+    fn common_natives() {
+        let node = |natives: &[(&str, u32)]| {
+            Some(ModuleInfo {
+                version: "0.1.0".into(),
+                natives: natives.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            })
+        };
+        let both = ModuleInfo::common(&[node(&[("a", 1), ("b", 2)]), node(&[("a", 1), ("b", 3)])]);
+        assert_eq!(
+            both.expect("common").natives.as_ref(),
+            &[("a".to_string(), 1)]
+        );
+        assert_eq!(ModuleInfo::common(&[node(&[("a", 1)]), None]), None);
+    }
+}
