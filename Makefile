@@ -94,7 +94,7 @@ test: ensure-redis ensure-cc
 	@# integration-test binary each, and the layers' examples).
 	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
 		| python3 tools/test-binaries.py crates/redis-atomic crates/redis-atomic-http \
-			crates/redis-atomic-server > target/valkey-test-bins
+			crates/redis-atomic-server crates/redis-atomic-module > target/valkey-test-bins
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
