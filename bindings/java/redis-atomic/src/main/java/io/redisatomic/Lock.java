@@ -1,6 +1,7 @@
 package io.redisatomic;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,6 +30,7 @@ public final class Lock implements Acquire, AutoCloseable {
     private final long fence;
     private final Duration ttl;
     private final long acquiredAtNanos;
+    private final Instant acquiredAt;
     private final AtomicBoolean ended = new AtomicBoolean();
     private final CompletableFuture<Void> watched = new CompletableFuture<>();
     private volatile ScheduledFuture<?> renewal;
@@ -41,6 +43,7 @@ public final class Lock implements Acquire, AutoCloseable {
         this.fence = fence;
         this.ttl = ttl;
         this.acquiredAtNanos = acquiredAtNanos;
+        this.acquiredAt = Instant.now().minusNanos(System.nanoTime() - acquiredAtNanos);
         this.lastRenewedNanos = acquiredAtNanos;
     }
 
@@ -67,9 +70,17 @@ public final class Lock implements Acquire, AutoCloseable {
         return ttl;
     }
 
-    /** Whether the lease may still be held by this client's clock (from the moment the acquire was sent). */
-    public boolean mayBeHeld() {
-        return !ended.get() && System.nanoTime() - acquiredAtNanos < ttl.toNanos();
+    /**
+     * By when the lease ends at the latest unless extended, on this client's clock: the moment the
+     * acquire was sent plus the TTL (the server's lease began after that).
+     */
+    public Instant expiresBy() {
+        return acquiredAt.plus(ttl);
+    }
+
+    /** Whether the handle has ended (released, or closed). */
+    public boolean ended() {
+        return ended.get();
     }
 
     /** Sets the lease to end {@code ttl} from the server's now. */

@@ -52,7 +52,7 @@ public final class Locks {
     }
 
     /** Waits up to {@code wait} for the lock (retrying while it is held, jittered); Held when it runs out. */
-    public Acquire acquireWaiting(String resource, Duration ttl, Duration wait) {
+    public Acquire acquireTimeout(String resource, Duration ttl, Duration wait) {
         return RedisAtomic.join(acquireAsync(resource, ttl, null, wait));
     }
 

@@ -45,6 +45,11 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
         return new RedisAtomic(Link.cluster(urls, options), options);
     }
 
+    /** Whether it runs over a Redis Cluster. */
+    public boolean isCluster() {
+        return link.isCluster();
+    }
+
     public Options options() {
         return options;
     }

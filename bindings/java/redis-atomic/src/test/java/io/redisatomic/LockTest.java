@@ -43,7 +43,7 @@ class LockTest {
         for (int t = 0; t < threads; t++) {
             tasks.add(pool.submit(() -> {
                 for (int i = 0; i < rounds; i++) {
-                    try (Lock l = (Lock) locks.acquireWaiting(resource, Duration.ofSeconds(30), Duration.ofSeconds(60))) {
+                    try (Lock l = (Lock) locks.acquireTimeout(resource, Duration.ofSeconds(30), Duration.ofSeconds(60))) {
                         assertEquals(1, inside.incrementAndGet(), "two holders at once");
                         assertTrue(l.fence() > lastFence.get(), "fences strictly increase");
                         lastFence.set(l.fence());
@@ -113,7 +113,7 @@ class LockTest {
         try (Lock l = (Lock) locks.acquire("watched", Duration.ofMillis(300))) {
             l.watch();
             // A waiter trying for ten leases' time finds it held all along.
-            Acquire other = locks.acquireWaiting("watched", Duration.ofSeconds(1), Duration.ofSeconds(3));
+            Acquire other = locks.acquireTimeout("watched", Duration.ofSeconds(1), Duration.ofSeconds(3));
             assertInstanceOf(Acquire.Held.class, other);
             assertInstanceOf(LockState.Locked.class, locks.inspect("watched"));
         }
