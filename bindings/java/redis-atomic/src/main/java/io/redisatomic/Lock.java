@@ -3,11 +3,6 @@ package io.redisatomic;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A held lock (the {@code acquired} outcome): its resource, owner token and fence. Pass
@@ -19,32 +14,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * host); the fence, checked downstream, is what makes a late holder harmless.
  */
 public final class Lock implements Acquire, AutoCloseable {
-    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "redis-atomic-watchdog");
-        t.setDaemon(true);
-        return t;
-    });
     private final Locks locks;
     private final String resource;
-    private final String token;
-    private final long fence;
-    private final Duration ttl;
-    private final long acquiredAtNanos;
-    private final Instant acquiredAt;
-    private final AtomicBoolean ended = new AtomicBoolean();
-    private final CompletableFuture<Void> watched = new CompletableFuture<>();
-    private volatile ScheduledFuture<?> renewal;
-    private volatile long lastRenewedNanos;
+    private final Lease lease;
 
-    Lock(Locks locks, String resource, String token, long fence, Duration ttl, long acquiredAtNanos) {
+    Lock(Locks locks, String resource, String token, long fence, Duration ttl, long sentNanos) {
         this.locks = locks;
         this.resource = resource;
-        this.token = token;
-        this.fence = fence;
-        this.ttl = ttl;
-        this.acquiredAtNanos = acquiredAtNanos;
-        this.acquiredAt = Instant.now().minusNanos(System.nanoTime() - acquiredAtNanos);
-        this.lastRenewedNanos = acquiredAtNanos;
+        this.lease = new Lease("the lock on " + resource, token, fence, ttl, sentNanos,
+                t -> locks.extendAsync(resource, token, fence, t));
     }
 
     @Override
@@ -57,35 +35,32 @@ public final class Lock implements Acquire, AutoCloseable {
     }
 
     public String token() {
-        return token;
+        return lease.token;
     }
 
     /** The fencing token: strictly greater than every fence issued for this resource before. */
     public long fence() {
-        return fence;
+        return lease.fence;
     }
 
     /** The lease asked for. */
     public Duration ttl() {
-        return ttl;
+        return lease.ttl;
     }
 
-    /**
-     * By when the lease ends at the latest unless extended, on this client's clock: the moment the
-     * acquire was sent plus the TTL (the server's lease began after that).
-     */
+    /** By when the lease ends at the latest unless extended, on this client's clock (acquire sent + TTL). */
     public Instant expiresBy() {
-        return acquiredAt.plus(ttl);
+        return lease.expiresBy();
     }
 
     /** Whether the handle has ended (released, or closed). */
     public boolean ended() {
-        return ended.get();
+        return lease.ended();
     }
 
     /** Sets the lease to end {@code ttl} from the server's now. */
-    public Extend extend(Duration newTtl) {
-        return locks.extend(resource, token, fence, newTtl);
+    public Extend extend(Duration ttl) {
+        return locks.extend(resource, lease.token, lease.fence, ttl);
     }
 
     /** Frees the lock; a second release (or one after close) is a {@link HandleEndedException}. */
@@ -94,68 +69,30 @@ public final class Lock implements Acquire, AutoCloseable {
     }
 
     public CompletableFuture<Release> releaseAsync() {
-        if (!ended.compareAndSet(false, true)) {
-            return CompletableFuture.failedFuture(new HandleEndedException("the lock on " + resource + " was already released"));
+        if (!lease.end()) {
+            return CompletableFuture.failedFuture(lease.endedError());
         }
-        stopWatch();
-        watched.complete(null);
-        return locks.releaseAsync(resource, token, fence);
+        return locks.releaseAsync(resource, lease.token, lease.fence);
     }
 
     /**
-     * Keeps the lease alive: extends it to {@code ttl} every third of {@code ttl}. The future
-     * completes when the lock is released (or {@link #unwatch()}), and fails with
-     * {@link LeaseLostException} when an extend finds the lease lost, or when no extend succeeded
-     * before the lease may have ended.
+     * Keeps the lease alive: extends it to its TTL every third of the TTL. The future completes
+     * when the lock is released (or {@link #unwatch()}), and fails with {@link LeaseLostException}
+     * when an extend finds the lease lost, or when no extend succeeded for a whole TTL.
      */
     public CompletableFuture<Void> watch() {
-        if (ended.get()) {
-            return CompletableFuture.failedFuture(new HandleEndedException("the lock on " + resource + " has ended"));
-        }
-        long period = Math.max(1, ttl.toMillis() / 3);
-        if (renewal == null) {
-            renewal = WATCHDOG.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
-        }
-        return watched;
+        return lease.watch();
     }
 
     /** Stops the watchdog; the lease then ends at its TTL unless extended or released. */
     public void unwatch() {
-        stopWatch();
-        watched.complete(null);
-    }
-
-    private void stopWatch() {
-        ScheduledFuture<?> r = renewal;
-        if (r != null) {
-            r.cancel(false);
-        }
-    }
-
-    private void renew() {
-        if (watched.isDone()) {
-            return;
-        }
-        locks.extendAsync(resource, token, fence, ttl).whenComplete((r, t) -> {
-            if (r instanceof Extend.Extended) {
-                lastRenewedNanos = System.nanoTime();
-            } else if (r instanceof Lost) {
-                lose("an extend found the lease lost");
-            } else if (System.nanoTime() - lastRenewedNanos >= ttl.toNanos()) {
-                lose("no extend succeeded within the lease: " + (t == null ? "" : Classify.failure(t).getMessage()));
-            }
-        });
-    }
-
-    private void lose(String why) {
-        stopWatch();
-        watched.completeExceptionally(new LeaseLostException("the lock on " + resource + " (fence " + fence + ") was lost: " + why));
+        lease.unwatch();
     }
 
     /** Releases the lock unless it already ended (try-with-resources). */
     @Override
     public void close() {
-        if (!ended.get()) {
+        if (!lease.ended()) {
             try {
                 release();
             } catch (HandleEndedException e) {

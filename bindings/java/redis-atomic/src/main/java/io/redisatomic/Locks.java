@@ -76,7 +76,7 @@ public final class Locks {
         }
     }
 
-    private static Throwable callerSafety(Throwable t, boolean callerToken) {
+    static Throwable callerSafety(Throwable t, boolean callerToken) {
         RedisAtomicException e = Classify.failure(t);
         return e instanceof OutcomeUnknownException u ? u.withRetrySafe(callerToken) : e;
     }

@@ -59,6 +59,11 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
         return new Locks(this, Keyspace.of(namespace));
     }
 
+    /** Idempotency keys under {@code namespace}, with the default settings. */
+    public Idempotency idempotency(String namespace) {
+        return new Idempotency(this, Keyspace.of(namespace), IdempotencyConfig.defaults());
+    }
+
     /** A rate limiter of {@code policy} under {@code namespace}. */
     public RateLimiter rateLimiter(String namespace, Policy policy) {
         return new RateLimiter(this, Keyspace.of(namespace), policy);

@@ -42,6 +42,11 @@ final class Keys {
                 out.set("keys", keys);
                 out.put("slot", Keyspace.slot(all.get(0)));
             }
+            case "idempotency.keys" -> {
+                Idempotency idem = new Idempotency(null, Keyspace.of(in.get("namespace").asText()), IdempotencyConfig.defaults());
+                String record = idem.keys(in.get("scope").asText(), Vectors.bytes(in.get("key"))).record();
+                keys(out, List.of(record)).put("record", record);
+            }
             default -> throw new AssertionError("no derivation for " + call);
         }
         return out;
