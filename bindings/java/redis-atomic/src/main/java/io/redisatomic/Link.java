@@ -142,6 +142,16 @@ final class Link implements AutoCloseable {
         return ((StatefulRedisConnection<byte[], byte[]>) c).async();
     }
 
+    /** PING on the open connection (a new one when the last was closed). */
+    @SuppressWarnings("unchecked")
+    java.util.concurrent.CompletionStage<String> ping() {
+        StatefulConnection<byte[], byte[]> c = connection();
+        if (c instanceof StatefulRedisClusterConnection<?, ?> cluster) {
+            return ((StatefulRedisClusterConnection<byte[], byte[]>) cluster).async().ping();
+        }
+        return ((StatefulRedisConnection<byte[], byte[]>) c).async().ping();
+    }
+
     boolean isCluster() {
         return client instanceof RedisClusterClient;
     }

@@ -45,6 +45,20 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
         return new RedisAtomic(Link.cluster(urls, options), options);
     }
 
+    /** Checks the server answers (PING); a failure is the library's exception. */
+    public void ping() {
+        join(pingAsync());
+    }
+
+    public CompletableFuture<Void> pingAsync() {
+        try {
+            return link.ping().toCompletableFuture().<Void>thenApply(pong -> null)
+                    .exceptionallyCompose(e -> CompletableFuture.failedFuture(Classify.failure(e)));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(Classify.failure(e));
+        }
+    }
+
     /** Whether it runs over a Redis Cluster. */
     public boolean isCluster() {
         return link.isCluster();
