@@ -9,10 +9,10 @@ import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.protocol.ProtocolVersion;
 import java.util.List;
@@ -132,24 +132,17 @@ final class Link implements AutoCloseable {
         }
     }
 
-    /** The scripting commands of the open connection. */
+    /**
+     * The commands of the open connection (standalone, Sentinel's primary, or the cluster's
+     * slot-routing connection: one interface serves all three).
+     */
     @SuppressWarnings("unchecked")
-    RedisScriptingAsyncCommands<byte[], byte[]> scripting() {
+    RedisClusterAsyncCommands<byte[], byte[]> async() {
         StatefulConnection<byte[], byte[]> c = connection();
         if (c instanceof StatefulRedisClusterConnection<?, ?> cluster) {
             return ((StatefulRedisClusterConnection<byte[], byte[]>) cluster).async();
         }
         return ((StatefulRedisConnection<byte[], byte[]>) c).async();
-    }
-
-    /** PING on the open connection (a new one when the last was closed). */
-    @SuppressWarnings("unchecked")
-    java.util.concurrent.CompletionStage<String> ping() {
-        StatefulConnection<byte[], byte[]> c = connection();
-        if (c instanceof StatefulRedisClusterConnection<?, ?> cluster) {
-            return ((StatefulRedisClusterConnection<byte[], byte[]>) cluster).async().ping();
-        }
-        return ((StatefulRedisConnection<byte[], byte[]>) c).async().ping();
     }
 
     boolean isCluster() {

@@ -2,6 +2,7 @@ package io.redisatomic;
 
 import io.redisatomic.scripts.ScriptDef;
 import io.redisatomic.scripts.ScriptRunner;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -52,7 +53,7 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
 
     public CompletableFuture<Void> pingAsync() {
         try {
-            return link.ping().toCompletableFuture().<Void>thenApply(pong -> null)
+            return link.async().ping().toCompletableFuture().<Void>thenApply(pong -> null)
                     .exceptionallyCompose(e -> CompletableFuture.failedFuture(Classify.failure(e)));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(Classify.failure(e));
@@ -71,6 +72,21 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     /** Locks under {@code namespace}. */
     public Locks locks(String namespace) {
         return new Locks(this, Keyspace.of(namespace));
+    }
+
+    /** A semaphore of {@code capacity} permits named {@code name} under {@code namespace}. */
+    public Semaphore semaphore(String namespace, String name, int capacity) {
+        return new Semaphore(this, Keyspace.of(namespace), name, capacity);
+    }
+
+    /** First-sighting detection under {@code namespace}. */
+    public Dedup dedup(String namespace) {
+        return new Dedup(this, Keyspace.of(namespace));
+    }
+
+    /** Bounded counters under {@code namespace} (request ids remembered 1 h). */
+    public Quotas quotas(String namespace) {
+        return new Quotas(this, Keyspace.of(namespace), Duration.ofHours(1));
     }
 
     /** Idempotency keys under {@code namespace}, with the default settings. */
@@ -92,6 +108,12 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     /** The asynchronous twin of {@link #run}, with the call's own retry safety. */
     public CompletableFuture<Object> runAsync(ScriptDef def, List<String> keys, List<?> args, boolean retrySafe) {
         return runner.run(def, keys, args, retrySafe);
+    }
+
+    /** Sends a plain command by {@code send} under the retry policy (retried after an unknown outcome only if {@code retrySafe}). */
+    <T> CompletableFuture<T> commandAsync(java.util.function.Function<io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands<byte[], byte[]>,
+            java.util.concurrent.CompletionStage<T>> send, boolean retrySafe) {
+        return runner.command(() -> send.apply(link.async()), retrySafe);
     }
 
     /** The result of {@code f}, or its failure as the library's exception (never a wrapper). */

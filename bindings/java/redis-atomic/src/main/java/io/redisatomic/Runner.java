@@ -1,13 +1,13 @@
 package io.redisatomic;
 
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.redisatomic.scripts.ScriptDef;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Runs a script as the Rust library does: {@code EVALSHA} ({@code EVALSHA_RO} for a read-only
@@ -26,40 +26,41 @@ final class Runner {
         this.policy = policy;
     }
 
-    /** One call's state across its attempts. */
-    private static final class Call {
-        final ScriptDef def;
-        final byte[][] keys;
-        final byte[][] args;
+    /** One call's state across its attempts: what one attempt sends, and what the attempts found. */
+    private static final class Call<T> {
+        final Supplier<CompletionStage<T>> once;
         final boolean retrySafe;
         final long deadline;
         OutcomeUnknownException unknown;
         boolean timedOut;
 
-        Call(ScriptDef def, byte[][] keys, byte[][] args, boolean retrySafe, long deadline) {
-            this.def = def;
-            this.keys = keys;
-            this.args = args;
+        Call(Supplier<CompletionStage<T>> once, boolean retrySafe, long deadline) {
+            this.once = once;
             this.retrySafe = retrySafe;
             this.deadline = deadline;
         }
     }
 
     CompletableFuture<Object> run(ScriptDef def, List<String> keys, List<?> args, boolean retrySafe) {
-        CompletableFuture<Object> out = new CompletableFuture<>();
         try {
             Keyspace.requireSameSlot(keys);
-            Call c = new Call(def, encode(keys), encode(args), retrySafe,
-                    System.nanoTime() + policy.deadline().toNanos());
-            attempt(c, 1, out);
+            byte[][] k = encode(keys);
+            byte[][] a = encode(args);
+            return command(() -> once(def, k, a), retrySafe);
         } catch (RuntimeException e) {
-            out.completeExceptionally(Classify.failure(e));
+            return CompletableFuture.failedFuture(Classify.failure(e));
         }
+    }
+
+    /** Runs {@code once} under the retry policy: every attempt sends it again. */
+    <T> CompletableFuture<T> command(Supplier<CompletionStage<T>> once, boolean retrySafe) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        attempt(new Call<>(once, retrySafe, System.nanoTime() + policy.deadline().toNanos()), 1, out);
         return out;
     }
 
-    private void attempt(Call c, int n, CompletableFuture<Object> out) {
-        once(c).whenComplete((v, t) -> {
+    private <T> void attempt(Call<T> c, int n, CompletableFuture<T> out) {
+        send(c.once).whenComplete((v, t) -> {
             if (t == null) {
                 out.complete(v);
                 return;
@@ -80,7 +81,7 @@ final class Runner {
     }
 
     /** The call's error: an unknown outcome if any attempt may have run (every attempt counted), else the last. */
-    private static RedisAtomicException finalError(Call c, RedisAtomicException last, int attempts) {
+    private static RedisAtomicException finalError(Call<?> c, RedisAtomicException last, int attempts) {
         if (c.unknown == null) {
             return last;
         }
@@ -89,28 +90,25 @@ final class Runner {
     }
 
     /** One attempt: EVALSHA, and after NOSCRIPT (nothing ran) SCRIPT LOAD and one resend. */
-    private CompletionStage<Object> once(Call c) {
-        return evalsha(c).exceptionallyCompose(t -> {
+    private CompletionStage<Object> once(ScriptDef def, byte[][] keys, byte[][] args) {
+        return evalsha(def, keys, args).exceptionallyCompose(t -> {
             RedisAtomicException e = Classify.failure(t);
             if (e instanceof RejectedException r && r.serverCode().equals("NOSCRIPT")) {
-                return send(() -> link.scripting().scriptLoad(c.def.body().getBytes(StandardCharsets.UTF_8)))
-                        .thenCompose(sha -> evalsha(c));
+                return send(() -> link.async().scriptLoad(def.body().getBytes(StandardCharsets.UTF_8)))
+                        .thenCompose(sha -> evalsha(def, keys, args));
             }
             return CompletableFuture.failedFuture(e);
         });
     }
 
-    private CompletionStage<Object> evalsha(Call c) {
-        return send(() -> {
-            RedisScriptingAsyncCommands<byte[], byte[]> s = link.scripting();
-            return c.def.readOnly()
-                    ? s.<Object>evalshaReadOnly(c.def.sha1(), ScriptOutputType.OBJECT, c.keys, c.args)
-                    : s.<Object>evalsha(c.def.sha1(), ScriptOutputType.OBJECT, c.keys, c.args);
-        });
+    private CompletionStage<Object> evalsha(ScriptDef def, byte[][] keys, byte[][] args) {
+        return send(() -> def.readOnly()
+                ? link.async().<Object>evalshaReadOnly(def.sha1(), ScriptOutputType.OBJECT, keys, args)
+                : link.async().<Object>evalsha(def.sha1(), ScriptOutputType.OBJECT, keys, args));
     }
 
     /** Sends by {@code request}; a refusal thrown before the write fails the stage like any other. */
-    private static <T> CompletionStage<T> send(java.util.function.Supplier<CompletionStage<T>> request) {
+    private static <T> CompletionStage<T> send(Supplier<CompletionStage<T>> request) {
         try {
             return request.get();
         } catch (RuntimeException e) {

@@ -47,6 +47,20 @@ final class Keys {
                 String record = idem.keys(in.get("scope").asText(), Vectors.bytes(in.get("key"))).record();
                 keys(out, List.of(record)).put("record", record);
             }
+            case "semaphore.keys" -> {
+                Semaphore.SemaphoreKeys k = new Semaphore(null, Keyspace.of(in.get("namespace").asText()), in.get("name").asText(), 1).keys();
+                keys(out, List.of(k.permits())).put("permits", k.permits()).put("holders", k.holders()).put("fence", k.fence());
+            }
+            case "quota.keys" -> {
+                JsonNode id = in.get("request_id");
+                Quotas.QuotaKeys k = new Quotas(null, Keyspace.of(in.get("namespace").asText()), java.time.Duration.ofHours(1))
+                        .keys(in.get("name").asText(), id == null || id.isNull() ? null : id.asText());
+                keys(out, List.of(k.value())).put("value", k.value()).put("request", k.request());
+            }
+            case "dedup.keys" -> {
+                String seen = new Dedup(null, Keyspace.of(in.get("namespace").asText())).keys(in.get("event_id").asText()).seen();
+                keys(out, List.of(seen)).put("seen", seen);
+            }
             default -> throw new AssertionError("no derivation for " + call);
         }
         return out;
