@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 /**
@@ -31,7 +32,7 @@ final class Lease {
     private final Function<Duration, CompletableFuture<Extend>> extender;
     private final AtomicBoolean ended = new AtomicBoolean();
     private final CompletableFuture<Void> watched = new CompletableFuture<>();
-    private volatile ScheduledFuture<?> renewal;
+    private final AtomicReference<ScheduledFuture<?>> renewal = new AtomicReference<>();
     private volatile long lastRenewedNanos;
 
     /** {@code sentNanos}: when the call that took the lease was sent (System.nanoTime). */
@@ -72,20 +73,25 @@ final class Lease {
             return CompletableFuture.failedFuture(endedError());
         }
         long period = Math.max(1, ttl.toMillis() / 3);
-        synchronized (watched) {
-            if (renewal == null) {
-                renewal = WATCHDOG.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
+        if (renewal.get() == null) {
+            ScheduledFuture<?> mine = WATCHDOG.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
+            if (!renewal.compareAndSet(null, mine)) {
+                mine.cancel(false); // another watch() won: one renewal per lease
             }
         }
         return watched;
     }
 
     void unwatch() {
-        ScheduledFuture<?> r = renewal;
+        stop();
+        watched.complete(null);
+    }
+
+    private void stop() {
+        ScheduledFuture<?> r = renewal.get();
         if (r != null) {
             r.cancel(false);
         }
-        watched.complete(null);
     }
 
     private void renew() {
@@ -104,10 +110,7 @@ final class Lease {
     }
 
     private void lose(String why) {
-        ScheduledFuture<?> r = renewal;
-        if (r != null) {
-            r.cancel(false);
-        }
+        stop();
         watched.completeExceptionally(new LeaseLostException(what + " (fence " + fence + ") was lost: " + why));
     }
 }
