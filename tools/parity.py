@@ -450,8 +450,20 @@ class JavaIndex:
     def __init__(self, src: Path):
         self.members: dict[str, set[str]] = {}  # type → public methods, components, constants
         self.interfaces: set[str] = set()  # their methods are public without the word
+        self.parents: dict[str, str] = {}  # class → the class it extends (inherited members count)
         for path in sorted(src.rglob("*.java")):
             self._scan(JAVA_STRIP.sub('""', path.read_text()))
+
+    def inherited(self, name: str) -> set[str]:
+        """The members of a type and of the classes it extends (within the library)."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        current: str | None = name
+        while current and current not in seen:
+            seen.add(current)
+            out |= self.members.get(current, set())
+            current = self.parents.get(current)
+        return out
 
     def _scan(self, text: str) -> None:
         stack: list[tuple[str, int]] = []  # (qualified type, brace depth of its body)
@@ -475,6 +487,9 @@ class JavaIndex:
                 if m and "new " not in t:
                     outer = stack[-1][0] + "." if stack else ""
                     pending = outer + m.group(1)
+                    ext = re.search(r"\bextends\s+(\w+)", t)
+                    if ext and re.search(r"\bclass\s", t):
+                        self.parents[pending] = ext.group(1)
                     if re.search(r"\binterface\s", t):
                         self.interfaces.add(pending)
                     if re.search(r"\benum\s", t):
@@ -508,7 +523,7 @@ def java_missing(index: JavaIndex, spelling: str) -> str | None:
             rest = parts[cut:]
             if not rest:
                 return None
-            if len(rest) == 1 and rest[0] in index.members[name]:
+            if len(rest) == 1 and rest[0] in index.inherited(name):
                 return None
             return f"{name}.{'.'.join(rest)} missing"
     return f"{parts[0]} missing"

@@ -130,8 +130,8 @@ class Table(unittest.TestCase):
             src = lib / parity.JAVA_SRC / "io" / "redisatomic"
             acquire = src / "Acquire.java"
             acquire.write_text(acquire.read_text().replace("record Held(", "record Busy("))
-            lock = src / "Lock.java"
-            lock.write_text(lock.read_text().replace("public long fence()", "public long fencing()"))
+            handle = src / "LeaseHandle.java"  # Lock inherits fence() from it
+            handle.write_text(handle.read_text().replace("public long fence()", "public long fencing()"))
             self.assertEqual(
                 parity.check_java(table, Path(tmp)),
                 [

@@ -1,7 +1,6 @@
 package io.redisatomic;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -11,20 +10,19 @@ import java.util.concurrent.CompletableFuture;
  * its write. {@link #close()} ends an unfinished claim as a retryable failure (the next duplicate
  * executes), so try-with-resources never leaves a key in progress until its lease runs out.
  */
-public final class Claim implements Begin, AutoCloseable {
+public final class Claim extends LeaseHandle implements Begin, AutoCloseable {
     private final Idempotency idem;
     private final String scope;
     private final byte[] key;
     private final boolean takeover;
-    private final Lease lease;
 
     Claim(Idempotency idem, String scope, byte[] key, String token, long fence, Duration ttl, long sentNanos, boolean takeover) {
+        super(new Lease("the idempotency claim", token, fence, ttl, sentNanos,
+                t -> idem.extendAsync(scope, key.clone(), token, fence, t)));
         this.idem = idem;
         this.scope = scope;
         this.key = key.clone();
         this.takeover = takeover;
-        this.lease = new Lease("the idempotency claim", token, fence, ttl, sentNanos,
-                t -> idem.extendAsync(scope, this.key, token, fence, t));
     }
 
     @Override
@@ -37,37 +35,8 @@ public final class Claim implements Begin, AutoCloseable {
         return takeover;
     }
 
-    public long fence() {
-        return lease.fence;
-    }
-
-    public String token() {
-        return lease.token;
-    }
-
-    public Duration ttl() {
-        return lease.ttl;
-    }
-
-    public Instant expiresBy() {
-        return lease.expiresBy();
-    }
-
-    public boolean ended() {
-        return lease.ended();
-    }
-
     public Extend extend(Duration ttl) {
         return RedisAtomic.join(idem.extendAsync(scope, key, lease.token, lease.fence, ttl));
-    }
-
-    /** Keeps the claim's lease alive; see {@link Lock#watch()}. */
-    public CompletableFuture<Void> watch() {
-        return lease.watch();
-    }
-
-    public void unwatch() {
-        lease.unwatch();
     }
 
     /** Stores {@code response} as the key's result; {@link Lost} if the claim was superseded. */
@@ -97,12 +66,6 @@ public final class Claim implements Begin, AutoCloseable {
     /** Fails an unfinished claim as retryable. */
     @Override
     public void close() {
-        if (!lease.ended()) {
-            try {
-                fail(new Failure.Retryable());
-            } catch (HandleEndedException e) {
-                // ended concurrently
-            }
-        }
+        endUnlessEnded(() -> fail(new Failure.Retryable()));
     }
 }

@@ -53,29 +53,13 @@ public record Limit(String name, Algorithm algorithm, long limit, Duration perio
         return new Limit(algorithm == null ? "-" : algorithm.canonical(), algorithm, limit, period, limit);
     }
 
-    public static Limit fixedWindow(long limit, Duration period) {
-        return of(Algorithm.FIXED_WINDOW, limit, period);
-    }
-
-    public static Limit anchoredWindow(long limit, Duration period) {
-        return of(Algorithm.ANCHORED_WINDOW, limit, period);
-    }
-
-    public static Limit slidingLog(long limit, Duration period) {
-        return of(Algorithm.SLIDING_LOG, limit, period);
-    }
-
-    public static Limit slidingWindow(long limit, Duration period) {
-        return of(Algorithm.SLIDING_WINDOW, limit, period);
-    }
-
-    public static Limit tokenBucket(long limit, Duration period) {
-        return of(Algorithm.TOKEN_BUCKET, limit, period);
-    }
-
-    public static Limit gcra(long limit, Duration period) {
-        return of(Algorithm.GCRA, limit, period);
-    }
+    // One factory per algorithm, as the Rust library's Limit::gcra(...) and its siblings.
+    public static Limit fixedWindow(long limit, Duration period) { return of(Algorithm.FIXED_WINDOW, limit, period); }
+    public static Limit anchoredWindow(long limit, Duration period) { return of(Algorithm.ANCHORED_WINDOW, limit, period); }
+    public static Limit slidingLog(long limit, Duration period) { return of(Algorithm.SLIDING_LOG, limit, period); }
+    public static Limit slidingWindow(long limit, Duration period) { return of(Algorithm.SLIDING_WINDOW, limit, period); }
+    public static Limit tokenBucket(long limit, Duration period) { return of(Algorithm.TOKEN_BUCKET, limit, period); }
+    public static Limit gcra(long limit, Duration period) { return of(Algorithm.GCRA, limit, period); }
 
     /** With this burst (token bucket and GCRA only). */
     public Limit withBurst(long b) {

@@ -1,18 +1,15 @@
 package io.redisatomic;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.util.concurrent.CompletableFuture;
 
 /** A held semaphore permit (the {@code acquired} outcome); {@link #close()} releases it. */
-public final class Permit implements SemaphoreAcquire, AutoCloseable {
+public final class Permit extends LeaseHandle implements SemaphoreAcquire, AutoCloseable {
     private final Semaphore semaphore;
-    private final Lease lease;
 
     Permit(Semaphore semaphore, String token, long fence, Duration ttl, long sentNanos) {
+        super(new Lease("the permit of " + semaphore.name(), token, fence, ttl, sentNanos,
+                t -> semaphore.extendAsync(token, fence, t)));
         this.semaphore = semaphore;
-        this.lease = new Lease("the permit of " + semaphore.name(), token, fence, ttl, sentNanos,
-                t -> semaphore.extendAsync(token, fence, t));
     }
 
     @Override
@@ -20,37 +17,8 @@ public final class Permit implements SemaphoreAcquire, AutoCloseable {
         return "acquired";
     }
 
-    public long fence() {
-        return lease.fence;
-    }
-
-    public String token() {
-        return lease.token;
-    }
-
-    public Duration ttl() {
-        return lease.ttl;
-    }
-
-    public Instant expiresBy() {
-        return lease.expiresBy();
-    }
-
-    public boolean ended() {
-        return lease.ended();
-    }
-
     public Extend extend(Duration ttl) {
         return RedisAtomic.join(semaphore.extendAsync(lease.token, lease.fence, ttl));
-    }
-
-    /** Keeps the permit alive; see {@link Lock#watch()}. */
-    public CompletableFuture<Void> watch() {
-        return lease.watch();
-    }
-
-    public void unwatch() {
-        lease.unwatch();
     }
 
     /** Frees the permit; a second release is a {@link HandleEndedException}. */
@@ -63,12 +31,6 @@ public final class Permit implements SemaphoreAcquire, AutoCloseable {
 
     @Override
     public void close() {
-        if (!lease.ended()) {
-            try {
-                release();
-            } catch (HandleEndedException e) {
-                // released concurrently
-            }
-        }
+        endUnlessEnded(this::release);
     }
 }

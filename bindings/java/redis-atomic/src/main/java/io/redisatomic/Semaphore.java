@@ -78,7 +78,7 @@ public final class Semaphore {
                     .thenApply(SemAcquire::decode)
                     .thenApply(r -> r instanceof SemAcquire.Reply.Acquired a
                             ? (SemaphoreAcquire) new Permit(this, t, a.fence(), ttl, sent)
-                            : new SemaphoreAcquire.Full(Duration.ofMillis(((SemAcquire.Reply.Full) r).retryAfterMs())))
+                            : new Full(Duration.ofMillis(((SemAcquire.Reply.Full) r).retryAfterMs())))
                     .exceptionallyCompose(e -> CompletableFuture.failedFuture(Locks.callerSafety(e, callerToken)));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);

@@ -68,7 +68,7 @@ class CoordinationTest {
     void aFullSemaphoreSaysFullAndFencesIncrease() {
         Semaphore sem = ra.semaphore("ct", "one", 1);
         Permit a = (Permit) sem.acquire(Duration.ofSeconds(30));
-        assertInstanceOf(SemaphoreAcquire.Full.class, sem.acquire(Duration.ofSeconds(30)));
+        assertInstanceOf(Full.class, sem.acquire(Duration.ofSeconds(30)));
         assertEquals(new Release.Released(a.fence()), a.release());
         Permit b = (Permit) sem.acquire(Duration.ofSeconds(30));
         assertTrue(b.fence() > a.fence());
