@@ -17,11 +17,13 @@ public final class EmbeddedRedis implements AutoCloseable {
     private final Process process;
     private final int port;
     private final Path dir;
+    private final boolean tls;
 
-    private EmbeddedRedis(Process process, int port, Path dir) {
+    private EmbeddedRedis(Process process, int port, Path dir, boolean tls) {
         this.process = process;
         this.port = port;
         this.dir = dir;
+        this.tls = tls;
     }
 
     /** The binary: {@code $REDIS_ATOMIC_SERVER_BIN}, else {@code redis-server}. */
@@ -33,13 +35,30 @@ public final class EmbeddedRedis implements AutoCloseable {
     /** Starts a server with {@code extraArgs} (e.g. {@code --maxmemory 10mb}) and waits until it accepts connections. */
     public static EmbeddedRedis start(String... extraArgs) throws IOException, InterruptedException {
         int port = freePort();
+        return launch(port, false, List.of("--port", Integer.toString(port)), extraArgs);
+    }
+
+    /**
+     * Starts a TLS-only server ({@code rediss://}) with {@code cert} and {@code key} (PEM), trusting
+     * client certificates signed by {@code ca}; {@code --tls-auth-clients yes|no|optional} and
+     * more may follow in {@code extraArgs}.
+     */
+    public static EmbeddedRedis startTls(Path cert, Path key, Path ca, String... extraArgs) throws IOException, InterruptedException {
+        int port = freePort();
+        return launch(port, true, List.of("--port", "0", "--tls-port", Integer.toString(port), "--tls-cert-file",
+                cert.toString(), "--tls-key-file", key.toString(), "--tls-ca-cert-file", ca.toString()), extraArgs);
+    }
+
+    private static EmbeddedRedis launch(int port, boolean tls, List<String> listen, String... extraArgs)
+            throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("redis-atomic-junit");
-        List<String> cmd = new java.util.ArrayList<>(List.of(binary(), "--port", Integer.toString(port),
-                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
+        List<String> cmd = new java.util.ArrayList<>(List.of(binary()));
+        cmd.addAll(listen);
+        cmd.addAll(List.of("--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
         cmd.addAll(List.of(extraArgs));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("server.log").toFile()).start();
-        EmbeddedRedis r = new EmbeddedRedis(p, port, dir);
+        EmbeddedRedis r = new EmbeddedRedis(p, port, dir, tls);
         r.awaitReady();
         return r;
     }
@@ -57,6 +76,9 @@ public final class EmbeddedRedis implements AutoCloseable {
                 throw new IOException("redis-server exited: " + Files.readString(dir.resolve("server.log")));
             }
             try (Socket s = new Socket("127.0.0.1", port)) {
+                if (tls) {
+                    return; // listening; the TLS handshake is the client's to test
+                }
                 s.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                 if (s.getInputStream().read() == '+') {
                     return;
@@ -74,9 +96,9 @@ public final class EmbeddedRedis implements AutoCloseable {
         return port;
     }
 
-    /** {@code redis://127.0.0.1:<port>}. */
+    /** {@code redis://127.0.0.1:<port>} ({@code rediss://} for a TLS server). */
     public String url() {
-        return "redis://127.0.0.1:" + port;
+        return (tls ? "rediss" : "redis") + "://127.0.0.1:" + port;
     }
 
     /** The server's process id (to stop it with SIGSTOP in a fault test). */
