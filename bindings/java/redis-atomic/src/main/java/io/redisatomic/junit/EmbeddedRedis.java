@@ -35,24 +35,26 @@ public final class EmbeddedRedis implements AutoCloseable {
     /** Starts a server with {@code extraArgs} (e.g. {@code --maxmemory 10mb}) and waits until it accepts connections. */
     public static EmbeddedRedis start(String... extraArgs) throws IOException, InterruptedException {
         int port = freePort();
-        return launch(port, false, List.of("--port", Integer.toString(port)), extraArgs);
+        return launch(binary(), port, false, List.of("--port", Integer.toString(port)), extraArgs);
     }
 
     /**
      * Starts a TLS-only server ({@code rediss://}) with {@code cert} and {@code key} (PEM), trusting
      * client certificates signed by {@code ca}; {@code --tls-auth-clients yes|no|optional} and
-     * more may follow in {@code extraArgs}.
+     * more may follow in {@code extraArgs}. The binary is {@code $REDIS_ATOMIC_TLS_SERVER_BIN},
+     * else {@code redis-server}: not every server build has TLS (the pip-installed Valkey has none).
      */
     public static EmbeddedRedis startTls(Path cert, Path key, Path ca, String... extraArgs) throws IOException, InterruptedException {
         int port = freePort();
-        return launch(port, true, List.of("--port", "0", "--tls-port", Integer.toString(port), "--tls-cert-file",
+        String bin = System.getenv("REDIS_ATOMIC_TLS_SERVER_BIN");
+        return launch(bin == null || bin.isEmpty() ? "redis-server" : bin, port, true, List.of("--port", "0", "--tls-port", Integer.toString(port), "--tls-cert-file",
                 cert.toString(), "--tls-key-file", key.toString(), "--tls-ca-cert-file", ca.toString()), extraArgs);
     }
 
-    private static EmbeddedRedis launch(int port, boolean tls, List<String> listen, String... extraArgs)
+    private static EmbeddedRedis launch(String binary, int port, boolean tls, List<String> listen, String... extraArgs)
             throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("redis-atomic-junit");
-        List<String> cmd = new java.util.ArrayList<>(List.of(binary()));
+        List<String> cmd = new java.util.ArrayList<>(List.of(binary));
         cmd.addAll(listen);
         cmd.addAll(List.of("--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
         cmd.addAll(List.of(extraArgs));
