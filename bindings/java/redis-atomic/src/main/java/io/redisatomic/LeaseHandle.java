@@ -9,7 +9,7 @@ import java.util.concurrent.CompletableFuture;
  * token, TTL, when it ends at the latest, whether it has ended, and the watchdog. The end verbs and
  * {@code extend} are each handle's own.
  */
-public abstract sealed class LeaseHandle permits Lock, Permit, Claim {
+public abstract sealed class LeaseHandle permits Lock, Permit, Claim, Job {
     final Lease lease;
 
     LeaseHandle(Lease lease) {

@@ -79,6 +79,11 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
         return new Semaphore(this, Keyspace.of(namespace), name, capacity);
     }
 
+    /** The job queue {@code name} under {@code namespace}, with {@code config}. */
+    public Queue queue(String namespace, String name, Queue.QueueConfig config) {
+        return new Queue(this, Keyspace.of(namespace), name, config);
+    }
+
     /** First-sighting detection under {@code namespace}. */
     public Dedup dedup(String namespace) {
         return new Dedup(this, Keyspace.of(namespace));

@@ -61,6 +61,13 @@ final class Keys {
                 String seen = new Dedup(null, Keyspace.of(in.get("namespace").asText())).keys(in.get("event_id").asText()).seen();
                 keys(out, List.of(seen)).put("seen", seen);
             }
+            case "queue.keys" -> {
+                Queue q = new Queue(null, Keyspace.of(in.get("namespace").asText()), in.get("name").asText(), Queue.QueueConfig.defaults());
+                Queue.QueueKeys k = q.keys();
+                keys(out, List.of(k.due())).put("due", k.due()).put("inflight", k.inflight()).put("dead", k.dead())
+                        .put("done", k.done()).put("meta", k.meta()).put("payload", k.payload()).put("errors", k.errors())
+                        .put("claims", k.claims()).put("claim", q.claimKey(in.get("claim_id").asText()));
+            }
             default -> throw new AssertionError("no derivation for " + call);
         }
         return out;
