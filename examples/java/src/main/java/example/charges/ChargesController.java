@@ -29,4 +29,11 @@ public class ChargesController {
     public String quote() {
         return "{\"eur_usd\":1.08}";
     }
+
+    /** Limited too, but served unlimited when Redis cannot decide (the `news` policy fails open). */
+    @RateLimited("news")
+    @GetMapping(path = "/headlines", produces = MediaType.APPLICATION_JSON_VALUE)
+    public String headlines() {
+        return "[\"markets calm\"]";
+    }
 }

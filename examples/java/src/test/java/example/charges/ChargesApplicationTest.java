@@ -111,6 +111,26 @@ class ChargesApplicationTest {
     }
 
     @Test
+    void aStalledRedisRefusesChargesAndFailsEachPolicyAsConfigured() throws Exception {
+        int before = ledger.charges().size();
+        server.signal("STOP");
+        try {
+            HttpResponse<String> charge = charge("stalled-1", "{}").join();
+            assertEquals(503, charge.statusCode(), "never run without its claim");
+            HttpRequest quote = HttpRequest.newBuilder(uri("/quotes")).header("X-Api-Key", "k").GET().build();
+            HttpResponse<String> closed = http.send(quote, HttpResponse.BodyHandlers.ofString());
+            assertEquals(503, closed.statusCode());
+            assertEquals("1", closed.headers().firstValue("Retry-After").orElse(""));
+            HttpResponse<String> open = http.send(HttpRequest.newBuilder(uri("/headlines")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, open.statusCode(), "fail-open serves unlimited");
+        } finally {
+            server.signal("CONT");
+        }
+        assertEquals(before, ledger.charges().size());
+    }
+
+    @Test
     void healthAndMetrics() throws Exception {
         HttpResponse<String> health = http.send(HttpRequest.newBuilder(uri("/actuator/health")).build(),
                 HttpResponse.BodyHandlers.ofString());
