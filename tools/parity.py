@@ -530,17 +530,12 @@ def java_missing(index: JavaIndex, spelling: str) -> str | None:
 
 
 def check_java(table: dict[str, Any], root: Path) -> Drifts:
-    """Every word with a Java spelling is public under it; words without one (and without a why)
-    are listed as not yet implemented, which is no drift while the library grows."""
-    folder = root / LATER["java"]
-    if not folder.is_dir():
-        print(f"parity: java: skipped ({LATER['java']} does not exist yet)")
-        return []
-    index = JavaIndex(folder / JAVA_SRC)
-    later = [r["word"] for r in rows(table) if r["java"] is None and "java" not in r.get("why", {})]
-    if later:
-        print(f"parity: java: not yet implemented ({len(later)}): {', '.join(later)}", file=sys.stderr)
-    return check_each(table, "java", lambda row: java_missing(index, row["java"]))
+    """Every word with a Java spelling is public under it (see check_growing)."""
+    def reader(folder: Path) -> Callable[[str], str | None]:
+        index = JavaIndex(folder / JAVA_SRC)
+        return lambda spelling: java_missing(index, spelling)
+
+    return check_growing(table, "java", root, reader)
 
 
 # --- go -----------------------------------------------------------------------------------------
@@ -601,17 +596,28 @@ def go_missing(index: GoIndex, spelling: str) -> str | None:
 
 
 def check_go(table: dict[str, Any], root: Path) -> Drifts:
-    """Every word with a Go spelling is exported under it; words without one (and without a why)
-    are listed as not yet implemented, which is no drift while the module grows."""
-    pkg = root / LATER["go"]
-    if not pkg.is_dir():
-        print(f"parity: go: skipped ({LATER['go']} does not exist yet)")
+    """Every word with a Go spelling is exported under it (see check_growing)."""
+    def reader(folder: Path) -> Callable[[str], str | None]:
+        index = GoIndex(folder)
+        return lambda spelling: go_missing(index, spelling)
+
+    return check_growing(table, "go", root, reader)
+
+
+def check_growing(table: dict[str, Any], face: str, root: Path,
+                  reader: Callable[[Path], Callable[[str], str | None]]) -> Drifts:
+    """A library that grows (Go, Java): skipped until its folder exists; then every word with a
+    spelling must be there (`reader(folder)` answers what of a spelling is missing), and words
+    without one (and without a why) are listed as not yet implemented, which is no drift."""
+    folder = root / LATER[face]
+    if not folder.is_dir():
+        print(f"parity: {face}: skipped ({LATER[face]} does not exist yet)")
         return []
-    index = GoIndex(pkg)
-    later = [r["word"] for r in rows(table) if r["go"] is None and "go" not in r.get("why", {})]
+    missing = reader(folder)
+    later = [r["word"] for r in rows(table) if r[face] is None and face not in r.get("why", {})]
     if later:
-        print(f"parity: go: not yet implemented ({len(later)}): {', '.join(later)}", file=sys.stderr)
-    return check_each(table, "go", lambda row: go_missing(index, row["go"]))
+        print(f"parity: {face}: not yet implemented ({len(later)}): {', '.join(later)}", file=sys.stderr)
+    return check_each(table, face, lambda row: missing(row[face]))
 
 
 # --- main -------------------------------------------------------------------------------------
