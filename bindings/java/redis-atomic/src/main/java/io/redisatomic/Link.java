@@ -59,7 +59,7 @@ final class Link implements AutoCloseable {
         client.setOptions(ClusterClientOptions.builder().autoReconnect(false)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .protocolVersion(ProtocolVersion.RESP2)
-                .maxRedirects(0)
+                // MOVED/ASK mean the command did not run: Lettuce following them (its default) is safe.
                 .timeoutOptions(TimeoutOptions.enabled(o.timeout()))
                 .socketOptions(SocketOptions.builder().connectTimeout(o.timeout()).build())
                 .sslOptions(ssl(o)).build());
