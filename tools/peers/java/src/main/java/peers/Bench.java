@@ -48,7 +48,7 @@ public final class Bench {
             a.put(args[i].replaceFirst("^--", ""), args[i + 1]);
         }
         int port = Integer.parseInt(a.get("port"));
-        int seconds = Integer.parseInt(a.getOrDefault("seconds", "5"));
+        double seconds = Double.parseDouble(a.getOrDefault("seconds", "5"));
         int concurrency = Integer.parseInt(a.getOrDefault("concurrency", "16"));
         int identities = Integer.parseInt(a.getOrDefault("identities", "1000"));
         String client = a.get("client");
@@ -62,7 +62,7 @@ public final class Bench {
         StatefulRedisConnection<String, String> sc = stats.connect(StringCodec.UTF8);
         double cpu0 = serverCpu(sc);
         LongAdder done = new LongAdder();
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        long end = System.nanoTime() + (long) (seconds * 1e9);
         long start = System.nanoTime();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < concurrency; t++) {
