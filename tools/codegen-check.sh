@@ -4,7 +4,8 @@
 # target/codegen-check/, compiles them (tsc --strict, javac -Xlint:all -Werror, go vet + go build),
 # then feeds the `replies` section of conformance/vectors.json to the generated Go and TypeScript
 # decoders (every case: the expected outcome word and fields, or a failure for a malformed reply).
-# Java decodes no vectors yet (the JDK has no JSON parser). Usage: tools/codegen-check.sh [BIN]
+# The Java layer's decoders run the same vectors in bindings/java (ConformanceTest, with Jackson as a
+# test dependency: the JDK has no JSON parser). Usage: tools/codegen-check.sh [BIN]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-${CARGO_TARGET_DIR:-target}/debug/redis-atomic}

@@ -6,9 +6,9 @@ Each face is read from what it ships, never from a copy: the Rust library's publ
 (its paths and response schemas), the Python package as imported in the interpreter given by
 `--python` (and its `_native.pyi` stub against the compiled module, by mypy's stubtest), and the
 Node package's declarations (`index.d.ts`, `errors.d.ts`), the Go module's exported declarations
-(`bindings/go/*.go`: every word with a Go spelling must be there; words without one are listed as
-not yet implemented while the module grows). Java is checked once `bindings/java` exists: then a
-word without a spelling fails.
+(`bindings/go/*.go`) and the Java library's public sources (`bindings/java`): every word with a Go
+or Java spelling must be there; words without one are listed as not yet implemented while those
+libraries grow.
 
 Every drift is one line, `FACE: KIND WORD: what is wrong`; exit 1 on any, 0 when none, 2 on usage.
 
@@ -438,16 +438,104 @@ def check_stub(python: str) -> Drifts:
 
 # --- java ---------------------------------------------------------------------------------------
 
+JAVA_SRC = "redis-atomic/src/main/java"  # under bindings/java: the library's hand-written and generated sources
+JAVA_STRIP = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|//[^\n]*|/\*.*?\*/', re.S)
+JAVA_TYPE = re.compile(r"\b(?:class|interface|record|enum)\s+(\w+)")
 
-def check_later(table: dict[str, Any], face: str, root: Path) -> Drifts:
-    if not (root / LATER[face]).is_dir():
-        print(f"parity: {face}: skipped ({LATER[face]} does not exist yet)")
-        return []
-    return [
-        drift(face, row, "no spelling in the table")
-        for row in rows(table)
-        if row[face] is None and face not in row.get("why", {})
-    ]
+
+class JavaIndex:
+    """The public names of the Java library's sources: types (nested ones as Outer.Inner) with their
+    methods, record components and enum constants."""
+
+    def __init__(self, src: Path):
+        self.members: dict[str, set[str]] = {}  # type → public methods, components, constants
+        self.interfaces: set[str] = set()  # their methods are public without the word
+        self.parents: dict[str, str] = {}  # class → the class it extends (inherited members count)
+        for path in sorted(src.rglob("*.java")):
+            self._scan(JAVA_STRIP.sub('""', path.read_text()))
+
+    def inherited(self, name: str) -> set[str]:
+        """The members of a type and of the classes it extends (within the library)."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        current: str | None = name
+        while current and current not in seen:
+            seen.add(current)
+            out |= self.members.get(current, set())
+            current = self.parents.get(current)
+        return out
+
+    def _scan(self, text: str) -> None:
+        stack: list[tuple[str, int]] = []  # (qualified type, brace depth of its body)
+        depth = 0
+        pending: str | None = None
+        for token in re.finditer(r"[{};]|[^{};]+", text):
+            t = token.group(0)
+            if t == "{":
+                depth += 1
+                if pending:
+                    stack.append((pending, depth))
+                    self.members.setdefault(pending, set())
+                    pending = None
+            elif t == "}":
+                if stack and stack[-1][1] == depth:
+                    stack.pop()
+                depth -= 1
+            elif t != ";":
+                self._declaration(t, stack, depth)
+                m = JAVA_TYPE.search(t)
+                if m and "new " not in t:
+                    outer = stack[-1][0] + "." if stack else ""
+                    pending = outer + m.group(1)
+                    ext = re.search(r"\bextends\s+(\w+)", t)
+                    if ext and re.search(r"\bclass\s", t):
+                        self.parents[pending] = ext.group(1)
+                    if re.search(r"\binterface\s", t):
+                        self.interfaces.add(pending)
+                    if re.search(r"\benum\s", t):
+                        self.members.setdefault(pending, set()).update({"values", "valueOf"})
+                    rec = re.search(r"\brecord\s+\w+\s*\(([^)]*)\)", t)
+                    for comp in rec.group(1).split(",") if rec else []:
+                        if comp.strip():
+                            self.members.setdefault(pending, set()).add(comp.split()[-1])
+
+    def _declaration(self, t: str, stack: list[tuple[str, int]], depth: int) -> None:
+        if not stack or stack[-1][1] != depth:
+            return
+        owner = stack[-1][0]
+        m = re.search(r"(\w+)\s*\([^()]*\)\s*(?:throws [\w., ]+)?\s*$", t)
+        public = re.search(r"\bpublic\b", t) or (owner in self.interfaces and not re.search(r"\bprivate\b", t))
+        if m and public:
+            self.members.setdefault(owner, set()).add(m.group(1))
+        for c in re.findall(r"(?:^|,)\s*([A-Z][A-Z0-9_]*)\s*(?=\(|,|$)", t.strip()):
+            self.members.setdefault(owner, set()).add(c)
+
+
+def java_missing(index: JavaIndex, spelling: str) -> str | None:
+    """What of a Java spelling is missing, or None: `Held` or `Acquire.Held` (a type),
+    `Locks.acquire` (a method, component or constant of a type)."""
+    if not re.fullmatch(r"\w+(?:\.\w+)*", spelling):
+        return f"unreadable spelling {spelling!r}"
+    parts = spelling.split(".")
+    for cut in range(len(parts), 0, -1):
+        name = ".".join(parts[:cut])
+        if name in index.members:
+            rest = parts[cut:]
+            if not rest:
+                return None
+            if len(rest) == 1 and rest[0] in index.inherited(name):
+                return None
+            return f"{name}.{'.'.join(rest)} missing"
+    return f"{parts[0]} missing"
+
+
+def check_java(table: dict[str, Any], root: Path) -> Drifts:
+    """Every word with a Java spelling is public under it (see check_growing)."""
+    def reader(folder: Path) -> Callable[[str], str | None]:
+        index = JavaIndex(folder / JAVA_SRC)
+        return lambda spelling: java_missing(index, spelling)
+
+    return check_growing(table, "java", root, reader)
 
 
 # --- go -----------------------------------------------------------------------------------------
@@ -521,17 +609,28 @@ def go_missing(index: GoIndex, spelling: str) -> str | None:
 
 
 def check_go(table: dict[str, Any], root: Path) -> Drifts:
-    """Every word with a Go spelling is exported under it; words without one (and without a why)
-    are listed as not yet implemented, which is no drift while the module grows."""
-    pkg = root / LATER["go"]
-    if not pkg.is_dir():
-        print(f"parity: go: skipped ({LATER['go']} does not exist yet)")
+    """Every word with a Go spelling is exported under it (see check_growing)."""
+    def reader(folder: Path) -> Callable[[str], str | None]:
+        index = GoIndex(folder)
+        return lambda spelling: go_missing(index, spelling)
+
+    return check_growing(table, "go", root, reader)
+
+
+def check_growing(table: dict[str, Any], face: str, root: Path,
+                  reader: Callable[[Path], Callable[[str], str | None]]) -> Drifts:
+    """A library that grows (Go, Java): skipped until its folder exists; then every word with a
+    spelling must be there (`reader(folder)` answers what of a spelling is missing), and words
+    without one (and without a why) are listed as not yet implemented, which is no drift."""
+    folder = root / LATER[face]
+    if not folder.is_dir():
+        print(f"parity: {face}: skipped ({LATER[face]} does not exist yet)")
         return []
-    index = GoIndex(pkg)
-    later = [r["word"] for r in rows(table) if r["go"] is None and "go" not in r.get("why", {})]
+    missing = reader(folder)
+    later = [r["word"] for r in rows(table) if r[face] is None and face not in r.get("why", {})]
     if later:
-        print(f"parity: go: not yet implemented ({len(later)}): {', '.join(later)}", file=sys.stderr)
-    return check_each(table, "go", lambda row: go_missing(index, row["go"]))
+        print(f"parity: {face}: not yet implemented ({len(later)}): {', '.join(later)}", file=sys.stderr)
+    return check_each(table, face, lambda row: missing(row[face]))
 
 
 # --- main -------------------------------------------------------------------------------------
@@ -549,7 +648,7 @@ def run(args: argparse.Namespace) -> Drifts:
         "node": lambda: check_node(table, Path(args.node_dir)),
         "http": lambda: check_http(table, http_doc(args)),
         "python": lambda: check_python(table, interpreter(args.python)) + check_stub(interpreter(args.python)),
-        "java": lambda: check_later(table, "java", Path(args.root)),
+        "java": lambda: check_java(table, Path(args.root)),
         "go": lambda: check_go(table, Path(args.root)),
     }
     for face in faces:

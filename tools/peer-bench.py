@@ -44,6 +44,13 @@ Clients (--only, repeatable; default all):
                    (the Go clients: --concurrency goroutines, one go-redis connection per
                    operation in flight, as go-redis does not multiplex; built by `go build`
                    from tools/peers/go into --cache)
+  ra-java-gcra     this repository's Java library (bindings/java), GCRA, blocking consume on
+                   --concurrency threads (tools/peers/java, built with Maven first)
+  redisson-rl      Redisson RRateLimiter.tryAcquire, the same threads and identities
+  bucket4j         Bucket4j's Lettuce proxy manager (compare-and-swap), tryConsume(1)
+  ra-java-lock     lock cycles of the Java library's Locks on --concurrency threads
+  redisson-lock    Redisson RLock cycles (tryLock + unlock), the same workload
+  redisson-fenced  Redisson RFencedLock cycles (tryLockAndGetToken + unlock)
 
 The Python clients also report their own process's CPU per decision or cycle over the measured
 seconds ("client cpu" lines): on a shared machine a far steadier comparison than the rates.
@@ -78,6 +85,7 @@ from harness import (PEERS, Fail, Procs, Server, prepare_node, prepare_python,  
 
 NODE, PYTHON, PYRA, PYLOCK = "node", "python", "redis-atomic-python", "python-lock"
 GO, GOLOCK = "go", "go-lock"
+JAVA, JAVALOCK = "java", "java-lock"  # tools/peers/java: peers.Bench --client <target>
 # client -> (kind, what it runs, [series it reports: (key, label)]).
 CLIENTS = {
     "ra-fw": ("bench", "ratelimit-fw", [
@@ -126,16 +134,26 @@ CLIENTS = {
     "ra-go-aw": (GO, "ra-aw", [("rate", "redis-atomic Go module, anchored window")]),
     "redsync-lock": (GOLOCK, "redsync", [("rate", "redsync Mutex, cycles, goroutines")]),
     "ra-go-lock": (GOLOCK, "ra-lock", [("rate", "redis-atomic Go Locks, cycles, goroutines")]),
+    "ra-java-gcra": (JAVA, "ra-gcra", [("rate", "redis-atomic Java library, GCRA, threads")]),
+    "redisson-rl": (JAVA, "redisson-rl", [("rate", "Redisson RRateLimiter, threads")]),
+    "bucket4j": (JAVA, "bucket4j", [("rate", "Bucket4j Lettuce proxy manager, threads")]),
+    "ra-java-lock": (JAVALOCK, "ra-lock", [("rate", "redis-atomic Java Locks, cycles, threads")]),
+    "redisson-lock": (JAVALOCK, "redisson-lock", [("rate", "Redisson RLock, cycles, threads")]),
+    "redisson-fenced": (JAVALOCK, "redisson-fenced", [
+        ("rate", "Redisson RFencedLock, cycles, threads")]),
 }
 # Lock-cycle series: compared only with each other (cycles/s, not decisions/s).
-LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind in (PYLOCK, GOLOCK)}
+LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind in (PYLOCK, GOLOCK, JAVALOCK)}
 # Series the ratios divide by (the library's medians).
 LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
            ("ra-gcra/library", "lib gcra ÷"), ("ra-py-sync/rate", "py sync ÷"),
            ("ra-py-async/rate", "py async ÷"), ("ra-py-lock-sync/rate", "lock sync ÷"),
            ("ra-py-lock-async/rate", "lock async ÷"),
            ("ra-node/rate", "node pkg ÷"), ("ra-go-gcra/rate", "go gcra ÷"),
-           ("ra-go-aw/rate", "go aw ÷"), ("ra-go-lock/rate", "go lock ÷")]
+           ("ra-go-aw/rate", "go aw ÷"), ("ra-go-lock/rate", "go lock ÷"),
+           ("ra-java-gcra/rate", "java ÷"),
+           ("ra-java-lock/rate", "java lock ÷")]
+JAVA_PEERS = ROOT / "tools/peers/java"
 NODE_PACKAGE = ROOT / "bindings/node"
 TIMEOUT_MARGIN = 60.0
 
@@ -214,7 +232,11 @@ class Runner:
             if row.get("reference"):
                 paths["reference"] = row["reference"]["stats"]
             return {k: (p["decisions_per_sec"], p["server_cpu"]) for k, p in paths.items()}
-        if kind == NODE:
+        if kind in (JAVA, JAVALOCK):
+            cp = f"{JAVA_PEERS}/target/classes:{(JAVA_PEERS / 'target/cp.txt').read_text().strip()}"
+            cmd = ["java", "-cp", cp, "peers.Bench", "--port", str(port), "--client", target] + common
+            out = self.procs.run(self.pin + cmd, a.seconds + TIMEOUT_MARGIN, client)
+        elif kind == NODE:
             cmd = ["node", "bench.mjs", "--port", str(port), "--limiter", target] + common
             if target.startswith("redis-atomic"):
                 cmd += ["--package", str(NODE_PACKAGE)]
@@ -388,6 +410,12 @@ def run(a, procs, tmp):
     if PYRA in kinds or {"ra-py-lock-sync", "ra-py-lock-async"} & set(a.only):
         prepare_redis_atomic(procs, py)
     go_bin = prepare_go(procs, a.cache) if kinds & {GO, GOLOCK} else None
+    if kinds & {JAVA, JAVALOCK}:
+        progress("building the Java library and its peers (mvn install, mvn package)")
+        procs.run(["mvn", "-B", "-q", "install", "-DskipTests"], 3600, "java build",
+                  cwd=ROOT / "bindings/java")
+        procs.run(["mvn", "-B", "-q", "package", "dependency:build-classpath",
+                   "-Dmdep.outputFile=target/cp.txt"], 3600, "java peers", cwd=JAVA_PEERS)
     load_start = load()
     server = Server(procs, tmp, server_pin)
     try:

@@ -119,16 +119,25 @@ class Table(unittest.TestCase):
             page.write_text(vocabulary.PAGE.read_text().replace("`lock.acquire/held`", "`lock.acquire/busy`"))
             self.assertEqual(vocabulary.main(["--check", "--page", str(page)]), 1)
 
-    def test_java_fails_on_a_null_column_once_its_library_exists(self) -> None:
+    def test_java_rename_fails_naming_it_and_a_null_spelling_is_only_listed(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            table = only("lock.acquire/held")
-            row = table["primitives"][0]["words"][0]
-            row["java"] = None
-            self.assertEqual(parity.check_later(table, "java", Path(tmp)), [])
-            (Path(tmp) / "bindings" / "java").mkdir(parents=True)
+            table = only("lock.acquire/held", "lock.acquire_with_token", "lock_guard.fence", "semaphore")
+            self.assertEqual(parity.check_java(table, Path(tmp)), [])  # no library yet: skipped
+            lib = Path(tmp) / "bindings" / "java"
+            shutil.copytree(parity.ROOT / "bindings" / "java" / "redis-atomic" / "src" / "main",
+                            lib / "redis-atomic" / "src" / "main")
+            self.assertEqual(parity.check_java(table, Path(tmp)), [])
+            src = lib / parity.JAVA_SRC / "io" / "redisatomic"
+            acquire = src / "Acquire.java"
+            acquire.write_text(acquire.read_text().replace("record Held(", "record Busy("))
+            handle = src / "LeaseHandle.java"  # Lock inherits fence() from it
+            handle.write_text(handle.read_text().replace("public long fence()", "public long fencing()"))
             self.assertEqual(
-                parity.check_later(table, "java", Path(tmp)),
-                ["java: outcome lock.acquire/held: no spelling in the table"],
+                parity.check_java(table, Path(tmp)),
+                [
+                    "java: outcome lock.acquire/held: Acquire.Held missing",
+                    "java: method lock_guard.fence: Lock.fence missing",
+                ],
             )
 
     def test_go_rename_fails_naming_it_and_a_null_spelling_is_only_listed(self) -> None:

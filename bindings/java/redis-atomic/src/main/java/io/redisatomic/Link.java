@@ -1,0 +1,160 @@
+package io.redisatomic;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.protocol.ProtocolVersion;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The library's own Lettuce connection, at-most-once: auto-reconnect is off, so Lettuce never
+ * replays a command that was written but unanswered when a connection dropped (its default,
+ * at-least-once, would run a non-retry-safe script twice without the caller knowing), and a
+ * disconnected connection rejects commands instead of buffering them. When the connection is found
+ * closed, the next call opens a new one (nothing is resent: the library's retry rules decide).
+ * A {@link ReentrantLock}, not {@code synchronized}, guards the swap, so virtual threads never pin.
+ */
+final class Link implements AutoCloseable {
+    private final AbstractRedisClient client;
+    private final RedisURI uri;
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile StatefulConnection<byte[], byte[]> current;
+
+    private Link(AbstractRedisClient client, RedisURI uri) {
+        this.client = client;
+        this.uri = uri;
+    }
+
+    static Link standalone(String url, Options o) {
+        RedisURI uri = Urls.parse(url);
+        uri.setTimeout(o.timeout());
+        RedisClient client = RedisClient.create(uri);
+        client.setOptions(ClientOptions.builder().autoReconnect(false)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .protocolVersion(ProtocolVersion.RESP2)
+                .timeoutOptions(TimeoutOptions.enabled(o.timeout()))
+                .socketOptions(SocketOptions.builder().connectTimeout(o.timeout()).build())
+                .sslOptions(ssl(o)).build());
+        return new Link(client, uri).opened();
+    }
+
+    static Link cluster(List<String> urls, Options o) {
+        if (urls.isEmpty()) {
+            throw new BadArgumentException("a cluster needs at least one node URL");
+        }
+        List<RedisURI> uris = urls.stream().map(Urls::parse).peek(u -> u.setTimeout(o.timeout())).toList();
+        RedisClusterClient client = RedisClusterClient.create(uris);
+        client.setOptions(ClusterClientOptions.builder().autoReconnect(false)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .protocolVersion(ProtocolVersion.RESP2)
+                // MOVED/ASK mean the command did not run: Lettuce following them (its default) is safe.
+                .timeoutOptions(TimeoutOptions.enabled(o.timeout()))
+                .socketOptions(SocketOptions.builder().connectTimeout(o.timeout()).build())
+                .sslOptions(ssl(o)).build());
+        return new Link(client, null).opened();
+    }
+
+    private static SslOptions ssl(Options o) {
+        SslOptions.Builder b = SslOptions.builder().jdkSslProvider();
+        try {
+            if (o.caCertificate() != null) {
+                b.trustManager(o.caCertificate().toFile());
+            }
+            if (o.clientCertificate() != null) {
+                b.keyManager(o.clientCertificate().toFile(), o.clientKey().toFile(), null);
+            }
+            return b.build();
+        } catch (RuntimeException e) {
+            throw new TlsException("TLS set-up failed: " + e.getMessage(), e);
+        }
+    }
+
+    private Link opened() {
+        try {
+            connection();
+            return this;
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** The open connection, a new one when the last was closed; ConnectionException if none can be made. */
+    StatefulConnection<byte[], byte[]> connection() {
+        StatefulConnection<byte[], byte[]> c = current;
+        if (c != null && c.isOpen()) {
+            return c;
+        }
+        lock.lock();
+        try {
+            c = current;
+            if (c == null || !c.isOpen()) {
+                if (c != null) {
+                    c.closeAsync();
+                }
+                current = c = connect();
+            }
+            return c;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private StatefulConnection<byte[], byte[]> connect() {
+        try {
+            if (client instanceof RedisClusterClient cluster) {
+                return cluster.connect(ByteArrayCodec.INSTANCE);
+            }
+            return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE, uri);
+        } catch (RuntimeException e) {
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            boolean timedOut = root instanceof java.net.SocketTimeoutException
+                    || root.getClass().getSimpleName().contains("Timeout");
+            if (root instanceof javax.net.ssl.SSLException || root instanceof java.security.GeneralSecurityException) {
+                throw new TlsException("TLS handshake failed: " + root.getMessage(), e);
+            }
+            throw new ConnectionException("could not connect: " + root.getMessage(), timedOut, e);
+        }
+    }
+
+    /**
+     * The commands of the open connection (standalone, Sentinel's primary, or the cluster's
+     * slot-routing connection: one interface serves all three).
+     */
+    @SuppressWarnings("unchecked")
+    RedisClusterAsyncCommands<byte[], byte[]> async() {
+        StatefulConnection<byte[], byte[]> c = connection();
+        if (c instanceof StatefulRedisClusterConnection<?, ?> cluster) {
+            return ((StatefulRedisClusterConnection<byte[], byte[]>) cluster).async();
+        }
+        return ((StatefulRedisConnection<byte[], byte[]>) c).async();
+    }
+
+    boolean isCluster() {
+        return client instanceof RedisClusterClient;
+    }
+
+    @Override
+    public void close() {
+        StatefulConnection<byte[], byte[]> c = current;
+        if (c != null) {
+            c.close();
+        }
+        client.shutdown();
+    }
+}

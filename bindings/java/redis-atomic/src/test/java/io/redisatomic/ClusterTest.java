@@ -1,0 +1,89 @@
+package io.redisatomic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.redisatomic.junit.EmbeddedRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** A three-primary Redis Cluster made for the class: calls route to each key's slot. */
+class ClusterTest {
+    private static final List<EmbeddedRedis> NODES = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            NODES.add(EmbeddedRedis.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"));
+        }
+        int[][] ranges = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+        for (int i = 0; i < 3; i++) {
+            try (ServerStats s = new ServerStats(NODES.get(i).url())) {
+                s.redis().dispatch(io.lettuce.core.protocol.CommandType.CLUSTER,
+                        new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
+                        new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+                                .add("ADDSLOTSRANGE").add(ranges[i][0]).add(ranges[i][1]));
+                if (i > 0) {
+                    s.redis().clusterMeet("127.0.0.1", NODES.get(0).port());
+                }
+            }
+        }
+        awaitClusterOk();
+    }
+
+    /** Polls every node's CLUSTER INFO until each sees the whole cluster (bounded). */
+    private static void awaitClusterOk() throws Exception {
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            boolean ok = true;
+            for (EmbeddedRedis n : NODES) {
+                try (ServerStats s = new ServerStats(n.url())) {
+                    String info = s.redis().clusterInfo();
+                    ok &= info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3");
+                }
+            }
+            if (ok) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("the cluster did not form");
+    }
+
+    @AfterAll
+    static void stop() {
+        NODES.forEach(EmbeddedRedis::close);
+        NODES.clear();
+    }
+
+    @Test
+    void locksAndLimitsOnEverySlot() {
+        try (RedisAtomic ra = RedisAtomic.connectCluster(List.of(NODES.get(0).url()), Options.defaults())) {
+            assertTrue(ra.isCluster());
+            Locks locks = ra.locks("cl");
+            Set<Integer> shards = new HashSet<>();
+            for (int i = 0; i < 30; i++) {
+                String resource = "order-" + i;
+                int slot = Keyspace.slot(locks.keys(resource).lock());
+                shards.add(slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2);
+                Lock l = (Lock) locks.acquire(resource, Duration.ofSeconds(10));
+                assertInstanceOf(Acquire.Held.class, locks.acquire(resource, Duration.ofSeconds(10)));
+                assertEquals(new Release.Released(l.fence()), l.release());
+            }
+            assertEquals(3, shards.size(), "the resources spread over every primary");
+            RateLimiter rl = ra.rateLimiter("cl", Policy.of(Limit.fixedWindow(3, Duration.ofHours(1)).named("a"),
+                    Limit.gcra(10, Duration.ofHours(1)).named("b")));
+            long allowed = 0;
+            for (int i = 0; i < 5; i++) {
+                allowed += rl.consume("k", 1) instanceof Decision.Allowed ? 1 : 0;
+            }
+            assertEquals(3, allowed);
+        }
+    }
+}
