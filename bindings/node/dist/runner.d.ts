@@ -1,0 +1,38 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { ScriptArg, ScriptDef, ScriptRunner } from './scripts.js';
+/** How often and how long a failed call is tried again. */
+export interface RetryPolicy {
+    maxAttempts: number;
+    deadlineMs: number;
+    baseBackoffMs: number;
+    maxBackoffMs: number;
+}
+/** The library's default: 4 attempts within 3 s, backoff from 5 ms up to 250 ms. */
+export declare const DEFAULT_RETRY: RetryPolicy;
+/** One call's own settings. */
+export interface CallOptions {
+    /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
+    safe?: boolean | undefined;
+    signal?: AbortSignal | null | undefined;
+}
+/** How scripts reach the server: EVALSHA of the script, or FCALL of the loaded library. */
+export type Delivery = 'eval' | 'functions';
+/** Sends script calls over one ioredis connection (or cluster), with the package's retry rules. */
+export declare class Runner implements ScriptRunner {
+    readonly redis: Redis | Cluster;
+    readonly retry: RetryPolicy;
+    readonly delivery: Delivery;
+    closed: boolean;
+    constructor(redis: Redis | Cluster, retry: RetryPolicy, delivery: Delivery);
+    run(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown>;
+    /** `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. */
+    call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown>;
+    /** Refuses a call on a closed client or an aborted signal: nothing is sent. */
+    gate(signal?: AbortSignal): void;
+    /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
+    once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown>;
+    /** Makes sure `def`'s body is known to the server its keys go to. */
+    private load;
+    /** Hands the command to ioredis: what it refuses while not connected was never written. */
+    private send;
+}
