@@ -51,7 +51,9 @@ class Client {
             throw (0, errors_js_1.typeError)('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster');
         }
         await (0, connection_js_1.connect)(redis, timeoutMs);
-        return new Client(new runner_js_1.Runner(redis, retry, delivery), owned, timeoutMs);
+        const runner = new runner_js_1.Runner(redis, retry, delivery, owned);
+        runner.keepAlive(false);
+        return new Client(runner, owned, timeoutMs);
     }
     /**
      * Closes the client: every later call through it, its primitives or their handles rejects

@@ -1,4 +1,37 @@
 "use strict";
+var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    var desc = Object.getOwnPropertyDescriptor(m, k);
+    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
+      desc = { enumerable: true, get: function() { return m[k]; } };
+    }
+    Object.defineProperty(o, k2, desc);
+}) : (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    o[k2] = m[k];
+}));
+var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
+    Object.defineProperty(o, "default", { enumerable: true, value: v });
+}) : function(o, v) {
+    o["default"] = v;
+});
+var __importStar = (this && this.__importStar) || (function () {
+    var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function (o) {
+            var ar = [];
+            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
+            return ar;
+        };
+        return ownKeys(o);
+    };
+    return function (mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
+        __setModuleDefault(result, mod);
+        return result;
+    };
+})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.MAX_TAG_LEN = void 0;
 exports.namespaceOf = namespaceOf;
@@ -8,7 +41,7 @@ exports.slot = slot;
 // Key names and hash slots, as the Rust library builds them (keys.rs): every key of one
 // operation shares the `{tag}`, so one slot; user-chosen ids become a digest, so user bytes never
 // reach key names. The conformance vectors check both against every face.
-const node_crypto_1 = require("node:crypto");
+const crypto = __importStar(require("node:crypto"));
 const errors_js_1 = require("./errors.js");
 /** Longest accepted tag or part, in bytes. */
 exports.MAX_TAG_LEN = 512;
@@ -36,7 +69,7 @@ function digest(value, max, what) {
     const len = Buffer.byteLength(value);
     if (len === 0 || len > max)
         throw (0, errors_js_1.badArgument)(`${what} must be 1..=${max} bytes, got ${len}`);
-    return (0, node_crypto_1.createHash)('sha256').update(value).digest('hex').slice(0, 32);
+    return sha256hex(value).slice(0, 32);
 }
 function checkPart(what, value) {
     if (value === '')
@@ -64,3 +97,7 @@ function slot(key) {
     }
     return crc % 16384;
 }
+/** SHA-256 in hex: `crypto.hash` where Node has it (one call, no Hash object), else createHash. */
+const sha256hex = typeof crypto.hash === 'function'
+    ? (value) => crypto.hash('sha256', value, 'hex')
+    : (value) => crypto.createHash('sha256').update(value).digest('hex');

@@ -62,6 +62,21 @@ function ttlOf(ttlMs) {
 function lost(verb) {
     return verb === 'released' ? { lost: true, released: false } : { lost: true, extended: false };
 }
+/** Waits `ms`, or rejects with AbortedError when `signal` fires (a waiting acquire's token is
+ * its own: whatever it sent may have run, and it cannot be resent). */
+function pause(ms, signal) {
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+        }, ms);
+        const onAbort = () => {
+            clearTimeout(timer);
+            reject(new errors_js_1.AbortedError('the wait was aborted; an earlier attempt may have run', { attempts: 1, cause: signal?.reason }));
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+    });
+}
 /** Locks of one namespace. */
 class Locks {
     #client;
@@ -83,18 +98,23 @@ class Locks {
             throw (0, errors_js_1.badArgument)('token must be a non-empty string');
         const token = given ?? randomToken();
         const waitMs = options?.waitMs ?? 0;
+        if (typeof waitMs !== 'number' || !(waitMs >= 0))
+            throw (0, errors_js_1.badArgument)(`waitMs must be a number of ms, got ${String(waitMs)}`);
+        if (given !== undefined && waitMs > 0)
+            throw (0, errors_js_1.badArgument)('a wait uses a token of its own: give token or waitMs, not both');
         const safe = given !== undefined && waitMs === 0;
+        const signal = options?.signal;
         const started = Date.now();
         for (;;) {
             const sent = performance.now();
-            const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal: options?.signal });
+            const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal });
             const r = s.decodeLockAcquire(raw);
             if (r.outcome === 'acquired')
                 return new LockGuard(this, resource, token, r.fence, r.ttlMs, sent);
             const left = started + waitMs - Date.now();
             if (left <= 0)
                 return { acquired: false, retryAfterMs: r.retryAfterMs };
-            await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(r.retryAfterMs, left, 50 + Math.random() * 50))));
+            await pause(Math.max(1, Math.min(r.retryAfterMs, left, 50 + Math.random() * 50)), signal);
         }
     }
     /** Releases `resource` if `token` holds it with the lease `fence`. */
@@ -150,6 +170,11 @@ class LockGuard {
     /** Sets the lease to end `ttlMs` from the server's now. */
     async extend(ttlMs) {
         this.#live();
+        if (this.#watch)
+            throw (0, errors_js_1.badArgument)('a watched lease is extended by its watchdog: unwatch() first');
+        return this.#renew(ttlMs);
+    }
+    async #renew(ttlMs) {
         const sent = performance.now();
         const r = await this.locks.extend(this.resource, this.token, this.fence, ttlMs);
         if ('extended' in r && r.extended) {
@@ -170,7 +195,7 @@ class LockGuard {
     watch(options) {
         this.#live();
         if (this.#watch)
-            return this.#watch.controller.signal;
+            throw (0, errors_js_1.badArgument)('the lease is already watched');
         const controller = new AbortController();
         const every = Math.max(1, Math.floor(this.#ttlMs * (options?.renewFraction ?? 1 / 3)));
         const fail = (reason) => {
@@ -178,7 +203,7 @@ class LockGuard {
             controller.abort(new errors_js_1.LeaseLostError(`the lock on ${this.resource} was lost (${reason})`, { reason, fence: this.fence }));
         };
         const timer = setInterval(() => {
-            this.extend(this.#ttlMs).then((r) => { if (!('extended' in r && r.extended))
+            this.#renew(this.#ttlMs).then((r) => { if (!('extended' in r && r.extended))
                 fail('not_held'); }, () => { if (this.expiresInMs === 0)
                 fail('unconfirmed'); });
         }, every);

@@ -50,9 +50,13 @@ const ALGORITHMS = ['fixed-window', 'anchored-window', 'sliding-log', 'sliding-w
 const CODE = {
     'fixed-window': 'fw', 'anchored-window': 'aw', 'sliding-log': 'sl', 'sliding-window': 'sw', 'token-bucket': 'tb', gcra: 'gcra',
 };
+/** Each limit's own script and its reply's decoder (the five share one shape). */
 const SINGLE = {
-    'fixed-window': s.RL_FIXED_WINDOW, 'sliding-log': s.RL_SLIDING_LOG, 'sliding-window': s.RL_SLIDING_WINDOW,
-    'token-bucket': s.RL_TOKEN_BUCKET, gcra: s.RL_GCRA,
+    'fixed-window': { def: s.RL_FIXED_WINDOW, decode: s.decodeRlFixedWindow },
+    'sliding-log': { def: s.RL_SLIDING_LOG, decode: s.decodeRlSlidingLog },
+    'sliding-window': { def: s.RL_SLIDING_WINDOW, decode: s.decodeRlSlidingWindow },
+    'token-bucket': { def: s.RL_TOKEN_BUCKET, decode: s.decodeRlTokenBucket },
+    gcra: { def: s.RL_GCRA, decode: s.decodeRlGcra },
 };
 /** The algorithms' names (canonical spelling). */
 function algorithms() {
@@ -129,9 +133,9 @@ class RateLimiter {
         if (only === undefined)
             this.#single = undefined;
         else if (only.algorithm === 'anchored-window')
-            this.#single = { def: s.RL_ANCHORED_WINDOW, args: [String(only.limit), String(Math.ceil(only.periodUs / 1000))] };
+            this.#single = { def: s.RL_ANCHORED_WINDOW, args: [String(only.limit), String(Math.ceil(only.periodUs / 1000))], decode: s.decodeRlAnchoredWindow };
         else
-            this.#single = { def: SINGLE[only.algorithm], args: [String(only.limit), String(only.periodUs), String(only.burst), ''] };
+            this.#single = { def: SINGLE[only.algorithm].def, args: [String(only.limit), String(only.periodUs), String(only.burst), ''], decode: SINGLE[only.algorithm].decode };
     }
     /** The policy's limits. */
     get limits() {
@@ -156,8 +160,8 @@ class RateLimiter {
         const single = this.#single;
         if (single !== undefined && requestId === undefined) {
             const k = this.#limitKey(tag, 0);
-            const raw = await runner.call(single.def, [k], [String(cost), ...single.args], { signal: options?.signal });
-            return this.#one(single.def === s.RL_ANCHORED_WINDOW ? s.decodeRlAnchoredWindow(raw) : s.decodeRlFixedWindow(raw));
+            const raw = await runner.call(single.def, [k], [cost, ...single.args], options?.signal ? { signal: options.signal } : undefined);
+            return this.#one(single.decode(raw));
         }
         const request = requestId === undefined ? '' : (0, keys_js_1.digest)(requestId, MAX_REQUEST_ID_LEN, 'request id');
         const first = (0, keys_js_1.key)(this.#namespace, 'rl', SCHEMA, tag, ['req', request === '' ? '-' : this.#scope, ...(request === '' ? [] : [request])]);
@@ -175,9 +179,10 @@ class RateLimiter {
         const request = (0, keys_js_1.digest)(requestId, MAX_REQUEST_ID_LEN, 'request id');
         return { limits, request: (0, keys_js_1.key)(this.#namespace, 'rl', SCHEMA, tag, ['req', this.#scope, request]) };
     }
+    /** A limit's state key; `tag` is a digest (hex), so only the parts checked once are joined. */
     #limitKey(tag, i) {
         const l = this.#limits[i];
-        return (0, keys_js_1.key)(this.#namespace, 'rl', SCHEMA, tag, [l.name, CODE[l.algorithm]]);
+        return `${this.#namespace}:rl:v${SCHEMA}:{${tag}}:${l.name}:${CODE[l.algorithm]}`;
     }
     #one(r) {
         const name = this.#limits[0].name;

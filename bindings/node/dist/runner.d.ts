@@ -22,11 +22,26 @@ export declare class Runner implements ScriptRunner {
     readonly redis: Redis | Cluster;
     readonly retry: RetryPolicy;
     readonly delivery: Delivery;
+    readonly owned: boolean;
     closed: boolean;
-    constructor(redis: Redis | Cluster, retry: RetryPolicy, delivery: Delivery);
+    constructor(redis: Redis | Cluster, retry: RetryPolicy, delivery: Delivery, owned: boolean);
     run(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown>;
-    /** `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. */
+    /**
+     * `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. The
+     * first attempt is one promise chain (no async frames): the common case costs one command.
+     */
     call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown>;
+    /** Calls in flight: while there are any, the connection keeps the process alive. */
+    private inflight;
+    private settled;
+    /**
+     * Whether the package's own sockets keep Node's event loop alive: while a call is in flight,
+     * as Node's own pending I/O would; an idle client does not hold a process open (a caller's own
+     * connection is left as the caller set it).
+     */
+    keepAlive(on: boolean): void;
+    /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
+    private again;
     /** Refuses a call on a closed client or an aborted signal: nothing is sent. */
     gate(signal?: AbortSignal): void;
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */

@@ -10,36 +10,92 @@ class Runner {
     redis;
     retry;
     delivery;
+    owned;
     closed = false;
-    constructor(redis, retry, delivery) {
+    constructor(redis, retry, delivery, owned) {
         this.redis = redis;
         this.retry = retry;
         this.delivery = delivery;
+        this.owned = owned;
+        // A new socket (a reconnect) starts referenced: match it to the calls in flight.
+        redis.on('connect', () => this.keepAlive(this.inflight > 0));
+        // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
+        redis.on('reconnecting', () => queueMicrotask(() => {
+            const timer = redis.reconnectTimeout;
+            if (this.owned && this.inflight === 0)
+                timer?.unref();
+        }));
     }
     run(def, keys, args) {
         return this.call(def, keys, args);
     }
-    /** `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. */
-    async call(def, keys, args, options) {
+    /**
+     * `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. The
+     * first attempt is one promise chain (no async frames): the common case costs one command.
+     */
+    call(def, keys, args, options) {
+        const signal = options?.signal ?? undefined;
+        try {
+            this.gate(signal);
+        }
+        catch (e) {
+            return Promise.reject(e);
+        }
+        const started = Date.now();
+        const first = this.once(def, keys, args);
+        if (this.inflight++ === 0)
+            this.keepAlive(true);
+        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(def, keys, args, options, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
+    }
+    /** Calls in flight: while there are any, the connection keeps the process alive. */
+    inflight = 0;
+    settled(reply) {
+        if (--this.inflight === 0)
+            this.keepAlive(false);
+        return reply;
+    }
+    /**
+     * Whether the package's own sockets keep Node's event loop alive: while a call is in flight,
+     * as Node's own pending I/O would; an idle client does not hold a process open (a caller's own
+     * connection is left as the caller set it).
+     */
+    keepAlive(on) {
+        if (!this.owned)
+            return;
+        const streams = 'nodes' in this.redis ? this.redis.nodes().map((n) => n.stream) : [this.redis.stream];
+        for (const st of streams) {
+            if (st === undefined || st === null)
+                continue;
+            if (on)
+                st.ref();
+            else
+                st.unref();
+        }
+    }
+    /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
+    async again(def, keys, args, options, started, failure) {
         const safe = options?.safe ?? def.retrySafe;
         const signal = options?.signal ?? undefined;
-        const started = Date.now();
         let timedOut = false;
         for (let attempt = 1;; attempt++) {
+            const e = failure instanceof errors_js_1.RedisAtomicError ? failure : (0, classify_js_1.classify)(failure, true);
+            timedOut ||= e.timedOut;
+            const unknown = e instanceof errors_js_1.OutcomeUnknownError && !(e instanceof errors_js_1.AbortedError);
+            const again = (e.transient || (unknown && safe)) && attempt < this.retry.maxAttempts;
+            const pause = backoff(this.retry, attempt);
+            if (e instanceof errors_js_1.AbortedError && !e.nothingRan) {
+                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: attempt, timedOut, retrySafe: safe });
+            }
+            if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
+                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: attempt, timedOut, retrySafe: safe }) : e;
+            }
+            await new Promise((resolve) => setTimeout(resolve, pause));
             this.gate(signal);
             try {
                 return await abortable(this.once(def, keys, args), signal);
             }
-            catch (raw) {
-                const e = raw instanceof errors_js_1.RedisAtomicError ? raw : (0, classify_js_1.classify)(raw, true);
-                timedOut ||= e.timedOut;
-                const unknown = e instanceof errors_js_1.OutcomeUnknownError && !(e instanceof errors_js_1.AbortedError);
-                const again = (e.transient || (unknown && safe)) && attempt < this.retry.maxAttempts;
-                const pause = backoff(this.retry, attempt);
-                if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-                    throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: attempt, timedOut, retrySafe: safe }) : e;
-                }
-                await new Promise((resolve) => setTimeout(resolve, pause));
+            catch (next) {
+                failure = next;
             }
         }
     }
@@ -52,16 +108,13 @@ class Runner {
         }
     }
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
-    async once(def, keys, args) {
-        try {
-            return await this.send(def, keys, args);
-        }
-        catch (e) {
+    once(def, keys, args) {
+        return this.send(def, keys, args).catch(async (e) => {
             if (!isNoScript(e))
                 throw e;
-        }
-        await this.load(def);
-        return this.send(def, keys, args);
+            await this.load(def);
+            return this.send(def, keys, args);
+        });
     }
     /** Makes sure `def`'s body is known to the server its keys go to. */
     async load(def) {

@@ -89,7 +89,9 @@ export class Client {
       throw typeError('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster')
     }
     await connect(redis, timeoutMs)
-    return new Client(new Runner(redis, retry, delivery), owned, timeoutMs)
+    const runner = new Runner(redis, retry, delivery, owned)
+    runner.keepAlive(false)
+    return new Client(runner, owned, timeoutMs)
   }
 
   /**

@@ -1,7 +1,7 @@
 // Key names and hash slots, as the Rust library builds them (keys.rs): every key of one
 // operation shares the `{tag}`, so one slot; user-chosen ids become a digest, so user bytes never
 // reach key names. The conformance vectors check both against every face.
-import { createHash } from 'node:crypto'
+import * as crypto from 'node:crypto'
 import { badArgument } from './errors.js'
 
 /** Longest accepted tag or part, in bytes. */
@@ -30,7 +30,7 @@ export function key(namespace: string, primitive: string, schema: number, tag: s
 export function digest(value: string, max: number, what: string): string {
   const len = Buffer.byteLength(value)
   if (len === 0 || len > max) throw badArgument(`${what} must be 1..=${max} bytes, got ${len}`)
-  return createHash('sha256').update(value).digest('hex').slice(0, 32)
+  return sha256hex(value).slice(0, 32)
 }
 
 function checkPart(what: string, value: string): void {
@@ -55,3 +55,8 @@ export function slot(key: string | Uint8Array): number {
   }
   return crc % 16384
 }
+
+/** SHA-256 in hex: `crypto.hash` where Node has it (one call, no Hash object), else createHash. */
+const sha256hex: (value: string) => string = typeof (crypto as { hash?: unknown }).hash === 'function'
+  ? (value) => (crypto as unknown as { hash: (a: string, v: string, e: string) => string }).hash('sha256', value, 'hex')
+  : (value) => crypto.createHash('sha256').update(value).digest('hex')

@@ -4,7 +4,7 @@
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
 import { randomBytes } from 'node:crypto'
 import type { Client } from './client.js'
-import { badArgument, HandleEndedError, LeaseLostError, typeError } from './errors.js'
+import { AbortedError, badArgument, HandleEndedError, LeaseLostError, typeError } from './errors.js'
 import { key, namespaceOf } from './keys.js'
 import * as s from './scripts.js'
 
@@ -39,6 +39,22 @@ function lost(verb: 'released' | 'extended'): Lost {
   return verb === 'released' ? { lost: true, released: false } : { lost: true, extended: false }
 }
 
+/** Waits `ms`, or rejects with AbortedError when `signal` fires (a waiting acquire's token is
+ * its own: whatever it sent may have run, and it cannot be resent). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      reject(new AbortedError('the wait was aborted; an earlier attempt may have run', { attempts: 1, cause: signal?.reason }))
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
 /** Locks of one namespace. */
 export class Locks {
   readonly #client: Client
@@ -59,16 +75,19 @@ export class Locks {
     if (given !== undefined && (typeof given !== 'string' || given === '')) throw badArgument('token must be a non-empty string')
     const token = given ?? randomToken()
     const waitMs = options?.waitMs ?? 0
+    if (typeof waitMs !== 'number' || !(waitMs >= 0)) throw badArgument(`waitMs must be a number of ms, got ${String(waitMs)}`)
+    if (given !== undefined && waitMs > 0) throw badArgument('a wait uses a token of its own: give token or waitMs, not both')
     const safe = given !== undefined && waitMs === 0
+    const signal = options?.signal
     const started = Date.now()
     for (;;) {
       const sent = performance.now()
-      const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal: options?.signal })
+      const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal })
       const r = s.decodeLockAcquire(raw)
       if (r.outcome === 'acquired') return new LockGuard(this, resource, token, r.fence, r.ttlMs, sent)
       const left = started + waitMs - Date.now()
       if (left <= 0) return { acquired: false, retryAfterMs: r.retryAfterMs }
-      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(r.retryAfterMs, left, 50 + Math.random() * 50))))
+      await pause(Math.max(1, Math.min(r.retryAfterMs, left, 50 + Math.random() * 50)), signal)
     }
   }
 
@@ -122,6 +141,11 @@ export class LockGuard {
   /** Sets the lease to end `ttlMs` from the server's now. */
   async extend(ttlMs: number): Promise<Extended | Lost> {
     this.#live()
+    if (this.#watch) throw badArgument('a watched lease is extended by its watchdog: unwatch() first')
+    return this.#renew(ttlMs)
+  }
+
+  async #renew(ttlMs: number): Promise<Extended | Lost> {
     const sent = performance.now()
     const r = await this.locks.extend(this.resource, this.token, this.fence, ttlMs)
     if ('extended' in r && r.extended) {
@@ -143,7 +167,7 @@ export class LockGuard {
    * (with a LeaseLostError) if the lease is lost. */
   watch(options?: WatchOptions | null): AbortSignal {
     this.#live()
-    if (this.#watch) return this.#watch.controller.signal
+    if (this.#watch) throw badArgument('the lease is already watched')
     const controller = new AbortController()
     const every = Math.max(1, Math.floor(this.#ttlMs * (options?.renewFraction ?? 1 / 3)))
     const fail = (reason: 'not_held' | 'unconfirmed'): void => {
@@ -151,7 +175,7 @@ export class LockGuard {
       controller.abort(new LeaseLostError(`the lock on ${this.resource} was lost (${reason})`, { reason, fence: this.fence }))
     }
     const timer = setInterval(() => {
-      this.extend(this.#ttlMs).then(
+      this.#renew(this.#ttlMs).then(
         (r) => { if (!('extended' in r && r.extended)) fail('not_held') },
         () => { if (this.expiresInMs === 0) fail('unconfirmed') },
       )

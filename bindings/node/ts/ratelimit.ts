@@ -71,9 +71,13 @@ const ALGORITHMS: readonly Algorithm[] = ['fixed-window', 'anchored-window', 'sl
 const CODE: Record<Algorithm, string> = {
   'fixed-window': 'fw', 'anchored-window': 'aw', 'sliding-log': 'sl', 'sliding-window': 'sw', 'token-bucket': 'tb', gcra: 'gcra',
 }
-const SINGLE: Record<Exclude<Algorithm, 'anchored-window'>, s.ScriptDef> = {
-  'fixed-window': s.RL_FIXED_WINDOW, 'sliding-log': s.RL_SLIDING_LOG, 'sliding-window': s.RL_SLIDING_WINDOW,
-  'token-bucket': s.RL_TOKEN_BUCKET, gcra: s.RL_GCRA,
+/** Each limit's own script and its reply's decoder (the five share one shape). */
+const SINGLE: Record<Exclude<Algorithm, 'anchored-window'>, { def: s.ScriptDef, decode: (raw: unknown) => s.RlFixedWindowReply }> = {
+  'fixed-window': { def: s.RL_FIXED_WINDOW, decode: s.decodeRlFixedWindow },
+  'sliding-log': { def: s.RL_SLIDING_LOG, decode: s.decodeRlSlidingLog },
+  'sliding-window': { def: s.RL_SLIDING_WINDOW, decode: s.decodeRlSlidingWindow },
+  'token-bucket': { def: s.RL_TOKEN_BUCKET, decode: s.decodeRlTokenBucket },
+  gcra: { def: s.RL_GCRA, decode: s.decodeRlGcra },
 }
 
 /** The algorithms' names (canonical spelling). */
@@ -131,7 +135,7 @@ export class RateLimiter {
   readonly #scope: string
   readonly #requestTtlMs: number
   readonly #maxCost: number
-  readonly #single: { def: s.ScriptDef, args: string[] } | undefined
+  readonly #single: { def: s.ScriptDef, args: string[], decode: (raw: unknown) => s.RlFixedWindowReply } | undefined
 
   constructor(client: Client, options: RateLimiterOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
@@ -152,8 +156,8 @@ export class RateLimiter {
     this.#maxCost = Math.min(...this.#limits.map((l) => l.burst))
     const only = this.#limits.length === 1 ? this.#limits[0] : undefined
     if (only === undefined) this.#single = undefined
-    else if (only.algorithm === 'anchored-window') this.#single = { def: s.RL_ANCHORED_WINDOW, args: [String(only.limit), String(Math.ceil(only.periodUs / 1000))] }
-    else this.#single = { def: SINGLE[only.algorithm], args: [String(only.limit), String(only.periodUs), String(only.burst), ''] }
+    else if (only.algorithm === 'anchored-window') this.#single = { def: s.RL_ANCHORED_WINDOW, args: [String(only.limit), String(Math.ceil(only.periodUs / 1000))], decode: s.decodeRlAnchoredWindow }
+    else this.#single = { def: SINGLE[only.algorithm].def, args: [String(only.limit), String(only.periodUs), String(only.burst), ''], decode: SINGLE[only.algorithm].decode }
   }
 
   /** The policy's limits. */
@@ -178,8 +182,8 @@ export class RateLimiter {
     const single = this.#single
     if (single !== undefined && requestId === undefined) {
       const k = this.#limitKey(tag, 0)
-      const raw = await runner.call(single.def, [k], [String(cost), ...single.args], { signal: options?.signal })
-      return this.#one(single.def === s.RL_ANCHORED_WINDOW ? s.decodeRlAnchoredWindow(raw) : s.decodeRlFixedWindow(raw))
+      const raw = await runner.call(single.def, [k], [cost, ...single.args], options?.signal ? { signal: options.signal } : undefined)
+      return this.#one(single.decode(raw))
     }
     const request = requestId === undefined ? '' : digest(requestId, MAX_REQUEST_ID_LEN, 'request id')
     const first = key(this.#namespace, 'rl', SCHEMA, tag, ['req', request === '' ? '-' : this.#scope, ...(request === '' ? [] : [request])])
@@ -198,9 +202,10 @@ export class RateLimiter {
     return { limits, request: key(this.#namespace, 'rl', SCHEMA, tag, ['req', this.#scope, request]) }
   }
 
+  /** A limit's state key; `tag` is a digest (hex), so only the parts checked once are joined. */
   #limitKey(tag: string, i: number): string {
     const l = this.#limits[i] as Limit
-    return key(this.#namespace, 'rl', SCHEMA, tag, [l.name, CODE[l.algorithm]])
+    return `${this.#namespace}:rl:v${SCHEMA}:{${tag}}:${l.name}:${CODE[l.algorithm]}`
   }
 
   #one(r: s.RlFixedWindowReply): Allowed | Limited {

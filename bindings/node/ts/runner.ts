@@ -38,32 +38,90 @@ export class Runner implements ScriptRunner {
     readonly redis: Redis | Cluster,
     readonly retry: RetryPolicy,
     readonly delivery: Delivery,
-  ) {}
+    readonly owned: boolean,
+  ) {
+    // A new socket (a reconnect) starts referenced: match it to the calls in flight.
+    redis.on('connect', () => this.keepAlive(this.inflight > 0))
+    // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
+    redis.on('reconnecting', () => queueMicrotask(() => {
+      const timer = (redis as unknown as { reconnectTimeout?: NodeJS.Timeout | null }).reconnectTimeout
+      if (this.owned && this.inflight === 0) timer?.unref()
+    }))
+  }
 
   run(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
     return this.call(def, keys, args)
   }
 
-  /** `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. */
-  async call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
+  /**
+   * `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. The
+   * first attempt is one promise chain (no async frames): the common case costs one command.
+   */
+  call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
+    const signal = options?.signal ?? undefined
+    try {
+      this.gate(signal)
+    } catch (e) {
+      return Promise.reject(e)
+    }
+    const started = Date.now()
+    const first = this.once(def, keys, args)
+    if (this.inflight++ === 0) this.keepAlive(true)
+    return (signal ? abortable(first, signal) : first).then(
+      (reply) => this.settled(reply),
+      (e: unknown) => this.again(def, keys, args, options, started, e).then(
+        (reply) => this.settled(reply),
+        (err: unknown) => { this.settled(undefined); throw err },
+      ),
+    )
+  }
+
+  /** Calls in flight: while there are any, the connection keeps the process alive. */
+  private inflight = 0
+
+  private settled<T>(reply: T): T {
+    if (--this.inflight === 0) this.keepAlive(false)
+    return reply
+  }
+
+  /**
+   * Whether the package's own sockets keep Node's event loop alive: while a call is in flight,
+   * as Node's own pending I/O would; an idle client does not hold a process open (a caller's own
+   * connection is left as the caller set it).
+   */
+  keepAlive(on: boolean): void {
+    if (!this.owned) return
+    const streams = 'nodes' in this.redis ? this.redis.nodes().map((n) => n.stream) : [this.redis.stream]
+    for (const st of streams) {
+      if (st === undefined || st === null) continue
+      if (on) st.ref()
+      else st.unref()
+    }
+  }
+
+  /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
+  private async again(def: ScriptDef, keys: string[], args: ScriptArg[], options: CallOptions | undefined, started: number, failure: unknown): Promise<unknown> {
     const safe = options?.safe ?? def.retrySafe
     const signal = options?.signal ?? undefined
-    const started = Date.now()
     let timedOut = false
     for (let attempt = 1; ; attempt++) {
+      const e = failure instanceof RedisAtomicError ? failure : classify(failure, true)
+      timedOut ||= e.timedOut
+      const unknown = e instanceof OutcomeUnknownError && !(e instanceof AbortedError)
+      const again = (e.transient || (unknown && safe)) && attempt < this.retry.maxAttempts
+      const pause = backoff(this.retry, attempt)
+      if (e instanceof AbortedError && !e.nothingRan) {
+        throw new AbortedError(e.message, { cause: e.cause, attempts: attempt, timedOut, retrySafe: safe })
+      }
+      if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
+        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: attempt, timedOut, retrySafe: safe }) : e
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause))
       this.gate(signal)
       try {
         return await abortable(this.once(def, keys, args), signal)
-      } catch (raw) {
-        const e = raw instanceof RedisAtomicError ? raw : classify(raw, true)
-        timedOut ||= e.timedOut
-        const unknown = e instanceof OutcomeUnknownError && !(e instanceof AbortedError)
-        const again = (e.transient || (unknown && safe)) && attempt < this.retry.maxAttempts
-        const pause = backoff(this.retry, attempt)
-        if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-          throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: attempt, timedOut, retrySafe: safe }) : e
-        }
-        await new Promise((resolve) => setTimeout(resolve, pause))
+      } catch (next) {
+        failure = next
       }
     }
   }
@@ -77,14 +135,12 @@ export class Runner implements ScriptRunner {
   }
 
   /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
-  async once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
-    try {
-      return await this.send(def, keys, args)
-    } catch (e) {
+  once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    return this.send(def, keys, args).catch(async (e: unknown) => {
       if (!isNoScript(e)) throw e
-    }
-    await this.load(def)
-    return this.send(def, keys, args)
+      await this.load(def)
+      return this.send(def, keys, args)
+    })
   }
 
   /** Makes sure `def`'s body is known to the server its keys go to. */
