@@ -14,7 +14,7 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Locks = exports.Lock = exports.LockGuard = exports.RateLimiter = exports.algorithms = exports.Client = void 0;
+exports.Dedup = exports.Quotas = exports.Locks = exports.Lock = exports.LockGuard = exports.RateLimiter = exports.algorithms = exports.Client = void 0;
 // The package's TypeScript implementation on ioredis: the same public API as the native addon's
 // (index.d.ts), no native code. Each primitive runs the library's scripts (the generated layer in
 // scripts.ts) with the library's key layout and retry rules.
@@ -28,3 +28,7 @@ var locks_js_1 = require("./locks.js");
 Object.defineProperty(exports, "LockGuard", { enumerable: true, get: function () { return locks_js_1.LockGuard; } });
 Object.defineProperty(exports, "Lock", { enumerable: true, get: function () { return locks_js_1.LockGuard; } });
 Object.defineProperty(exports, "Locks", { enumerable: true, get: function () { return locks_js_1.Locks; } });
+var quotas_js_1 = require("./quotas.js");
+Object.defineProperty(exports, "Quotas", { enumerable: true, get: function () { return quotas_js_1.Quotas; } });
+var dedup_js_1 = require("./dedup.js");
+Object.defineProperty(exports, "Dedup", { enumerable: true, get: function () { return dedup_js_1.Dedup; } });

@@ -31,6 +31,9 @@ export declare class Runner implements ScriptRunner {
      * first attempt is one promise chain (no async frames): the common case costs one command.
      */
     call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown>;
+    /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
+    command(name: string, args: (string | number | Buffer)[], options?: CallOptions): Promise<unknown>;
+    private exec;
     /** Calls in flight: while there are any, the connection keeps the process alive. */
     private inflight;
     private settled;
@@ -48,6 +51,8 @@ export declare class Runner implements ScriptRunner {
     once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown>;
     /** Makes sure `def`'s body is known to the server its keys go to. */
     private load;
-    /** Hands the command to ioredis: what it refuses while not connected was never written. */
+    /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
     private send;
+    /** Hands a command to ioredis: what it refuses while not connected was never written. */
+    private sendCommand;
 }

@@ -34,7 +34,13 @@ class Runner {
      * first attempt is one promise chain (no async frames): the common case costs one command.
      */
     call(def, keys, args, options) {
-        const signal = options?.signal ?? undefined;
+        return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined);
+    }
+    /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
+    command(name, args, options) {
+        return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined);
+    }
+    exec(attempt, safe, signal) {
         try {
             this.gate(signal);
         }
@@ -42,10 +48,10 @@ class Runner {
             return Promise.reject(e);
         }
         const started = Date.now();
-        const first = this.once(def, keys, args);
+        const first = attempt();
         if (this.inflight++ === 0)
             this.keepAlive(true);
-        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(def, keys, args, options, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
+        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(attempt, safe, signal, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
     }
     /** Calls in flight: while there are any, the connection keeps the process alive. */
     inflight = 0;
@@ -73,26 +79,24 @@ class Runner {
         }
     }
     /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
-    async again(def, keys, args, options, started, failure) {
-        const safe = options?.safe ?? def.retrySafe;
-        const signal = options?.signal ?? undefined;
+    async again(attempt, safe, signal, started, failure) {
         let timedOut = false;
-        for (let attempt = 1;; attempt++) {
+        for (let n = 1;; n++) {
             const e = failure instanceof errors_js_1.RedisAtomicError ? failure : (0, classify_js_1.classify)(failure, true);
             timedOut ||= e.timedOut;
             const unknown = e instanceof errors_js_1.OutcomeUnknownError && !(e instanceof errors_js_1.AbortedError);
-            const again = (e.transient || (unknown && safe)) && attempt < this.retry.maxAttempts;
-            const pause = backoff(this.retry, attempt);
+            const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts;
+            const pause = backoff(this.retry, n);
             if (e instanceof errors_js_1.AbortedError && !e.nothingRan) {
-                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: attempt, timedOut, retrySafe: safe });
+                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe });
             }
             if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: attempt, timedOut, retrySafe: safe }) : e;
+                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e;
             }
             await new Promise((resolve) => setTimeout(resolve, pause));
             this.gate(signal);
             try {
-                return await abortable(this.once(def, keys, args), signal);
+                return await abortable(attempt(), signal);
             }
             catch (next) {
                 failure = next;
@@ -126,15 +130,16 @@ class Runner {
             throw (0, classify_js_1.classify)(raw, written);
         }
     }
-    /** Hands the command to ioredis: what it refuses while not connected was never written. */
+    /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
     send(def, keys, args) {
-        const written = this.redis.status === 'ready';
         const functions = this.delivery === 'functions';
         const command = functions ? (def.readOnly ? 'fcall_ro' : 'fcall') : 'evalsha';
-        const rest = args;
-        return this.redis
-            .call(command, functions ? def.functionName : def.sha1, keys.length, ...keys, ...rest)
-            .catch((raw) => {
+        return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...args]);
+    }
+    /** Hands a command to ioredis: what it refuses while not connected was never written. */
+    sendCommand(name, args) {
+        const written = this.redis.status === 'ready';
+        return this.redis.call(name, ...args).catch((raw) => {
             throw (0, classify_js_1.classify)(raw, written);
         });
     }

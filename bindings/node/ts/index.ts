@@ -11,3 +11,7 @@ export { LockGuard, LockGuard as Lock, Locks } from './locks.js'
 export type { AcquireOptions, Extended, Free, Held, Locked, LockKeys, LocksOptions, Lost, Released, WatchOptions } from './locks.js'
 /** @deprecated `inspect()` answers `Locked | Free`. */
 export type LockInfo = import('./locks.js').Locked | import('./locks.js').Free
+export { Quotas } from './quotas.js'
+export type { AddOptions, Applied, Kept, QuotaKeys, QuotasOptions, Raised, Refused, ScoredMember } from './quotas.js'
+export { Dedup } from './dedup.js'
+export type { DedupKeys, DedupOptions, SightingOptions } from './dedup.js'

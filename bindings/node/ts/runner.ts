@@ -58,18 +58,26 @@ export class Runner implements ScriptRunner {
    * first attempt is one promise chain (no async frames): the common case costs one command.
    */
   call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
-    const signal = options?.signal ?? undefined
+    return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined)
+  }
+
+  /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
+  command(name: string, args: (string | number | Buffer)[], options?: CallOptions): Promise<unknown> {
+    return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined)
+  }
+
+  private exec(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined): Promise<unknown> {
     try {
       this.gate(signal)
     } catch (e) {
       return Promise.reject(e)
     }
     const started = Date.now()
-    const first = this.once(def, keys, args)
+    const first = attempt()
     if (this.inflight++ === 0) this.keepAlive(true)
     return (signal ? abortable(first, signal) : first).then(
       (reply) => this.settled(reply),
-      (e: unknown) => this.again(def, keys, args, options, started, e).then(
+      (e: unknown) => this.again(attempt, safe, signal, started, e).then(
         (reply) => this.settled(reply),
         (err: unknown) => { this.settled(undefined); throw err },
       ),
@@ -100,26 +108,24 @@ export class Runner implements ScriptRunner {
   }
 
   /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
-  private async again(def: ScriptDef, keys: string[], args: ScriptArg[], options: CallOptions | undefined, started: number, failure: unknown): Promise<unknown> {
-    const safe = options?.safe ?? def.retrySafe
-    const signal = options?.signal ?? undefined
+  private async again(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined, started: number, failure: unknown): Promise<unknown> {
     let timedOut = false
-    for (let attempt = 1; ; attempt++) {
+    for (let n = 1; ; n++) {
       const e = failure instanceof RedisAtomicError ? failure : classify(failure, true)
       timedOut ||= e.timedOut
       const unknown = e instanceof OutcomeUnknownError && !(e instanceof AbortedError)
-      const again = (e.transient || (unknown && safe)) && attempt < this.retry.maxAttempts
-      const pause = backoff(this.retry, attempt)
+      const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts
+      const pause = backoff(this.retry, n)
       if (e instanceof AbortedError && !e.nothingRan) {
-        throw new AbortedError(e.message, { cause: e.cause, attempts: attempt, timedOut, retrySafe: safe })
+        throw new AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe })
       }
       if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: attempt, timedOut, retrySafe: safe }) : e
+        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e
       }
       await new Promise((resolve) => setTimeout(resolve, pause))
       this.gate(signal)
       try {
-        return await abortable(this.once(def, keys, args), signal)
+        return await abortable(attempt(), signal)
       } catch (next) {
         failure = next
       }
@@ -153,17 +159,19 @@ export class Runner implements ScriptRunner {
     }
   }
 
-  /** Hands the command to ioredis: what it refuses while not connected was never written. */
+  /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
   private send(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
-    const written = this.redis.status === 'ready'
     const functions = this.delivery === 'functions'
     const command = functions ? (def.readOnly ? 'fcall_ro' : 'fcall') : 'evalsha'
-    const rest = args as (string | number | Buffer)[]
-    return (this.redis as Redis)
-      .call(command, functions ? def.functionName : def.sha1, keys.length, ...keys, ...rest)
-      .catch((raw: unknown) => {
-        throw classify(raw, written)
-      })
+    return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...(args as (string | number | Buffer)[])])
+  }
+
+  /** Hands a command to ioredis: what it refuses while not connected was never written. */
+  private sendCommand(name: string, args: (string | number | Buffer)[]): Promise<unknown> {
+    const written = this.redis.status === 'ready'
+    return (this.redis as Redis).call(name, ...args).catch((raw: unknown) => {
+      throw classify(raw, written)
+    })
   }
 }
 
