@@ -28,7 +28,7 @@ exports.SAFE = {
 };
 /** Whether a user's instance is already at-most-once (then it is used as it is). */
 function isSafe(redis) {
-    const o = redis instanceof ioredis_1.Cluster ? { ...redis.options.redisOptions, enableOfflineQueue: redis.options.enableOfflineQueue } : redis.options;
+    const o = redis instanceof ioredis_1.Cluster ? { ...redis.options.redisOptions, enableOfflineQueue: redis.options.enableOfflineQueue ?? true } : redis.options;
     const failover = redis instanceof ioredis_1.Cluster ? redis.options.retryDelayOnFailover === 0 : true;
     return o.autoResendUnfulfilledCommands === false && o.maxRetriesPerRequest === 0 && o.enableOfflineQueue === false && failover;
 }
@@ -58,12 +58,18 @@ function open(url, s) {
 }
 function clusterOptions(redisOptions) {
     return {
-        redisOptions: { ...redisOptions, ...exports.SAFE },
+        // The Cluster runs its node connections' offline queues and reconnects itself.
+        redisOptions: nodeOptions(redisOptions),
         enableOfflineQueue: false,
         retryDelayOnFailover: 0,
         maxRedirections: 16,
         ...(redisOptions.tls ? { dnsLookup: (address, done) => done(null, address) } : {}),
     };
+}
+/** A cluster node connection's options: never resending, connected and queued by the Cluster. */
+function nodeOptions(o) {
+    const { lazyConnect: _l, retryStrategy: _r, enableOfflineQueue: _e, host: _h, port: _p, path: _a, sentinels: _s, ...rest } = o;
+    return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 };
 }
 /** One URL as ioredis options (with the package's timeouts and at-most-once settings). */
 function parse(text, s) {

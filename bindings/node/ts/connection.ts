@@ -41,7 +41,7 @@ export interface ConnectionSettings {
 
 /** Whether a user's instance is already at-most-once (then it is used as it is). */
 export function isSafe(redis: Redis | Cluster): boolean {
-  const o: RedisOptions = redis instanceof Cluster ? { ...redis.options.redisOptions, enableOfflineQueue: redis.options.enableOfflineQueue } : redis.options
+  const o: RedisOptions = redis instanceof Cluster ? { ...redis.options.redisOptions, enableOfflineQueue: redis.options.enableOfflineQueue ?? true } : redis.options
   const failover = redis instanceof Cluster ? redis.options.retryDelayOnFailover === 0 : true
   return o.autoResendUnfulfilledCommands === false && o.maxRetriesPerRequest === 0 && o.enableOfflineQueue === false && failover
 }
@@ -72,12 +72,19 @@ export function open(url: string | string[], s: ConnectionSettings): Redis | Clu
 
 function clusterOptions(redisOptions: RedisOptions): ClusterOptions {
   return {
-    redisOptions: { ...redisOptions, ...SAFE },
+    // The Cluster runs its node connections' offline queues and reconnects itself.
+    redisOptions: nodeOptions(redisOptions),
     enableOfflineQueue: false,
     retryDelayOnFailover: 0,
     maxRedirections: 16,
     ...(redisOptions.tls ? { dnsLookup: (address: string, done: (e: Error | null, a: string) => void) => done(null, address) } : {}),
   }
+}
+
+/** A cluster node connection's options: never resending, connected and queued by the Cluster. */
+function nodeOptions(o: RedisOptions): ClusterOptions['redisOptions'] {
+  const { lazyConnect: _l, retryStrategy: _r, enableOfflineQueue: _e, host: _h, port: _p, path: _a, sentinels: _s, ...rest } = o
+  return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 }
 }
 
 /** One URL as ioredis options (with the package's timeouts and at-most-once settings). */
