@@ -4,7 +4,11 @@
 export { Client } from './client.js'
 export type { BatchStats, BatchingOptions, ClientOptions, ReplicaOptions, RetryOptions } from './client.js'
 export type { TlsConfig } from './connection.js'
-export * from './errors.js'
+export {
+  AbortedError, BadArgumentError, BadReplyError, ClientError, ConnectionError, CostExceedsBurstError, CrossSlotError,
+  HandleEndedError, LeaseLostError, NotReplicatedError, NotSentError, OutcomeUnknownError, RedisAtomicError, RejectedError,
+  ServerError, TlsError, WrongTypeError,
+} from './errors.js'
 export { algorithms, RateLimiter } from './ratelimit.js'
 export type { Algorithm, Allowed, ConsumeOptions, Limited, LimitSpec, LimitStatus, RateLimiterOptions, RateLimitKeys } from './ratelimit.js'
 export { LockGuard, LockGuard as Lock, Locks } from './locks.js'
