@@ -19,10 +19,9 @@ Clients (--only, repeatable; default all):
   ra-fw-unbatched, ra-aw-unbatched, ra-gcra-unbatched
                    the same with `--no-batching`: the library one call per decision (and raw,
                    reference again), to compare with the batched series in the same run
-  ra-node          this repository's Node package (bindings/node, napi-rs over the library): its
-                   anchored window (a window opened by the identity's first request: the
-                   semantics of RateLimiterRedis) over one connection; built first (`node
-                   build.mjs --release`)
+  ra-node          this repository's Node package (bindings/node, TypeScript on ioredis, its
+                   committed dist/): its anchored window (a window opened by the identity's
+                   first request: the semantics of RateLimiterRedis) over one connection
   ra-node-fw       the same package, its clock-aligned fixed window
   rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
@@ -403,9 +402,6 @@ def run(a, procs, tmp):
     if cli and "/debug/" in cli:
         progress(f"{cli} is a debug build: the library's and raw figures are not representative")
     node_dir = prepare_node(procs, a.cache) if NODE in kinds else None
-    if {"ra-node", "ra-node-fw"} & set(a.only):
-        progress("building the Node package's release addon (node build.mjs --release)")
-        procs.run(["node", "build.mjs", "--release"], 3600, "ra-node build", cwd=NODE_PACKAGE)
     py = prepare_python(procs, a.cache) if kinds & {PYTHON, PYRA, PYLOCK} else None
     if PYRA in kinds or {"ra-py-lock-sync", "ra-py-lock-async"} & set(a.only):
         prepare_redis_atomic(procs, py)

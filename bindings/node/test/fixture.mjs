@@ -3,7 +3,8 @@ import { createRequire } from 'node:module'
 import { after, before } from 'node:test'
 import { Server } from './server.mjs'
 
-export const ra = createRequire(import.meta.url)('../index.js')
+// `REDIS_ATOMIC_NODE_IMPL=ts`: the TypeScript implementation on ioredis (dist/, built from ts/).
+export const ra = createRequire(import.meta.url)(process.env.REDIS_ATOMIC_NODE_IMPL === 'ts' ? '../dist/index.js' : '../index.js')
 
 /** A server started before the file's tests and stopped after them, and a client on it. */
 export function useServer(options = {}) {

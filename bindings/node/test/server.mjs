@@ -137,7 +137,9 @@ export class Server {
     ]
     if (!sentinel) lines.push('enable-debug-command yes')
     if (unixSocket) lines.push(`unixsocket ${this.socket}`, 'unixsocketperm 700')
-    if (cluster) lines.push('cluster-enabled yes', `cluster-config-file ${join(this.dir, 'nodes.conf')}`)
+    // The node announces its address: a lone node that never met another has none, and answers
+    // CLUSTER SLOTS with an empty IP, which ioredis skips (so its Cluster would never be ready).
+    if (cluster) lines.push('cluster-enabled yes', `cluster-config-file ${join(this.dir, 'nodes.conf')}`, 'cluster-announce-ip 127.0.0.1')
     if (sentinel) lines.push(`sentinel monitor ${sentinel.service} 127.0.0.1 ${sentinel.primaryPort} 1`)
     if (tls) {
       lines.push(

@@ -24,7 +24,7 @@ const LIMITERS = {
   redis: RateLimiterRedis,
   // The same fixed window as a MULTI/EXEC transaction of plain commands, no Lua.
   'redis-nonatomic': RateLimiterRedisNonAtomic,
-  // The redis-atomic Node package (napi-rs over the Rust library), loaded from --package.
+  // The redis-atomic Node package (TypeScript on ioredis, its compiled dist/), from --package.
   'redis-atomic': 'anchored-window',
   'redis-atomic-fw': 'fixed-window',
 };
@@ -58,10 +58,10 @@ const packages = { ioredis: version('ioredis') };
 // consume(identity): resolves on an admission; a refusal throws.
 let consume;
 if (native) {
-  const ra = require(resolve(a.package));
+  const ra = require(resolve(a.package, 'dist/index.js'));
   packages['redis-atomic'] = require(resolve(a.package, 'package.json')).version;
-  // ioredis has no command timeout; a 10 s one here keeps a starved shared machine measuring
-  // rather than failing (the library's default of 1 s is for services, not for this harness).
+  // A 10 s timeout keeps a starved shared machine measuring rather than failing (the package's
+  // default of 1 s is for services, not for this harness).
   const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1, timeoutMs: 10_000 });
   const limiter = new ra.RateLimiter(client, {
     namespace: 'ra-node',
@@ -125,6 +125,6 @@ try {
   process.exitCode = 1;
 } finally {
   redis.disconnect();
-  // The native package's connection lives on its own runtime: exit rather than wait for GC.
+  // The package's own connection stays open until its client closes: exit rather than wait.
   if (native) process.exit();
 }

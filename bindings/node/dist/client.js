@@ -1,0 +1,94 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Client = void 0;
+// The Client: one ioredis connection (or cluster) the primitives share, the package's retry
+// policy, and its closed flag. Made by `Client.connect` from a URL or from a user's instance.
+const ioredis_1 = require("ioredis");
+const connection_js_1 = require("./connection.js");
+const errors_js_1 = require("./errors.js");
+const runner_js_1 = require("./runner.js");
+const DELIVERY = { eval: 'eval', evalsha: 'eval', functions: 'functions', fcall: 'functions' };
+/**
+ * A connection to Redis (one server, a Sentinel-named primary, or a Redis Cluster) that the
+ * primitives share. Made by `Client.connect`; cheap to share; `close()` it when done.
+ */
+class Client {
+    /** @internal */
+    runner;
+    #owned;
+    #timeoutMs;
+    constructor(runner, owned, timeoutMs) {
+        this.runner = runner;
+        this.#owned = owned;
+        this.#timeoutMs = timeoutMs;
+    }
+    /**
+     * Connects: one URL (`redis://`, `rediss://`, `redis+unix://`, `redis+sentinel://`), the seed
+     * URLs of a Redis Cluster as an array, or an ioredis `Redis` / `Cluster` of your own (used as
+     * it is when it never resends on its own, duplicated with those settings otherwise). Rejects
+     * with `ConnectionError`, `TlsError` or `BadArgumentError`.
+     */
+    static async connect(url, options) {
+        const o = options ?? {};
+        if (typeof o !== 'object')
+            throw (0, errors_js_1.typeError)('options must be an object');
+        const timeoutMs = o.timeoutMs ?? 1000;
+        if (typeof timeoutMs !== 'number' || !(timeoutMs > 0))
+            throw (0, errors_js_1.badArgument)(`timeoutMs must be a positive number, got ${String(timeoutMs)}`);
+        const delivery = DELIVERY[o.delivery ?? 'eval'];
+        if (delivery === undefined)
+            throw (0, errors_js_1.badArgument)(`delivery must be eval or functions, got ${String(o.delivery)}`);
+        const retry = { ...runner_js_1.DEFAULT_RETRY, ...o.retry };
+        let redis;
+        let owned = true;
+        if (url instanceof ioredis_1.Redis || url instanceof ioredis_1.Cluster) {
+            ({ redis, owned } = (0, connection_js_1.adopt)(url));
+        }
+        else if (typeof url === 'string' || Array.isArray(url)) {
+            redis = (0, connection_js_1.open)(url, { timeoutMs, tls: o.tls, cluster: o.cluster });
+        }
+        else {
+            throw (0, errors_js_1.typeError)('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster');
+        }
+        await (0, connection_js_1.connect)(redis, timeoutMs);
+        const runner = new runner_js_1.Runner(redis, retry, delivery, owned);
+        runner.keepAlive(false);
+        return new Client(runner, owned, timeoutMs);
+    }
+    /**
+     * Closes the client: every later call through it, its primitives or their handles rejects
+     * with `ClientError` and sends nothing (calls in flight finish). Closing twice is fine. A
+     * connection handed in by the caller stays open (it is the caller's).
+     */
+    async close() {
+        if (this.runner.closed)
+            return;
+        this.runner.closed = true;
+        if (this.#owned)
+            await this.runner.redis.quit().catch(() => this.runner.redis.disconnect());
+    }
+    async [Symbol.asyncDispose]() {
+        await this.close();
+    }
+    /** Whether `close()` was called. */
+    get closed() {
+        return this.runner.closed;
+    }
+    /** What this client's batching did so far. */
+    batchStats() {
+        return { decisions: 0, alone: 0, batches: 0, batched: 0, separate: 0 };
+    }
+    /** Whether this client talks to a Redis Cluster. */
+    get isCluster() {
+        return this.runner.redis instanceof ioredis_1.Cluster;
+    }
+    /** The per-request timeout, ms. */
+    get timeoutMs() {
+        return this.#timeoutMs;
+    }
+    /** The ioredis connection the client runs on (the caller's own, or the package's). */
+    get redis() {
+        return this.runner.redis;
+    }
+}
+exports.Client = Client;

@@ -1,0 +1,195 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.SAFE = void 0;
+exports.isSafe = isSafe;
+exports.adopt = adopt;
+exports.open = open;
+exports.connect = connect;
+// The ioredis connection a Client runs on: built from a URL (redis://, rediss:// with a CA or
+// client certificate, redis+unix://, redis+sentinel://, a cluster's seed URLs), or a user's own
+// Redis / Cluster instance.
+//
+// ioredis is at-least-once by default: `maxRetriesPerRequest` 20 keeps a written command across
+// reconnects, `autoResendUnfulfilledCommands` resends what was written but unanswered when a
+// connection dropped, the offline queue holds commands until a connection is back, and a Cluster
+// resends a command whose connection closed (`retryDelayOnFailover`). A resent script that is not
+// retry-safe (a rate-limit decision, a lock acquire with a random token) would run twice. So the
+// package's connections are at-most-once (SAFE below): ioredis never resends; the package's own
+// retry loop (runner.ts) resends only what is retry-safe. A user's instance configured so is used
+// as it is; one that is not is duplicated with these settings (a connection of the package's own).
+const node_fs_1 = require("node:fs");
+const ioredis_1 = require("ioredis");
+const errors_js_1 = require("./errors.js");
+/** The settings that keep ioredis from ever resending a command on its own. */
+exports.SAFE = {
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+};
+/** Whether a user's instance is already at-most-once (then it is used as it is). */
+function isSafe(redis) {
+    const o = redis instanceof ioredis_1.Cluster ? { ...redis.options.redisOptions, enableOfflineQueue: redis.options.enableOfflineQueue ?? true } : redis.options;
+    const failover = redis instanceof ioredis_1.Cluster ? redis.options.retryDelayOnFailover === 0 : true;
+    return o.autoResendUnfulfilledCommands === false && o.maxRetriesPerRequest === 0 && o.enableOfflineQueue === false && failover;
+}
+/** A user's instance, or an at-most-once duplicate of it. */
+function adopt(redis) {
+    if (isSafe(redis))
+        return { redis, owned: false };
+    if (redis instanceof ioredis_1.Cluster) {
+        const copy = redis.duplicate(undefined, { ...clusterOptions(redis.options.redisOptions ?? {}), lazyConnect: true });
+        return { redis: copy, owned: true };
+    }
+    return { redis: redis.duplicate({ ...exports.SAFE, lazyConnect: true }), owned: true };
+}
+/** A new connection for `url` (an array: a cluster's seeds). */
+function open(url, s) {
+    const urls = Array.isArray(url) ? url : [url];
+    if (urls.length === 0)
+        throw (0, errors_js_1.badArgument)('no URL: give a URL, or a Redis Cluster\'s seed URLs');
+    const parsed = urls.map((u) => parse(u, s));
+    if (Array.isArray(url) || s.cluster) {
+        const nodes = parsed.map((p) => ({ host: p.host ?? '127.0.0.1', port: p.port ?? 6379 }));
+        const first = parsed[0] ?? {};
+        const { host: _h, port: _p, ...shared } = first;
+        return new ioredis_1.Cluster(nodes, { ...clusterOptions(shared), lazyConnect: true });
+    }
+    return new ioredis_1.Redis({ ...(parsed[0] ?? {}), lazyConnect: true });
+}
+function clusterOptions(redisOptions) {
+    return {
+        // The Cluster runs its node connections' offline queues and reconnects itself.
+        redisOptions: nodeOptions(redisOptions),
+        enableOfflineQueue: false,
+        retryDelayOnFailover: 0,
+        maxRedirections: 16,
+        ...(redisOptions.tls ? { dnsLookup: (address, done) => done(null, address) } : {}),
+    };
+}
+/** A cluster node connection's options: never resending, connected and queued by the Cluster. */
+function nodeOptions(o) {
+    const { lazyConnect: _l, retryStrategy: _r, enableOfflineQueue: _e, host: _h, port: _p, path: _a, sentinels: _s, ...rest } = o;
+    return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 };
+}
+/** One URL as ioredis options (with the package's timeouts and at-most-once settings). */
+function parse(text, s) {
+    let url;
+    try {
+        url = new URL(text);
+    }
+    catch {
+        throw (0, errors_js_1.badArgument)(`not a URL: ${JSON.stringify(text)}`);
+    }
+    const base = {
+        ...exports.SAFE,
+        connectTimeout: s.timeoutMs,
+        commandTimeout: s.timeoutMs,
+        retryStrategy: (times) => Math.min(50 * times, 1000),
+        lazyConnect: true,
+        ...auth(url),
+    };
+    const scheme = url.protocol.replace(/:$/, '');
+    switch (scheme) {
+        case 'redis':
+        case 'rediss':
+            return { ...base, host: url.hostname || '127.0.0.1', port: Number(url.port || 6379), db: db(url.pathname), ...tlsOf(scheme === 'rediss', s.tls, url.hostname) };
+        case 'redis+unix':
+        case 'unix':
+            return { ...base, path: decodeURIComponent(url.pathname), db: Number(url.searchParams.get('db') ?? 0) };
+        case 'redis+sentinel':
+        case 'rediss+sentinel': {
+            const [service, index] = url.pathname.split('/').filter((p) => p !== '');
+            if (!service)
+                throw (0, errors_js_1.badArgument)('a redis+sentinel:// URL names its service: redis+sentinel://host:port/service');
+            const sentinels = url.host.split(',').map((hp) => {
+                const [host, port] = hp.split(':');
+                return { host: host || '127.0.0.1', port: Number(port || 26379) };
+            });
+            const tls = scheme === 'rediss+sentinel' ? tlsOf(true, s.tls, sentinels[0]?.host ?? '') : {};
+            return { ...base, sentinels, name: service, db: Number(index ?? 0), ...tls, ...(tls.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls.tls } : {}) };
+        }
+        default:
+            throw (0, errors_js_1.badArgument)(`unsupported URL scheme ${scheme}: redis://, rediss://, redis+unix://, redis+sentinel://`);
+    }
+}
+function auth(url) {
+    const out = {};
+    if (url.username)
+        out.username = decodeURIComponent(url.username);
+    if (url.password)
+        out.password = decodeURIComponent(url.password);
+    return out;
+}
+function db(pathname) {
+    const n = pathname.replace(/^\//, '');
+    if (n === '')
+        return 0;
+    if (!/^\d+$/.test(n))
+        throw (0, errors_js_1.badArgument)(`the URL's database must be a number, got ${n}`);
+    return Number(n);
+}
+/** The TLS options of a connection: CA and client certificate, read now (a failure is TlsError). */
+function tlsOf(on, config, host) {
+    if (!on && !config)
+        return {};
+    if (!on)
+        throw (0, errors_js_1.badArgument)('TLS settings need a rediss:// URL');
+    const read = (file, inline) => {
+        if (inline !== undefined)
+            return inline;
+        if (file === undefined)
+            return undefined;
+        try {
+            return (0, node_fs_1.readFileSync)(file);
+        }
+        catch (e) {
+            throw new errors_js_1.TlsError(`cannot read ${file}: ${e.message}`, { cause: e, nothingRan: true, retrySafe: true });
+        }
+    };
+    const tls = { servername: host };
+    const ca = read(config?.caFile, config?.ca);
+    const cert = read(config?.certFile, config?.cert);
+    const key = read(config?.keyFile, config?.key);
+    if (ca !== undefined)
+        tls.ca = ca;
+    if (cert !== undefined)
+        tls.cert = cert;
+    if (key !== undefined)
+        tls.key = key;
+    return { tls };
+}
+/** Connects `redis` (built lazily) or fails with ConnectionError / TlsError; nothing ran. */
+async function connect(redis, timeoutMs) {
+    if (redis.status === 'ready')
+        return;
+    const failures = [];
+    const onError = (e) => {
+        failures.push(e);
+    };
+    redis.on('error', onError);
+    try {
+        await withTimeout(redis.connect(), timeoutMs * 2);
+    }
+    catch (e) {
+        redis.disconnect();
+        const cause = failures[0] ?? e;
+        const message = cause instanceof Error ? cause.message : String(cause);
+        const props = { cause, nothingRan: true, transient: true, retrySafe: true, timedOut: /timed? ?out|ETIMEDOUT/i.test(message) };
+        if (/SSL|TLS|certificate|self.signed|EPROTO|handshake/i.test(message))
+            throw new errors_js_1.TlsError(message, { ...props, transient: false });
+        throw new errors_js_1.ConnectionError(message, props);
+    }
+    finally {
+        redis.off('error', onError);
+    }
+    // Later errors (a dropped connection while reconnecting) fail the calls they touch; ioredis
+    // would print them as unhandled without a listener.
+    redis.on('error', () => { });
+}
+function withTimeout(p, ms) {
+    let timer;
+    const t = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`connect timed out after ${ms} ms`)), ms);
+    });
+    return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}

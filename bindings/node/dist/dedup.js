@@ -1,0 +1,45 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Dedup = void 0;
+const errors_js_1 = require("./errors.js");
+const keys_js_1 = require("./keys.js");
+const locks_js_1 = require("./locks.js");
+const SCHEMA = 1;
+const MAX_TTL_MS = 366 * 86_400_000;
+/** First sightings of one namespace's event ids. */
+class Dedup {
+    #client;
+    #namespace;
+    constructor(client, options) {
+        if (typeof options !== 'object' || options === null)
+            throw (0, errors_js_1.typeError)('options must be an object');
+        this.#client = client;
+        this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
+    }
+    /** Whether this is the first sighting of `eventId` within `ttlMs`. */
+    async firstSeen(eventId, ttlMs, options) {
+        const k = this.keys(eventId).seen;
+        if (typeof ttlMs !== 'number')
+            throw (0, errors_js_1.typeError)('ttlMs must be a number');
+        if (!Number.isInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS)
+            throw (0, errors_js_1.badArgument)(`ttl must be an integer number of ms in 1..=${MAX_TTL_MS}, got ${ttlMs}`);
+        const token = options?.token ?? (0, locks_js_1.randomToken)();
+        if (typeof token !== 'string' || token === '')
+            throw (0, errors_js_1.badArgument)('token must be a non-empty string');
+        const reply = await this.#client.runner.command('set', [k, token, 'NX', 'PX', ttlMs, 'GET'], { signal: options?.signal });
+        return reply === null || reply === token;
+    }
+    /** `firstSeen` of each id, sent together. */
+    async firstSeenMany(eventIds, ttlMs, options) {
+        if (!Array.isArray(eventIds))
+            throw (0, errors_js_1.typeError)('eventIds must be an array');
+        return Promise.all(eventIds.map((id) => this.firstSeen(id, ttlMs, options)));
+    }
+    /** The key of `eventId`'s sighting. */
+    keys(eventId) {
+        if (typeof eventId !== 'string')
+            throw (0, errors_js_1.typeError)('eventId must be a string');
+        return { seen: (0, keys_js_1.key)(this.#namespace, 'dedup', SCHEMA, eventId) };
+    }
+}
+exports.Dedup = Dedup;

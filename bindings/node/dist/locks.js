@@ -1,0 +1,229 @@
+"use strict";
+var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    var desc = Object.getOwnPropertyDescriptor(m, k);
+    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
+      desc = { enumerable: true, get: function() { return m[k]; } };
+    }
+    Object.defineProperty(o, k2, desc);
+}) : (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    o[k2] = m[k];
+}));
+var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
+    Object.defineProperty(o, "default", { enumerable: true, value: v });
+}) : function(o, v) {
+    o["default"] = v;
+});
+var __importStar = (this && this.__importStar) || (function () {
+    var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function (o) {
+            var ar = [];
+            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
+            return ar;
+        };
+        return ownKeys(o);
+    };
+    return function (mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
+        __setModuleDefault(result, mod);
+        return result;
+    };
+})();
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.LockGuard = exports.Locks = void 0;
+exports.randomToken = randomToken;
+exports.ttlOf = ttlOf;
+// Locks with fencing tokens: the library's Locks (crates/redis-atomic/src/primitives/lock) over
+// the generated script layer. An acquire with a random token is not retry-safe (the caller never
+// saw the token, so a resend would take a second lease); with the caller's token and no wait it
+// is (the same token gets its own fence back). Release and extend are safe (token and fence).
+const node_crypto_1 = require("node:crypto");
+const errors_js_1 = require("./errors.js");
+const keys_js_1 = require("./keys.js");
+const s = __importStar(require("./scripts.js"));
+const SCHEMA = 1;
+const MAX_TTL_MS = 604_800_000;
+/** A fresh owner token: 128 random bits in hex. */
+function randomToken() {
+    return (0, node_crypto_1.randomBytes)(16).toString('hex');
+}
+/** A lease's length, checked: 1 ms ..= 7 days, whole ms. */
+function ttlOf(ttlMs) {
+    if (typeof ttlMs !== 'number')
+        throw (0, errors_js_1.typeError)('ttlMs must be a number');
+    if (!Number.isInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS)
+        throw (0, errors_js_1.badArgument)(`ttl must be an integer number of ms in 1..=${MAX_TTL_MS}, got ${ttlMs}`);
+    return ttlMs;
+}
+/** The one `Lost`, with the old discriminating field of the verb that answered it. */
+function lost(verb) {
+    return verb === 'released' ? { lost: true, released: false } : { lost: true, extended: false };
+}
+/** Waits `ms`, or rejects with AbortedError when `signal` fires (a waiting acquire's token is
+ * its own: whatever it sent may have run, and it cannot be resent). */
+function pause(ms, signal) {
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+        }, ms);
+        const onAbort = () => {
+            clearTimeout(timer);
+            reject(new errors_js_1.AbortedError('the wait was aborted; an earlier attempt may have run', { attempts: 1, cause: signal?.reason }));
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+    });
+}
+/** Locks of one namespace. */
+class Locks {
+    #client;
+    #namespace;
+    constructor(client, options) {
+        if (typeof options !== 'object' || options === null)
+            throw (0, errors_js_1.typeError)('options must be an object');
+        this.#client = client;
+        this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
+    }
+    /** Tries once (or for up to `waitMs`) to take `resource` for `ttlMs`. */
+    async acquire(resource, ttlMs, options) {
+        if (typeof resource !== 'string')
+            throw (0, errors_js_1.typeError)('resource must be a string');
+        const ttl = ttlOf(ttlMs);
+        const keys = this.keys(resource);
+        const given = options?.token;
+        if (given !== undefined && (typeof given !== 'string' || given === ''))
+            throw (0, errors_js_1.badArgument)('token must be a non-empty string');
+        const token = given ?? randomToken();
+        const waitMs = options?.waitMs ?? 0;
+        if (typeof waitMs !== 'number' || !(waitMs >= 0))
+            throw (0, errors_js_1.badArgument)(`waitMs must be a number of ms, got ${String(waitMs)}`);
+        if (given !== undefined && waitMs > 0)
+            throw (0, errors_js_1.badArgument)('a wait uses a token of its own: give token or waitMs, not both');
+        const safe = given !== undefined && waitMs === 0;
+        const signal = options?.signal;
+        const started = Date.now();
+        for (;;) {
+            const sent = performance.now();
+            const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal });
+            const r = s.decodeLockAcquire(raw);
+            if (r.outcome === 'acquired')
+                return new LockGuard(this, resource, token, r.fence, r.ttlMs, sent);
+            const left = started + waitMs - Date.now();
+            if (left <= 0)
+                return { acquired: false, retryAfterMs: r.retryAfterMs };
+            await pause(Math.max(1, Math.min(r.retryAfterMs, left, 50 + Math.random() * 50)), signal);
+        }
+    }
+    /** Releases `resource` if `token` holds it with the lease `fence`. */
+    async release(resource, token, fence) {
+        const keys = this.keys(resource);
+        const r = s.decodeLockRelease(await this.#client.runner.call(s.LOCK_RELEASE, [keys.lock], [token, String(fence)]));
+        return r.outcome === 'released' ? { released: true, fence: r.fence } : lost('released');
+    }
+    /** Sets the lease `fence` of `token` to end `ttlMs` from the server's now. */
+    async extend(resource, token, fence, ttlMs) {
+        const ttl = ttlOf(ttlMs);
+        const keys = this.keys(resource);
+        const r = s.decodeLockExtend(await this.#client.runner.call(s.LOCK_EXTEND, [keys.lock], [token, String(fence), String(ttl)]));
+        return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : lost('extended');
+    }
+    /** The lock's state. */
+    async inspect(resource) {
+        const keys = this.keys(resource);
+        const r = s.decodeLockInspect(await this.#client.runner.call(s.LOCK_INSPECT, [keys.lock, keys.fence], []));
+        return r.outcome === 'held' ? { held: true, fence: r.fence, ttlMs: r.ttlMs } : { held: false, fence: r.lastFence, ttlMs: 0 };
+    }
+    /** The keys of `resource`'s lock. */
+    keys(resource) {
+        if (typeof resource !== 'string')
+            throw (0, errors_js_1.typeError)('resource must be a string');
+        return { lock: (0, keys_js_1.key)(this.#namespace, 'lock', SCHEMA, resource), fence: (0, keys_js_1.key)(this.#namespace, 'lock', SCHEMA, resource, ['fence']) };
+    }
+}
+exports.Locks = Locks;
+/** A held lock: its fence goes to every write it protects; `release()` when done. */
+class LockGuard {
+    locks;
+    resource;
+    token;
+    fence;
+    #ended = false;
+    #ttlMs;
+    #until;
+    #watch;
+    /** @internal */
+    constructor(locks, resource, token, fence, ttlMs, sent) {
+        this.locks = locks;
+        this.resource = resource;
+        this.token = token;
+        this.fence = fence;
+        this.#ttlMs = ttlMs;
+        this.#until = sent + ttlMs;
+    }
+    get acquired() { return true; }
+    get ttlMs() { return this.#ttlMs; }
+    get expiresInMs() { return Math.max(0, this.#until - performance.now()); }
+    get ended() { return this.#ended; }
+    /** Sets the lease to end `ttlMs` from the server's now. */
+    async extend(ttlMs) {
+        this.#live();
+        if (this.#watch)
+            throw (0, errors_js_1.badArgument)('a watched lease is extended by its watchdog: unwatch() first');
+        return this.#renew(ttlMs);
+    }
+    async #renew(ttlMs) {
+        const sent = performance.now();
+        const r = await this.locks.extend(this.resource, this.token, this.fence, ttlMs);
+        if ('extended' in r && r.extended) {
+            this.#ttlMs = r.ttlMs;
+            this.#until = sent + r.ttlMs;
+        }
+        return r;
+    }
+    /** Gives the lock back; consumes the handle. */
+    async release() {
+        this.#live();
+        this.#ended = true;
+        this.#stop();
+        return this.locks.release(this.resource, this.token, this.fence);
+    }
+    /** Renews the lease in the background until `release()` or `unwatch()`; the signal fires
+     * (with a LeaseLostError) if the lease is lost. */
+    watch(options) {
+        this.#live();
+        if (this.#watch)
+            throw (0, errors_js_1.badArgument)('the lease is already watched');
+        const controller = new AbortController();
+        const every = Math.max(1, Math.floor(this.#ttlMs * (options?.renewFraction ?? 1 / 3)));
+        const fail = (reason) => {
+            this.#stop();
+            controller.abort(new errors_js_1.LeaseLostError(`the lock on ${this.resource} was lost (${reason})`, { reason, fence: this.fence }));
+        };
+        const timer = setInterval(() => {
+            this.#renew(this.#ttlMs).then((r) => { if (!('extended' in r && r.extended))
+                fail('not_held'); }, () => { if (this.expiresInMs === 0)
+                fail('unconfirmed'); });
+        }, every);
+        timer.unref();
+        this.#watch = { timer, controller };
+        return controller.signal;
+    }
+    /** Stops the renewals. */
+    async unwatch() {
+        this.#live();
+        this.#stop();
+    }
+    #stop() {
+        if (this.#watch)
+            clearInterval(this.#watch.timer);
+        this.#watch = undefined;
+    }
+    #live() {
+        if (this.#ended)
+            throw new errors_js_1.HandleEndedError('release() was already called on this lock', { nothingRan: true, retrySafe: true });
+    }
+}
+exports.LockGuard = LockGuard;

@@ -1,0 +1,166 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Runner = exports.DEFAULT_RETRY = void 0;
+const classify_js_1 = require("./classify.js");
+const errors_js_1 = require("./errors.js");
+/** The library's default: 4 attempts within 3 s, backoff from 5 ms up to 250 ms. */
+exports.DEFAULT_RETRY = { maxAttempts: 4, deadlineMs: 3000, baseBackoffMs: 5, maxBackoffMs: 250 };
+/** Sends script calls over one ioredis connection (or cluster), with the package's retry rules. */
+class Runner {
+    redis;
+    retry;
+    delivery;
+    owned;
+    closed = false;
+    constructor(redis, retry, delivery, owned) {
+        this.redis = redis;
+        this.retry = retry;
+        this.delivery = delivery;
+        this.owned = owned;
+        // A new socket (a reconnect) starts referenced: match it to the calls in flight.
+        redis.on('connect', () => this.keepAlive(this.inflight > 0));
+        // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
+        redis.on('reconnecting', () => queueMicrotask(() => {
+            const timer = redis.reconnectTimeout;
+            if (this.owned && this.inflight === 0)
+                timer?.unref();
+        }));
+    }
+    run(def, keys, args) {
+        return this.call(def, keys, args);
+    }
+    /**
+     * `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. The
+     * first attempt is one promise chain (no async frames): the common case costs one command.
+     */
+    call(def, keys, args, options) {
+        return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined);
+    }
+    /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
+    command(name, args, options) {
+        return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined);
+    }
+    exec(attempt, safe, signal) {
+        try {
+            this.gate(signal);
+        }
+        catch (e) {
+            return Promise.reject(e);
+        }
+        const started = Date.now();
+        const first = attempt();
+        if (this.inflight++ === 0)
+            this.keepAlive(true);
+        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(attempt, safe, signal, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
+    }
+    /** Calls in flight: while there are any, the connection keeps the process alive. */
+    inflight = 0;
+    settled(reply) {
+        if (--this.inflight === 0)
+            this.keepAlive(false);
+        return reply;
+    }
+    /**
+     * Whether the package's own sockets keep Node's event loop alive: while a call is in flight,
+     * as Node's own pending I/O would; an idle client does not hold a process open (a caller's own
+     * connection is left as the caller set it).
+     */
+    keepAlive(on) {
+        if (!this.owned)
+            return;
+        const streams = 'nodes' in this.redis ? this.redis.nodes().map((n) => n.stream) : [this.redis.stream];
+        for (const st of streams) {
+            if (st === undefined || st === null)
+                continue;
+            if (on)
+                st.ref();
+            else
+                st.unref();
+        }
+    }
+    /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
+    async again(attempt, safe, signal, started, failure) {
+        let timedOut = false;
+        for (let n = 1;; n++) {
+            const e = failure instanceof errors_js_1.RedisAtomicError ? failure : (0, classify_js_1.classify)(failure, true);
+            timedOut ||= e.timedOut;
+            const unknown = e instanceof errors_js_1.OutcomeUnknownError && !(e instanceof errors_js_1.AbortedError);
+            const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts;
+            const pause = backoff(this.retry, n);
+            if (e instanceof errors_js_1.AbortedError && !e.nothingRan) {
+                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe });
+            }
+            if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
+                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e;
+            }
+            await new Promise((resolve) => setTimeout(resolve, pause));
+            this.gate(signal);
+            try {
+                return await abortable(attempt(), signal);
+            }
+            catch (next) {
+                failure = next;
+            }
+        }
+    }
+    /** Refuses a call on a closed client or an aborted signal: nothing is sent. */
+    gate(signal) {
+        if (this.closed)
+            throw new errors_js_1.ClientError('the client is closed', { nothingRan: true, retrySafe: true });
+        if (signal?.aborted) {
+            throw new errors_js_1.AbortedError('the call was aborted before it was sent', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal.reason });
+        }
+    }
+    /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
+    once(def, keys, args) {
+        return this.send(def, keys, args).catch(async (e) => {
+            if (!isNoScript(e))
+                throw e;
+            await this.load(def);
+            return this.send(def, keys, args);
+        });
+    }
+    /** Makes sure `def`'s body is known to the server its keys go to. */
+    async load(def) {
+        const written = this.redis.status === 'ready';
+        try {
+            await this.redis.script('LOAD', def.body);
+        }
+        catch (raw) {
+            throw (0, classify_js_1.classify)(raw, written);
+        }
+    }
+    /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
+    send(def, keys, args) {
+        const functions = this.delivery === 'functions';
+        const command = functions ? (def.readOnly ? 'fcall_ro' : 'fcall') : 'evalsha';
+        return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...args]);
+    }
+    /** Hands a command to ioredis: what it refuses while not connected was never written. */
+    sendCommand(name, args) {
+        const written = this.redis.status === 'ready';
+        return this.redis.call(name, ...args).catch((raw) => {
+            throw (0, classify_js_1.classify)(raw, written);
+        });
+    }
+}
+exports.Runner = Runner;
+function isNoScript(e) {
+    return (e instanceof errors_js_1.RejectedError && e.serverCode === 'NOSCRIPT') ||
+        (e instanceof errors_js_1.ServerError && e.message.includes('Function not found'));
+}
+/** The pause before attempt `attempt + 1`: exponential from the base, capped, with jitter. */
+function backoff(policy, attempt) {
+    const ceiling = Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** (attempt - 1));
+    return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2));
+}
+/** `p`, or an AbortedError as soon as `signal` fires (the call may still run: outcome unknown). */
+function abortable(p, signal) {
+    if (!signal)
+        return p;
+    return new Promise((resolve, reject) => {
+        const onAbort = () => reject(new errors_js_1.AbortedError('the call was aborted; it may have run', { attempts: 1, cause: signal.reason }));
+        signal.addEventListener('abort', onAbort, { once: true });
+        p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+}

@@ -1,0 +1,105 @@
+// A connection that drops after the server ran a call and before its reply arrived: the call is
+// sent once. ioredis on its own resends what was written but unanswered when a connection
+// dropped (`autoResendUnfulfilledCommands`, `maxRetriesPerRequest`); a rate-limit decision
+// without a request id is not retry-safe, so a resend would charge it twice. Counted on the
+// server (the limit's remaining units), through a TCP proxy that swallows one reply and cuts
+// the connection. The control (a plain ioredis client through the same proxy) shows the
+// counting sees a resend.
+import assert from 'node:assert/strict'
+import { createServer, connect } from 'node:net'
+import { createRequire } from 'node:module'
+import { test } from 'node:test'
+import { after, before } from 'node:test'
+import { rejection } from './fixture.mjs'
+import { Server } from './server.mjs'
+
+// The TypeScript implementation (the addon does not run on ioredis), and its script table.
+const require = createRequire(import.meta.url)
+const ra = require('../dist/index.js')
+const scripts = require('../dist/scripts.js')
+const { Redis } = require('ioredis')
+const s = {}
+before(async () => {
+  s.server = await Server.start()
+  s.client = await ra.Client.connect(s.server.url)
+})
+after(async () => {
+  await s.client?.close()
+  s.server?.stop()
+})
+const limits = [{ algorithm: 'anchored-window', limit: 100, periodMs: 600_000 }]
+
+/** A proxy to `port`; `arm()` makes it swallow the next reply and cut that connection. */
+async function proxy(port) {
+  let armed = false
+  const sockets = new Set()
+  const server = createServer((down) => {
+    const up = connect(port, '127.0.0.1')
+    sockets.add(down).add(up)
+    down.on('data', (d) => up.write(d))
+    up.on('data', (d) => {
+      if (armed) {
+        armed = false
+        down.destroy()
+        up.destroy()
+      } else down.write(d)
+    })
+    for (const sock of [down, up]) sock.on('error', () => {}).on('close', () => { down.destroy(); up.destroy() })
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: server.address().port,
+    arm: () => { armed = true },
+    close: () => { for (const x of sockets) x.destroy(); server.close() },
+  }
+}
+
+/** Units of `identity` the limit still has (a direct consume, then subtract its own unit). */
+async function remaining(namespace, identity) {
+  const direct = new ra.RateLimiter(s.client, { namespace, limits })
+  const r = await direct.consume(identity)
+  return r.remaining + 1
+}
+
+test('an unsafe call whose reply is lost ran once and is OutcomeUnknownError, retrySafe false', async (t) => {
+  const p = await proxy(s.server.port)
+  t.after(() => p.close())
+  const client = await ra.Client.connect(`redis://127.0.0.1:${p.port}`, { timeoutMs: 2000 })
+  t.after(() => client.close())
+  const rl = new ra.RateLimiter(client, { namespace: 'drop', limits })
+  await rl.consume('warm-up') // loads the script: the swallowed reply is the decision's own
+  p.arm()
+  const e = await rejection(rl.consume('victim'))
+  assert.ok(e instanceof ra.OutcomeUnknownError, `${e}`)
+  assert.deepEqual([e.code, e.retrySafe, e.nothingRan], ['outcome_unknown', false, false])
+  assert.equal(await remaining('drop', 'victim'), 99, 'the decision ran exactly once')
+})
+
+test('a user\'s ioredis instance with its at-least-once defaults still sends the call once', async (t) => {
+  const p = await proxy(s.server.port)
+  t.after(() => p.close())
+  const mine = new Redis({ port: p.port, host: '127.0.0.1' }) // autoResend, 20 retries, offline queue
+  t.after(() => mine.disconnect())
+  const client = await ra.Client.connect(mine)
+  t.after(() => client.close())
+  const rl = new ra.RateLimiter(client, { namespace: 'drop-own', limits })
+  await rl.consume('warm-up')
+  p.arm()
+  const e = await rejection(rl.consume('victim'))
+  assert.ok(e instanceof ra.OutcomeUnknownError && e.retrySafe === false, `${e}`)
+  assert.equal(await remaining('drop-own', 'victim'), 99, 'the decision ran exactly once')
+})
+
+test('control: plain ioredis resends the same call after the drop (the count sees it)', async (t) => {
+  const p = await proxy(s.server.port)
+  t.after(() => p.close())
+  const plain = new Redis({ port: p.port, host: '127.0.0.1' })
+  t.after(() => plain.disconnect())
+  const rl = new ra.RateLimiter(s.client, { namespace: 'drop-plain', limits })
+  const [stateKey] = rl.keys('victim').limits
+  await rl.consume('warm-up') // loads the script
+  await plain.ping()
+  p.arm()
+  await plain.evalsha(scripts.RL_ANCHORED_WINDOW.sha1, 1, stateKey, '1', '100', '600000')
+  assert.equal(await remaining('drop-plain', 'victim'), 98, 'ioredis ran it twice')
+})

@@ -1,0 +1,136 @@
+// The Client: one ioredis connection (or cluster) the primitives share, the package's retry
+// policy, and its closed flag. Made by `Client.connect` from a URL or from a user's instance.
+import { Cluster, Redis } from 'ioredis'
+import { adopt, connect, open, type TlsConfig } from './connection.js'
+import { badArgument, typeError } from './errors.js'
+import { DEFAULT_RETRY, Runner, type Delivery, type RetryPolicy } from './runner.js'
+
+/** Retry settings (each optional: the library's defaults otherwise). */
+export interface RetryOptions {
+  maxAttempts?: number
+  deadlineMs?: number
+  baseBackoffMs?: number
+  maxBackoffMs?: number
+}
+/** Natural batching's bounds (accepted; see the package README for what this version does). */
+export interface BatchingOptions {
+  inFlight?: number
+  maxDecisions?: number
+  maxBytes?: number
+  minBatch?: number
+}
+/** Replicas a write must reach before it counts (WAIT). */
+export interface ReplicaOptions {
+  count: number
+  timeoutMs: number
+}
+/** What `Client.connect` takes besides the URL. */
+export interface ClientOptions {
+  timeoutMs?: number
+  retry?: RetryOptions
+  contention?: RetryOptions
+  delivery?: 'eval' | 'functions' | 'evalsha' | 'fcall'
+  replicas?: ReplicaOptions
+  tls?: TlsConfig
+  forceLua?: boolean
+  poolSize?: number
+  cluster?: boolean
+  batching?: boolean | BatchingOptions
+  signal?: AbortSignal
+}
+/** What the client's batching did so far. */
+export interface BatchStats {
+  decisions: number
+  alone: number
+  batches: number
+  batched: number
+  separate: number
+}
+
+const DELIVERY: Record<string, Delivery> = { eval: 'eval', evalsha: 'eval', functions: 'functions', fcall: 'functions' }
+
+/**
+ * A connection to Redis (one server, a Sentinel-named primary, or a Redis Cluster) that the
+ * primitives share. Made by `Client.connect`; cheap to share; `close()` it when done.
+ */
+export class Client {
+  /** @internal */
+  readonly runner: Runner
+  readonly #owned: boolean
+  readonly #timeoutMs: number
+
+  private constructor(runner: Runner, owned: boolean, timeoutMs: number) {
+    this.runner = runner
+    this.#owned = owned
+    this.#timeoutMs = timeoutMs
+  }
+
+  /**
+   * Connects: one URL (`redis://`, `rediss://`, `redis+unix://`, `redis+sentinel://`), the seed
+   * URLs of a Redis Cluster as an array, or an ioredis `Redis` / `Cluster` of your own (used as
+   * it is when it never resends on its own, duplicated with those settings otherwise). Rejects
+   * with `ConnectionError`, `TlsError` or `BadArgumentError`.
+   */
+  static async connect(url: string | string[] | Redis | Cluster, options?: ClientOptions | null): Promise<Client> {
+    const o = options ?? {}
+    if (typeof o !== 'object') throw typeError('options must be an object')
+    const timeoutMs = o.timeoutMs ?? 1000
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) throw badArgument(`timeoutMs must be a positive number, got ${String(timeoutMs)}`)
+    const delivery = DELIVERY[o.delivery ?? 'eval']
+    if (delivery === undefined) throw badArgument(`delivery must be eval or functions, got ${String(o.delivery)}`)
+    const retry: RetryPolicy = { ...DEFAULT_RETRY, ...o.retry }
+    let redis: Redis | Cluster
+    let owned = true
+    if (url instanceof Redis || url instanceof Cluster) {
+      ({ redis, owned } = adopt(url))
+    } else if (typeof url === 'string' || Array.isArray(url)) {
+      redis = open(url, { timeoutMs, tls: o.tls, cluster: o.cluster })
+    } else {
+      throw typeError('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster')
+    }
+    await connect(redis, timeoutMs)
+    const runner = new Runner(redis, retry, delivery, owned)
+    runner.keepAlive(false)
+    return new Client(runner, owned, timeoutMs)
+  }
+
+  /**
+   * Closes the client: every later call through it, its primitives or their handles rejects
+   * with `ClientError` and sends nothing (calls in flight finish). Closing twice is fine. A
+   * connection handed in by the caller stays open (it is the caller's).
+   */
+  async close(): Promise<void> {
+    if (this.runner.closed) return
+    this.runner.closed = true
+    if (this.#owned) await this.runner.redis.quit().catch(() => this.runner.redis.disconnect())
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+
+  /** Whether `close()` was called. */
+  get closed(): boolean {
+    return this.runner.closed
+  }
+
+  /** What this client's batching did so far. */
+  batchStats(): BatchStats {
+    return { decisions: 0, alone: 0, batches: 0, batched: 0, separate: 0 }
+  }
+
+  /** Whether this client talks to a Redis Cluster. */
+  get isCluster(): boolean {
+    return this.runner.redis instanceof Cluster
+  }
+
+  /** The per-request timeout, ms. */
+  get timeoutMs(): number {
+    return this.#timeoutMs
+  }
+
+  /** The ioredis connection the client runs on (the caller's own, or the package's). */
+  get redis(): Redis | Cluster {
+    return this.runner.redis
+  }
+}

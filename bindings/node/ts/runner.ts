@@ -1,0 +1,197 @@
+// Runs one script call the way every face of the library does: EVALSHA (or FCALL), on NOSCRIPT
+// the body loaded once and the call sent again; refusals (nothing ran) retried with backoff; an
+// unknown outcome retried only when the call is retry-safe (the script header's retry class, or
+// the caller's own token or request id). ioredis itself never resends (see connection.ts), so
+// this loop is the only place a call is sent twice, and only when resending cannot repeat its
+// effect.
+import type { Cluster, Redis } from 'ioredis'
+import { classify } from './classify.js'
+import { AbortedError, ClientError, OutcomeUnknownError, RedisAtomicError, RejectedError, ServerError } from './errors.js'
+import type { ScriptArg, ScriptDef, ScriptRunner } from './scripts.js'
+
+/** How often and how long a failed call is tried again. */
+export interface RetryPolicy {
+  maxAttempts: number
+  deadlineMs: number
+  baseBackoffMs: number
+  maxBackoffMs: number
+}
+
+/** The library's default: 4 attempts within 3 s, backoff from 5 ms up to 250 ms. */
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, deadlineMs: 3000, baseBackoffMs: 5, maxBackoffMs: 250 }
+
+/** One call's own settings. */
+export interface CallOptions {
+  /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
+  safe?: boolean | undefined
+  signal?: AbortSignal | null | undefined
+}
+
+/** How scripts reach the server: EVALSHA of the script, or FCALL of the loaded library. */
+export type Delivery = 'eval' | 'functions'
+
+/** Sends script calls over one ioredis connection (or cluster), with the package's retry rules. */
+export class Runner implements ScriptRunner {
+  closed = false
+
+  constructor(
+    readonly redis: Redis | Cluster,
+    readonly retry: RetryPolicy,
+    readonly delivery: Delivery,
+    readonly owned: boolean,
+  ) {
+    // A new socket (a reconnect) starts referenced: match it to the calls in flight.
+    redis.on('connect', () => this.keepAlive(this.inflight > 0))
+    // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
+    redis.on('reconnecting', () => queueMicrotask(() => {
+      const timer = (redis as unknown as { reconnectTimeout?: NodeJS.Timeout | null }).reconnectTimeout
+      if (this.owned && this.inflight === 0) timer?.unref()
+    }))
+  }
+
+  run(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    return this.call(def, keys, args)
+  }
+
+  /**
+   * `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. The
+   * first attempt is one promise chain (no async frames): the common case costs one command.
+   */
+  call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
+    return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined)
+  }
+
+  /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
+  command(name: string, args: (string | number | Buffer)[], options?: CallOptions): Promise<unknown> {
+    return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined)
+  }
+
+  private exec(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined): Promise<unknown> {
+    try {
+      this.gate(signal)
+    } catch (e) {
+      return Promise.reject(e)
+    }
+    const started = Date.now()
+    const first = attempt()
+    if (this.inflight++ === 0) this.keepAlive(true)
+    return (signal ? abortable(first, signal) : first).then(
+      (reply) => this.settled(reply),
+      (e: unknown) => this.again(attempt, safe, signal, started, e).then(
+        (reply) => this.settled(reply),
+        (err: unknown) => { this.settled(undefined); throw err },
+      ),
+    )
+  }
+
+  /** Calls in flight: while there are any, the connection keeps the process alive. */
+  private inflight = 0
+
+  private settled<T>(reply: T): T {
+    if (--this.inflight === 0) this.keepAlive(false)
+    return reply
+  }
+
+  /**
+   * Whether the package's own sockets keep Node's event loop alive: while a call is in flight,
+   * as Node's own pending I/O would; an idle client does not hold a process open (a caller's own
+   * connection is left as the caller set it).
+   */
+  keepAlive(on: boolean): void {
+    if (!this.owned) return
+    const streams = 'nodes' in this.redis ? this.redis.nodes().map((n) => n.stream) : [this.redis.stream]
+    for (const st of streams) {
+      if (st === undefined || st === null) continue
+      if (on) st.ref()
+      else st.unref()
+    }
+  }
+
+  /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
+  private async again(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined, started: number, failure: unknown): Promise<unknown> {
+    let timedOut = false
+    for (let n = 1; ; n++) {
+      const e = failure instanceof RedisAtomicError ? failure : classify(failure, true)
+      timedOut ||= e.timedOut
+      const unknown = e instanceof OutcomeUnknownError && !(e instanceof AbortedError)
+      const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts
+      const pause = backoff(this.retry, n)
+      if (e instanceof AbortedError && !e.nothingRan) {
+        throw new AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe })
+      }
+      if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
+        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause))
+      this.gate(signal)
+      try {
+        return await abortable(attempt(), signal)
+      } catch (next) {
+        failure = next
+      }
+    }
+  }
+
+  /** Refuses a call on a closed client or an aborted signal: nothing is sent. */
+  gate(signal?: AbortSignal): void {
+    if (this.closed) throw new ClientError('the client is closed', { nothingRan: true, retrySafe: true })
+    if (signal?.aborted) {
+      throw new AbortedError('the call was aborted before it was sent', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal.reason })
+    }
+  }
+
+  /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
+  once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    return this.send(def, keys, args).catch(async (e: unknown) => {
+      if (!isNoScript(e)) throw e
+      await this.load(def)
+      return this.send(def, keys, args)
+    })
+  }
+
+  /** Makes sure `def`'s body is known to the server its keys go to. */
+  private async load(def: ScriptDef): Promise<void> {
+    const written = this.redis.status === 'ready'
+    try {
+      await (this.redis as Redis).script('LOAD', def.body)
+    } catch (raw) {
+      throw classify(raw, written)
+    }
+  }
+
+  /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
+  private send(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    const functions = this.delivery === 'functions'
+    const command = functions ? (def.readOnly ? 'fcall_ro' : 'fcall') : 'evalsha'
+    return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...(args as (string | number | Buffer)[])])
+  }
+
+  /** Hands a command to ioredis: what it refuses while not connected was never written. */
+  private sendCommand(name: string, args: (string | number | Buffer)[]): Promise<unknown> {
+    const written = this.redis.status === 'ready'
+    return (this.redis as Redis).call(name, ...args).catch((raw: unknown) => {
+      throw classify(raw, written)
+    })
+  }
+}
+
+function isNoScript(e: unknown): boolean {
+  return (e instanceof RejectedError && e.serverCode === 'NOSCRIPT') ||
+    (e instanceof ServerError && e.message.includes('Function not found'))
+}
+
+/** The pause before attempt `attempt + 1`: exponential from the base, capped, with jitter. */
+function backoff(policy: RetryPolicy, attempt: number): number {
+  const ceiling = Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** (attempt - 1))
+  return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2))
+}
+
+/** `p`, or an AbortedError as soon as `signal` fires (the call may still run: outcome unknown). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new AbortedError('the call was aborted; it may have run', { attempts: 1, cause: signal.reason }))
+    signal.addEventListener('abort', onAbort, { once: true })
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
