@@ -123,9 +123,17 @@ node: ensure-redis valkey node-deps
 	cd $(NODE_PKG) && node build.mjs --check-types
 	$(NODE_PKG)/node_modules/.bin/tsc -p examples/node --noEmit --strict
 	cd $(NODE_PKG) && node --test test/*.test.mjs test/redis-only/*.test.mjs
+	@# The TypeScript implementation on ioredis (ts/ -> the committed dist/, checked current; its
+	@# script layer is what the CLI generates) through the suites it covers so far.
+	cd $(NODE_PKG) && npm run -s check:ts
+	$$([ -f target/redis-atomic-bin ] && cat target/redis-atomic-bin || echo target/debug/redis-atomic) \
+		scripts bindings --lang ts --builtin | cmp - $(NODE_PKG)/ts/scripts.ts
+	cd $(NODE_PKG) && REDIS_ATOMIC_NODE_IMPL=ts node --test test/ratelimit.test.mjs test/locks.test.mjs \
+		test/dropped.test.mjs
 	@echo "--- node: the same tests on $$($$($(FIND_VALKEY)) --version)"
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd $(NODE_PKG) \
-		&& node --test test/*.test.mjs
+		&& node --test test/*.test.mjs \
+		&& REDIS_ATOMIC_NODE_IMPL=ts node --test test/ratelimit.test.mjs test/locks.test.mjs
 # ---- end of the Node package block ----------------------------------------------------------------
 
 # ---- Go module (bindings/go, bindings/go/README.md) ---------------------------------------------
