@@ -4,7 +4,7 @@
 //! Workers race for one lock through the driver (`lock.acquire`, `lock.release`) and, holding
 //! it, do the in-process lock row's non-atomic read-modify-write of a counter through the
 //! harness's own client ([`crate::checks::lock::increment`]): a broken lock loses updates. Every
-//! fourth acquisition is a zombie: it asks for a short lease, lets it run out, waits until
+//! eighth acquisition is a zombie: it asks for a short lease, lets it run out, waits until
 //! another worker holds the lock, and only then releases — what a release that does not check
 //! the owner turns into two holders. A holder that finds a zombie waiting keeps the lock until
 //! the zombie's release is done and two more acquisitions were tried (bounded), so such a
@@ -31,7 +31,7 @@ const RESOURCE: &str = "verify";
 /// A holder's lease: above a stall (300 ms) plus the client's timeouts, as in-process.
 const LEASE: Duration = Duration::from_secs(1);
 /// A zombie's lease, which it lets run out.
-const ZOMBIE_LEASE: Duration = Duration::from_millis(200);
+const ZOMBIE_LEASE: Duration = Duration::from_millis(60);
 /// The longest a holder waits for a zombie's release and two acquisitions after it.
 const HOLD: Duration = Duration::from_millis(300);
 
@@ -85,7 +85,7 @@ async fn worker(
 ) -> CheckResult<Session> {
     let mut n = 0usize;
     while ctx.running() {
-        let zombie = (t + n) % 4 == 3;
+        let zombie = (t + n) % 8 == 7;
         let lease = if zombie { ZOMBIE_LEASE } else { LEASE };
         let token = format!("{:016x}", rand::random::<u64>());
         let args = json!({"resource": RESOURCE, "ttl_ms": ms(lease), "token": token});

@@ -1,5 +1,5 @@
 //! The driver's rate-limit rows: workers consume one unit at a time of one limit (10 per
-//! 500 ms) through the driver (`ratelimit.consume` → `allowed` or `limited`), each call's
+//! second) through the driver (`ratelimit.consume` → `allowed` or `limited`), each call's
 //! interval on the harness's clock. Unknown outcomes never count as admissions.
 //!
 //! - `ratelimit-sl`: at most `limit` admitted in any period (a sliding log; a moving window) —
@@ -22,7 +22,7 @@ use std::time::Duration;
 pub(crate) const ANY_PERIOD: &str = "admitted ≤ limit in any period";
 pub(crate) const WINDOWS: &str = "admitted ≤ limit per window (≤ 2 × limit in any period)";
 const LIMIT: u64 = 10;
-const PERIOD: Duration = Duration::from_millis(500);
+const PERIOD: Duration = Duration::from_secs(1);
 
 /// Which bound a row holds the admissions to.
 #[derive(Clone, Copy)]

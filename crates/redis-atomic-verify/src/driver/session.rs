@@ -37,12 +37,9 @@ pub(crate) async fn start(
     ctx: &mut CheckCtx,
     row: &str,
 ) -> CheckResult<Result<Pool, String>> {
-    let hello = wire::hello(
-        row,
-        &ctx.urls,
-        ctx.client.is_cluster(),
-        ctx.keyspace.namespace(),
-    );
+    let fault = ctx.fault.map(|f| f.name());
+    let cluster = ctx.client.is_cluster();
+    let hello = wire::hello(row, &ctx.urls, cluster, ctx.keyspace.namespace(), fault);
     let mut procs: Vec<Proc> = {
         let mut idle = driver.idle.lock().unwrap_or_else(|p| p.into_inner());
         let keep = idle.len().saturating_sub(ctx.concurrency);

@@ -7,8 +7,16 @@ use serde_json::{json, Value};
 /// The protocol version a hello carries.
 pub(crate) const PROTOCOL: u64 = 1;
 
-/// The hello of a row: where the server is (through the fault proxies) and the row's namespace.
-pub(crate) fn hello(row: &str, urls: &[String], cluster: bool, namespace: &str) -> Value {
+/// The hello of a row: where the server is (through the fault proxies), the row's namespace,
+/// and the fault injected meanwhile (None: a clean row), so a driver can use the short timeout
+/// the in-process rows use under faults.
+pub(crate) fn hello(
+    row: &str,
+    urls: &[String],
+    cluster: bool,
+    namespace: &str,
+    fault: Option<&str>,
+) -> Value {
     json!({
         "op": "hello",
         "protocol": PROTOCOL,
@@ -17,6 +25,7 @@ pub(crate) fn hello(row: &str, urls: &[String], cluster: bool, namespace: &str) 
         "urls": urls,
         "cluster": cluster,
         "namespace": namespace,
+        "fault": fault,
     })
 }
 

@@ -17,6 +17,7 @@ import json
 import socket
 import sys
 import time
+from typing import Any
 
 TIMEOUT = 0.2  # seconds: a stall or a dropped reply becomes an unknown outcome
 REFUSALS = ("OOM", "LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY")
@@ -95,9 +96,10 @@ class Resp:
         if kind == "-":
             refused = rest.split(b" ", 1)[0].decode() in REFUSALS
             raise Failed("rejected" if refused else "server_error")
-        simple = {"+": lambda r: r.decode(), ":": int}
-        if kind in simple:
-            return simple[kind](rest)
+        if kind == "+":
+            return rest.decode()
+        if kind == ":":
+            return int(rest)
         n = int(rest)
         if kind == "*":
             return [self.read() for _ in range(n)]
@@ -112,7 +114,7 @@ class Driver:
         self.conn: Resp | None = None
         self.ns = ""
 
-    def hello(self, msg: dict) -> dict:
+    def hello(self, msg: dict[str, Any]) -> dict[str, Any]:
         if msg.get("cluster"):
             return {"driver": "resp_driver.py", "rows": [], "unsupported": "standalone only"}
         host, port = msg["url"].split("//", 1)[1].rsplit(":", 1)
@@ -120,7 +122,7 @@ class Driver:
         self.ns = msg["namespace"]
         return {"driver": "resp_driver.py", "rows": ["lock", "mutex", "quota"]}
 
-    def run(self, op: str, a: dict) -> dict:
+    def run(self, op: str, a: dict[str, Any]) -> dict[str, Any]:
         c = self.conn
         assert c is not None
         if op == "lock.acquire":
@@ -148,7 +150,7 @@ class Driver:
         return {"error": "bad_argument"}
 
     @staticmethod
-    def resend(c: Resp, args: tuple) -> object:
+    def resend(c: Resp, args: tuple[object, ...]) -> object:
         """The defect: a lost reply is answered by sending the same (not retry-safe) call again."""
         for _ in range(20):
             try:
