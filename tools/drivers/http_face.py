@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from typing import Any, Optional
@@ -54,6 +55,21 @@ def die_with_parent() -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGTERM)
 
 
+def start_face(args: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """Starts a face (`serve`, `rls`) and reads the address it prints once ready. A face that
+    cannot reach Redis exits: under a fault (a crash, a restart) that is the fault, so it is
+    started again, at most 20 times in 10 s."""
+    for _ in range(20):
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if line.startswith("http://"):
+            return proc, line
+        proc.wait()
+        time.sleep(0.5)
+    raise RuntimeError(f"{args[1]} did not start: {line!r}")
+
+
 class Serve:
     """One `redis-atomic serve` on a loopback port, stopped with the driver."""
 
@@ -66,14 +82,10 @@ class Serve:
         )
         conf.close()
         args = [binary, "serve", "--url", url, "--listen", "127.0.0.1:0", "--config", conf.name]
-        self.proc = subprocess.Popen(
-            args, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent
-        )
-        assert self.proc.stdout is not None
-        self.base = self.proc.stdout.readline().strip()
-        os.unlink(conf.name)
-        if not self.base.startswith("http://"):
-            raise RuntimeError(f"serve did not start: {self.base!r}")
+        try:
+            self.proc, self.base = start_face(args)
+        finally:
+            os.unlink(conf.name)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -117,15 +129,20 @@ class Http:
         return {"driver": "serve (HTTP)", "rows": ROWS}
 
     def post(self, path: str, body: Message) -> tuple[int, Message]:
-        """POST, resent with the same body only while serve says it is retry-safe."""
+        """POST, resent with the same body when serve says it is retry-safe. A resend that fails
+        settles nothing (a refused resend says nothing about the first, which may have run)."""
         assert self.serve is not None
-        for _ in range(RESENDS):
-            try:
-                return self.serve.post(path, body)
-            except Problem as p:
-                if not p.retry_safe:
-                    raise
-        return self.serve.post(path, body)
+        try:
+            return self.serve.post(path, body)
+        except Problem as first:
+            if not first.retry_safe:
+                raise
+            for _ in range(RESENDS):
+                try:
+                    return self.serve.post(path, body)
+                except Problem:
+                    pass
+            raise
 
     def run(self, op: str, a: Message) -> Message:
         assert self.serve is not None

@@ -57,13 +57,18 @@ def decided(got: Any) -> Message:
 
 
 def resend(call: Callable[[], T]) -> T:
-    """`call`, resent after an unknown outcome: only for calls the package makes retry-safe."""
-    for _ in range(RESENDS):
-        try:
-            return call()
-        except ra.OutcomeUnknown:
-            pass
-    return call()
+    """`call`, resent after an unknown outcome (only calls the package makes retry-safe). A
+    resend that fails does not settle the first call, whatever it says: a refused resend (the
+    server restarting) says nothing about the first, which may have run — still unknown."""
+    try:
+        return call()
+    except ra.OutcomeUnknown as first:
+        for _ in range(RESENDS):
+            try:
+                return call()
+            except ra.RedisAtomicError:
+                pass
+        raise first
 
 
 class Blocking:
@@ -122,13 +127,17 @@ class Async:
     async def run(self, op: str, a: Message) -> Message:
         c = self.client
         assert c is not None
-        for _ in range(RESENDS + 1):
-            try:
-                return await self.once(c, op, a)
-            except ra.OutcomeUnknown:
-                if op not in ("lock.acquire", "quota.add"):  # the retry-safe calls only
-                    raise
-        return await self.once(c, op, a)
+        try:
+            return await self.once(c, op, a)
+        except ra.OutcomeUnknown as first:
+            if op not in ("lock.acquire", "quota.add"):  # the retry-safe calls only
+                raise
+            for _ in range(RESENDS):  # as `resend`: a failed resend settles nothing
+                try:
+                    return await self.once(c, op, a)
+                except ra.RedisAtomicError:
+                    pass
+            raise first
 
     async def once(self, c: ra.AsyncClient, op: str, a: Message) -> Message:
         if op == "lock.acquire":

@@ -1,0 +1,93 @@
+"""Python peer drivers for `redis-atomic verify --driver` (docs/verify.md, "Drivers"), each with
+its library's defaults (redis-py's client retries a failed command three times on its own):
+
+  driver.py redis-py-lock   redis-py's `Lock`, row `mutex` (it has no fences). Its docstring:
+                            "A shared, distributed Lock. Using Redis for locking allows the Lock
+                            to be shared across processes and/or machines." `timeout` is "a
+                            maximum life for the lock"; `acquire(blocking=False, token=...)`,
+                            `release()` raises `LockNotOwnedError` when the lock is no longer
+                            owned (the outcome `lost`).
+  driver.py limits-moving   limits' `MovingWindowRateLimiter` on `RedisStorage`, row
+                            `ratelimit-sl`: "This strategy adds each request's timestamp to a log
+                            if the nth oldest entry (where n is the limit) is either not present
+                            or is older than the duration of the window".
+  driver.py limits-fixed    limits' `FixedWindowRateLimiter`, row `ratelimit-win`: "If 10 requests
+                            occur at any time in that window, any further request before
+                            00:01:45 is rejected" (windows start at a key's first request).
+
+A redis-py `ConnectionError` or `TimeoutError` after the library's own retries is an unknown
+outcome (the command may have run); any other exception is a bug of this driver and ends it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional
+
+import redis
+from redis.exceptions import ConnectionError, LockNotOwnedError, TimeoutError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # protocol.py, copied beside this file by tools/verify-peers.py
+
+from protocol import Message, serve  # noqa: E402
+
+ROWS = {"redis-py-lock": ["mutex"], "limits-moving": ["ratelimit-sl"], "limits-fixed": ["ratelimit-win"]}
+
+
+def code(e: BaseException) -> Optional[str]:
+    return "outcome_unknown" if isinstance(e, (ConnectionError, TimeoutError)) else None
+
+
+class Peer:
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+        self.client: Optional[redis.Redis] = None
+        self.ns = ""
+        self.locks: dict[str, Any] = {}
+        self.limiter: Any = None
+        self.url = ""
+
+    def hello(self, msg: Message) -> Message:
+        if msg.get("cluster"):
+            return {"driver": self.peer, "rows": [], "unsupported": "standalone only"}
+        if self.client is not None:
+            self.client.close()
+        self.url, self.ns = msg["url"], msg["namespace"]
+        self.client = redis.Redis.from_url(self.url)
+        self.locks, self.limiter = {}, None
+        return {"driver": self.peer, "rows": ROWS[self.peer]}
+
+    def run(self, op: str, a: Message) -> Message:
+        assert self.client is not None
+        if op == "lock.acquire":
+            lock = self.client.lock(f"{self.ns}:{a['resource']}", timeout=a["ttl_ms"] / 1000)
+            if not lock.acquire(blocking=False, token=a["token"]):
+                return {"outcome": "held"}
+            self.locks[a["token"]] = lock
+            return {"outcome": "acquired", "handle": a["token"]}
+        if op == "lock.release":
+            try:
+                self.locks.pop(a["handle"]).release()
+                return {"outcome": "released"}
+            except LockNotOwnedError:
+                return {"outcome": "lost"}
+        if op == "ratelimit.consume":
+            return {"outcome": "allowed" if self.hit(a) else "limited"}
+        return {"error": "bad_argument"}
+
+    def hit(self, a: Message) -> bool:
+        from limits import RateLimitItemPerSecond, storage, strategies
+
+        if self.limiter is None:
+            store = storage.RedisStorage(self.url)
+            kind = strategies.MovingWindowRateLimiter if self.peer == "limits-moving" else (
+                strategies.FixedWindowRateLimiter)
+            self.limiter = kind(store)
+        item = RateLimitItemPerSecond(int(a["limit"]), max(1, a["period_ms"] // 1000))
+        return bool(self.limiter.hit(item, self.ns, a["name"]))
+
+
+if __name__ == "__main__":
+    serve(Peer(sys.argv[1]), code)
