@@ -68,7 +68,48 @@ pub(crate) async fn run(
         })
         .await?;
     session::finish(&driver, sessions);
-    lock::judge(&ctx, &shared.base, &counter).await
+    let mut findings = lock::judge(&ctx, &shared.base, &counter).await?;
+    let spans = locked(&shared.base.spans);
+    if let Some(first) = findings
+        .verdicts
+        .first_mut()
+        .and_then(|v| v.violations.first_mut())
+    {
+        if let Some(history) = overlap(&spans) {
+            first.push_str(&format!("; a minimal history: {history}"));
+        }
+    }
+    Ok(findings)
+}
+
+/// The first two acknowledged leases surely held at once (acknowledged, not yet released nor
+/// expired): what a two-holder violation shows, small enough to read.
+fn overlap(spans: &[LeaseSpan]) -> Option<String> {
+    let held = |s: &LeaseSpan| {
+        let expiry = s.acquire_invoked + s.lease;
+        (
+            s.acquire_completed,
+            s.release_invoked.map_or(expiry, |r| r.min(expiry)),
+        )
+    };
+    let describe = |s: &LeaseSpan| {
+        let (from, to) = held(s);
+        format!(
+            "fence {} acquire sent {} ms, acquired {} ms, lease {} ms, surely held until {} ms",
+            s.fence,
+            s.acquire_invoked.as_millis(),
+            from.as_millis(),
+            s.lease.as_millis(),
+            to.as_millis()
+        )
+    };
+    spans.iter().enumerate().find_map(|(i, a)| {
+        let (a0, a1) = held(a);
+        spans[i + 1..].iter().find_map(|b| {
+            let (b0, b1) = held(b);
+            (a0 < b1 && b0 < a1).then(|| format!("[{}] and [{}]", describe(a), describe(b)))
+        })
+    })
 }
 
 fn ms(d: Duration) -> u64 {

@@ -57,8 +57,38 @@ pub(crate) async fn run(
         Judge::AnyPeriod => LIMIT,
         Judge::Windows => 2 * LIMIT,
     };
-    Ok(Findings::new(decisions.len() as u64)
-        .with(history::check_in_any_period(&decisions, bound, PERIOD)))
+    let mut verdict = history::check_in_any_period(&decisions, bound, PERIOD);
+    if let (Some(first), Some(history)) =
+        (verdict.violations.first_mut(), minimal(&decisions, bound))
+    {
+        first.push_str(&format!("; a minimal history: {history}"));
+    }
+    Ok(Findings::new(decisions.len() as u64).with(verdict))
+}
+
+/// The first `bound + 1` admissions that all happened within less than a period (each call's
+/// interval on the harness's clock, from the first's invocation to the last's answer): what a
+/// violation shows, small enough to read.
+fn minimal(decisions: &[(Range<Duration>, Option<bool>)], bound: u64) -> Option<String> {
+    let mut admitted: Vec<&Range<Duration>> = decisions
+        .iter()
+        .filter(|(_, d)| *d == Some(true))
+        .map(|(r, _)| r)
+        .collect();
+    admitted.sort_by_key(|r| r.start);
+    let n = usize::try_from(bound).ok()? + 1;
+    let window = admitted.windows(n).find(|w| {
+        let last = w.iter().map(|r| r.end).max().unwrap_or_default();
+        last.saturating_sub(w[0].start) < PERIOD
+    })?;
+    let calls: Vec<String> = window
+        .iter()
+        .map(|r| format!("{}..{}", r.start.as_millis(), r.end.as_millis()))
+        .collect();
+    Some(format!(
+        "{n} calls answered `allowed`, sent and answered at (ms) {}",
+        calls.join(", ")
+    ))
 }
 
 async fn worker(mut s: Session, ctx: CheckCtx, decisions: Decisions) -> CheckResult<Session> {

@@ -16,7 +16,9 @@ its library's defaults (redis-py's client retries a failed command three times o
                             00:01:45 is rejected" (windows start at a key's first request).
 
 A redis-py `ConnectionError` or `TimeoutError` after the library's own retries is an unknown
-outcome (the command may have run); any other exception is a bug of this driver and ends it.
+outcome (the command may have run), any other `RedisError` a server error (it may have run too).
+Under a fault, any other exception raised inside the library (a damaged reply it did not expect)
+is an unusable reply, `bad_reply`; in a clean row it is a bug of this driver and ends it.
 """
 
 from __future__ import annotations
@@ -36,8 +38,15 @@ from protocol import Message, serve  # noqa: E402
 ROWS = {"redis-py-lock": ["mutex"], "limits-moving": ["ratelimit-sl"], "limits-fixed": ["ratelimit-win"]}
 
 
+FAULTED = [False]  # whether the current row runs under a fault (set by each hello)
+
+
 def code(e: BaseException) -> Optional[str]:
-    return "outcome_unknown" if isinstance(e, (ConnectionError, TimeoutError)) else None
+    if isinstance(e, (ConnectionError, TimeoutError)):
+        return "outcome_unknown"
+    if isinstance(e, redis.RedisError):
+        return "server_error"
+    return "bad_reply" if FAULTED[0] and isinstance(e, Exception) else None
 
 
 class Peer:
@@ -55,6 +64,7 @@ class Peer:
         if self.client is not None:
             self.client.close()
         self.url, self.ns = msg["url"], msg["namespace"]
+        FAULTED[0] = msg.get("fault") is not None
         self.client = redis.Redis.from_url(self.url)
         self.locks, self.limiter = {}, None
         return {"driver": self.peer, "rows": ROWS[self.peer]}
