@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Optional
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the drivers
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from protocol import Message, serve  # noqa: E402

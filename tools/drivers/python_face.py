@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar, Union
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the drivers
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import redis_atomic as ra  # noqa: E402
@@ -31,6 +32,12 @@ def code(e: BaseException) -> Optional[str]:
 def limit(row: str, args: Message) -> ra.Limit:
     make = ra.Limit.sliding_log if row == "ratelimit-sl" else ra.Limit.fixed_window
     return make(int(args["limit"]), args["period_ms"] / 1000)
+
+
+def target(msg: Message) -> Union[str, list[str]]:
+    """The server: its URL, or a cluster's seed URLs (every node's)."""
+    urls: list[str] = msg["urls"]
+    return urls if msg.get("cluster") else str(msg["url"])
 
 
 def timeout(msg: Message) -> float:
@@ -81,7 +88,7 @@ class Blocking:
     def hello(self, msg: Message) -> Message:
         if self.client is not None:
             self.client.close()
-        self.client = ra.Client.connect(msg["url"], timeout=timeout(msg))
+        self.client = ra.Client.connect(target(msg), timeout=timeout(msg))
         self.row, self.ns, self.limiter = msg["row"], msg["namespace"], None
         return {"driver": "redis_atomic (Python, blocking)", "rows": ROWS}
 
@@ -120,7 +127,7 @@ class Async:
     async def hello(self, msg: Message) -> Message:
         if self.client is not None:
             await self.client.close()
-        self.client = await ra.AsyncClient.connect(msg["url"], timeout=timeout(msg))
+        self.client = await ra.AsyncClient.connect(target(msg), timeout=timeout(msg))
         self.row, self.ns, self.limiter = msg["row"], msg["namespace"], None
         return {"driver": "redis_atomic (Python, asyncio)", "rows": ROWS}
 

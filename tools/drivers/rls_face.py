@@ -19,6 +19,7 @@ import grpc
 from envoy.extensions.common.ratelimit.v3 import ratelimit_pb2
 from envoy.service.ratelimit.v3 import rls_pb2, rls_pb2_grpc
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the drivers
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from http_face import start_face  # noqa: E402
