@@ -14,7 +14,8 @@ first violations as the checker described them (each row's full JSON report is w
 outside the repository (as tools/peer-bench.py installs its peers), under --cache (default
 ~/.cache/redis-atomic-peers): Python packages into a venv from
 tools/peers/drivers/python/requirements.txt, Node packages by `npm ci` from
-tools/peers/drivers/node/package-lock.json. Needs redis-server, python3 with venv, node + npm.
+tools/peers/drivers/node/package-lock.json, the Go driver by `go build` (tools/peers/drivers/go,
+pinned by its go.sum). Needs redis-server, python3 with venv, node + npm, go.
 
 Exit codes: 0 the table was made (violations in a peer are findings, not failures); 1 a row of
 ours found a violation; 2 usage, an install that failed, or a run that did not report.
@@ -42,6 +43,7 @@ PEERS = {
     "limits-moving": ("python", "limits-moving", "ratelimit-sl", "limits"),
     "limits-fixed": ("python", "limits-fixed", "ratelimit-win", "limits"),
     "rate-limiter-flexible": ("node", "rlf", "ratelimit-win", "rate-limiter-flexible"),
+    "redsync": ("go", "", "mutex", "github.com/go-redsync/redsync/v4"),
 }
 OURS = ["lock", "quota", "ratelimit-sl", "ratelimit-win"]
 
@@ -81,7 +83,18 @@ def prepare_node(cache: Path) -> Path:
     return d
 
 
+def prepare_go(cache: Path) -> Path:
+    """`go build` of the Go peers' driver (modules pinned by go.mod / go.sum) into cache/verify-go."""
+    d = cache / "verify-go"
+    d.mkdir(parents=True, exist_ok=True)
+    run(["go", "build", "-mod=readonly", "-o", str(d / "driver"), "."], cwd=DRIVERS / "go")
+    return d
+
+
 def version(runtime: str, env: Path, package: str) -> str:
+    if runtime == "go":
+        pinned = (DRIVERS / "go/go.mod").read_text().split(package + " ", 1)[1].split()[0]
+        return f"redsync {pinned}"
     if runtime == "node":
         meta = json.loads((env / "node_modules" / package / "package.json").read_text())
         return f"{package} {meta['version']}"
@@ -138,14 +151,19 @@ def main() -> int:
         envs["python"] = prepare_python(a.cache)
     if any(PEERS[p][0] == "node" for p in peers):
         envs["node"] = prepare_node(a.cache)
+    if any(PEERS[p][0] == "go" for p in peers):
+        envs["go"] = prepare_go(a.cache)
     a.out.mkdir(parents=True, exist_ok=True)
     results = []
     started = time.monotonic()
     for lib in peers:
         runtime, arg, row, package = PEERS[lib]
         env = envs[runtime]
-        driver = (f"node {env}/driver.mjs {arg}" if runtime == "node"
-                  else f"{env}/bin/python {env}/driver.py {arg}")
+        driver = {
+            "node": f"node {env}/driver.mjs {arg}",
+            "python": f"{env}/bin/python {env}/driver.py {arg}",
+            "go": f"{env}/driver",
+        }[runtime]
         report = verify(a.bin, driver, [row], a)
         (a.out / f"{lib}.json").write_text(json.dumps(report, indent=1))
         results.append((lib, version(runtime, env, package), report))
