@@ -43,7 +43,8 @@ PEERS = {
     "limits-moving": ("python", "limits-moving", "ratelimit-sl", "limits"),
     "limits-fixed": ("python", "limits-fixed", "ratelimit-win", "limits"),
     "rate-limiter-flexible": ("node", "rlf", "ratelimit-win", "rate-limiter-flexible"),
-    "redsync": ("go", "", "mutex", "github.com/go-redsync/redsync/v4"),
+    "redsync": ("go", "redsync", "mutex", "github.com/go-redsync/redsync/v4"),
+    "redis_rate": ("go", "redis_rate", "ratelimit-win", "github.com/go-redis/redis_rate/v10"),
 }
 OURS = ["lock", "quota", "ratelimit-sl", "ratelimit-win"]
 
@@ -94,7 +95,7 @@ def prepare_go(cache: Path) -> Path:
 def version(runtime: str, env: Path, package: str) -> str:
     if runtime == "go":
         pinned = (DRIVERS / "go/go.mod").read_text().split(package + " ", 1)[1].split()[0]
-        return f"redsync {pinned}"
+        return f"{package.split('/')[2]} {pinned}"
     if runtime == "node":
         meta = json.loads((env / "node_modules" / package / "package.json").read_text())
         return f"{package} {meta['version']}"
@@ -162,7 +163,7 @@ def main() -> int:
         driver = {
             "node": f"node {env}/driver.mjs {arg}",
             "python": f"{env}/bin/python {env}/driver.py {arg}",
-            "go": f"{env}/driver",
+            "go": f"{env}/driver {arg}",
         }[runtime]
         report = verify(a.bin, driver, [row], a)
         (a.out / f"{lib}.json").write_text(json.dumps(report, indent=1))

@@ -1,18 +1,25 @@
-// A peer driver for `redis-atomic verify --driver` (docs/verify.md, "Drivers"): redsync's Mutex
-// over go-redis v9 with its defaults (it retries a failed command three times on its own), row
-// `mutex` (redsync has no fences). Its README: "Redsync provides a Redis-based distributed
-// mutual exclusion lock implementation for Go". One attempt per acquisition (`TryLock`: "only
-// attempts to lock m once and returns immediately regardless of success or failure without
-// retrying"), the lease the harness asks for (`WithExpiry`), the harness's token as the value.
+// Go peer drivers for `redis-atomic verify --driver` (docs/verify.md, "Drivers"), over go-redis
+// v9 with its defaults (it retries a failed command three times on its own):
+//
+//	driver redsync     redsync's Mutex, row `mutex` (it has no fences). Its README: "Redsync
+//	                   provides a Redis-based distributed mutual exclusion lock implementation
+//	                   for Go". One attempt per acquisition (`TryLock`: "only attempts to lock m
+//	                   once and returns immediately regardless of success or failure without
+//	                   retrying"), the lease the harness asks for, the harness's token as value.
+//	driver redis_rate  go-redis/redis_rate's Limiter, row `ratelimit-win`: GCRA with the limit
+//	                   as both rate and burst (as its `PerSecond` sets them), so at most
+//	                   burst + rate admissions in any period: the bound the row judges.
 package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredislib "github.com/redis/go-redis/v9"
@@ -21,6 +28,7 @@ import (
 type message map[string]any
 
 type driver struct {
+	peer   string
 	client *goredislib.Client
 	rs     *redsync.Redsync
 	ns     string
@@ -29,7 +37,7 @@ type driver struct {
 
 func (d *driver) hello(m message) message {
 	if c, _ := m["cluster"].(bool); c {
-		return message{"driver": "redsync", "rows": []string{}, "unsupported": "standalone only"}
+		return message{"driver": d.peer, "rows": []string{}, "unsupported": "standalone only"}
 	}
 	if d.client != nil {
 		_ = d.client.Close()
@@ -42,7 +50,8 @@ func (d *driver) hello(m message) message {
 	d.rs = redsync.New(goredis.NewPool(d.client))
 	d.ns, _ = m["namespace"].(string)
 	d.held = map[string]*redsync.Mutex{}
-	return message{"driver": "redsync", "rows": []string{"mutex"}}
+	rows := map[string][]string{"redsync": {"mutex"}, "redis_rate": {"ratelimit-win"}}
+	return message{"driver": d.peer, "rows": rows[d.peer]}
 }
 
 // taken reports whether err says another holder has the lock (nothing of ours was taken).
@@ -80,12 +89,29 @@ func (d *driver) run(op string, a message) message {
 		default:
 			return message{"error": "outcome_unknown"}
 		}
+	case "ratelimit.consume":
+		n := int(a["limit"].(float64))
+		period := time.Duration(a["period_ms"].(float64)) * time.Millisecond
+		limit := redis_rate.Limit{Rate: n, Burst: n, Period: period}
+		res, err := redis_rate.NewLimiter(d.client).Allow(context.Background(), d.ns+":"+a["name"].(string), limit)
+		switch {
+		case err != nil:
+			return message{"error": "outcome_unknown"}
+		case res.Allowed > 0:
+			return message{"outcome": "allowed"}
+		default:
+			return message{"outcome": "limited"}
+		}
 	}
 	return message{"error": "bad_argument"}
 }
 
 func main() {
-	d := &driver{}
+	if len(os.Args) != 2 || (os.Args[1] != "redsync" && os.Args[1] != "redis_rate") {
+		os.Stderr.WriteString("usage: driver redsync|redis_rate\n")
+		os.Exit(2)
+	}
+	d := &driver{peer: os.Args[1]}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	out := json.NewEncoder(os.Stdout)
