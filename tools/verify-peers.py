@@ -39,9 +39,12 @@ DRIVERS = ROOT / "tools/peers/drivers"
 # library: (runtime, driver argument, row, version source)
 PEERS = {
     "redis-py-lock": ("python", "redis-py-lock", "mutex", "redis"),
+    "redis-py-alock": ("python", "redis-py-alock", "mutex", "redis"),
+    "python-redis-lock": ("python", "python-redis-lock", "mutex", "python-redis-lock"),
     "node-redlock": ("node", "redlock", "mutex", "redlock"),
     "limits-moving": ("python", "limits-moving", "ratelimit-sl", "limits"),
     "limits-fixed": ("python", "limits-fixed", "ratelimit-win", "limits"),
+    "limits-sliding": ("python", "limits-sliding", "ratelimit-win", "limits"),
     "rate-limiter-flexible": ("node", "rlf", "ratelimit-win", "rate-limiter-flexible"),
     "redsync": ("go", "redsync", "mutex", "github.com/go-redsync/redsync/v4"),
     "redis_rate": ("go", "redis_rate", "ratelimit-win", "github.com/go-redis/redis_rate/v10"),
