@@ -3,12 +3,13 @@
 //!
 //! Workers race for one lock through the driver (`lock.acquire`, `lock.release`) and, holding
 //! it, do the in-process lock row's non-atomic read-modify-write of a counter through the
-//! harness's own client ([`crate::checks::lock::increment`]): a broken lock loses updates. Every
-//! eighth acquisition is a zombie: it asks for a short lease, lets it run out, waits until
-//! another worker holds the lock, and only then releases — what a release that does not check
-//! the owner turns into two holders. A holder that finds a zombie waiting keeps the lock until
-//! the zombie's release is done and two more acquisitions were tried (bounded), so such a
-//! release is caught on any machine. Judged like the in-process row: the testkit's lease checker
+//! harness's own client ([`crate::checks::lock::increment`]): a broken lock loses updates. Early
+//! in the row, then every eighth acquisition of each worker, the acquisition is a zombie: it
+//! asks for a short lease, lets it run out, waits until another worker holds the lock, and only
+//! then releases — what a release that does not check the owner turns into two holders. A holder
+//! that finds a zombie waiting keeps the lock until the zombie's release is done and two more
+//! acquisitions were tried (bounded), and the row runs past its duration (bounded) until a
+//! zombie has released, so such a release is caught on any machine. Judged like the in-process row: the testkit's lease checker
 //! (two holders surely at once; for `lock`, fences) and counter checker; in a clean run a
 //! release that finds its (unexpired) lease lost is a violation too.
 
@@ -28,8 +29,16 @@ use std::time::Duration;
 pub(crate) use lock::INVARIANT;
 pub(crate) const EXCLUSION: &str = "one holder at a time (fences not asked)";
 const RESOURCE: &str = "verify";
-/// A holder's lease: above a stall (300 ms) plus the client's timeouts, as in-process.
-const LEASE: Duration = Duration::from_secs(1);
+/// A holder's lease under a fault: above a stall (300 ms) plus the client's timeouts, as
+/// in-process. In a clean row 10 s, as in-process too: a loaded machine's slow driver must not
+/// let a lease run out inside its section (a clean row flags a release that finds it lost).
+fn lease(ctx: &CheckCtx) -> Duration {
+    if ctx.fault.is_some() {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_secs(10)
+    }
+}
 /// A zombie's lease, which it lets run out.
 const ZOMBIE_LEASE: Duration = Duration::from_millis(60);
 /// The longest a holder waits for a zombie's release and two acquisitions after it.
@@ -125,9 +134,11 @@ async fn worker(
     fences: bool,
 ) -> CheckResult<Session> {
     let mut n = 0usize;
-    while ctx.running() {
-        let zombie = (t + n) % 8 == 7;
-        let lease = if zombie { ZOMBIE_LEASE } else { LEASE };
+    while going(&ctx, &sh) {
+        // Each worker's second (even) or sixth (odd) acquisition, then every eighth: a zombie
+        // early in the row, however few acquisitions a loaded machine makes.
+        let zombie = n % 8 == if t % 2 == 0 { 1 } else { 5 };
+        let lease = if zombie { ZOMBIE_LEASE } else { lease(&ctx) };
         let token = format!("{:016x}", rand::random::<u64>());
         let args = json!({"resource": RESOURCE, "ttl_ms": ms(lease), "token": token});
         let invoked = ctx.clock();
@@ -175,6 +186,12 @@ async fn worker(
     Ok(s)
 }
 
+/// Whether the row goes on: its duration, and past it (bounded, as a sabotaged in-process row)
+/// until a zombie has released, so every row puts the owner check to the test.
+fn going(ctx: &CheckCtx, sh: &Shared) -> bool {
+    ctx.running_while(sh.zombie_releases.load(SeqCst) == 0)
+}
+
 /// When the acquisition was acknowledged, and its fence: the driver's (`lock`), or for `mutex`
 /// a stand-in counting acknowledgements, taken with the clock so it rises in real-time order.
 fn acknowledged(
@@ -206,7 +223,7 @@ async fn hold(ctx: &CheckCtx, sh: &Shared) {
     let deadline = tokio::time::Instant::now() + HOLD;
     let released = sh.zombie_releases.load(SeqCst);
     let mut attempts = None;
-    while ctx.running() && tokio::time::Instant::now() < deadline {
+    while going(ctx, sh) && tokio::time::Instant::now() < deadline {
         let now = sh.attempts.load(SeqCst);
         if sh.zombie_releases.load(SeqCst) > released {
             match attempts {
@@ -231,7 +248,7 @@ async fn linger(
     sh.zombies.fetch_add(1, SeqCst);
     tokio::time::sleep(expiry.saturating_sub(ctx.clock()) + ZOMBIE_LEASE / 2).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
-    while sh.holding.load(SeqCst) == 0 && ctx.running() && tokio::time::Instant::now() < deadline {
+    while sh.holding.load(SeqCst) == 0 && going(ctx, sh) && tokio::time::Instant::now() < deadline {
         let _ = tokio::time::timeout(Duration::from_millis(5), sh.base.nudge.notified()).await;
     }
     let at = ctx.clock();
