@@ -39,6 +39,9 @@ pub struct CheckCtx {
     pub sabotage: bool,
     /// The fault injected while the check runs (None: a clean run).
     pub fault: Option<FaultKind>,
+    /// The URLs `client` reaches (through the faults' proxies, if any): what a driver is given
+    /// ([`crate::Verify::urls`] in a clean run). Empty when unknown.
+    pub urls: Vec<String>,
     pub(crate) progress: ProgressBar,
     pub(crate) started: Instant,
     pub(crate) tally: Arc<Tally>,
@@ -57,6 +60,7 @@ impl CheckCtx {
             progress,
             sabotage: false,
             fault: None,
+            urls: Vec::new(),
             started: Instant::now(),
             tally: Arc::default(),
             race: Arc::default(),

@@ -79,6 +79,7 @@ mod check;
 mod checks;
 pub mod cleanup;
 mod ctx;
+mod driver;
 mod error;
 mod faults;
 mod race;
@@ -90,6 +91,7 @@ pub use bootstrap::{connect_or_embed, url_or_embed, BootstrapError, Embedded};
 pub use check::{Check, CheckError, CheckResult};
 pub use checks::builtin;
 pub use ctx::CheckCtx;
+pub use driver::Driver;
 pub use error::VerifyError;
 pub use faults::FaultKind;
 /// A check's judgement ([`Findings::with`]), re-exported so a check of your own needs no testkit

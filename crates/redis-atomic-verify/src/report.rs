@@ -21,6 +21,9 @@ pub struct Findings {
     pub operations: u64,
     /// One verdict per model the history was checked against.
     pub verdicts: Vec<Verdict>,
+    /// Why the row could not be asked at all (a driver that does not declare it): the row is
+    /// `unsupported`, never passed.
+    pub unsupported: Option<String>,
 }
 
 impl Findings {
@@ -29,6 +32,15 @@ impl Findings {
         Findings {
             operations,
             verdicts: Vec::new(),
+            unsupported: None,
+        }
+    }
+
+    /// A row the client under test does not support, and why.
+    pub fn unsupported(why: impl Into<String>) -> Findings {
+        Findings {
+            unsupported: Some(why.into()),
+            ..Findings::new(0)
         }
     }
 
@@ -55,6 +67,9 @@ pub enum Status {
     Violations,
     /// The check could not run to a verdict ([`CheckReport::error`] says why).
     Error,
+    /// The client under test (a driver) does not support the row ([`CheckReport::error`] says
+    /// which rows it does): not a pass.
+    Unsupported,
 }
 
 /// One primitive's result.
@@ -75,9 +90,9 @@ pub struct CheckReport {
     pub unknown: u64,
     /// `status == ok`.
     pub ok: bool,
-    /// `ok`, `violations` or `error`.
+    /// `ok`, `violations`, `error` or `unsupported`.
     pub status: Status,
-    /// Why the check could not run (status `error`).
+    /// Why the check could not run (status `error`), or why it was not asked (`unsupported`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// How available the primitive was: calls, refused calls, the longest stretch of refusals.
@@ -128,6 +143,12 @@ impl CheckReport {
 
     /// The report of the check `primitive` on `findings`, with the first few violations.
     pub fn judged(primitive: &str, invariant: &str, findings: &Findings) -> Self {
+        if let Some(why) = &findings.unsupported {
+            return CheckReport {
+                status: Status::Unsupported,
+                ..CheckReport::failed(primitive, invariant, why.clone())
+            };
+        }
         let violations = findings.violations().count() as u64;
         let mut report = CheckReport::new(primitive, invariant, findings.operations, violations);
         report.examples = findings.violations().take(EXAMPLES).cloned().collect();
@@ -193,7 +214,8 @@ impl ServerInfo {
 /// The whole run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    /// Every row is ok: no violation, no check that could not run.
+    /// Every row is ok — no violation, no check that could not run — but for rows a driver does
+    /// not support, and at least one row is ok.
     pub ok: bool,
     /// The server.
     pub server: ServerInfo,
@@ -205,7 +227,10 @@ impl Report {
     /// A report; `ok` derived from the checks.
     pub fn new(server: ServerInfo, checks: Vec<CheckReport>) -> Self {
         Report {
-            ok: checks.iter().all(|c| c.ok),
+            ok: checks
+                .iter()
+                .all(|c| c.ok || c.status == Status::Unsupported)
+                && checks.iter().any(|c| c.ok),
             server,
             checks,
         }
@@ -238,7 +263,9 @@ impl Report {
             for example in &c.examples {
                 writeln!(out, "  {} ({}): {example}", c.primitive, c.fault)?;
             }
-            if let Some(error) = &c.error {
+            if let (Some(why), Status::Unsupported) = (&c.error, c.status) {
+                writeln!(out, "  {} ({}): unsupported: {why}", c.primitive, c.fault)?;
+            } else if let Some(error) = &c.error {
                 writeln!(
                     out,
                     "  {} ({}): could not run: {error}",
@@ -248,7 +275,11 @@ impl Report {
         }
         let count = |s: Status| self.checks.iter().filter(|c| c.status == s).count();
         let last = match (count(Status::Violations), count(Status::Error)) {
-            (0, 0) => "all invariants held".to_string(),
+            (0, 0) if count(Status::Ok) == 0 => "NO ROW WAS JUDGED".to_string(),
+            (0, 0) => match count(Status::Unsupported) {
+                0 => "all invariants held".to_string(),
+                n => format!("all invariants held; {n} row(s) unsupported"),
+            },
             (_, 0) => "VIOLATIONS FOUND".to_string(),
             (0, e) => format!("{e} CHECK(S) COULD NOT RUN"),
             (_, e) => format!("VIOLATIONS FOUND; {e} CHECK(S) COULD NOT RUN"),
@@ -286,6 +317,7 @@ impl Columns {
             Status::Ok => "yes",
             Status::Violations => "NO",
             Status::Error => "ERROR",
+            Status::Unsupported => "unsupported",
         };
         self.line(
             [

@@ -57,6 +57,8 @@ pub struct Verify {
     cleanup: Cleanup,
     sabotage: bool,
     progress: bool,
+    urls: Vec<String>,
+    kinds: Option<Vec<FaultKind>>,
 }
 
 impl Verify {
@@ -75,6 +77,8 @@ impl Verify {
             cleanup: Cleanup::Keep,
             sabotage: false,
             progress: false,
+            urls: Vec::new(),
+            kinds: None,
         }
     }
 
@@ -134,6 +138,19 @@ impl Verify {
     /// it as [`CheckCtx::sabotage`].
     pub fn sabotage(mut self, sabotage: bool) -> Verify {
         self.sabotage = sabotage;
+        self
+    }
+
+    /// The URLs the run's client reaches, given to drivers in the clean rows
+    /// ([`crate::Driver`]; under faults they get the proxies').
+    pub fn urls<S: Into<String>>(mut self, urls: impl IntoIterator<Item = S>) -> Verify {
+        self.urls = urls.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With [`Verify::faults`], only these kinds (those of the deployment's list, in its order).
+    pub fn fault_kinds(mut self, kinds: impl IntoIterator<Item = FaultKind>) -> Verify {
+        self.kinds = Some(kinds.into_iter().collect());
         self
     }
 
@@ -219,7 +236,8 @@ impl Verify {
     ) -> Result<Vec<CheckReport>, VerifyError> {
         let mut rows = Vec::new();
         for check in checks {
-            let ctx = self.context(self.client.clone(), run_id, check.name(), None)?;
+            let mut ctx = self.context(self.client.clone(), run_id, check.name(), None)?;
+            ctx.urls = self.urls.clone();
             rows.push(run_check(check.clone(), ctx).await);
         }
         if self.faults {
@@ -241,10 +259,15 @@ impl Verify {
         } else {
             FaultKind::STANDALONE
         };
+        let kinds: Vec<FaultKind> = kinds
+            .iter()
+            .copied()
+            .filter(|k| self.kinds.as_ref().is_none_or(|only| only.contains(k)))
+            .collect();
         let owner = Arc::new(Owner::new().map_err(|e| VerifyError::Settings(e.to_string()))?);
         let mut target: Option<Faults> = None;
         let mut rows = Vec::new();
-        for &kind in kinds {
+        for kind in kinds {
             if let Some(what) = Faults::needed(kind, cluster, target.as_ref()) {
                 drop(target.take()); // its servers stop before the next ones start
                 target = Faults::start(what, &owner)
@@ -268,6 +291,7 @@ impl Verify {
             };
             for check in checks {
                 let mut ctx = self.context(client.clone(), run_id, check.name(), Some(kind))?;
+                ctx.urls = target.urls();
                 let (settled, rx) = tokio::sync::watch::channel(false);
                 ctx.settled = rx;
                 let until = Instant::now() + ctx.duration;

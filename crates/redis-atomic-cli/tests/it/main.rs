@@ -17,6 +17,7 @@ mod lint;
 mod tls;
 mod user_scripts;
 mod verify;
+mod verify_driver;
 mod verify_rls;
 mod verify_url;
 

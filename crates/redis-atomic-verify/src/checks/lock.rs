@@ -25,16 +25,19 @@ use tokio::sync::Notify;
 pub(crate) const INVARIANT: &str = "one holder at a time; fences strictly increase";
 const RESOURCE: &str = "verify";
 
+/// (delta, outcome) of every counter write: Some(true) acknowledged, None unknown.
+pub(crate) type Writes = Mutex<Vec<(i64, Option<bool>)>>;
+
+/// What a lock row's workers record (the driver's lock rows too).
 #[derive(Default)]
-struct Shared {
+pub(crate) struct Shared {
     /// Wakes one waiter when the lock is released: a scheduling hint only (exclusion is Redis'),
     /// so waiters neither busy-spin ahead of the holder's commands nor sleep through handoffs.
-    nudge: Notify,
-    spans: Mutex<Vec<LeaseSpan>>,
-    /// (delta, outcome) of every counter write: Some(true) acknowledged, None unknown.
-    writes: Mutex<Vec<(i64, Option<bool>)>>,
+    pub(crate) nudge: Notify,
+    pub(crate) spans: Mutex<Vec<LeaseSpan>>,
+    pub(crate) writes: Writes,
     /// Releases that found the lease gone in a clean run (cannot happen with a working lock).
-    lost_releases: Mutex<Vec<String>>,
+    pub(crate) lost_releases: Mutex<Vec<String>>,
 }
 
 pub(crate) async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
@@ -42,7 +45,12 @@ pub(crate) async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
     let shared = Arc::new(Shared::default());
     ctx.run_workers(|_, ctx| worker(ctx, shared.clone(), counter.clone()))
         .await?;
-    let stored = ctx.final_get(&counter).await?.unwrap_or(0);
+    judge(&ctx, &shared, &counter).await
+}
+
+/// The record judged: leases (exclusion, fences), the counter (no lost update), releases.
+pub(crate) async fn judge(ctx: &CheckCtx, shared: &Shared, counter: &str) -> CheckResult<Findings> {
+    let stored = ctx.final_get(counter).await?.unwrap_or(0);
     let spans = locked(&shared.spans);
     // When acknowledged writes may be lost (failover), exclusion is not guaranteed: only the
     // fences are checked (unbounded capacity).
@@ -84,7 +92,7 @@ async fn worker(ctx: CheckCtx, shared: Arc<Shared>, counter: String) -> CheckRes
             release_invoked: None,
             lease: lease(&ctx),
         };
-        let clean = increment(&ctx, &shared, &counter).await?;
+        let clean = increment(&ctx, &shared.writes, &counter).await?;
         ctx.tick();
         if clean {
             span.release_invoked = Some(ctx.clock());
@@ -114,9 +122,10 @@ pub(crate) async fn acquire(
     })
 }
 
-/// The deliberately non-atomic read-modify-write the lock must protect. Returns whether every
-/// step's outcome is known (if not, the holder must not release: see the module doc).
-async fn increment(ctx: &CheckCtx, shared: &Shared, counter: &str) -> CheckResult<bool> {
+/// The deliberately non-atomic read-modify-write the lock must protect, logged in `writes`.
+/// Returns whether every step's outcome is known (if not, the holder must not release: see the
+/// module doc). The driver's lock rows use it too.
+pub(crate) async fn increment(ctx: &CheckCtx, writes: &Writes, counter: &str) -> CheckResult<bool> {
     let read = ctx.command(redis::cmd("GET").arg(counter)).await;
     let current = match read.and_then(|v| decode::<Option<i64>>("GET", v)) {
         Ok(v) => v.unwrap_or(0),
@@ -136,7 +145,7 @@ async fn increment(ctx: &CheckCtx, shared: &Shared, counter: &str) -> CheckResul
         .arg(ttl)
         .clone();
     let outcome = ctx.outcome(ctx.command(&set).await.map(|_| true))?;
-    locked(&shared.writes).push((1, outcome));
+    locked(writes).push((1, outcome));
     Ok(outcome == Some(true))
 }
 
@@ -157,7 +166,7 @@ async fn release(ctx: &CheckCtx, shared: &Shared, guard: LockGuard) -> CheckResu
 async fn sabotaged_section(ctx: &CheckCtx, shared: &Shared, counter: &str) -> CheckResult<()> {
     let invoked = ctx.clock();
     let fence = locked(&shared.spans).len() as u64;
-    increment(ctx, shared, counter).await?;
+    increment(ctx, &shared.writes, counter).await?;
     locked(&shared.spans).push(LeaseSpan {
         resource: RESOURCE.into(),
         fence,

@@ -10,9 +10,9 @@ mod cas;
 mod dedup;
 mod fenced;
 mod idempotency;
-mod lock;
+pub(crate) mod lock;
 mod queue;
-mod quota;
+pub(crate) mod quota;
 mod ratelimit;
 mod semaphore;
 

@@ -22,14 +22,15 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) const INVARIANT: &str = "counter stays within bounds";
 const NAME: &str = "verify";
-const MAX: i64 = 100;
+pub(crate) const MAX: i64 = 100;
 
+/// What a quota row's workers record (the driver's quota row too).
 #[derive(Default)]
-struct Log {
+pub(crate) struct Log {
     /// Every add: its delta and whether it applied (None: unknown).
-    deltas: Vec<(i64, Option<bool>)>,
+    pub(crate) deltas: Vec<(i64, Option<bool>)>,
     /// Every value a reply reported.
-    values: Vec<i64>,
+    pub(crate) values: Vec<i64>,
 }
 
 pub(crate) async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
@@ -44,12 +45,18 @@ pub(crate) async fn run(ctx: CheckCtx) -> CheckResult<Findings> {
         .final_get(&quotas.keys(NAME, None)?.value)
         .await?
         .unwrap_or(0);
-    let mut log = locked(&log);
+    let findings = judge(&ctx, &mut locked(&log), value);
+    Ok(findings)
+}
+
+/// The record judged, with the final `value`: every value within `[0, MAX]`, the final one
+/// explained by the deltas that may have applied.
+pub(crate) fn judge(ctx: &CheckCtx, log: &mut Log, value: i64) -> Findings {
     let operations = log.values.len() as u64;
     log.values.push(value);
-    Ok(Findings::new(operations)
+    Findings::new(operations)
         .with(history::check_within(&log.values, 0..=MAX))
-        .with(ctx.check_counter(0, value, &log.deltas)))
+        .with(ctx.check_counter(0, value, &log.deltas))
 }
 
 async fn worker(

@@ -107,6 +107,15 @@ impl FaultKind {
         }
     }
 
+    /// The kind of this [`FaultKind::name`], if any.
+    pub fn from_name(name: &str) -> Option<FaultKind> {
+        FaultKind::STANDALONE
+            .iter()
+            .chain(FaultKind::CLUSTER)
+            .copied()
+            .find(|k| k.name() == name)
+    }
+
     /// Whether acknowledged writes may be lost under this fault (async replication): checks then
     /// hold only the guarantees that survive such a loss (e.g. fences never repeat).
     pub fn loses_acknowledged_writes(self) -> bool {
@@ -211,6 +220,15 @@ impl Faults {
             Faults::Cluster(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
             Faults::Proxied(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
         })
+    }
+
+    /// The URLs its client connects to (the proxy's; every node's, in a cluster).
+    pub(crate) fn urls(&self) -> Vec<String> {
+        match self {
+            Faults::Standalone { proxy, .. } => vec![proxy.url()],
+            Faults::Cluster(c) => c.urls(),
+            Faults::Proxied(c) => c.urls(),
+        }
     }
 
     /// Replies corrupted so far (`corrupt-reply`).

@@ -10,6 +10,7 @@ mod api;
 mod batched;
 mod bootstrap;
 mod cleanup;
+mod driver;
 mod report;
 
 use redis_atomic::{Client, ClientConfig};

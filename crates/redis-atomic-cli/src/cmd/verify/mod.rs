@@ -8,7 +8,10 @@
 //! errors before or after the checks (no report).
 //!
 //! The library's rows are the verify crate's ([`redis_atomic_verify::builtin`]); the `rls` face's
-//! row is here ([`rls`]).
+//! row is here ([`rls`]). With `--driver CMD` the rows are the driver protocol's instead
+//! ([`Driver::checks`]): the same proof for a client in any language.
+
+pub mod driver;
 
 pub mod rls;
 
@@ -53,9 +56,15 @@ pub struct VerifyArgs {
     /// per kind of fault: the whole matrix then stays under two minutes].
     #[arg(long)]
     pub seconds: Option<f64>,
-    /// Concurrent tasks per check.
-    #[arg(long, default_value_t = 16)]
-    pub concurrency: usize,
+    /// Concurrent tasks per check [default: 16, or 4 with --driver: one driver process each].
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Only these rows (repeatable): `lock`, `quota`, …
+    #[arg(long = "only", value_name = "ROW")]
+    pub only: Vec<String>,
+    /// A client of another language (a driver program) instead of the library in-process.
+    #[command(flatten)]
+    pub driver: driver::DriverArgs,
     /// JSON output on stdout.
     #[arg(long)]
     pub json: bool,
@@ -73,7 +82,19 @@ pub struct VerifyArgs {
 impl VerifyArgs {
     /// Seconds each check runs: as given, else 2 (1 under `--faults`).
     pub fn seconds(&self) -> f64 {
-        self.seconds.unwrap_or(if self.faults { 1.0 } else { 2.0 })
+        self.seconds
+            .unwrap_or(if self.faults() { 1.0 } else { 2.0 })
+    }
+
+    /// Concurrent tasks per check: as given, else 16 (4 with `--driver`).
+    pub fn concurrency(&self) -> usize {
+        let default = if self.driver.driver.is_some() { 4 } else { 16 };
+        self.concurrency.unwrap_or(default)
+    }
+
+    /// Whether faults are injected (`--faults`, or a `--fault`).
+    fn faults(&self) -> bool {
+        self.faults || !self.driver.fault.is_empty()
     }
 
     /// The flags checked before anything starts: each error names its flag.
@@ -85,13 +106,14 @@ impl VerifyArgs {
                 MAX_DURATION.as_secs()
             );
         }
-        if self.concurrency == 0 || self.concurrency > MAX_TASKS {
+        if self.concurrency() == 0 || self.concurrency() > MAX_TASKS {
             anyhow::bail!(
                 "--concurrency must be in 1..={MAX_TASKS}, got {}",
-                self.concurrency
+                self.concurrency()
             );
         }
-        if self.faults && self.url.is_some() {
+        self.driver.check()?;
+        if self.faults() && self.url.is_some() {
             anyhow::bail!("--faults needs the embedded server (it stalls, restarts and fails over its nodes): drop --url");
         }
         self.conn.require_url(self.url.as_deref())?;
@@ -144,20 +166,37 @@ async fn verify(args: &VerifyArgs, duration: Duration) -> anyhow::Result<Report>
     let config = args
         .conn
         .client_config(ClientConfig::default().timeout(CLEAN_TIMEOUT));
-    let (client, _embedded) = connect_or_embed(args.url.as_deref(), args.cluster, config).await?;
+    let urls = match &args.url {
+        Some(url) => vec![url.clone()],
+        None => Vec::new(),
+    };
+    let (client, embedded) = connect_or_embed(args.url.as_deref(), args.cluster, config).await?;
+    let urls = if urls.is_empty() {
+        embedded.urls()
+    } else {
+        urls
+    };
     let cleanup = match &args.url {
         Some(url) if !args.keep_keys => Cleanup::Sweep { url: url.clone() },
         _ => Cleanup::Keep,
     };
-    let report = Verify::new(client)
+    let mut run = Verify::new(client)
         .duration(duration)
-        .tasks(args.concurrency)
-        .faults(args.faults)
+        .tasks(args.concurrency())
+        .faults(args.faults())
         .sabotage(args.sabotage)
         .progress(!args.json)
         .cleanup(cleanup)
-        .add_check(rls::RlsCheck)
-        .run()
-        .await?;
-    Ok(report)
+        .urls(urls);
+    run = match args.driver.driver() {
+        Some(driver) => run.checks(driver.checks()),
+        None => run.add_check(rls::RlsCheck),
+    };
+    if !args.driver.fault.is_empty() {
+        run = run.fault_kinds(args.driver.kinds()?);
+    }
+    if !args.only.is_empty() {
+        run = run.only(args.only.iter().cloned());
+    }
+    Ok(run.run().await?)
 }

@@ -1,0 +1,275 @@
+//! The driver's lock rows: `lock` (one holder at a time, fences strictly increasing) and `mutex`
+//! (one holder at a time; for a lock without fences, whose row says it is not asked for them).
+//!
+//! Workers race for one lock through the driver (`lock.acquire`, `lock.release`) and, holding
+//! it, do the in-process lock row's non-atomic read-modify-write of a counter through the
+//! harness's own client ([`crate::checks::lock::increment`]): a broken lock loses updates. Early
+//! in the row, then every eighth acquisition of each worker, the acquisition is a zombie: it
+//! asks for a short lease, lets it run out, waits until another worker holds the lock, and only
+//! then releases — what a release that does not check the owner turns into two holders. A holder
+//! that finds a zombie waiting keeps the lock until the zombie's release is done and two more
+//! acquisitions were tried (bounded), and the row runs past its duration (bounded) until a
+//! zombie has released, so such a release is caught on any machine. Judged like the in-process row: the testkit's lease checker
+//! (two holders surely at once; for `lock`, fences) and counter checker; in a clean run a
+//! release that finds its (unexpired) lease lost is a violation too.
+
+use super::session::{self, Session};
+use super::wire::Answer;
+use super::Driver;
+use crate::check::CheckResult;
+use crate::checks::lock::{self, increment};
+use crate::ctx::{locked, CheckCtx};
+use crate::report::Findings;
+use redis_atomic_testkit::LeaseSpan;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub(crate) use lock::INVARIANT;
+pub(crate) const EXCLUSION: &str = "one holder at a time (fences not asked)";
+const RESOURCE: &str = "verify";
+/// A holder's lease under a fault: above a stall (300 ms) plus the client's timeouts, as
+/// in-process. In a clean row 10 s, as in-process too: a loaded machine's slow driver must not
+/// let a lease run out inside its section (a clean row flags a release that finds it lost).
+fn lease(ctx: &CheckCtx) -> Duration {
+    if ctx.fault.is_some() {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_secs(10)
+    }
+}
+/// A zombie's lease, which it lets run out.
+const ZOMBIE_LEASE: Duration = Duration::from_millis(60);
+/// The longest a holder waits for a zombie's release and two acquisitions after it.
+const HOLD: Duration = Duration::from_millis(300);
+
+/// The in-process row's record ([`lock::Shared`]), and what the zombies need.
+#[derive(Default)]
+struct Shared {
+    base: lock::Shared,
+    /// Acknowledgements in order, for the `mutex` row's stand-in fences (taken with the clock).
+    acks: Mutex<u64>,
+    /// Acquisitions tried (answered), holders now, zombies waiting, zombie releases done.
+    attempts: AtomicU64,
+    holding: AtomicUsize,
+    zombies: AtomicUsize,
+    zombie_releases: AtomicU64,
+}
+
+pub(crate) async fn run(
+    driver: Driver,
+    mut ctx: CheckCtx,
+    row: &'static str,
+    fences: bool,
+) -> CheckResult<Findings> {
+    let pool = match session::start(&driver, &mut ctx, row).await? {
+        Ok(pool) => pool,
+        Err(why) => return Ok(Findings::unsupported(why)),
+    };
+    let counter = ctx.keyspace.key("verify", 1, "lock", &["counter"])?;
+    let shared = Arc::new(Shared::default());
+    let sessions = ctx
+        .run_workers(|t, ctx| {
+            let session = Session::take(&pool, t, &ctx, &driver);
+            let (shared, counter) = (shared.clone(), counter.clone());
+            async move { worker(t, session?, ctx, shared, counter, fences).await }
+        })
+        .await?;
+    session::finish(&driver, sessions);
+    let mut findings = lock::judge(&ctx, &shared.base, &counter).await?;
+    let spans = locked(&shared.base.spans);
+    if let Some(first) = findings
+        .verdicts
+        .first_mut()
+        .and_then(|v| v.violations.first_mut())
+    {
+        if let Some(history) = overlap(&spans) {
+            first.push_str(&format!("; a minimal history: {history}"));
+        }
+    }
+    Ok(findings)
+}
+
+/// The first two acknowledged leases surely held at once (acknowledged, not yet released nor
+/// expired): what a two-holder violation shows, small enough to read.
+fn overlap(spans: &[LeaseSpan]) -> Option<String> {
+    let held = |s: &LeaseSpan| {
+        let expiry = s.acquire_invoked + s.lease;
+        (
+            s.acquire_completed,
+            s.release_invoked.map_or(expiry, |r| r.min(expiry)),
+        )
+    };
+    let describe = |s: &LeaseSpan| {
+        let (from, to) = held(s);
+        format!(
+            "fence {} acquire sent {} ms, acquired {} ms, lease {} ms, surely held until {} ms",
+            s.fence,
+            s.acquire_invoked.as_millis(),
+            from.as_millis(),
+            s.lease.as_millis(),
+            to.as_millis()
+        )
+    };
+    spans.iter().enumerate().find_map(|(i, a)| {
+        let (a0, a1) = held(a);
+        spans[i + 1..].iter().find_map(|b| {
+            let (b0, b1) = held(b);
+            (a0 < b1 && b0 < a1).then(|| format!("[{}] and [{}]", describe(a), describe(b)))
+        })
+    })
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+async fn worker(
+    t: usize,
+    mut s: Session,
+    ctx: CheckCtx,
+    sh: Arc<Shared>,
+    counter: String,
+    fences: bool,
+) -> CheckResult<Session> {
+    let mut n = 0usize;
+    while going(&ctx, &sh) {
+        // Each worker's second (even) or sixth (odd) acquisition, then every eighth: a zombie
+        // early in the row, however few acquisitions a loaded machine makes.
+        let zombie = n % 8 == if t % 2 == 0 { 1 } else { 5 };
+        let lease = if zombie { ZOMBIE_LEASE } else { lease(&ctx) };
+        let token = format!("{:016x}", rand::random::<u64>());
+        let args = json!({"resource": RESOURCE, "ttl_ms": ms(lease), "token": token});
+        let invoked = ctx.clock();
+        let answer = s.call("lock.acquire", args).await?;
+        sh.attempts.fetch_add(1, SeqCst);
+        sh.base.nudge.notify_waiters();
+        match answer.word() {
+            Some("acquired") => n += 1,
+            Some("held") | None => {
+                let _ =
+                    tokio::time::timeout(Duration::from_millis(20), sh.base.nudge.notified()).await;
+                continue;
+            }
+            Some(other) => bail!("lock.acquire answered `{other}`: neither acquired nor held"),
+        }
+        let (completed, fence) = acknowledged(&ctx, &sh, &answer, fences)?;
+        let mut span = LeaseSpan {
+            resource: RESOURCE.into(),
+            fence,
+            acquire_invoked: invoked,
+            acquire_completed: completed,
+            release_invoked: None,
+            lease,
+        };
+        let release = json!({
+            "resource": RESOURCE,
+            "token": token,
+            "handle": answer.field("handle").cloned().unwrap_or(Value::Null),
+        });
+        if zombie {
+            span.release_invoked = Some(linger(&mut s, &ctx, &sh, invoked + lease, release).await?);
+        } else {
+            sh.holding.fetch_add(1, SeqCst);
+            hold(&ctx, &sh).await;
+            if increment(&ctx, &sh.base.writes, &counter).await? {
+                span.release_invoked = Some(ctx.clock());
+                released(&ctx, &sh, fence, s.call("lock.release", release).await?)?;
+            }
+            sh.holding.fetch_sub(1, SeqCst);
+        }
+        ctx.tick();
+        locked(&sh.base.spans).push(span);
+        sh.base.nudge.notify_waiters();
+    }
+    Ok(s)
+}
+
+/// Whether the row goes on: its duration, and past it (bounded, as a sabotaged in-process row)
+/// until a zombie has released, so every row puts the owner check to the test.
+fn going(ctx: &CheckCtx, sh: &Shared) -> bool {
+    ctx.running_while(sh.zombie_releases.load(SeqCst) == 0)
+}
+
+/// When the acquisition was acknowledged, and its fence: the driver's (`lock`), or for `mutex`
+/// a stand-in counting acknowledgements, taken with the clock so it rises in real-time order.
+fn acknowledged(
+    ctx: &CheckCtx,
+    sh: &Shared,
+    answer: &Answer,
+    fences: bool,
+) -> CheckResult<(Duration, u64)> {
+    if !fences {
+        let mut acks = locked(&sh.acks);
+        *acks += 1;
+        return Ok((ctx.clock(), *acks));
+    }
+    let completed = ctx.clock();
+    match answer.field("fence").and_then(Value::as_u64) {
+        Some(fence) => Ok((completed, fence)),
+        None => bail!(
+            "lock.acquire acquired without a fence: the `lock` row asks for one (`mutex` does not)"
+        ),
+    }
+}
+
+/// A holder with a zombie waiting: keeps the lock until the zombie's release is done and two
+/// more acquisitions were answered (bounded by [`HOLD`]).
+async fn hold(ctx: &CheckCtx, sh: &Shared) {
+    if sh.zombies.load(SeqCst) == 0 {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + HOLD;
+    let released = sh.zombie_releases.load(SeqCst);
+    let mut attempts = None;
+    while going(ctx, sh) && tokio::time::Instant::now() < deadline {
+        let now = sh.attempts.load(SeqCst);
+        if sh.zombie_releases.load(SeqCst) > released {
+            match attempts {
+                None => attempts = Some(now),
+                Some(a) if now >= a + 2 => return,
+                Some(_) => {}
+            }
+        }
+        let _ = tokio::time::timeout(Duration::from_millis(5), sh.base.nudge.notified()).await;
+    }
+}
+
+/// A zombie: waits past its lease's end and until another worker holds the lock (bounded),
+/// then releases. Returns when the release was invoked.
+async fn linger(
+    s: &mut Session,
+    ctx: &CheckCtx,
+    sh: &Shared,
+    expiry: Duration,
+    release: Value,
+) -> CheckResult<Duration> {
+    sh.zombies.fetch_add(1, SeqCst);
+    tokio::time::sleep(expiry.saturating_sub(ctx.clock()) + ZOMBIE_LEASE / 2).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    while sh.holding.load(SeqCst) == 0 && going(ctx, sh) && tokio::time::Instant::now() < deadline {
+        let _ = tokio::time::timeout(Duration::from_millis(5), sh.base.nudge.notified()).await;
+    }
+    let at = ctx.clock();
+    let answer = s.call("lock.release", release).await;
+    sh.zombie_releases.fetch_add(1, SeqCst);
+    sh.zombies.fetch_sub(1, SeqCst);
+    sh.base.nudge.notify_waiters();
+    match answer?.word() {
+        Some("released" | "lost") | None => Ok(at),
+        Some(other) => bail!("lock.release answered `{other}`: neither released nor lost"),
+    }
+}
+
+/// A holder's release answer: `lost` in a clean run, within the lease, is a violation.
+fn released(ctx: &CheckCtx, sh: &Shared, fence: u64, answer: Answer) -> CheckResult<()> {
+    match answer.word() {
+        Some("lost") if ctx.fault.is_none() => {
+            locked(&sh.base.lost_releases).push(format!("release of fence {fence} found it lost"));
+        }
+        Some("released" | "lost") | None => {}
+        Some(other) => bail!("lock.release answered `{other}`: neither released nor lost"),
+    }
+    Ok(())
+}
