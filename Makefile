@@ -11,7 +11,7 @@ CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
 .PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node go openapi rls-foreign rls-protos vocabulary \
-	tools tools-wait python-venv openapi-venv rls-venv node-deps java
+	tools tools-wait python-venv openapi-venv rls-venv node-deps java verify-drivers
 
 # $(call venv,DIR,REQUIREMENTS): a virtual environment under target/ with a pinned requirements
 # file installed, remade when that file changes. Every Python tool of the test run comes this way.
@@ -102,6 +102,7 @@ test: ensure-redis ensure-cc
 	@# cargo's lock, the suites overlap; each one's output printed whole when it ends).
 	$(MAKE) -j4 --output-sync=target python node go java
 	$(MAKE) rls-foreign
+	$(MAKE) verify-drivers
 	@echo "--- make test: passed at $$(date -u +%T)"
 
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
@@ -171,6 +172,29 @@ java: ensure-redis valkey
 	export REDIS_ATOMIC_BIN=$(JAVA_CLI) REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) \
 		&& cd bindings/java && mvn -B -q verify -pl redis-atomic
 # ---- end of the Java block -------------------------------------------------------------------------
+
+# ---- verify --driver: our faces through the driver protocol (docs/verify.md, "Drivers") --------
+# The Python package (blocking and asyncio; standalone and on a cluster), serve (HTTP) and rls
+# (gRPC), each a small program that speaks JSON lines to `verify --driver`, under a short fault
+# matrix: any violation, or a row that could not run, fails. After `python` (the package in
+# target/python-venv) and with the rls venv; the binary is the one `make test`'s cargo pass built.
+VERIFY_SHORT = --seconds 1.5 --fault conn-kill --fault lost-reply --fault crash
+verify-drivers: ensure-redis rls-venv
+	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
+		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+	@echo "--- verify --driver: the Python, HTTP and gRPC faces ($(VERIFY_SHORT))"
+	BIN=$$(realpath $$(cat target/redis-atomic-bin)) \
+	&& $$BIN verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) \
+		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
+	&& $$BIN verify --driver "$(PY) tools/drivers/python_face.py --async" $(VERIFY_SHORT) \
+		--only lock --only quota \
+	&& $$BIN verify --cluster --driver "$(PY) tools/drivers/python_face.py" --seconds 1.5 \
+		--fault conn-kill --fault failover --only lock --only quota \
+	&& $$BIN verify --driver "python3 tools/drivers/http_face.py --bin $$BIN" $(VERIFY_SHORT) \
+		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
+	&& $$BIN verify --driver "$(CURDIR)/$(RLS_VENV)/bin/python tools/drivers/rls_face.py --bin $$BIN" \
+		$(VERIFY_SHORT) --only ratelimit-sl --only ratelimit-win
+# ---- end of the verify --driver block -----------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
 # Python grpcio with PyPI's xds-protos (Envoy's own messages) against the real binary: the one
