@@ -71,10 +71,10 @@ export declare function stats(client: Client, k: QueueKeys): Promise<QueueStats>
 /** One job's state. */
 export declare function inspect(client: Client, k: QueueKeys, jobId: string): Promise<JobState>;
 /** A page of dead letters, oldest first. */
-export declare function deadLetters(client: Client, k: QueueKeys, page: DeadLetterPage | null | undefined): Promise<DeadLetters>;
+export declare function deadLetters(client: Client, k: QueueKeys, start: number, count: number): Promise<DeadLetters>;
 /** Moves dead letter `jobId` back to the queue, due after `delayMs`, its deliveries reset. */
 export declare function requeueDead(client: Client, k: QueueKeys, jobId: string, delayMs: number): Promise<Requeued | NotDead>;
 /** Deletes dead letters (oldest first), each with its record, payload and last error. */
-export declare function purge(client: Client, k: QueueKeys, options: PurgeOptions | null | undefined): Promise<Purged>;
+export declare function purge(client: Client, k: QueueKeys, olderThanMs: number, limit: number): Promise<Purged>;
 /** Returns at most `limit` expired leases to the queue (or the dead letters). */
 export declare function reap(client: Client, k: QueueKeys, c: QueueConfig, limit: number): Promise<Reaped>;

@@ -39,9 +39,7 @@ exports.deadLetters = deadLetters;
 exports.requeueDead = requeueDead;
 exports.purge = purge;
 exports.reap = reap;
-const queue_js_1 = require("./queue.js");
 const s = __importStar(require("./scripts.js"));
-const YEAR_MS = 365 * 86_400_000;
 /** Counts of jobs by state. */
 async function stats(client, k) {
     const r = s.decodeQueueStats(await client.runner.call(s.QUEUE_STATS, [k.due, k.inflight, k.dead, k.done], []));
@@ -59,9 +57,7 @@ async function inspect(client, k, jobId) {
     }
 }
 /** A page of dead letters, oldest first. */
-async function deadLetters(client, k, page) {
-    const start = (0, queue_js_1.intIn)('start', page?.start, 0, 0, 0xffffffff);
-    const count = (0, queue_js_1.intIn)('count', page?.count, 100, 1, 1000);
+async function deadLetters(client, k, start, count) {
     const r = s.decodeQueueDeadList(await client.runner.call(s.QUEUE_DEAD_LIST, [k.dead, k.meta, k.errors], [start, count]));
     return { total: r.total, letters: r.letters.map((l) => ({ id: l.id, deadAtMs: l.deadAtMs, deliveries: l.deliveries, error: l.error })) };
 }
@@ -71,9 +67,7 @@ async function requeueDead(client, k, jobId, delayMs) {
     return { requeued: r.outcome === 'requeued' };
 }
 /** Deletes dead letters (oldest first), each with its record, payload and last error. */
-async function purge(client, k, options) {
-    const olderThanMs = (0, queue_js_1.intIn)('olderThanMs', options?.olderThanMs, 0, 0, YEAR_MS);
-    const limit = (0, queue_js_1.intIn)('limit', options?.limit, 1000, 1, 1000);
+async function purge(client, k, olderThanMs, limit) {
     const r = s.decodeQueueDeadPurge(await client.runner.call(s.QUEUE_DEAD_PURGE, [k.dead, k.meta, k.payload, k.errors], [olderThanMs, limit]));
     return { purged: r.purged, remaining: r.remaining };
 }

@@ -69,8 +69,6 @@ export interface QueueConfig {
     deadLetterRetentionMs: number;
     claimIdTtlMs: number;
 }
-/** `v` (default `fallback`) as an integer in `min..=max`. */
-export declare function intIn(what: string, v: unknown, fallback: number, min: number, max: number): number;
 /** A job id, checked (1..=256 bytes). */
 export declare function jobIdOf(id: unknown): string;
 /** One queue: producers enqueue, workers claim jobs and ack or nack them. */
@@ -98,10 +96,15 @@ export declare class Queue {
     nack(jobId: string, worker: string, fence: number, retryAfterMs?: number | null, error?: string | null): Promise<Retrying | Dead | Lost>;
     /** Counts of jobs by state. */
     stats(): Promise<admin.QueueStats>;
+    /** One job's state. */
     inspect(jobId: string): Promise<admin.JobState>;
+    /** A page of dead letters, oldest first. */
     deadLetters(page?: admin.DeadLetterPage | null): Promise<admin.DeadLetters>;
+    /** Moves dead letter `jobId` back to the queue, due after `delayMs`, its deliveries reset. */
     requeueDead(jobId: string, delayMs?: number | null): Promise<admin.Requeued | admin.NotDead>;
+    /** Deletes dead letters (oldest first), each with its record, payload and last error. */
     purgeDeadLetters(options?: admin.PurgeOptions | null): Promise<admin.Purged>;
+    /** Returns at most `limit` expired leases to the queue (or the dead letters). */
     reap(limit?: number | null): Promise<admin.Reaped>;
 }
 /** A leased job; `ack()` or `nack()` it. */

@@ -34,7 +34,6 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Job = exports.Queue = void 0;
-exports.intIn = intIn;
 exports.jobIdOf = jobIdOf;
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
@@ -198,12 +197,23 @@ class Queue {
     }
     /** Counts of jobs by state. */
     async stats() { return admin.stats(this.client, this.#keys); }
+    /** One job's state. */
     async inspect(jobId) { return admin.inspect(this.client, this.#keys, jobIdOf(jobId)); }
-    async deadLetters(page) { return admin.deadLetters(this.client, this.#keys, page); }
+    /** A page of dead letters, oldest first. */
+    async deadLetters(page) {
+        const start = intIn('start', page?.start, 0, 0, 0xffffffff);
+        return admin.deadLetters(this.client, this.#keys, start, intIn('count', page?.count, 100, 1, MAX_BATCH));
+    }
+    /** Moves dead letter `jobId` back to the queue, due after `delayMs`, its deliveries reset. */
     async requeueDead(jobId, delayMs) {
         return admin.requeueDead(this.client, this.#keys, jobIdOf(jobId), intIn('delayMs', delayMs, 0, 0, YEAR_MS));
     }
-    async purgeDeadLetters(options) { return admin.purge(this.client, this.#keys, options); }
+    /** Deletes dead letters (oldest first), each with its record, payload and last error. */
+    async purgeDeadLetters(options) {
+        const olderThanMs = intIn('olderThanMs', options?.olderThanMs, 0, 0, YEAR_MS);
+        return admin.purge(this.client, this.#keys, olderThanMs, intIn('limit', options?.limit, MAX_BATCH, 1, MAX_BATCH));
+    }
+    /** Returns at most `limit` expired leases to the queue (or the dead letters). */
     async reap(limit) {
         return admin.reap(this.client, this.#keys, this.config, intIn('limit', limit, 100, 1, MAX_BATCH));
     }

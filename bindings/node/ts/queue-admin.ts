@@ -2,13 +2,10 @@
 // purge) and the reaper of expired leases — the library's queue admin (crates/redis-atomic/src/
 // primitives/queue). Each is one script over the queue's keys; every one is retry-safe (reads,
 // or moves that a resend finds done: a requeued job is no longer dead, a reaped lease no longer
-// expired).
+// expired). The Queue checks the arguments; these functions send them.
 import type { Client } from './client.js'
 import type { QueueConfig, QueueKeys } from './queue.js'
-import { intIn } from './queue.js'
 import * as s from './scripts.js'
-
-const YEAR_MS = 365 * 86_400_000
 
 export interface QueueStats { ready: number, scheduled: number, running: number, expired: number, dead: number, acked: number }
 export interface JobQueued { state: 'queued', dueInMs: number, deliveries: number, lastFence: number }
@@ -45,9 +42,7 @@ export async function inspect(client: Client, k: QueueKeys, jobId: string): Prom
 }
 
 /** A page of dead letters, oldest first. */
-export async function deadLetters(client: Client, k: QueueKeys, page: DeadLetterPage | null | undefined): Promise<DeadLetters> {
-  const start = intIn('start', page?.start, 0, 0, 0xffffffff)
-  const count = intIn('count', page?.count, 100, 1, 1000)
+export async function deadLetters(client: Client, k: QueueKeys, start: number, count: number): Promise<DeadLetters> {
   const r = s.decodeQueueDeadList(await client.runner.call(s.QUEUE_DEAD_LIST, [k.dead, k.meta, k.errors], [start, count]))
   return { total: r.total, letters: r.letters.map((l) => ({ id: l.id, deadAtMs: l.deadAtMs, deliveries: l.deliveries, error: l.error })) }
 }
@@ -59,9 +54,7 @@ export async function requeueDead(client: Client, k: QueueKeys, jobId: string, d
 }
 
 /** Deletes dead letters (oldest first), each with its record, payload and last error. */
-export async function purge(client: Client, k: QueueKeys, options: PurgeOptions | null | undefined): Promise<Purged> {
-  const olderThanMs = intIn('olderThanMs', options?.olderThanMs, 0, 0, YEAR_MS)
-  const limit = intIn('limit', options?.limit, 1000, 1, 1000)
+export async function purge(client: Client, k: QueueKeys, olderThanMs: number, limit: number): Promise<Purged> {
   const r = s.decodeQueueDeadPurge(await client.runner.call(s.QUEUE_DEAD_PURGE, [k.dead, k.meta, k.payload, k.errors], [olderThanMs, limit]))
   return { purged: r.purged, remaining: r.remaining }
 }

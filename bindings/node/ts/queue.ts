@@ -56,7 +56,7 @@ export interface QueueConfig {
 }
 
 /** `v` (default `fallback`) as an integer in `min..=max`. */
-export function intIn(what: string, v: unknown, fallback: number, min: number, max: number): number {
+function intIn(what: string, v: unknown, fallback: number, min: number, max: number): number {
   if (v === undefined || v === null) return fallback
   if (typeof v !== 'number') throw typeError(`${what} must be a number`)
   if (!Number.isInteger(v) || v < min || v > max) throw badArgument(`${what} must be an integer in ${min}..=${max}, got ${v}`)
@@ -206,12 +206,23 @@ export class Queue {
 
   /** Counts of jobs by state. */
   async stats(): Promise<admin.QueueStats> { return admin.stats(this.client, this.#keys) }
+  /** One job's state. */
   async inspect(jobId: string): Promise<admin.JobState> { return admin.inspect(this.client, this.#keys, jobIdOf(jobId)) }
-  async deadLetters(page?: admin.DeadLetterPage | null): Promise<admin.DeadLetters> { return admin.deadLetters(this.client, this.#keys, page) }
+  /** A page of dead letters, oldest first. */
+  async deadLetters(page?: admin.DeadLetterPage | null): Promise<admin.DeadLetters> {
+    const start = intIn('start', page?.start, 0, 0, 0xffffffff)
+    return admin.deadLetters(this.client, this.#keys, start, intIn('count', page?.count, 100, 1, MAX_BATCH))
+  }
+  /** Moves dead letter `jobId` back to the queue, due after `delayMs`, its deliveries reset. */
   async requeueDead(jobId: string, delayMs?: number | null): Promise<admin.Requeued | admin.NotDead> {
     return admin.requeueDead(this.client, this.#keys, jobIdOf(jobId), intIn('delayMs', delayMs, 0, 0, YEAR_MS))
   }
-  async purgeDeadLetters(options?: admin.PurgeOptions | null): Promise<admin.Purged> { return admin.purge(this.client, this.#keys, options) }
+  /** Deletes dead letters (oldest first), each with its record, payload and last error. */
+  async purgeDeadLetters(options?: admin.PurgeOptions | null): Promise<admin.Purged> {
+    const olderThanMs = intIn('olderThanMs', options?.olderThanMs, 0, 0, YEAR_MS)
+    return admin.purge(this.client, this.#keys, olderThanMs, intIn('limit', options?.limit, MAX_BATCH, 1, MAX_BATCH))
+  }
+  /** Returns at most `limit` expired leases to the queue (or the dead letters). */
   async reap(limit?: number | null): Promise<admin.Reaped> {
     return admin.reap(this.client, this.#keys, this.config, intIn('limit', limit, 100, 1, MAX_BATCH))
   }
