@@ -12,3 +12,17 @@ export { Quotas } from './quotas.js';
 export type { AddOptions, Applied, Kept, QuotaKeys, QuotasOptions, Raised, Refused, ScoredMember } from './quotas.js';
 export { Dedup } from './dedup.js';
 export type { DedupKeys, DedupOptions, SightingOptions } from './dedup.js';
+export { Permit, Semaphore } from './semaphore.js';
+export type { Full, PermitOptions, SemaphoreKeys, SemaphoreOptions, SemaphoreState } from './semaphore.js';
+/** @deprecated `inspect()` answers `SemaphoreState`. */
+export type SemaphoreInfo = import('./semaphore.js').SemaphoreState;
+export { Claim, Claim as IdempotencyClaim, Idempotency } from './idempotency.js';
+export type { BeginOptions, Header, HeaderInit, IdempotencyKeys, IdempotencyOptions, InProgress, Mismatch, Replay, ResponseInit, Stored, StoredResponse, } from './idempotency.js';
+/** @deprecated A claim's end answers `Stored | Lost`. */
+export type StoreResult = import('./idempotency.js').Stored | import('./locks.js').Lost;
+export { Job, Queue } from './queue.js';
+export type { Acked, ClaimOptions, Claimed, Dead, DeadLetter, DeadLetterPage, DeadLetters, Empty, Enqueued, EnqueueOptions, Exists, Idle, JobAcked, JobDead, JobQueued, JobRunning, JobUnknown, NotDead, Purged, PurgeOptions, QueueKeys, QueueOptions, QueueStats, Reaped, Requeued, Retrying, } from './queue.js';
+export { FencedWrites } from './fenced.js';
+export type { FencedKeys, FencedWrite, FencedWritesOptions, Stale, Written } from './fenced.js';
+/** @deprecated `write()` answers `Written | Stale`. */
+export type FencedResult = import('./fenced.js').Written | import('./fenced.js').Stale;

@@ -1,6 +1,6 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Dedup = exports.Quotas = exports.Locks = exports.Lock = exports.LockGuard = exports.RateLimiter = exports.algorithms = exports.WrongTypeError = exports.TlsError = exports.ServerError = exports.RejectedError = exports.RedisAtomicError = exports.OutcomeUnknownError = exports.NotSentError = exports.NotReplicatedError = exports.LeaseLostError = exports.HandleEndedError = exports.CrossSlotError = exports.CostExceedsBurstError = exports.ConnectionError = exports.ClientError = exports.BadReplyError = exports.BadArgumentError = exports.AbortedError = exports.Client = void 0;
+exports.FencedWrites = exports.Queue = exports.Job = exports.Idempotency = exports.IdempotencyClaim = exports.Claim = exports.Semaphore = exports.Permit = exports.Dedup = exports.Quotas = exports.Locks = exports.Lock = exports.LockGuard = exports.RateLimiter = exports.algorithms = exports.WrongTypeError = exports.TlsError = exports.ServerError = exports.RejectedError = exports.RedisAtomicError = exports.OutcomeUnknownError = exports.NotSentError = exports.NotReplicatedError = exports.LeaseLostError = exports.HandleEndedError = exports.CrossSlotError = exports.CostExceedsBurstError = exports.ConnectionError = exports.ClientError = exports.BadReplyError = exports.BadArgumentError = exports.AbortedError = exports.Client = void 0;
 // The package's TypeScript implementation on ioredis: the same public API as the native addon's
 // (index.d.ts), no native code. Each primitive runs the library's scripts (the generated layer in
 // scripts.ts) with the library's key layout and retry rules.
@@ -35,3 +35,15 @@ var quotas_js_1 = require("./quotas.js");
 Object.defineProperty(exports, "Quotas", { enumerable: true, get: function () { return quotas_js_1.Quotas; } });
 var dedup_js_1 = require("./dedup.js");
 Object.defineProperty(exports, "Dedup", { enumerable: true, get: function () { return dedup_js_1.Dedup; } });
+var semaphore_js_1 = require("./semaphore.js");
+Object.defineProperty(exports, "Permit", { enumerable: true, get: function () { return semaphore_js_1.Permit; } });
+Object.defineProperty(exports, "Semaphore", { enumerable: true, get: function () { return semaphore_js_1.Semaphore; } });
+var idempotency_js_1 = require("./idempotency.js");
+Object.defineProperty(exports, "Claim", { enumerable: true, get: function () { return idempotency_js_1.Claim; } });
+Object.defineProperty(exports, "IdempotencyClaim", { enumerable: true, get: function () { return idempotency_js_1.Claim; } });
+Object.defineProperty(exports, "Idempotency", { enumerable: true, get: function () { return idempotency_js_1.Idempotency; } });
+var queue_js_1 = require("./queue.js");
+Object.defineProperty(exports, "Job", { enumerable: true, get: function () { return queue_js_1.Job; } });
+Object.defineProperty(exports, "Queue", { enumerable: true, get: function () { return queue_js_1.Queue; } });
+var fenced_js_1 = require("./fenced.js");
+Object.defineProperty(exports, "FencedWrites", { enumerable: true, get: function () { return fenced_js_1.FencedWrites; } });

@@ -1,4 +1,5 @@
 import type { Client } from './client.js';
+import { Lease } from './lease.js';
 export interface LocksOptions {
     namespace: string;
 }
@@ -66,25 +67,14 @@ export declare class Locks {
     keys(resource: string): LockKeys;
 }
 /** A held lock: its fence goes to every write it protects; `release()` when done. */
-export declare class LockGuard {
-    #private;
+export declare class LockGuard extends Lease {
     readonly locks: Locks;
     readonly resource: string;
-    readonly token: string;
-    readonly fence: number;
     /** @internal */
     constructor(locks: Locks, resource: string, token: string, fence: number, ttlMs: number, sent: number);
     get acquired(): true;
-    get ttlMs(): number;
-    get expiresInMs(): number;
-    get ended(): boolean;
-    /** Sets the lease to end `ttlMs` from the server's now. */
-    extend(ttlMs: number): Promise<Extended | Lost>;
+    protected get subject(): string;
+    protected renew(ttlMs: number): Promise<Extended | Lost>;
     /** Gives the lock back; consumes the handle. */
     release(): Promise<Released | Lost>;
-    /** Renews the lease in the background until `release()` or `unwatch()`; the signal fires
-     * (with a LeaseLostError) if the lease is lost. */
-    watch(options?: WatchOptions | null): AbortSignal;
-    /** Stops the renewals. */
-    unwatch(): Promise<void>;
 }

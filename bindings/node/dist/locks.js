@@ -42,6 +42,7 @@ exports.ttlOf = ttlOf;
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
 const node_crypto_1 = require("node:crypto");
 const errors_js_1 = require("./errors.js");
+const lease_js_1 = require("./lease.js");
 const keys_js_1 = require("./keys.js");
 const s = __importStar(require("./scripts.js"));
 const SCHEMA = 1;
@@ -57,10 +58,6 @@ function ttlOf(ttlMs) {
     if (!Number.isInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS)
         throw (0, errors_js_1.badArgument)(`ttl must be an integer number of ms in 1..=${MAX_TTL_MS}, got ${ttlMs}`);
     return ttlMs;
-}
-/** The one `Lost`, with the old discriminating field of the verb that answered it. */
-function lost(verb) {
-    return verb === 'released' ? { lost: true, released: false } : { lost: true, extended: false };
 }
 /** Waits `ms`, or rejects with AbortedError when `signal` fires (a waiting acquire's token is
  * its own: whatever it sent may have run, and it cannot be resent). */
@@ -120,15 +117,15 @@ class Locks {
     /** Releases `resource` if `token` holds it with the lease `fence`. */
     async release(resource, token, fence) {
         const keys = this.keys(resource);
-        const r = s.decodeLockRelease(await this.#client.runner.call(s.LOCK_RELEASE, [keys.lock], [token, String(fence)]));
-        return r.outcome === 'released' ? { released: true, fence: r.fence } : lost('released');
+        const r = s.decodeLockRelease(await this.#client.runner.call(s.LOCK_RELEASE, [keys.lock], [token, (0, lease_js_1.fenceOf)(fence)]));
+        return r.outcome === 'released' ? { released: true, fence: r.fence } : (0, lease_js_1.lost)('released');
     }
     /** Sets the lease `fence` of `token` to end `ttlMs` from the server's now. */
     async extend(resource, token, fence, ttlMs) {
         const ttl = ttlOf(ttlMs);
         const keys = this.keys(resource);
-        const r = s.decodeLockExtend(await this.#client.runner.call(s.LOCK_EXTEND, [keys.lock], [token, String(fence), String(ttl)]));
-        return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : lost('extended');
+        const r = s.decodeLockExtend(await this.#client.runner.call(s.LOCK_EXTEND, [keys.lock], [token, (0, lease_js_1.fenceOf)(fence), String(ttl)]));
+        return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : (0, lease_js_1.lost)('extended');
     }
     /** The lock's state. */
     async inspect(resource) {
@@ -145,85 +142,24 @@ class Locks {
 }
 exports.Locks = Locks;
 /** A held lock: its fence goes to every write it protects; `release()` when done. */
-class LockGuard {
+class LockGuard extends lease_js_1.Lease {
     locks;
     resource;
-    token;
-    fence;
-    #ended = false;
-    #ttlMs;
-    #until;
-    #watch;
     /** @internal */
     constructor(locks, resource, token, fence, ttlMs, sent) {
+        super(token, fence, ttlMs, sent);
         this.locks = locks;
         this.resource = resource;
-        this.token = token;
-        this.fence = fence;
-        this.#ttlMs = ttlMs;
-        this.#until = sent + ttlMs;
     }
     get acquired() { return true; }
-    get ttlMs() { return this.#ttlMs; }
-    get expiresInMs() { return Math.max(0, this.#until - performance.now()); }
-    get ended() { return this.#ended; }
-    /** Sets the lease to end `ttlMs` from the server's now. */
-    async extend(ttlMs) {
-        this.#live();
-        if (this.#watch)
-            throw (0, errors_js_1.badArgument)('a watched lease is extended by its watchdog: unwatch() first');
-        return this.#renew(ttlMs);
-    }
-    async #renew(ttlMs) {
-        const sent = performance.now();
-        const r = await this.locks.extend(this.resource, this.token, this.fence, ttlMs);
-        if ('extended' in r && r.extended) {
-            this.#ttlMs = r.ttlMs;
-            this.#until = sent + r.ttlMs;
-        }
-        return r;
+    get subject() { return `the lock on ${this.resource}`; }
+    renew(ttlMs) {
+        return this.locks.extend(this.resource, this.token, this.fence, ttlMs);
     }
     /** Gives the lock back; consumes the handle. */
     async release() {
-        this.#live();
-        this.#ended = true;
-        this.#stop();
+        this.end('release');
         return this.locks.release(this.resource, this.token, this.fence);
-    }
-    /** Renews the lease in the background until `release()` or `unwatch()`; the signal fires
-     * (with a LeaseLostError) if the lease is lost. */
-    watch(options) {
-        this.#live();
-        if (this.#watch)
-            throw (0, errors_js_1.badArgument)('the lease is already watched');
-        const controller = new AbortController();
-        const every = Math.max(1, Math.floor(this.#ttlMs * (options?.renewFraction ?? 1 / 3)));
-        const fail = (reason) => {
-            this.#stop();
-            controller.abort(new errors_js_1.LeaseLostError(`the lock on ${this.resource} was lost (${reason})`, { reason, fence: this.fence }));
-        };
-        const timer = setInterval(() => {
-            this.#renew(this.#ttlMs).then((r) => { if (!('extended' in r && r.extended))
-                fail('not_held'); }, () => { if (this.expiresInMs === 0)
-                fail('unconfirmed'); });
-        }, every);
-        timer.unref();
-        this.#watch = { timer, controller };
-        return controller.signal;
-    }
-    /** Stops the renewals. */
-    async unwatch() {
-        this.#live();
-        this.#stop();
-    }
-    #stop() {
-        if (this.#watch)
-            clearInterval(this.#watch.timer);
-        this.#watch = undefined;
-    }
-    #live() {
-        if (this.#ended)
-            throw new errors_js_1.HandleEndedError('release() was already called on this lock', { nothingRan: true, retrySafe: true });
     }
 }
 exports.LockGuard = LockGuard;

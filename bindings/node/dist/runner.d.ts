@@ -14,6 +14,8 @@ export interface CallOptions {
     /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
     safe?: boolean | undefined;
     signal?: AbortSignal | null | undefined;
+    /** Bulk replies as Buffers, byte for byte (payloads, stored responses), not UTF-8 text. */
+    binary?: boolean | undefined;
 }
 /** How scripts reach the server: EVALSHA of the script, or FCALL of the loaded library. */
 export type Delivery = 'eval' | 'functions';
@@ -48,7 +50,7 @@ export declare class Runner implements ScriptRunner {
     /** Refuses a call on a closed client or an aborted signal: nothing is sent. */
     gate(signal?: AbortSignal): void;
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
-    once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown>;
+    once(def: ScriptDef, keys: string[], args: ScriptArg[], binary?: boolean): Promise<unknown>;
     /** Makes sure `def`'s body is known to the server its keys go to. */
     private load;
     /** Sends a script call (EVALSHA, or FCALL of the loaded library). */

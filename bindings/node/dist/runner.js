@@ -34,7 +34,8 @@ class Runner {
      * first attempt is one promise chain (no async frames): the common case costs one command.
      */
     call(def, keys, args, options) {
-        return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined);
+        const binary = options?.binary === true;
+        return this.exec(() => this.once(def, keys, args, binary), options?.safe ?? def.retrySafe, options?.signal ?? undefined);
     }
     /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
     command(name, args, options) {
@@ -112,12 +113,12 @@ class Runner {
         }
     }
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
-    once(def, keys, args) {
-        return this.send(def, keys, args).catch(async (e) => {
+    once(def, keys, args, binary = false) {
+        return this.send(def, keys, args, binary).catch(async (e) => {
             if (!isNoScript(e))
                 throw e;
             await this.load(def);
-            return this.send(def, keys, args);
+            return this.send(def, keys, args, binary);
         });
     }
     /** Makes sure `def`'s body is known to the server its keys go to. */
@@ -131,15 +132,16 @@ class Runner {
         }
     }
     /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
-    send(def, keys, args) {
+    send(def, keys, args, binary = false) {
         const functions = this.delivery === 'functions';
         const command = functions ? (def.readOnly ? 'fcall_ro' : 'fcall') : 'evalsha';
-        return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...args]);
+        return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...args], binary);
     }
     /** Hands a command to ioredis: what it refuses while not connected was never written. */
-    sendCommand(name, args) {
+    sendCommand(name, args, binary = false) {
         const written = this.redis.status === 'ready';
-        return this.redis.call(name, ...args).catch((raw) => {
+        const redis = this.redis;
+        return (binary ? redis.callBuffer(name, ...args) : redis.call(name, ...args)).catch((raw) => {
             throw (0, classify_js_1.classify)(raw, written);
         });
     }

@@ -4,7 +4,8 @@
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
 import { randomBytes } from 'node:crypto'
 import type { Client } from './client.js'
-import { AbortedError, badArgument, HandleEndedError, LeaseLostError, typeError } from './errors.js'
+import { AbortedError, badArgument, typeError } from './errors.js'
+import { fenceOf, Lease, lost } from './lease.js'
 import { key, namespaceOf } from './keys.js'
 import * as s from './scripts.js'
 
@@ -32,11 +33,6 @@ export function ttlOf(ttlMs: unknown): number {
   if (typeof ttlMs !== 'number') throw typeError('ttlMs must be a number')
   if (!Number.isInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) throw badArgument(`ttl must be an integer number of ms in 1..=${MAX_TTL_MS}, got ${ttlMs}`)
   return ttlMs
-}
-
-/** The one `Lost`, with the old discriminating field of the verb that answered it. */
-function lost(verb: 'released' | 'extended'): Lost {
-  return verb === 'released' ? { lost: true, released: false } : { lost: true, extended: false }
 }
 
 /** Waits `ms`, or rejects with AbortedError when `signal` fires (a waiting acquire's token is
@@ -94,7 +90,7 @@ export class Locks {
   /** Releases `resource` if `token` holds it with the lease `fence`. */
   async release(resource: string, token: string, fence: number): Promise<Released | Lost> {
     const keys = this.keys(resource)
-    const r = s.decodeLockRelease(await this.#client.runner.call(s.LOCK_RELEASE, [keys.lock], [token, String(fence)]))
+    const r = s.decodeLockRelease(await this.#client.runner.call(s.LOCK_RELEASE, [keys.lock], [token, fenceOf(fence)]))
     return r.outcome === 'released' ? { released: true, fence: r.fence } : lost('released')
   }
 
@@ -102,7 +98,7 @@ export class Locks {
   async extend(resource: string, token: string, fence: number, ttlMs: number): Promise<Extended | Lost> {
     const ttl = ttlOf(ttlMs)
     const keys = this.keys(resource)
-    const r = s.decodeLockExtend(await this.#client.runner.call(s.LOCK_EXTEND, [keys.lock], [token, String(fence), String(ttl)]))
+    const r = s.decodeLockExtend(await this.#client.runner.call(s.LOCK_EXTEND, [keys.lock], [token, fenceOf(fence), String(ttl)]))
     return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : lost('extended')
   }
 
@@ -121,82 +117,21 @@ export class Locks {
 }
 
 /** A held lock: its fence goes to every write it protects; `release()` when done. */
-export class LockGuard {
-  #ended = false
-  #ttlMs: number
-  #until: number
-  #watch: { timer: NodeJS.Timeout, controller: AbortController } | undefined
-
+export class LockGuard extends Lease {
   /** @internal */
-  constructor(readonly locks: Locks, readonly resource: string, readonly token: string, readonly fence: number, ttlMs: number, sent: number) {
-    this.#ttlMs = ttlMs
-    this.#until = sent + ttlMs
+  constructor(readonly locks: Locks, readonly resource: string, token: string, fence: number, ttlMs: number, sent: number) {
+    super(token, fence, ttlMs, sent)
   }
 
   get acquired(): true { return true }
-  get ttlMs(): number { return this.#ttlMs }
-  get expiresInMs(): number { return Math.max(0, this.#until - performance.now()) }
-  get ended(): boolean { return this.#ended }
-
-  /** Sets the lease to end `ttlMs` from the server's now. */
-  async extend(ttlMs: number): Promise<Extended | Lost> {
-    this.#live()
-    if (this.#watch) throw badArgument('a watched lease is extended by its watchdog: unwatch() first')
-    return this.#renew(ttlMs)
-  }
-
-  async #renew(ttlMs: number): Promise<Extended | Lost> {
-    const sent = performance.now()
-    const r = await this.locks.extend(this.resource, this.token, this.fence, ttlMs)
-    if ('extended' in r && r.extended) {
-      this.#ttlMs = r.ttlMs
-      this.#until = sent + r.ttlMs
-    }
-    return r
+  protected get subject(): string { return `the lock on ${this.resource}` }
+  protected renew(ttlMs: number): Promise<Extended | Lost> {
+    return this.locks.extend(this.resource, this.token, this.fence, ttlMs)
   }
 
   /** Gives the lock back; consumes the handle. */
   async release(): Promise<Released | Lost> {
-    this.#live()
-    this.#ended = true
-    this.#stop()
+    this.end('release')
     return this.locks.release(this.resource, this.token, this.fence)
-  }
-
-  /** Renews the lease in the background until `release()` or `unwatch()`; the signal fires
-   * (with a LeaseLostError) if the lease is lost. */
-  watch(options?: WatchOptions | null): AbortSignal {
-    this.#live()
-    if (this.#watch) throw badArgument('the lease is already watched')
-    const controller = new AbortController()
-    const every = Math.max(1, Math.floor(this.#ttlMs * (options?.renewFraction ?? 1 / 3)))
-    const fail = (reason: 'not_held' | 'unconfirmed'): void => {
-      this.#stop()
-      controller.abort(new LeaseLostError(`the lock on ${this.resource} was lost (${reason})`, { reason, fence: this.fence }))
-    }
-    const timer = setInterval(() => {
-      this.#renew(this.#ttlMs).then(
-        (r) => { if (!('extended' in r && r.extended)) fail('not_held') },
-        () => { if (this.expiresInMs === 0) fail('unconfirmed') },
-      )
-    }, every)
-    timer.unref()
-    this.#watch = { timer, controller }
-    return controller.signal
-  }
-
-  /** Stops the renewals. */
-  async unwatch(): Promise<void> {
-    this.#live()
-    this.#stop()
-  }
-
-  #stop(): void {
-    if (this.#watch) clearInterval(this.#watch.timer)
-    this.#watch = undefined
-  }
-
-  #live(): void {
-    if (this.#ended) throw new HandleEndedError('release() was already called on this lock', { nothingRan: true, retrySafe: true })
   }
 }

@@ -25,6 +25,8 @@ export interface CallOptions {
   /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
   safe?: boolean | undefined
   signal?: AbortSignal | null | undefined
+  /** Bulk replies as Buffers, byte for byte (payloads, stored responses), not UTF-8 text. */
+  binary?: boolean | undefined
 }
 
 /** How scripts reach the server: EVALSHA of the script, or FCALL of the loaded library. */
@@ -58,7 +60,8 @@ export class Runner implements ScriptRunner {
    * first attempt is one promise chain (no async frames): the common case costs one command.
    */
   call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
-    return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined)
+    const binary = options?.binary === true
+    return this.exec(() => this.once(def, keys, args, binary), options?.safe ?? def.retrySafe, options?.signal ?? undefined)
   }
 
   /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
@@ -141,11 +144,11 @@ export class Runner implements ScriptRunner {
   }
 
   /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
-  once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
-    return this.send(def, keys, args).catch(async (e: unknown) => {
+  once(def: ScriptDef, keys: string[], args: ScriptArg[], binary = false): Promise<unknown> {
+    return this.send(def, keys, args, binary).catch(async (e: unknown) => {
       if (!isNoScript(e)) throw e
       await this.load(def)
-      return this.send(def, keys, args)
+      return this.send(def, keys, args, binary)
     })
   }
 
@@ -160,16 +163,17 @@ export class Runner implements ScriptRunner {
   }
 
   /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
-  private send(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
+  private send(def: ScriptDef, keys: string[], args: ScriptArg[], binary = false): Promise<unknown> {
     const functions = this.delivery === 'functions'
     const command = functions ? (def.readOnly ? 'fcall_ro' : 'fcall') : 'evalsha'
-    return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...(args as (string | number | Buffer)[])])
+    return this.sendCommand(command, [functions ? def.functionName : def.sha1, keys.length, ...keys, ...(args as (string | number | Buffer)[])], binary)
   }
 
   /** Hands a command to ioredis: what it refuses while not connected was never written. */
-  private sendCommand(name: string, args: (string | number | Buffer)[]): Promise<unknown> {
+  private sendCommand(name: string, args: (string | number | Buffer)[], binary = false): Promise<unknown> {
     const written = this.redis.status === 'ready'
-    return (this.redis as Redis).call(name, ...args).catch((raw: unknown) => {
+    const redis = this.redis as Redis
+    return (binary ? redis.callBuffer(name, ...args) : redis.call(name, ...args)).catch((raw: unknown) => {
       throw classify(raw, written)
     })
   }

@@ -1,0 +1,117 @@
+"use strict";
+var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    var desc = Object.getOwnPropertyDescriptor(m, k);
+    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
+      desc = { enumerable: true, get: function() { return m[k]; } };
+    }
+    Object.defineProperty(o, k2, desc);
+}) : (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    o[k2] = m[k];
+}));
+var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
+    Object.defineProperty(o, "default", { enumerable: true, value: v });
+}) : function(o, v) {
+    o["default"] = v;
+});
+var __importStar = (this && this.__importStar) || (function () {
+    var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function (o) {
+            var ar = [];
+            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
+            return ar;
+        };
+        return ownKeys(o);
+    };
+    return function (mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
+        __setModuleDefault(result, mod);
+        return result;
+    };
+})();
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Permit = exports.Semaphore = void 0;
+const errors_js_1 = require("./errors.js");
+const keys_js_1 = require("./keys.js");
+const lease_js_1 = require("./lease.js");
+const locks_js_1 = require("./locks.js");
+const s = __importStar(require("./scripts.js"));
+const SCHEMA = 1;
+const MAX_CAPACITY = 100_000;
+/** One named semaphore of a fixed capacity. */
+class Semaphore {
+    #client;
+    #keys;
+    #capacity;
+    constructor(client, options) {
+        if (typeof options !== 'object' || options === null)
+            throw (0, errors_js_1.typeError)('options must be an object');
+        const { capacity } = options;
+        if (typeof capacity !== 'number')
+            throw (0, errors_js_1.typeError)('capacity must be a number');
+        if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
+            throw (0, errors_js_1.badArgument)(`capacity must be in 1..=${MAX_CAPACITY}, got ${capacity}`);
+        }
+        if (typeof options.name !== 'string')
+            throw (0, errors_js_1.typeError)('name must be a string');
+        const permits = (0, keys_js_1.key)((0, keys_js_1.namespaceOf)(options.namespace), 'sem', SCHEMA, options.name);
+        this.#client = client;
+        this.#capacity = capacity;
+        this.#keys = { permits, holders: `${permits}:holders`, fence: `${permits}:fence` };
+    }
+    get capacity() { return this.#capacity; }
+    get keys() { return { ...this.#keys }; }
+    /** Takes a permit for `ttlMs` if one is free. */
+    async acquire(ttlMs, options) {
+        const ttl = (0, locks_js_1.ttlOf)(ttlMs);
+        const token = options?.token === undefined || options.token === null ? (0, locks_js_1.randomToken)() : (0, lease_js_1.ownerToken)(options.token);
+        const k = this.#keys;
+        const sent = performance.now();
+        const raw = await this.#client.runner.call(s.SEM_ACQUIRE, [k.permits, k.holders, k.fence], [token, this.#capacity, ttl], { safe: options?.token !== undefined && options.token !== null, signal: options?.signal });
+        const r = s.decodeSemAcquire(raw);
+        if (r.outcome === 'full')
+            return { acquired: false, retryAfterMs: r.retryAfterMs };
+        return new Permit(this, token, r.fence, r.ttlMs, sent);
+    }
+    /** Gives back the permit `token` holds with `fence`. */
+    async release(token, fence) {
+        const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence)];
+        const r = s.decodeSemRelease(await this.#client.runner.call(s.SEM_RELEASE, [this.#keys.permits, this.#keys.holders], args));
+        return r.outcome === 'released' ? { released: true, fence: r.fence } : (0, lease_js_1.lost)('released');
+    }
+    /** Sets the permit `token` holds with `fence` to end `ttlMs` from the server's now. */
+    async extend(token, fence, ttlMs) {
+        const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence), (0, locks_js_1.ttlOf)(ttlMs)];
+        const r = s.decodeSemExtend(await this.#client.runner.call(s.SEM_EXTEND, [this.#keys.permits, this.#keys.holders], args));
+        return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : (0, lease_js_1.lost)('extended');
+    }
+    /** Counts live permits without changing anything. */
+    async inspect() {
+        const r = s.decodeSemInspect(await this.#client.runner.call(s.SEM_INSPECT, [this.#keys.permits, this.#keys.fence], []));
+        return { live: Math.min(r.live, MAX_CAPACITY), nextExpiryMs: r.nextExpiryMs, lastFence: r.lastFence };
+    }
+}
+exports.Semaphore = Semaphore;
+/** A held permit: its fence goes to the writes it protects; `release()` when done. */
+class Permit extends lease_js_1.Lease {
+    #semaphore;
+    /** @internal */
+    constructor(semaphore, token, fence, ttlMs, sent) {
+        super(token, fence, ttlMs, sent);
+        this.#semaphore = semaphore;
+    }
+    get acquired() { return true; }
+    get subject() { return 'a permit'; }
+    renew(ttlMs) {
+        return this.#semaphore.extend(this.token, this.fence, ttlMs);
+    }
+    /** Gives the permit back; consumes the handle. */
+    async release() {
+        this.end('release');
+        return this.#semaphore.release(this.token, this.fence);
+    }
+}
+exports.Permit = Permit;

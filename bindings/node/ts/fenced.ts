@@ -1,0 +1,135 @@
+// Fenced writes: the library's FencedWrites (crates/redis-atomic/src/primitives/fenced.rs). One
+// script (`fenced_write`) compares the caller's fence with the highest fence that wrote to the
+// resource and applies the writes, all or nothing, only if it is at least that; it records the
+// fence. Every key carries the resource's `{tag}` (one slot). Retry-safe: a resend with the same
+// fence finds it recorded and the writes are idempotent. `highest` is one GET.
+import type { Client } from './client.js'
+import { badArgument, typeError, WrongTypeError } from './errors.js'
+import { key, namespaceOf, slot } from './keys.js'
+import * as s from './scripts.js'
+
+const SCHEMA = 1
+const MAX_FENCE = Number.MAX_SAFE_INTEGER
+const MAX_RETENTION_MS = 365 * 86_400_000
+const MAX_WRITES = 64
+const MAX_ITEMS = 256
+const MAX_WRITE_TTL_MS = 30 * 86_400_000
+
+export interface FencedWritesOptions { namespace: string, retentionMs?: number }
+export interface FencedKeys { fence: string }
+export interface FencedWrite {
+  op: 'set' | 'hset' | 'hdel' | 'sadd' | 'srem' | 'del' | 'expire'
+  key: string
+  value?: string | Buffer
+  ttlMs?: number
+  fields?: Record<string, string | Buffer>
+  names?: string[]
+  members?: (string | Buffer)[]
+}
+export interface Written { applied: true, fence: number, writes: number }
+export interface Stale { applied: false, fence: number, writes: 0 }
+
+type Bytes = string | Buffer
+
+function msOf(what: string, ms: unknown, max: number): number {
+  if (typeof ms !== 'number') throw typeError(`${what} must be a number of ms`)
+  if (!Number.isInteger(ms) || ms < 1 || ms > max) throw badArgument(`${what} must be an integer number of ms in 1..=${max}, got ${ms}`)
+  return ms
+}
+
+function items(what: string, list: unknown): Bytes[] {
+  if (!Array.isArray(list)) throw badArgument(`a ${what} write takes a list`)
+  if (list.length === 0 || list.length > MAX_ITEMS) throw badArgument(`a write takes 1..=${MAX_ITEMS} fields or members, got ${list.length}`)
+  for (const x of list) if (typeof x !== 'string' && !Buffer.isBuffer(x)) throw typeError(`${what}: each item must be a string or a Buffer`)
+  return list as Bytes[]
+}
+
+/** The script's op word and the command's arguments after the key (`PX ms` for a TTL'd set). */
+function command(w: FencedWrite): [string, Bytes[]] {
+  if (typeof w !== 'object' || w === null) throw typeError('a write must be an object')
+  if (typeof w.key !== 'string') throw typeError('a write key must be a string')
+  if (w.key === '') throw badArgument('write key must not be empty')
+  switch (w.op) {
+    case 'set': {
+      if (typeof w.value !== 'string' && !Buffer.isBuffer(w.value)) throw badArgument('a set write takes a value')
+      return ['set', w.ttlMs === undefined ? [w.value] : [w.value, 'PX', String(msOf('write ttl', w.ttlMs, MAX_WRITE_TTL_MS))]]
+    }
+    case 'hset': {
+      if (typeof w.fields !== 'object' || w.fields === null) throw badArgument('an hset write takes fields')
+      const entries = Object.entries(w.fields)
+      items('hset', entries.map(([, v]) => v))
+      return ['hset', entries.flatMap(([k, v]) => [k, v])]
+    }
+    case 'hdel': return ['hdel', items('hdel', w.names)]
+    case 'sadd': return ['sadd', items('sadd', w.members)]
+    case 'srem': return ['srem', items('srem', w.members)]
+    case 'del': return ['del', []]
+    case 'expire': return ['pexpire', [String(msOf('write ttl', w.ttlMs, MAX_WRITE_TTL_MS))]]
+    default: throw badArgument(`unknown write op ${String((w as { op: unknown }).op)}`)
+  }
+}
+
+/** The part of `k` between the first `{` and the next `}` when non-empty, else `k` itself. */
+function hashTag(k: string): string {
+  const open = k.indexOf('{')
+  const close = open < 0 ? -1 : k.indexOf('}', open + 1)
+  return close > open + 1 ? k.slice(open + 1, close) : k
+}
+
+/** Fenced writes of one namespace. */
+export class FencedWrites {
+  readonly #client: Client
+  readonly #namespace: string
+  readonly #retentionMs: number
+
+  constructor(client: Client, options: FencedWritesOptions) {
+    if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
+    this.#client = client
+    this.#namespace = namespaceOf(options.namespace)
+    this.#retentionMs = msOf('retentionMs', options.retentionMs ?? 7 * 86_400_000, MAX_RETENTION_MS)
+  }
+
+  /** Applies `writes` only if `fence` is at least the highest fence that wrote to `resource`. */
+  async write(resource: string, fence: number, writes: FencedWrite[]): Promise<Written | Stale> {
+    if (typeof fence !== 'number') throw typeError('fence must be a number')
+    if (!Number.isInteger(fence) || fence < 1 || fence > MAX_FENCE) throw badArgument(`fence must be in 1..=${MAX_FENCE}, got ${fence}`)
+    const record = this.keys(resource).fence
+    if (!Array.isArray(writes)) throw typeError('writes must be an array')
+    if (writes.length === 0 || writes.length > MAX_WRITES) throw badArgument(`a batch takes 1..=${MAX_WRITES} writes, got ${writes.length}`)
+    const spec: Bytes[] = []
+    for (const w of writes) {
+      const [op, args] = command(w)
+      if (hashTag(w.key) !== resource || hashTag(w.key) === w.key) {
+        throw badArgument(`every key of a fenced write must carry the tag {${resource}}: ${w.key}`)
+      }
+      spec.push(op, String(args.length), ...args)
+    }
+    const targets = writes.map((w) => w.key)
+    if (new Set(targets.map((k) => slot(k))).size > 1) throw badArgument('the writes span hash slots')
+    const raw = await this.#client.runner.call(s.FENCED_WRITE, [record, ...targets], [String(fence), this.#retentionMs, ...spec])
+    const r = s.decodeFencedWrite(raw)
+    return r.outcome === 'applied' ? { applied: true, fence: r.fence, writes: r.writes } : { applied: false, fence: r.highest, writes: 0 }
+  }
+
+  /** The highest fence that wrote to `resource` (0 if none is remembered). */
+  async highest(resource: string): Promise<number> {
+    const reply = await this.#client.runner.command('get', [this.keys(resource).fence])
+    if (reply === null) return 0
+    const n = Number(reply)
+    if (!Number.isSafeInteger(n) || n < 0) throw new WrongTypeError(`fence record: ${String(reply)} is not a fence`)
+    return n
+  }
+
+  /** A data key under `resource`'s tag: `<ns>:fenced:v1:{resource}:data:<part>`. */
+  key(resource: string, part: string): string {
+    if (typeof resource !== 'string') throw typeError('resource must be a string')
+    if (typeof part !== 'string') throw typeError('part must be a string')
+    return key(this.#namespace, 'fenced', SCHEMA, resource, ['data', part])
+  }
+
+  /** The keys of `resource`'s fenced writes. */
+  keys(resource: string): FencedKeys {
+    if (typeof resource !== 'string') throw typeError('resource must be a string')
+    return { fence: key(this.#namespace, 'fenced', SCHEMA, resource, ['fence']) }
+  }
+}
