@@ -113,11 +113,24 @@ final class Link implements AutoCloseable {
     }
 
     private StatefulConnection<byte[], byte[]> connect() {
+        return connecting(() -> client instanceof RedisClusterClient cluster ? cluster.connect(ByteArrayCodec.INSTANCE)
+                : ((RedisClient) client).connect(ByteArrayCodec.INSTANCE, uri));
+    }
+
+    /**
+     * A new connection of its own (standalone or Sentinel's primary), for state a connection
+     * carries (WATCH): never shared, closed by the caller. On a cluster: BadArgumentException.
+     */
+    StatefulRedisConnection<byte[], byte[]> dedicated() {
+        if (!(client instanceof RedisClient standalone)) {
+            throw new BadArgumentException("a dedicated connection (optimistic CAS) needs a standalone or Sentinel server");
+        }
+        return connecting(() -> standalone.connect(ByteArrayCodec.INSTANCE, uri));
+    }
+
+    private static <C> C connecting(java.util.function.Supplier<C> open) {
         try {
-            if (client instanceof RedisClusterClient cluster) {
-                return cluster.connect(ByteArrayCodec.INSTANCE);
-            }
-            return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE, uri);
+            return open.get();
         } catch (RuntimeException e) {
             Throwable root = e;
             while (root.getCause() != null && root.getCause() != root) {

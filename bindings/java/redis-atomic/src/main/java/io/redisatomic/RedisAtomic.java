@@ -20,6 +20,8 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     private final Link link;
     private final Runner runner;
     private final Options options;
+    private final java.util.concurrent.ConcurrentLinkedQueue<io.lettuce.core.api.StatefulRedisConnection<byte[], byte[]>> casIdle =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     private RedisAtomic(Link link, Options options) {
         this.link = link;
@@ -82,6 +84,21 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     /** The job queue {@code name} under {@code namespace}, with {@code config}. */
     public Queue queue(String namespace, String name, Queue.QueueConfig config) {
         return new Queue(this, Keyspace.of(namespace), name, config);
+    }
+
+    /** Fenced writes under {@code namespace} (fence records kept 7 days after the last write). */
+    public FencedWrites fencedWrites(String namespace) {
+        return new FencedWrites(this, Keyspace.of(namespace), Duration.ofDays(7));
+    }
+
+    /** The entry limiter under {@code namespace}. */
+    public EntryLimiter entryLimiter(String namespace) {
+        return new EntryLimiter(this, Keyspace.of(namespace));
+    }
+
+    /** Optimistic transactions (WATCH … EXEC) on connections of their own: 16 attempts within 2 s. */
+    public Cas cas() {
+        return new Cas(this, new RetryPolicy(16, Duration.ofSeconds(2), Duration.ofMillis(1), Duration.ofMillis(50)), casIdle);
     }
 
     /** First-sighting detection under {@code namespace}. */
