@@ -41,14 +41,14 @@ public final class EntryLimiter {
         this.keyspace = keyspace;
     }
 
-    /** How an entry takes part in the decision. */
+    /**
+     * How an entry takes part in the decision: {@code ENFORCE} (the default): refusing refuses the
+     * request; {@code SHADOW}: decided and charged when it admits, never refuses the request (to
+     * observe a new limit first); {@code QUOTA}: the request is refused only when every quota entry
+     * refuses.
+     */
     public enum EntryMode {
-        /** Refusing refuses the request (the default). */
-        ENFORCE("h"),
-        /** Decided and charged when it admits, never refuses the request (to observe a new limit first). */
-        SHADOW("s"),
-        /** The request is refused only when every quota entry refuses. */
-        QUOTA("q");
+        ENFORCE("h"), SHADOW("s"), QUOTA("q");
 
         private final String code;
 

@@ -10,12 +10,13 @@ public class LeaseLostException extends RedisAtomicException {
     private static final long serialVersionUID = 1L;
     private final Reason reason;
 
-    /** Why a watched lease was lost. */
+    /**
+     * Why a watched lease was lost: {@code NOT_HELD}: the server said this token and fence no
+     * longer hold the lease; {@code UNCONFIRMED}: no renewal was confirmed before the proven lease
+     * ended.
+     */
     public enum Reason {
-        /** The server said this token and fence no longer hold the lease. */
-        NOT_HELD,
-        /** No renewal was confirmed before the proven lease ended. */
-        UNCONFIRMED
+        NOT_HELD, UNCONFIRMED
     }
 
     public LeaseLostException(String message) {
