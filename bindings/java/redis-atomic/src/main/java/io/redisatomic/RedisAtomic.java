@@ -26,7 +26,7 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     private RedisAtomic(Link link, Options options) {
         this.link = link;
         this.options = options;
-        this.runner = new Runner(link, options.retry());
+        this.runner = new Runner(link, options.retry(), options.delivery(), io.redisatomic.scripts.LockAcquire.DEF.library());
     }
 
     /** Connects to {@code url} with the default options. */
@@ -60,6 +60,11 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(Classify.failure(e));
         }
+    }
+
+    /** How this client's built-in scripts reach the server now: FCALL of the deployed library, or EVALSHA. */
+    public Delivery delivery() {
+        return runner.delivery(io.redisatomic.scripts.LockAcquire.DEF);
     }
 
     /** Whether it runs over a Redis Cluster. */
