@@ -188,6 +188,50 @@ public final class Cas {
         }
     }
 
+    /**
+     * {@link MultiWrite#execute}: MULTI, the writes, EXEC on a connection of its own; every write is
+     * idempotent, so a failure (an unknown outcome included) is sent again within the policy.
+     */
+    void multi(List<Write> writes, RetryPolicy retry) {
+        Write.checkBatch(writes);
+        long deadline = System.nanoTime() + retry.deadline().toNanos();
+        for (int attempt = 1;; attempt++) {
+            RedisAtomicException failure = multiOnce(writes);
+            long pause = retry.backoffNanos(attempt);
+            boolean again = failure != null && (failure.isTransient() || failure instanceof OutcomeUnknownException);
+            if (!again || attempt >= retry.maxAttempts() || System.nanoTime() + pause > deadline) {
+                if (failure != null) {
+                    throw failure instanceof OutcomeUnknownException u ? u.withRetrySafe(true) : failure;
+                }
+                return;
+            }
+            LockSupport.parkNanos(pause);
+        }
+    }
+
+    private RedisAtomicException multiOnce(List<Write> writes) {
+        StatefulRedisConnection<byte[], byte[]> conn = null;
+        boolean reusable = false;
+        try {
+            conn = take();
+            RedisCommands<byte[], byte[]> c = conn.sync();
+            c.multi();
+            writes.forEach(w -> apply(c, w));
+            TransactionResult r = c.exec();
+            reusable = true;
+            for (Object o : r) {
+                if (o instanceof Exception e) {
+                    return Classify.failure(e);
+                }
+            }
+            return null;
+        } catch (io.lettuce.core.RedisException e) {
+            return Classify.failure(e);
+        } finally {
+            give(conn, reusable);
+        }
+    }
+
     private static Object read(RedisCommands<byte[], byte[]> c, Read r) {
         byte[] k = bytes(r.key());
         return switch (r.kind()) {

@@ -120,6 +120,23 @@ class CasTest {
     }
 
     @Test
+    void aMultiWriteAppliesEveryWriteAndIsResentAfterALostReply() throws Exception {
+        try (Proxy proxy = new Proxy(server.port()); RedisAtomic viaProxy = RedisAtomic.connect(proxy.url());
+                ServerStats s = new ServerStats(server.url())) {
+            MultiWrite batch = MultiWrite.of(Write.set("mw:{m}:a", "1".getBytes(StandardCharsets.UTF_8)),
+                    Write.sadd("mw:{m}:s", "x".getBytes(StandardCharsets.UTF_8)), Write.expire("mw:{m}:s", Duration.ofMinutes(5)));
+            s.resetStats();
+            proxy.dropExecReply();
+            batch.execute(viaProxy);
+            assertEquals(2, s.calls("exec"), "the lost EXEC was sent again: the writes are idempotent");
+            assertEquals("1", s.redis().get("mw:{m}:a"));
+            assertEquals(1, s.redis().scard("mw:{m}:s"), "applied twice, the same state as once");
+            assertTrue(s.redis().pttl("mw:{m}:s") > 0);
+        }
+        assertThrows(CrossSlotException.class, () -> MultiWrite.of(Write.del("{a}x"), Write.del("{b}y")));
+    }
+
+    @Test
     void keysOfSeveralSlotsAreRefusedBeforeSending() {
         assertThrows(CrossSlotException.class, () -> ra.cas().update(List.of(Cas.Read.get("{a}x"), Cas.Read.get("{b}y")),
                 s -> Cas.CasDecision.abort()));
