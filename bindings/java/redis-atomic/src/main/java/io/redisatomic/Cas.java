@@ -2,7 +2,6 @@ package io.redisatomic;
 
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.TransactionResult;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -29,7 +28,8 @@ import java.util.function.Function;
  *
  * <p>Not guaranteed: progress under constant contention ({@link CasOutcome.Conflict} after the
  * attempts); a write failing inside EXEC (a wrong type) does not undo the writes before it;
- * durability is the server's (a failover may lose an acknowledged commit). Not on a cluster.
+ * durability is the server's (a failover may lose an acknowledged commit). On a cluster each
+ * attempt opens its own connection to the key's primary (not pooled).
  */
 public final class Cas {
     /** The most keys one update reads. */
@@ -37,9 +37,9 @@ public final class Cas {
     private static final int MAX_IDLE = 8;
     private final RedisAtomic client;
     private final RetryPolicy policy;
-    private final ConcurrentLinkedQueue<StatefulRedisConnection<byte[], byte[]>> idle;
+    private final ConcurrentLinkedQueue<Link.Dedicated> idle;
 
-    Cas(RedisAtomic client, RetryPolicy policy, ConcurrentLinkedQueue<StatefulRedisConnection<byte[], byte[]>> idle) {
+    Cas(RedisAtomic client, RetryPolicy policy, ConcurrentLinkedQueue<Link.Dedicated> idle) {
         this.client = client;
         this.policy = policy;
         this.idle = idle;
@@ -146,11 +146,11 @@ public final class Cas {
 
     /** One attempt: its outcome, or null after a conflict or a failure (then in {@code a.failure}). */
     private CasOutcome run(CasAttempt a, List<Read> reads, List<String> keys, Function<Snapshot, CasDecision> decide) {
-        StatefulRedisConnection<byte[], byte[]> conn = null;
+        Link.Dedicated conn = null;
         boolean reusable = false;
         try {
-            conn = take();
-            RedisCommands<byte[], byte[]> c = conn.sync();
+            conn = take(keys.get(0));
+            RedisCommands<byte[], byte[]> c = conn.conn().sync();
             c.watch(keys.stream().map(Cas::bytes).toArray(byte[][]::new));
             List<Object> values = new ArrayList<>();
             for (Read r : reads) {
@@ -181,7 +181,7 @@ public final class Cas {
             }
             return new CasOutcome.Committed(a.n);
         } catch (io.lettuce.core.RedisException e) {
-            a.failure = Classify.failure(e);
+            a.failure = failed(e);
             return null;
         } finally {
             give(conn, reusable);
@@ -210,11 +210,11 @@ public final class Cas {
     }
 
     private RedisAtomicException multiOnce(List<Write> writes) {
-        StatefulRedisConnection<byte[], byte[]> conn = null;
+        Link.Dedicated conn = null;
         boolean reusable = false;
         try {
-            conn = take();
-            RedisCommands<byte[], byte[]> c = conn.sync();
+            conn = take(writes.get(0).key());
+            RedisCommands<byte[], byte[]> c = conn.conn().sync();
             c.multi();
             writes.forEach(w -> apply(c, w));
             TransactionResult r = c.exec();
@@ -226,7 +226,7 @@ public final class Cas {
             }
             return null;
         } catch (io.lettuce.core.RedisException e) {
-            return Classify.failure(e);
+            return failed(e);
         } finally {
             give(conn, reusable);
         }
@@ -265,22 +265,31 @@ public final class Cas {
         }
     }
 
-    private StatefulRedisConnection<byte[], byte[]> take() {
-        StatefulRedisConnection<byte[], byte[]> c = idle.poll();
-        while (c != null && !c.isOpen()) {
-            c = idle.poll();
+    /** A failure as the library's exception; after MOVED or ASK the slot map is learned again for the next attempt. */
+    private RedisAtomicException failed(Throwable e) {
+        RedisAtomicException out = Classify.failure(e);
+        if (out instanceof RejectedException r && (r.serverCode().equals("MOVED") || r.serverCode().equals("ASK"))) {
+            client.link().refreshTopology();
         }
-        return c != null ? c : client.link().dedicated();
+        return out;
     }
 
-    private void give(StatefulRedisConnection<byte[], byte[]> c, boolean reusable) {
+    private Link.Dedicated take(String key) {
+        Link.Dedicated c = idle.poll();
+        while (c != null && !c.conn().isOpen()) {
+            c = idle.poll();
+        }
+        return c != null ? c : client.link().dedicated(key);
+    }
+
+    private void give(Link.Dedicated c, boolean reusable) {
         if (c == null) {
             return;
         }
-        if (reusable && c.isOpen() && idle.size() < MAX_IDLE) {
+        if (reusable && c.poolable() && c.conn().isOpen() && idle.size() < MAX_IDLE) {
             idle.add(c);
         } else {
-            c.closeAsync();
+            c.close();
         }
     }
 

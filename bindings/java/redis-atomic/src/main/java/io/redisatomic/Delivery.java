@@ -1,7 +1,5 @@
 package io.redisatomic;
 
-import java.util.Locale;
-
 /**
  * How scripts reach the server: {@code EVAL} ({@code EVALSHA} / {@code EVALSHA_RO}, with
  * {@code SCRIPT LOAD} on {@code NOSCRIPT}) or {@code FUNCTIONS} ({@code FCALL} / {@code FCALL_RO}
@@ -13,12 +11,17 @@ import java.util.Locale;
 public enum Delivery {
     EVAL, FUNCTIONS;
 
-    /** {@code eval}, {@code evalsha} (an alias of {@code eval}) or {@code functions}, in any case. */
+    /** The canonical spelling: {@code eval} or {@code functions}. */
+    public String canonical() {
+        return this == EVAL ? "eval" : "functions";
+    }
+
+    /** {@code eval} (alias {@code evalsha}) or {@code functions} (alias {@code fcall}); case-sensitive. */
     public static Delivery parse(String name) {
-        return switch (name == null ? "" : name.toLowerCase(Locale.ROOT)) {
+        return switch (name == null ? "" : name) {
             case "eval", "evalsha" -> EVAL;
-            case "functions" -> FUNCTIONS;
-            default -> throw new BadArgumentException("delivery must be eval (alias evalsha) or functions, got " + name);
+            case "functions", "fcall" -> FUNCTIONS;
+            default -> throw new BadArgumentException("delivery must be eval (alias evalsha) or functions (alias fcall), got \"" + name + "\"");
         };
     }
 }

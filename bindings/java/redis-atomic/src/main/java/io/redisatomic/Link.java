@@ -118,14 +118,44 @@ final class Link implements AutoCloseable {
     }
 
     /**
-     * A new connection of its own (standalone or Sentinel's primary), for state a connection
-     * carries (WATCH): never shared, closed by the caller. On a cluster: BadArgumentException.
+     * A connection of its own to the server holding {@code key}, for state a connection carries
+     * (WATCH, MULTI): never shared. Standalone or Sentinel: a new connection ({@code owner} is
+     * itself). Cluster: a new cluster connection ({@code owner}) and its connection to the primary
+     * of the key's slot, as this client last learned the slot map.
      */
-    StatefulRedisConnection<byte[], byte[]> dedicated() {
-        if (!(client instanceof RedisClient standalone)) {
-            throw new BadArgumentException("a dedicated connection (optimistic CAS) needs a standalone or Sentinel server");
+    record Dedicated(StatefulRedisConnection<byte[], byte[]> conn, StatefulConnection<byte[], byte[]> owner) {
+        boolean poolable() {
+            return conn == owner;
         }
-        return connecting(() -> standalone.connect(ByteArrayCodec.INSTANCE, uri));
+
+        void close() {
+            owner.closeAsync();
+        }
+    }
+
+    Dedicated dedicated(String key) {
+        if (client instanceof RedisClient standalone) {
+            StatefulRedisConnection<byte[], byte[]> c = connecting(() -> standalone.connect(ByteArrayCodec.INSTANCE, uri));
+            return new Dedicated(c, c);
+        }
+        RedisClusterClient cluster = (RedisClusterClient) client;
+        connection(); // the slot map is loaded with the first connection
+        int slot = io.lettuce.core.cluster.SlotHash.getSlot(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        String node = cluster.getPartitions().getPartitionBySlot(slot).getNodeId();
+        StatefulRedisClusterConnection<byte[], byte[]> owner = connecting(() -> cluster.connect(ByteArrayCodec.INSTANCE));
+        try {
+            return new Dedicated(connecting(() -> owner.getConnection(node)), owner);
+        } catch (RuntimeException e) {
+            owner.closeAsync();
+            throw e;
+        }
+    }
+
+    /** After a MOVED or ASK: learn the cluster's slot map again (nothing to do standalone). */
+    void refreshTopology() {
+        if (client instanceof RedisClusterClient cluster) {
+            cluster.refreshPartitionsAsync();
+        }
     }
 
     private static <C> C connecting(java.util.function.Supplier<C> open) {

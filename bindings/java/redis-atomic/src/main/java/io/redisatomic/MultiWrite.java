@@ -9,7 +9,7 @@ import java.util.List;
  * idempotent, so the batch is sent again after a transient refusal or an unknown outcome (within
  * the client's retry policy) and its {@link OutcomeUnknownException} says {@code retrySafe()}.
  * Not guaranteed: a write failing inside EXEC (a wrong type) does not undo the ones before it (the
- * error names it); not on a Redis Cluster; durability is the server's.
+ * error names it); durability is the server's.
  */
 public record MultiWrite(List<Write> writes) {
     public MultiWrite {

@@ -20,7 +20,7 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     private final Link link;
     private final Runner runner;
     private final Options options;
-    private final java.util.concurrent.ConcurrentLinkedQueue<io.lettuce.core.api.StatefulRedisConnection<byte[], byte[]>> casIdle =
+    private final java.util.concurrent.ConcurrentLinkedQueue<Link.Dedicated> casIdle =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     private RedisAtomic(Link link, Options options) {
