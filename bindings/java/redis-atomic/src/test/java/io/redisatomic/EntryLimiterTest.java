@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 /** The entry limiter on a real server: all or nothing across entries, modes, request ids, exact admission under concurrency. */
 @RedisServer
 class EntryLimiterTest {
-    private static final Duration MINUTE = Duration.ofMinutes(1);
+    private static final Duration HOUR = Duration.ofHours(1); // long windows: no window boundary falls inside a test
     private final RedisAtomic ra;
 
     EntryLimiterTest(EmbeddedRedis server) {
@@ -38,8 +38,8 @@ class EntryLimiterTest {
     @Test
     void aRefusedRequestChargesNoEntry() {
         EntryLimiter el = ra.entryLimiter("el1");
-        List<Entry> req = List.of(Entry.of(Limit.fixedWindow(5, MINUTE).named("user"), "alice", 1),
-                Entry.of(Limit.gcra(3, MINUTE).named("global"), "all", 1));
+        List<Entry> req = List.of(Entry.of(Limit.fixedWindow(5, HOUR).named("user"), "alice", 1),
+                Entry.of(Limit.gcra(3, HOUR).named("global"), "all", 1));
         int allowed = 0;
         for (int i = 0; i < 6; i++) {
             allowed += el.decide("tenant", req).decision() instanceof Decision.Allowed ? 1 : 0;
@@ -52,14 +52,14 @@ class EntryLimiterTest {
     @Test
     void shadowNeverRefusesAndQuotaRefusesOnlyWhenEveryQuotaRefuses() {
         EntryLimiter el = ra.entryLimiter("el2");
-        Limit one = Limit.fixedWindow(1, MINUTE).named("one");
-        Limit ten = Limit.fixedWindow(10, MINUTE).named("ten");
+        Limit one = Limit.fixedWindow(1, HOUR).named("one");
+        Limit ten = Limit.fixedWindow(10, HOUR).named("ten");
         for (int i = 0; i < 3; i++) {
             EntryLimiter.EntriesVerdict v = el.decide("t", List.of(new Entry(one, "s", 1, EntryMode.SHADOW), Entry.of(ten, "s", 1)));
             assertInstanceOf(Decision.Allowed.class, v.decision(), "a shadow entry never refuses the request");
             assertEquals(i == 0, v.entries().get(0).admits());
         }
-        List<Entry> quotas = List.of(new Entry(one, "q1", 1, EntryMode.QUOTA), new Entry(Limit.fixedWindow(2, MINUTE).named("two"), "q2", 1, EntryMode.QUOTA));
+        List<Entry> quotas = List.of(new Entry(one, "q1", 1, EntryMode.QUOTA), new Entry(Limit.fixedWindow(2, HOUR).named("two"), "q2", 1, EntryMode.QUOTA));
         assertInstanceOf(Decision.Allowed.class, el.decide("t", quotas).decision());
         assertInstanceOf(Decision.Allowed.class, el.decide("t", quotas).decision(), "q2 still admits");
         assertInstanceOf(Decision.Limited.class, el.decide("t", quotas).decision(), "every quota entry refuses");
@@ -68,7 +68,7 @@ class EntryLimiterTest {
     @Test
     void aRequestIdReplaysWithoutCharging() {
         EntryLimiter el = ra.entryLimiter("el3");
-        List<Entry> req = List.of(Entry.of(Limit.tokenBucket(4, MINUTE).named("b"), "u", 2));
+        List<Entry> req = List.of(Entry.of(Limit.tokenBucket(4, HOUR).named("b"), "u", 2));
         EntryLimiter.EntriesVerdict first = el.decideWithId("t", req, "req-1");
         EntryLimiter.EntriesVerdict again = el.decideWithId("t", req, "req-1");
         assertFalse(first.replayed());
@@ -80,7 +80,7 @@ class EntryLimiterTest {
     @Test
     void entriesOfOneKeyMergeAndExactlyTheLimitIsAdmittedUnderConcurrency() throws Exception {
         EntryLimiter el = ra.entryLimiter("el4");
-        Limit l = Limit.slidingWindow(50, MINUTE).named("w");
+        Limit l = Limit.slidingWindow(50, HOUR).named("w");
         EntryLimiter.EntriesVerdict merged = el.decide("t", List.of(Entry.of(l, "m", 2), Entry.of(l, "m", 3)));
         assertEquals(45, merged.entries().get(0).remaining());
         assertEquals(merged.entries().get(0), merged.entries().get(1), "both entries report their one key");
