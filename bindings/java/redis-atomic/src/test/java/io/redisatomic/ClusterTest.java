@@ -103,4 +103,25 @@ class ClusterTest {
             }
         }
     }
+
+    @Test
+    void fcallRoutesToEachKeysPrimaryOnceTheLibraryIsDeployed() throws Exception {
+        Cli.run("functions", "deploy", "--cluster", "--url", NODES.get(0).url());
+        try (RedisAtomic ra = RedisAtomic.connectCluster(List.of(NODES.get(0).url()), Options.defaults().withDelivery(Delivery.FUNCTIONS))) {
+            Locks locks = ra.locks("fcl");
+            for (int i = 0; i < 12; i++) {
+                Lock l = (Lock) locks.acquire("r-" + i, Duration.ofSeconds(10));
+                assertInstanceOf(LockState.Locked.class, locks.inspect("r-" + i));
+                assertEquals(new Release.Released(l.fence()), l.release());
+            }
+            assertEquals(Delivery.FUNCTIONS, ra.delivery(), "every call found its function on its primary");
+        }
+        long fcalls = 0;
+        for (EmbeddedRedis n : NODES) {
+            try (ServerStats s = new ServerStats(n.url())) {
+                fcalls += s.calls("fcall");
+            }
+        }
+        assertTrue(fcalls >= 24, "acquire and release of each lock by FCALL, got " + fcalls);
+    }
 }
