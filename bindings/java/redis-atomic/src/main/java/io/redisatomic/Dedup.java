@@ -68,19 +68,28 @@ public final class Dedup {
      * of any id fails the batch (not retry-safe: the token is random).
      */
     public List<Boolean> firstSeenMany(List<String> eventIds, Duration ttl) {
-        if (eventIds.size() > 1000) {
-            throw new BadArgumentException("a batch takes at most 1000 ids, got " + eventIds.size());
+        return RedisAtomic.join(firstSeenManyAsync(eventIds, ttl));
+    }
+
+    public CompletableFuture<List<Boolean>> firstSeenManyAsync(List<String> eventIds, Duration ttl) {
+        try {
+            if (eventIds.size() > 1000) {
+                throw new BadArgumentException("a batch takes at most 1000 ids, got " + eventIds.size());
+            }
+            Durations.millis("ttl", ttl, MAX_TTL);
+            String token = Tokens.random();
+            List<CompletableFuture<Boolean>> sent = eventIds.stream().map(id -> firstSeenAsync(id, ttl, token)
+                    .exceptionallyCompose(e -> CompletableFuture.failedFuture(Locks.callerSafety(e, false)))).toList();
+            return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).thenApply(done -> {
+                Set<String> answered = new HashSet<>();
+                List<Boolean> out = new ArrayList<>();
+                for (int i = 0; i < eventIds.size(); i++) {
+                    out.add(sent.get(i).join() && answered.add(eventIds.get(i)));
+                }
+                return out;
+            });
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
         }
-        Durations.millis("ttl", ttl, MAX_TTL);
-        String token = Tokens.random();
-        List<CompletableFuture<Boolean>> sent = eventIds.stream().map(id -> firstSeenAsync(id, ttl, token)
-                .exceptionallyCompose(e -> CompletableFuture.failedFuture(Locks.callerSafety(e, false)))).toList();
-        RedisAtomic.join(CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)));
-        Set<String> answered = new HashSet<>();
-        List<Boolean> out = new ArrayList<>();
-        for (int i = 0; i < eventIds.size(); i++) {
-            out.add(RedisAtomic.join(sent.get(i)) && answered.add(eventIds.get(i)));
-        }
-        return out;
     }
 }

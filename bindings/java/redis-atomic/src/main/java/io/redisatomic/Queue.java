@@ -236,6 +236,10 @@ public final class Queue {
 
     /** Up to {@code count} dead letters from {@code start} (oldest first), and how many there are. */
     public DeadLetters deadLetters(long start, long count) {
+        return RedisAtomic.join(deadLettersAsync(start, count));
+    }
+
+    public java.util.concurrent.CompletableFuture<DeadLetters> deadLettersAsync(long start, long count) {
         return QueueAdmin.deadLetters(client, keys, start, count);
     }
 
@@ -260,7 +264,10 @@ public final class Queue {
 
     /** Puts a dead letter back in the queue after {@code delay}, its deliveries reset. Retry-safe. */
     public Requeue requeueDead(String jobId, Duration delay) {
-        checkId(jobId);
+        return RedisAtomic.join(requeueDeadAsync(jobId, delay));
+    }
+
+    public java.util.concurrent.CompletableFuture<Requeue> requeueDeadAsync(String jobId, Duration delay) {
         return QueueAdmin.requeueDead(client, keys, jobId, delay);
     }
 
@@ -270,12 +277,19 @@ public final class Queue {
 
     /** Returns at most {@code limit} (1..=1000) expired leases to the queue, or the dead letters after the last delivery. Retry-safe. */
     public Reaped reap(int limit) {
+        return RedisAtomic.join(reapAsync(limit));
+    }
+
+    public java.util.concurrent.CompletableFuture<Reaped> reapAsync(int limit) {
         return QueueAdmin.reap(client, keys, config, limit);
     }
 
     /** One job's state, read without changing it. */
     public JobState inspect(String jobId) {
-        checkId(jobId);
+        return RedisAtomic.join(inspectAsync(jobId));
+    }
+
+    public java.util.concurrent.CompletableFuture<JobState> inspectAsync(String jobId) {
         return QueueAdmin.inspect(client, keys, jobId);
     }
 
@@ -285,6 +299,10 @@ public final class Queue {
 
     /** Deletes at most {@code limit} (1..=1000) dead letters that died {@code olderThan} or longer ago (oldest first). Retry-safe. */
     public Purged purgeDeadLetters(Duration olderThan, int limit) {
+        return RedisAtomic.join(purgeDeadLettersAsync(olderThan, limit));
+    }
+
+    public java.util.concurrent.CompletableFuture<Purged> purgeDeadLettersAsync(Duration olderThan, int limit) {
         return QueueAdmin.purge(client, keys, olderThan, limit);
     }
 

@@ -7,42 +7,70 @@ import io.redisatomic.scripts.QueueInspect;
 import io.redisatomic.scripts.QueueReap;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
-/** The queue's administrative calls (inspect, reap, dead letters): kept apart so {@link Queue} stays the worker's API. */
+/**
+ * The queue's administrative calls (inspect, reap, dead letters), asynchronous (the queue's
+ * blocking methods join them): kept apart so {@link Queue} stays the worker's API. Every one is
+ * retry-safe, as its script's header says.
+ */
 final class QueueAdmin {
     private QueueAdmin() {
     }
 
-    static Queue.DeadLetters deadLetters(RedisAtomic client, Queue.QueueKeys keys, long start, long count) {
-        checkCount("count", count);
-        QueueDeadList.Reply.Listed l = (QueueDeadList.Reply.Listed) QueueDeadList.decode(client.run(QueueDeadList.DEF,
-                List.of(keys.dead(), keys.meta(), keys.errors()), List.of(start, count)));
-        return new Queue.DeadLetters(l.total(), l.letters().stream()
-                .map(x -> new Queue.DeadLetter(x.id(), x.deadAtMs(), x.deliveries(), x.error())).toList());
-    }
-
-    static Queue.Requeue requeueDead(RedisAtomic client, Queue.QueueKeys keys, String jobId, Duration delay) {
-        Durations.requireNonNegative("delay", delay);
-        if (delay.compareTo(Duration.ofDays(365)) > 0) {
-            throw new BadArgumentException("delay must be 0..=365 days, got " + delay);
+    /** Runs a retry-safe admin script (arguments checked before: a refusal fails the future). */
+    private static CompletableFuture<Object> run(RedisAtomic client, io.redisatomic.scripts.ScriptDef def, List<String> keys,
+            java.util.function.Supplier<List<Object>> args) {
+        try {
+            return client.runAsync(def, keys, args.get(), def.retrySafe());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
         }
-        QueueDeadRequeue.Reply r = QueueDeadRequeue.decode(client.run(QueueDeadRequeue.DEF,
-                List.of(keys.dead(), keys.due(), keys.meta(), keys.errors()), List.of(jobId, delay.toMillis())));
-        return r instanceof QueueDeadRequeue.Reply.Requeued ? new Queue.Requeue.Requeued() : new Queue.Requeue.NotDead();
     }
 
-    static Queue.Reaped reap(RedisAtomic client, Queue.QueueKeys keys, Queue.QueueConfig config, int limit) {
-        checkCount("limit", limit);
-        QueueReap.Reply.Reaped r = (QueueReap.Reply.Reaped) QueueReap.decode(client.run(QueueReap.DEF,
-                List.of(keys.inflight(), keys.due(), keys.dead(), keys.meta(), keys.payload(), keys.errors()),
-                List.of((long) limit, (long) config.maxDeliveries(), (long) config.maxDeadLetters(),
-                        config.deadLetterRetention().toMillis())));
-        return new Queue.Reaped(r.requeued(), r.dead());
+    static CompletableFuture<Queue.DeadLetters> deadLetters(RedisAtomic client, Queue.QueueKeys keys, long start, long count) {
+        return run(client, QueueDeadList.DEF, List.of(keys.dead(), keys.meta(), keys.errors()), () -> {
+            checkCount("count", count);
+            return List.of(start, count);
+        }).thenApply(raw -> {
+            QueueDeadList.Reply.Listed l = (QueueDeadList.Reply.Listed) QueueDeadList.decode(raw);
+            return new Queue.DeadLetters(l.total(), l.letters().stream()
+                    .map(x -> new Queue.DeadLetter(x.id(), x.deadAtMs(), x.deliveries(), x.error())).toList());
+        });
     }
 
-    static JobState inspect(RedisAtomic client, Queue.QueueKeys keys, String jobId) {
-        QueueInspect.Reply r = QueueInspect.decode(client.run(QueueInspect.DEF,
-                List.of(keys.due(), keys.inflight(), keys.meta(), keys.errors()), List.of(jobId)));
+    static CompletableFuture<Queue.Requeue> requeueDead(RedisAtomic client, Queue.QueueKeys keys, String jobId, Duration delay) {
+        return run(client, QueueDeadRequeue.DEF, List.of(keys.dead(), keys.due(), keys.meta(), keys.errors()), () -> {
+            Queue.checkId(jobId);
+            Durations.requireNonNegative("delay", delay);
+            if (delay.compareTo(Duration.ofDays(365)) > 0) {
+                throw new BadArgumentException("delay must be 0..=365 days, got " + delay);
+            }
+            return List.of(jobId, delay.toMillis());
+        }).thenApply(raw -> QueueDeadRequeue.decode(raw) instanceof QueueDeadRequeue.Reply.Requeued
+                ? new Queue.Requeue.Requeued() : new Queue.Requeue.NotDead());
+    }
+
+    static CompletableFuture<Queue.Reaped> reap(RedisAtomic client, Queue.QueueKeys keys, Queue.QueueConfig config, int limit) {
+        return run(client, QueueReap.DEF, List.of(keys.inflight(), keys.due(), keys.dead(), keys.meta(), keys.payload(),
+                keys.errors()), () -> {
+                    checkCount("limit", limit);
+                    return List.of((long) limit, (long) config.maxDeliveries(), (long) config.maxDeadLetters(),
+                            config.deadLetterRetention().toMillis());
+                }).thenApply(raw -> {
+                    QueueReap.Reply.Reaped r = (QueueReap.Reply.Reaped) QueueReap.decode(raw);
+                    return new Queue.Reaped(r.requeued(), r.dead());
+                });
+    }
+
+    static CompletableFuture<JobState> inspect(RedisAtomic client, Queue.QueueKeys keys, String jobId) {
+        return run(client, QueueInspect.DEF, List.of(keys.due(), keys.inflight(), keys.meta(), keys.errors()), () -> {
+            Queue.checkId(jobId);
+            return List.of(jobId);
+        }).thenApply(raw -> state(QueueInspect.decode(raw)));
+    }
+
+    private static JobState state(QueueInspect.Reply r) {
         if (r instanceof QueueInspect.Reply.Queued q) {
             return new JobState.Queued(Duration.ofMillis(q.dueInMs()), q.deliveries(), q.lastFence());
         }
@@ -55,12 +83,15 @@ final class QueueAdmin {
         return r instanceof QueueInspect.Reply.Acked a ? new JobState.Acked(a.fence()) : new JobState.Unknown();
     }
 
-    static Queue.Purged purge(RedisAtomic client, Queue.QueueKeys keys, Duration olderThan, int limit) {
-        Durations.requireNonNegative("older_than", olderThan);
-        checkCount("limit", limit);
-        QueueDeadPurge.Reply.Purged p = (QueueDeadPurge.Reply.Purged) QueueDeadPurge.decode(client.run(QueueDeadPurge.DEF,
-                List.of(keys.dead(), keys.meta(), keys.payload(), keys.errors()), List.of(olderThan.toMillis(), (long) limit)));
-        return new Queue.Purged(p.purged(), p.remaining());
+    static CompletableFuture<Queue.Purged> purge(RedisAtomic client, Queue.QueueKeys keys, Duration olderThan, int limit) {
+        return run(client, QueueDeadPurge.DEF, List.of(keys.dead(), keys.meta(), keys.payload(), keys.errors()), () -> {
+            Durations.requireNonNegative("older_than", olderThan);
+            checkCount("limit", limit);
+            return List.of(olderThan.toMillis(), (long) limit);
+        }).thenApply(raw -> {
+            QueueDeadPurge.Reply.Purged p = (QueueDeadPurge.Reply.Purged) QueueDeadPurge.decode(raw);
+            return new Queue.Purged(p.purged(), p.remaining());
+        });
     }
 
     private static void checkCount(String what, long n) {
