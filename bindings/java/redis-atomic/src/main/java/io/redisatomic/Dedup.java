@@ -3,7 +3,11 @@ package io.redisatomic;
 import io.lettuce.core.SetArgs;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -53,6 +57,37 @@ public final class Dedup {
             return client.<byte[]>commandAsync(c -> c.setGet(key, t, SetArgs.Builder.nx().px(ttlMs)), true)
                     .thenApply(prev -> prev == null || Arrays.equals(prev, t))
                     .exceptionallyCompose(e -> CompletableFuture.failedFuture(Locks.callerSafety(e, callerToken)));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * {@link #firstSeen} for up to 1000 ids under one token, sent together (each id its own slot):
+     * not atomic across ids; an id repeated in the batch is true at most once. An unknown outcome
+     * of any id fails the batch (not retry-safe: the token is random).
+     */
+    public List<Boolean> firstSeenMany(List<String> eventIds, Duration ttl) {
+        return RedisAtomic.join(firstSeenManyAsync(eventIds, ttl));
+    }
+
+    public CompletableFuture<List<Boolean>> firstSeenManyAsync(List<String> eventIds, Duration ttl) {
+        try {
+            if (eventIds.size() > 1000) {
+                throw new BadArgumentException("a batch takes at most 1000 ids, got " + eventIds.size());
+            }
+            Durations.millis("ttl", ttl, MAX_TTL);
+            String token = Tokens.random();
+            List<CompletableFuture<Boolean>> sent = eventIds.stream().map(id -> firstSeenAsync(id, ttl, token)
+                    .exceptionallyCompose(e -> CompletableFuture.failedFuture(Locks.callerSafety(e, false)))).toList();
+            return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).thenApply(done -> {
+                Set<String> answered = new HashSet<>();
+                List<Boolean> out = new ArrayList<>();
+                for (int i = 0; i < eventIds.size(); i++) {
+                    out.add(sent.get(i).join() && answered.add(eventIds.get(i)));
+                }
+                return out;
+            });
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }

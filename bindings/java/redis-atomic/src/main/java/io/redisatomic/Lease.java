@@ -13,10 +13,12 @@ import java.util.function.Function;
 
 /**
  * The lease every handle shares (a lock, an idempotency claim): owner token, fence, TTL, the end
- * of the handle, and the watchdog. The watchdog extends the lease every third of its TTL on one
- * shared daemon scheduler (the extend itself is asynchronous, so the scheduler never waits on the
- * network) and fails the watch future with {@link LeaseLostException} when an extend finds the
- * lease lost, or when none succeeded for a whole TTL.
+ * of the handle, and the watchdog. The watchdog extends the lease every {@code renewFraction} of
+ * its TTL on one shared daemon scheduler (the extend itself is asynchronous, so the scheduler never
+ * waits on the network) and fails the watch future with {@link LeaseLostException}: reason
+ * {@code NOT_HELD} when an extend finds the lease lost, {@code UNCONFIRMED} when no extend was
+ * confirmed before the proven lease (from the send of the last confirmed call) ends, less the
+ * margin. A deadline task per confirmation fires that second case on time.
  */
 final class Lease {
     private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -33,7 +35,10 @@ final class Lease {
     private final AtomicBoolean ended = new AtomicBoolean();
     private final CompletableFuture<Void> watched = new CompletableFuture<>();
     private final AtomicReference<ScheduledFuture<?>> renewal = new AtomicReference<>();
+    private final AtomicReference<ScheduledFuture<?>> deadline = new AtomicReference<>();
+    private final java.util.concurrent.atomic.AtomicInteger failedRenewals = new java.util.concurrent.atomic.AtomicInteger();
     private volatile long lastRenewedNanos;
+    private volatile WatchConfig config = WatchConfig.defaults();
 
     /** {@code sentNanos}: when the call that took the lease was sent (System.nanoTime). */
     Lease(String what, String token, long fence, Duration ttl, long sentNanos,
@@ -68,18 +73,49 @@ final class Lease {
         return new HandleEndedException(what + " has already ended");
     }
 
-    CompletableFuture<Void> watch() {
+    CompletableFuture<Void> watch(WatchConfig c) {
         if (ended.get()) {
             return CompletableFuture.failedFuture(endedError());
         }
-        long period = Math.max(1, ttl.toMillis() / 3);
+        long period = Math.max(1, (long) (ttl.toMillis() * c.renewFraction()));
         if (renewal.get() == null) {
             ScheduledFuture<?> mine = WATCHDOG.scheduleAtFixedRate(this::renew, period, period, TimeUnit.MILLISECONDS);
             if (!renewal.compareAndSet(null, mine)) {
                 mine.cancel(false); // another watch() won: one renewal per lease
+            } else {
+                config = c;
+                armDeadline();
             }
         }
         return watched;
+    }
+
+    /** Whether the lease is still provably held: not ended, not lost, and its proven end (less the margin) not passed. */
+    boolean isHeld() {
+        return !ended.get() && !watched.isCompletedExceptionally() && System.nanoTime() < provenEndNanos();
+    }
+
+    int failedRenewals() {
+        return failedRenewals.get();
+    }
+
+    private long provenEndNanos() {
+        return lastRenewedNanos + (long) (ttl.toNanos() * (1 - config.marginFraction()));
+    }
+
+    /** (Re)schedules the UNCONFIRMED check at the proven end of the last confirmed lease. */
+    private void armDeadline() {
+        long confirmed = lastRenewedNanos;
+        ScheduledFuture<?> next = WATCHDOG.schedule(() -> {
+            if (lastRenewedNanos == confirmed) {
+                lose(LeaseLostException.Reason.UNCONFIRMED, "no renewal was confirmed within the lease ("
+                        + failedRenewals.get() + " failed)", null);
+            }
+        }, Math.max(0, provenEndNanos() - System.nanoTime()), TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> old = deadline.getAndSet(next);
+        if (old != null) {
+            old.cancel(false);
+        }
     }
 
     void unwatch() {
@@ -88,9 +124,10 @@ final class Lease {
     }
 
     private void stop() {
-        ScheduledFuture<?> r = renewal.get();
-        if (r != null) {
-            r.cancel(false);
+        for (ScheduledFuture<?> r : java.util.List.of(renewal, deadline).stream().map(AtomicReference::get).toList()) {
+            if (r != null) {
+                r.cancel(false);
+            }
         }
     }
 
@@ -98,19 +135,22 @@ final class Lease {
         if (watched.isDone()) {
             return;
         }
+        long sent = System.nanoTime();
         extender.apply(ttl).whenComplete((r, t) -> {
             if (r instanceof Extend.Extended) {
-                lastRenewedNanos = System.nanoTime();
+                lastRenewedNanos = sent; // proven from when the extend was sent
+                failedRenewals.set(0);
+                armDeadline();
             } else if (r instanceof Lost) {
-                lose("an extend found the lease lost");
-            } else if (System.nanoTime() - lastRenewedNanos >= ttl.toNanos()) {
-                lose("no extend succeeded within the lease: " + (t == null ? "" : Classify.failure(t).getMessage()));
+                lose(LeaseLostException.Reason.NOT_HELD, "an extend found the lease lost", null);
+            } else {
+                failedRenewals.incrementAndGet();
             }
         });
     }
 
-    private void lose(String why) {
+    private void lose(LeaseLostException.Reason reason, String why, Throwable cause) {
         stop();
-        watched.completeExceptionally(new LeaseLostException(what + " (fence " + fence + ") was lost: " + why));
+        watched.completeExceptionally(new LeaseLostException(reason, what + " (fence " + fence + ") was lost: " + why, cause));
     }
 }

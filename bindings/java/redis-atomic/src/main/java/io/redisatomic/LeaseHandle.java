@@ -43,11 +43,27 @@ public abstract sealed class LeaseHandle permits Lock, Permit, Claim, Job {
 
     /**
      * Keeps the lease alive: extends it to its TTL every third of the TTL. The future completes
-     * when the handle ends (or {@link #unwatch()}), and fails with {@link LeaseLostException} when
-     * an extend finds the lease lost, or when no extend succeeded for a whole TTL.
+     * when the handle ends (or {@link #unwatch()}), and fails with {@link LeaseLostException}:
+     * reason {@code NOT_HELD} when an extend finds the lease lost, {@code UNCONFIRMED} when no
+     * extend was confirmed before the proven lease ends (less 5 %).
      */
     public CompletableFuture<Void> watch() {
-        return lease.watch();
+        return lease.watch(WatchConfig.defaults());
+    }
+
+    /** The same with this tuning (when to renew, how early to declare the lease unconfirmed). */
+    public CompletableFuture<Void> watch(WatchConfig config) {
+        return lease.watch(config);
+    }
+
+    /** Whether the lease is still provably held: not ended, not lost, and the last confirmed lease (less the margin) not over. */
+    public boolean isHeld() {
+        return lease.isHeld();
+    }
+
+    /** Renewals that failed in a row (0 after a confirmed one). */
+    public int failedRenewals() {
+        return lease.failedRenewals();
     }
 
     /** Stops the watchdog; the lease then ends at its TTL unless extended or ended. */

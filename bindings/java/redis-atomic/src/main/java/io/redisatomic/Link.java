@@ -113,11 +113,54 @@ final class Link implements AutoCloseable {
     }
 
     private StatefulConnection<byte[], byte[]> connect() {
+        return connecting(() -> client instanceof RedisClusterClient cluster ? cluster.connect(ByteArrayCodec.INSTANCE)
+                : ((RedisClient) client).connect(ByteArrayCodec.INSTANCE, uri));
+    }
+
+    /**
+     * A connection of its own to the server holding {@code key}, for state a connection carries
+     * (WATCH, MULTI): never shared. Standalone or Sentinel: a new connection ({@code owner} is
+     * itself). Cluster: a new cluster connection ({@code owner}) and its connection to the primary
+     * of the key's slot, as this client last learned the slot map.
+     */
+    record Dedicated(StatefulRedisConnection<byte[], byte[]> conn, StatefulConnection<byte[], byte[]> owner) {
+        boolean poolable() {
+            return conn == owner;
+        }
+
+        void close() {
+            owner.closeAsync();
+        }
+    }
+
+    Dedicated dedicated(String key) {
+        if (client instanceof RedisClient standalone) {
+            StatefulRedisConnection<byte[], byte[]> c = connecting(() -> standalone.connect(ByteArrayCodec.INSTANCE, uri));
+            return new Dedicated(c, c);
+        }
+        RedisClusterClient cluster = (RedisClusterClient) client;
+        connection(); // the slot map is loaded with the first connection
+        int slot = io.lettuce.core.cluster.SlotHash.getSlot(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        String node = cluster.getPartitions().getPartitionBySlot(slot).getNodeId();
+        StatefulRedisClusterConnection<byte[], byte[]> owner = connecting(() -> cluster.connect(ByteArrayCodec.INSTANCE));
         try {
-            if (client instanceof RedisClusterClient cluster) {
-                return cluster.connect(ByteArrayCodec.INSTANCE);
-            }
-            return ((RedisClient) client).connect(ByteArrayCodec.INSTANCE, uri);
+            return new Dedicated(connecting(() -> owner.getConnection(node)), owner);
+        } catch (RuntimeException e) {
+            owner.closeAsync();
+            throw e;
+        }
+    }
+
+    /** After a MOVED or ASK: learn the cluster's slot map again (nothing to do standalone). */
+    void refreshTopology() {
+        if (client instanceof RedisClusterClient cluster) {
+            cluster.refreshPartitionsAsync();
+        }
+    }
+
+    private static <C> C connecting(java.util.function.Supplier<C> open) {
+        try {
+            return open.get();
         } catch (RuntimeException e) {
             Throwable root = e;
             while (root.getCause() != null && root.getCause() != root) {

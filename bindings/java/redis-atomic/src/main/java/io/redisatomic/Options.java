@@ -11,8 +11,16 @@ import java.time.Duration;
  * @param caCertificate PEM file of the CA to trust for {@code rediss://} (null: the JDK's trust store)
  * @param clientCertificate PEM certificate chain presented for {@code rediss://} (null: none)
  * @param clientKey PEM PKCS#8 private key of {@code clientCertificate}
+ * @param delivery how scripts reach the server; null (the default): {@code FUNCTIONS} when the
+ *     library's deployed Function library of this version is on the server at connect, else {@code EVAL}
  */
-public record Options(Duration timeout, RetryPolicy retry, Path caCertificate, Path clientCertificate, Path clientKey) {
+public record Options(Duration timeout, RetryPolicy retry, Path caCertificate, Path clientCertificate, Path clientKey,
+        Delivery delivery) {
+    /** Without a delivery: detected at connect. */
+    public Options(Duration timeout, RetryPolicy retry, Path caCertificate, Path clientCertificate, Path clientKey) {
+        this(timeout, retry, caCertificate, clientCertificate, clientKey, null);
+    }
+
     public Options {
         Durations.millis("timeout", timeout, Duration.ofHours(1));
         if (retry == null) {
@@ -29,20 +37,25 @@ public record Options(Duration timeout, RetryPolicy retry, Path caCertificate, P
     }
 
     public Options withTimeout(Duration t) {
-        return new Options(t, retry, caCertificate, clientCertificate, clientKey);
+        return new Options(t, retry, caCertificate, clientCertificate, clientKey, delivery);
     }
 
     public Options withRetry(RetryPolicy r) {
-        return new Options(timeout, r, caCertificate, clientCertificate, clientKey);
+        return new Options(timeout, r, caCertificate, clientCertificate, clientKey, delivery);
     }
 
     /** Trust this CA (PEM) for {@code rediss://}. */
     public Options withCaCertificate(Path ca) {
-        return new Options(timeout, retry, ca, clientCertificate, clientKey);
+        return new Options(timeout, retry, ca, clientCertificate, clientKey, delivery);
     }
 
     /** Present this client certificate chain and key (PEM) for {@code rediss://}. */
     public Options withClientCertificate(Path certificate, Path key) {
-        return new Options(timeout, retry, caCertificate, certificate, key);
+        return new Options(timeout, retry, caCertificate, certificate, key, delivery);
+    }
+
+    /** Always this delivery ({@code FUNCTIONS}: FCALL, falling back to EVALSHA for a call whose function is not deployed). */
+    public Options withDelivery(Delivery d) {
+        return new Options(timeout, retry, caCertificate, clientCertificate, clientKey, d);
     }
 }

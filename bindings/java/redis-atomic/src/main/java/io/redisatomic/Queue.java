@@ -2,8 +2,7 @@ package io.redisatomic;
 
 import io.redisatomic.scripts.QueueAck;
 import io.redisatomic.scripts.QueueClaim;
-import io.redisatomic.scripts.QueueDeadList;
-import io.redisatomic.scripts.QueueDeadRequeue;
+import io.redisatomic.scripts.QueueClaimId;
 import io.redisatomic.scripts.QueueEnqueue;
 import io.redisatomic.scripts.QueueExtend;
 import io.redisatomic.scripts.QueueNack;
@@ -21,8 +20,9 @@ import java.util.List;
  * window), {@code :meta}, {@code :payload}, {@code :errors}, {@code :claim}.
  *
  * <p>Retries: {@code enqueue} (an id enqueues once within the dedup window), {@code ack},
- * {@code nack}, {@code extend} and the dead-letter calls are retry-safe; {@code claim} is not (a
- * resend could lease more jobs; they come back when their leases run out).
+ * {@code nack}, {@code extend}, {@code claimWithId}, {@code reap}, {@code inspect} and the
+ * dead-letter calls are retry-safe; {@code claim} is not (a resend could lease more jobs; they
+ * come back when their leases run out).
  */
 public final class Queue {
     private static final int SCHEMA = 1;
@@ -51,8 +51,16 @@ public final class Queue {
      * enqueue is refused meanwhile), how many dead letters are kept and for how long, the largest payload.
      */
     public record QueueConfig(int maxDeliveries, Duration dedupWindow, int maxDeadLetters, Duration deadLetterRetention,
-            int maxPayloadBytes) {
+            int maxPayloadBytes, Duration claimIdTtl) {
+        /** With claim ids remembered 1 h. */
+        public QueueConfig(int maxDeliveries, Duration dedupWindow, int maxDeadLetters, Duration deadLetterRetention, int maxPayloadBytes) {
+            this(maxDeliveries, dedupWindow, maxDeadLetters, deadLetterRetention, maxPayloadBytes, Duration.ofHours(1));
+        }
+
         public QueueConfig {
+            if (claimIdTtl == null || claimIdTtl.compareTo(Duration.ofSeconds(1)) < 0 || claimIdTtl.compareTo(Duration.ofDays(1)) > 0) {
+                throw new BadArgumentException("claim_id_ttl must be 1 s ..= a day, got " + claimIdTtl);
+            }
             if (maxDeliveries < 1 || maxDeadLetters < 1 || maxPayloadBytes < 0 || maxPayloadBytes > 1 << 20) {
                 throw new BadArgumentException("maxDeliveries and maxDeadLetters must be at least 1, maxPayloadBytes 0..1 MiB");
             }
@@ -60,7 +68,12 @@ public final class Queue {
             Durations.requireNonNegative("dedup_window", dedupWindow);
         }
 
-        /** 5 deliveries, a 24 h dedup window, 10 000 dead letters kept 7 days, 64 KiB payloads. */
+        /** How long a claim id's record answers repeats (1 s..=24 h). */
+        public QueueConfig withClaimIdTtl(Duration ttl) {
+            return new QueueConfig(maxDeliveries, dedupWindow, maxDeadLetters, deadLetterRetention, maxPayloadBytes, ttl);
+        }
+
+        /** 5 deliveries, a 24 h dedup window, 10 000 dead letters kept 7 days, 64 KiB payloads, claim ids kept 1 h. */
         public static QueueConfig defaults() {
             return new QueueConfig(5, Duration.ofHours(24), 10_000, Duration.ofDays(7), 64 * 1024);
         }
@@ -116,11 +129,7 @@ public final class Queue {
 
     /** Leases up to {@code maxJobs} due jobs to {@code worker} for {@code ttl}. Not retry-safe. */
     public Claim claim(String worker, Duration ttl, int maxJobs) {
-        Tokens.check(worker);
-        if (worker.length() > 128 || maxJobs < 1 || maxJobs > 1000) {
-            throw new BadArgumentException("worker must be 1..=128 bytes and maxJobs 1..=1000");
-        }
-        long ttlMs = Durations.millis("ttl", ttl, Duration.ofHours(24));
+        long ttlMs = checkClaim(worker, ttl, maxJobs);
         Object raw = client.run(QueueClaim.DEF, List.of(keys.due(), keys.inflight(), keys.dead(), keys.meta(),
                 keys.payload(), keys.errors()), List.of(worker, ttlMs, (long) maxJobs, (long) config.maxDeliveries(),
                 (long) config.maxDeadLetters(), config.deadLetterRetention().toMillis()));
@@ -131,6 +140,34 @@ public final class Queue {
                     c.nowMs(), worker, j.fence(), ttl, sent)).toList());
         }
         return r instanceof QueueClaim.Reply.Empty e ? new Claim.Empty(Duration.ofMillis(e.retryAfterMs())) : new Claim.Idle();
+    }
+
+    /**
+     * The same with a claim id: the leases are recorded ({@link #claimKey}) for
+     * {@code claimIdTtl}, and a resend with the id answers the jobs of the first claim still leased
+     * to it (same fences) instead of claiming again. Retry-safe, so resent after an unknown outcome.
+     */
+    public Claim claimWithId(String worker, Duration ttl, int maxJobs, String claimId) {
+        long ttlMs = checkClaim(worker, ttl, maxJobs);
+        long sent = System.nanoTime();
+        Object raw = client.run(QueueClaimId.DEF, List.of(keys.due(), keys.inflight(), keys.dead(), keys.meta(),
+                keys.payload(), keys.errors(), claimKey(claimId)), List.of(worker, ttlMs, (long) maxJobs,
+                (long) config.maxDeliveries(), (long) config.maxDeadLetters(), config.deadLetterRetention().toMillis(),
+                config.claimIdTtl().toMillis()));
+        QueueClaimId.Reply r = QueueClaimId.decode(raw);
+        if (r instanceof QueueClaimId.Reply.Claimed c) {
+            return new Claim.Claimed(c.jobs().stream().map(j -> new Job(this, j.id(), j.payload(), j.deliveries(),
+                    c.nowMs(), worker, j.fence(), Duration.ofMillis(j.ttlMs()), sent)).toList());
+        }
+        return r instanceof QueueClaimId.Reply.Empty e ? new Claim.Empty(Duration.ofMillis(e.retryAfterMs())) : new Claim.Idle();
+    }
+
+    private static long checkClaim(String worker, Duration ttl, int maxJobs) {
+        Tokens.check(worker);
+        if (worker.length() > 128 || maxJobs < 1 || maxJobs > 1000) {
+            throw new BadArgumentException("worker must be 1..=128 bytes and maxJobs 1..=1000");
+        }
+        return Durations.millis("ttl", ttl, Duration.ofHours(24));
     }
 
     /** Acks the job (token = its worker, fence = its lease's): {@code acked} once, then {@link Lost}. */
@@ -163,7 +200,12 @@ public final class Queue {
         return r instanceof QueueNack.Reply.Dead ? new Nack.Dead() : new Lost();
     }
 
-    java.util.concurrent.CompletableFuture<Extend> extendAsync(String jobId, String token, long fence, Duration ttl) {
+    /** Sets the lease (named by {@code token} and {@code fence}) to end {@code ttl} from the server's now: {@link Extend.Extended} or {@link Lost}. */
+    public Extend extend(String jobId, String token, long fence, Duration ttl) {
+        return RedisAtomic.join(extendAsync(jobId, token, fence, ttl));
+    }
+
+    public java.util.concurrent.CompletableFuture<Extend> extendAsync(String jobId, String token, long fence, Duration ttl) {
         try {
             return client.runAsync(QueueExtend.DEF, List.of(keys.inflight(), keys.meta()), List.of(jobId, Tokens.check(token),
                     Long.toUnsignedString(fence), Durations.millis("ttl", ttl, Duration.ofHours(24))), true)
@@ -188,20 +230,83 @@ public final class Queue {
     public record DeadLetter(String id, long deadAtMs, long deliveries, String error) {
     }
 
+    /** A page of dead letters (oldest first) and how many there are. */
+    public record DeadLetters(long total, List<DeadLetter> letters) {
+    }
+
     /** Up to {@code count} dead letters from {@code start} (oldest first), and how many there are. */
-    public List<DeadLetter> deadLetters(long start, long count) {
-        QueueDeadList.Reply.Listed l = (QueueDeadList.Reply.Listed) QueueDeadList.decode(client.run(QueueDeadList.DEF,
-                List.of(keys.dead(), keys.meta(), keys.errors()), List.of(start, count)));
-        return l.letters().stream().map(x -> new DeadLetter(x.id(), x.deadAtMs(), x.deliveries(), x.error())).toList();
+    public DeadLetters deadLetters(long start, long count) {
+        return RedisAtomic.join(deadLettersAsync(start, count));
     }
 
-    /** Puts a dead letter back in the queue; false when it is not dead. */
-    public boolean requeueDead(String jobId, Duration delay) {
-        return QueueDeadRequeue.decode(client.run(QueueDeadRequeue.DEF, List.of(keys.dead(), keys.due(), keys.meta(), keys.errors()),
-                List.of(jobId, delay.toMillis()))) instanceof QueueDeadRequeue.Reply.Requeued;
+    public java.util.concurrent.CompletableFuture<DeadLetters> deadLettersAsync(long start, long count) {
+        return QueueAdmin.deadLetters(client, keys, start, count);
     }
 
-    private static void checkId(String id) {
+    /** What requeueDead answers: {@link Requeued} (due again) or {@link NotDead}. */
+    public sealed interface Requeue permits Requeue.Requeued, Requeue.NotDead {
+        String outcome();
+
+        record Requeued() implements Requeue {
+            @Override
+            public String outcome() {
+                return "requeued";
+            }
+        }
+
+        record NotDead() implements Requeue {
+            @Override
+            public String outcome() {
+                return "not_dead";
+            }
+        }
+    }
+
+    /** Puts a dead letter back in the queue after {@code delay}, its deliveries reset. Retry-safe. */
+    public Requeue requeueDead(String jobId, Duration delay) {
+        return RedisAtomic.join(requeueDeadAsync(jobId, delay));
+    }
+
+    public java.util.concurrent.CompletableFuture<Requeue> requeueDeadAsync(String jobId, Duration delay) {
+        return QueueAdmin.requeueDead(client, keys, jobId, delay);
+    }
+
+    /** Expired leases returned: to the queue ({@code requeued}) or to the dead letters ({@code dead}). */
+    public record Reaped(long requeued, long dead) {
+    }
+
+    /** Returns at most {@code limit} (1..=1000) expired leases to the queue, or the dead letters after the last delivery. Retry-safe. */
+    public Reaped reap(int limit) {
+        return RedisAtomic.join(reapAsync(limit));
+    }
+
+    public java.util.concurrent.CompletableFuture<Reaped> reapAsync(int limit) {
+        return QueueAdmin.reap(client, keys, config, limit);
+    }
+
+    /** One job's state, read without changing it. */
+    public JobState inspect(String jobId) {
+        return RedisAtomic.join(inspectAsync(jobId));
+    }
+
+    public java.util.concurrent.CompletableFuture<JobState> inspectAsync(String jobId) {
+        return QueueAdmin.inspect(client, keys, jobId);
+    }
+
+    /** Dead letters deleted, and how many are left. */
+    public record Purged(long purged, long remaining) {
+    }
+
+    /** Deletes at most {@code limit} (1..=1000) dead letters that died {@code olderThan} or longer ago (oldest first). Retry-safe. */
+    public Purged purgeDeadLetters(Duration olderThan, int limit) {
+        return RedisAtomic.join(purgeDeadLettersAsync(olderThan, limit));
+    }
+
+    public java.util.concurrent.CompletableFuture<Purged> purgeDeadLettersAsync(Duration olderThan, int limit) {
+        return QueueAdmin.purge(client, keys, olderThan, limit);
+    }
+
+    static void checkId(String id) {
         if (id == null || id.isEmpty() || Keyspace.utf8Length(id) > 256) {
             throw new BadArgumentException("job id must be 1..=256 bytes");
         }

@@ -141,4 +141,61 @@ public final class Quotas {
         return r instanceof QuotaMax.Reply.Raised raised ? new Raise.Raised(raised.value())
                 : new Raise.Kept(((QuotaMax.Reply.Kept) r).value());
     }
+
+    /** Sets the counter's TTL to {@code ttl} only if it has none (PEXPIRE NX): whether it was set. Retry-safe. */
+    public boolean expireOnce(String name, Duration ttl) {
+        return RedisAtomic.join(expireOnceAsync(name, ttl));
+    }
+
+    public CompletableFuture<Boolean> expireOnceAsync(String name, Duration ttl) {
+        return pexpire(name, ttl, io.lettuce.core.ExpireArgs.Builder.nx());
+    }
+
+    /** Moves the counter's expiry to {@code ttl} from now only if that is later (PEXPIRE GT; a counter without a TTL is left alone). Retry-safe. */
+    public boolean extendTtl(String name, Duration ttl) {
+        return RedisAtomic.join(extendTtlAsync(name, ttl));
+    }
+
+    public CompletableFuture<Boolean> extendTtlAsync(String name, Duration ttl) {
+        return pexpire(name, ttl, io.lettuce.core.ExpireArgs.Builder.gt());
+    }
+
+    private CompletableFuture<Boolean> pexpire(String name, Duration ttl, io.lettuce.core.ExpireArgs option) {
+        try {
+            long ms = Durations.millis("ttl", ttl, Duration.ofDays(366));
+            byte[] key = keys(name, null).value().getBytes(StandardCharsets.UTF_8);
+            return client.<Boolean>commandAsync(c -> c.pexpire(key, ms, option), true).thenApply(Boolean.TRUE::equals);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** One member of {@link #addUnlessSmaller} and its score (within ±(2^53-1)). */
+    public record Scored(long score, byte[] member) {
+        public Scored {
+            if (Math.abs(score) > MAX_VALUE) {
+                throw new BadArgumentException("score " + score + " beyond ±(2^53-1)");
+            }
+        }
+    }
+
+    /** Sets each member's score in the sorted set {@code set} unless that would lower it (ZADD GT CH, 1..=1000 entries): how many changed. Retry-safe. */
+    public long addUnlessSmaller(String set, List<Scored> entries) {
+        return RedisAtomic.join(addUnlessSmallerAsync(set, entries));
+    }
+
+    public CompletableFuture<Long> addUnlessSmallerAsync(String set, List<Scored> entries) {
+        try {
+            if (entries.isEmpty() || entries.size() > 1000) {
+                throw new BadArgumentException("a batch has 1..=1000 entries, got " + entries.size());
+            }
+            byte[] key = keys(set, null).value().getBytes(StandardCharsets.UTF_8);
+            @SuppressWarnings("unchecked")
+            io.lettuce.core.ScoredValue<byte[]>[] values = entries.stream()
+                    .map(e -> io.lettuce.core.ScoredValue.just((double) e.score(), e.member())).toArray(io.lettuce.core.ScoredValue[]::new);
+            return client.<Long>commandAsync(c -> c.zadd(key, io.lettuce.core.ZAddArgs.Builder.gt().ch(), values), true);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
 }

@@ -20,11 +20,13 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     private final Link link;
     private final Runner runner;
     private final Options options;
+    private final java.util.concurrent.ConcurrentLinkedQueue<Link.Dedicated> casIdle =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     private RedisAtomic(Link link, Options options) {
         this.link = link;
         this.options = options;
-        this.runner = new Runner(link, options.retry());
+        this.runner = new Runner(link, options.retry(), options.delivery(), io.redisatomic.scripts.LockAcquire.DEF.library());
     }
 
     /** Connects to {@code url} with the default options. */
@@ -60,6 +62,11 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
         }
     }
 
+    /** How this client's built-in scripts reach the server now: FCALL of the deployed library, or EVALSHA. */
+    public Delivery delivery() {
+        return runner.delivery(io.redisatomic.scripts.LockAcquire.DEF);
+    }
+
     /** Whether it runs over a Redis Cluster. */
     public boolean isCluster() {
         return link.isCluster();
@@ -82,6 +89,21 @@ public final class RedisAtomic implements ScriptRunner, AutoCloseable {
     /** The job queue {@code name} under {@code namespace}, with {@code config}. */
     public Queue queue(String namespace, String name, Queue.QueueConfig config) {
         return new Queue(this, Keyspace.of(namespace), name, config);
+    }
+
+    /** Fenced writes under {@code namespace} (fence records kept 7 days after the last write). */
+    public FencedWrites fencedWrites(String namespace) {
+        return new FencedWrites(this, Keyspace.of(namespace), Duration.ofDays(7));
+    }
+
+    /** The entry limiter under {@code namespace}. */
+    public EntryLimiter entryLimiter(String namespace) {
+        return new EntryLimiter(this, Keyspace.of(namespace));
+    }
+
+    /** Optimistic transactions (WATCH … EXEC) on connections of their own: 16 attempts within 2 s. */
+    public Cas cas() {
+        return new Cas(this, new RetryPolicy(16, Duration.ofSeconds(2), Duration.ofMillis(1), Duration.ofMillis(50)), casIdle);
     }
 
     /** First-sighting detection under {@code namespace}. */

@@ -11,7 +11,10 @@ import java.util.function.Supplier;
 
 /**
  * Runs a script as the Rust library does: {@code EVALSHA} ({@code EVALSHA_RO} for a read-only
- * script), and on {@code NOSCRIPT} (nothing ran) one {@code SCRIPT LOAD} and one resend. Each
+ * script), and on {@code NOSCRIPT} (nothing ran) one {@code SCRIPT LOAD} and one resend; or
+ * {@code FCALL} ({@code FCALL_RO}) of the script's function when its Function library is deployed
+ * (found at connect, or {@link Delivery#FUNCTIONS} asked), and on {@code Function not found}
+ * (nothing ran) {@code EVALSHA} in the same attempt, with that library no longer called. Each
  * call retries under the client's {@link RetryPolicy}: a transient refusal always, an unknown
  * outcome only when the call is retry-safe (the script header's retry class, or the caller's
  * verdict for the call). A call that may have run is never resent otherwise, and the link is
@@ -20,10 +23,48 @@ import java.util.function.Supplier;
 final class Runner {
     private final Link link;
     private final RetryPolicy policy;
+    private final boolean allFunctions;
+    private final java.util.Set<String> deployed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Set<String> missing = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    Runner(Link link, RetryPolicy policy) {
+    /** {@code delivery} null: FCALL for {@code library} if it is deployed now (one FUNCTION LIST), else EVALSHA. */
+    Runner(Link link, RetryPolicy policy, Delivery delivery, String library) {
         this.link = link;
         this.policy = policy;
+        this.allFunctions = delivery == Delivery.FUNCTIONS;
+        if (delivery == null && deployedNow(library)) {
+            deployed.add(library);
+        }
+    }
+
+    /** Whether the server holds the Function library named {@code library}; a refused or failed question says no. */
+    private boolean deployedNow(String library) {
+        try {
+            Object listed = link.async().functionList(library).get(10, TimeUnit.SECONDS);
+            return leaves(listed).anyMatch(library::equals);
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return false;
+        }
+    }
+
+    /** Every text in a reply, however Lettuce shaped it (lists, maps, byte[] or String leaves). */
+    private static java.util.stream.Stream<String> leaves(Object o) {
+        if (o instanceof java.util.Collection<?> c) {
+            return c.stream().flatMap(Runner::leaves);
+        }
+        if (o instanceof java.util.Map<?, ?> m) {
+            return java.util.stream.Stream.concat(leaves(m.keySet()), leaves(m.values()));
+        }
+        return java.util.stream.Stream.of(o instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(o));
+    }
+
+    /** How calls of {@code def} are delivered now. */
+    Delivery delivery(ScriptDef def) {
+        boolean functions = !missing.contains(def.library()) && (allFunctions || deployed.contains(def.library()));
+        return functions ? Delivery.FUNCTIONS : Delivery.EVAL;
     }
 
     /** One call's state across its attempts: what one attempt sends, and what the attempts found. */
@@ -89,8 +130,25 @@ final class Runner {
         return new OutcomeUnknownException(reason, attempts, c.timedOut, c.retrySafe, c.unknown.getCause());
     }
 
-    /** One attempt: EVALSHA, and after NOSCRIPT (nothing ran) SCRIPT LOAD and one resend. */
+    /** One attempt: FCALL when its library is deployed, else (or when its function is missing: nothing ran) EVALSHA. */
     private CompletionStage<Object> once(ScriptDef def, byte[][] keys, byte[][] args) {
+        if (delivery(def) == Delivery.EVAL) {
+            return viaEval(def, keys, args);
+        }
+        return send(() -> def.readOnly()
+                ? link.async().<Object>fcallReadOnly(def.functionName(), ScriptOutputType.OBJECT, keys, args)
+                : link.async().<Object>fcall(def.functionName(), ScriptOutputType.OBJECT, keys, args)).exceptionallyCompose(t -> {
+                    RedisAtomicException e = Classify.failure(t);
+                    if (e instanceof ServerErrorException s && s.getMessage().contains("Function not found")) {
+                        missing.add(def.library());
+                        return viaEval(def, keys, args);
+                    }
+                    return CompletableFuture.failedFuture(e);
+                });
+    }
+
+    /** EVALSHA, and after NOSCRIPT (nothing ran) SCRIPT LOAD and one resend. */
+    private CompletionStage<Object> viaEval(ScriptDef def, byte[][] keys, byte[][] args) {
         return evalsha(def, keys, args).exceptionallyCompose(t -> {
             RedisAtomicException e = Classify.failure(t);
             if (e instanceof RejectedException r && r.serverCode().equals("NOSCRIPT")) {

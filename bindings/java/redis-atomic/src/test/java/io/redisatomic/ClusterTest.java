@@ -86,4 +86,42 @@ class ClusterTest {
             assertEquals(3, allowed);
         }
     }
+
+    @Test
+    void casAndMultiWriteRunOnTheKeysPrimary() {
+        try (RedisAtomic ra = RedisAtomic.connectCluster(List.of(NODES.get(0).url()), Options.defaults())) {
+            for (String tag : List.of("a", "b", "c", "d", "e")) {
+                String key = "cas:{" + tag + "}:n";
+                MultiWrite.of(Write.set(key, "1".getBytes(java.nio.charset.StandardCharsets.UTF_8))).execute(ra);
+                Cas.CasOutcome o = ra.cas().update(List.of(Cas.Read.get(key)), snap -> Cas.CasDecision.commit(List.of(
+                        Write.set(key, Long.toString(Long.parseLong(snap.string(0)) + 1).getBytes(java.nio.charset.StandardCharsets.UTF_8)))));
+                assertEquals(new Cas.CasOutcome.Committed(1), o);
+                int slot = Keyspace.slot(key);
+                try (ServerStats s = new ServerStats(NODES.get(slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2).url())) {
+                    assertEquals("2", s.redis().get(key), "written on the primary of its slot");
+                }
+            }
+        }
+    }
+
+    @Test
+    void fcallRoutesToEachKeysPrimaryOnceTheLibraryIsDeployed() throws Exception {
+        Cli.run("functions", "deploy", "--cluster", "--url", NODES.get(0).url());
+        try (RedisAtomic ra = RedisAtomic.connectCluster(List.of(NODES.get(0).url()), Options.defaults().withDelivery(Delivery.FUNCTIONS))) {
+            Locks locks = ra.locks("fcl");
+            for (int i = 0; i < 12; i++) {
+                Lock l = (Lock) locks.acquire("r-" + i, Duration.ofSeconds(10));
+                assertInstanceOf(LockState.Locked.class, locks.inspect("r-" + i));
+                assertEquals(new Release.Released(l.fence()), l.release());
+            }
+            assertEquals(Delivery.FUNCTIONS, ra.delivery(), "every call found its function on its primary");
+        }
+        long fcalls = 0;
+        for (EmbeddedRedis n : NODES) {
+            try (ServerStats s = new ServerStats(n.url())) {
+                fcalls += s.calls("fcall");
+            }
+        }
+        assertTrue(fcalls >= 24, "acquire and release of each lock by FCALL, got " + fcalls);
+    }
 }

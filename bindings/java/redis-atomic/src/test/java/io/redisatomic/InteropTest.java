@@ -44,10 +44,7 @@ class InteropTest {
     }
 
     private static void start(EmbeddedRedis server) throws Exception {
-        String env = System.getenv("REDIS_ATOMIC_BIN");
-        Path bin = Path.of(env != null && !env.isEmpty() ? env : "../../../target/debug/redis-atomic");
-        assertTrue(Files.isExecutable(bin), "no redis-atomic binary at " + bin.toAbsolutePath()
-                + ": build it (cargo build -p redis-atomic-cli) or set REDIS_ATOMIC_BIN");
+        Path bin = Cli.bin();
         Path config = Files.createTempFile("serve", ".toml");
         Files.writeString(config, "[limits.api]\nlimits = [ { algorithm = \"fixed-window\", limit = 10, period_ms = 3600000 } ]\n");
         serve = new ProcessBuilder(bin.toString(), "serve", "--url", server.url(), "--listen", "127.0.0.1:0",

@@ -68,6 +68,23 @@ final class Keys {
                         .put("done", k.done()).put("meta", k.meta()).put("payload", k.payload()).put("errors", k.errors())
                         .put("claims", k.claims()).put("claim", q.claimKey(in.get("claim_id").asText()));
             }
+            case "fenced.keys" -> {
+                String fence = new FencedWrites(null, Keyspace.of(in.get("namespace").asText()), java.time.Duration.ofDays(7))
+                        .keys(in.get("resource").asText()).fence();
+                keys(out, List.of(fence)).put("fence", fence);
+            }
+            case "fenced.key" -> {
+                String key = new FencedWrites(null, Keyspace.of(in.get("namespace").asText()), java.time.Duration.ofDays(7))
+                        .key(in.get("resource").asText(), in.get("part").asText());
+                out.put("key", key).put("slot", Keyspace.slot(key));
+            }
+            case "entries.keys" -> {
+                List<EntryLimiter.Entry> entries = new ArrayList<>();
+                in.get("entries").forEach(e -> entries.add(EntryLimiter.Entry.of(Vectors.limit(e.get("limit")),
+                        e.get("identity").asText(), e.get("hits").asLong())));
+                List<String> limits = new EntryLimiter(null, Keyspace.of(in.get("namespace").asText())).keys(in.get("tag").asText(), entries);
+                keys(out, limits).set("limits", F.arrayNode().addAll(limits.stream().map(F::textNode).toList()));
+            }
             default -> throw new AssertionError("no derivation for " + call);
         }
         return out;

@@ -1,6 +1,7 @@
 package io.redisatomic;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -131,5 +132,25 @@ class LockTest {
         CompletionException e = assertThrows(CompletionException.class, watched::join);
         assertInstanceOf(LeaseLostException.class, e.getCause());
         assertEquals("lease_lost", ((LeaseLostException) e.getCause()).code());
+        assertEquals(LeaseLostException.Reason.NOT_HELD, ((LeaseLostException) e.getCause()).reason());
+        assertFalse(l.isHeld());
+    }
+
+    @Test
+    void aWatchThatCannotReachTheServerSignalsUnconfirmedBeforeTheLeaseEnds() throws Exception {
+        Options once = Options.defaults().withRetry(RetryPolicy.none());
+        Proxy proxy = new Proxy(server.port());
+        try (RedisAtomic viaProxy = RedisAtomic.connect(proxy.url(), once)) {
+            Lock l = (Lock) viaProxy.locks("lt").acquire("cut-off", Duration.ofMillis(400));
+            assertTrue(l.isHeld());
+            var watched = l.watch(new WatchConfig(0.25, 0.1));
+            proxy.close(); // every renewal from now on fails to reach the server
+            CompletionException e = assertThrows(CompletionException.class, watched::join);
+            LeaseLostException lost = (LeaseLostException) e.getCause();
+            assertEquals(LeaseLostException.Reason.UNCONFIRMED, lost.reason());
+            assertTrue(l.failedRenewals() >= 1, "renewals were tried and failed");
+            assertFalse(l.isHeld());
+        }
+        assertThrows(BadArgumentException.class, () -> new WatchConfig(0.9, 0.2));
     }
 }

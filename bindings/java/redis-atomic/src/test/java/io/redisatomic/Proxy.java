@@ -22,6 +22,8 @@ final class Proxy implements AutoCloseable {
     private final int target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicBoolean dropNext = new AtomicBoolean();
+    private final AtomicBoolean dropExec = new AtomicBoolean();
+    private final AtomicBoolean execSent = new AtomicBoolean();
 
     Proxy(int target) throws IOException {
         this.target = target;
@@ -34,6 +36,11 @@ final class Proxy implements AutoCloseable {
     /** Loses the next reply (and its connection). */
     void dropNextReply() {
         dropNext.set(true);
+    }
+
+    /** Loses the next EXEC's reply (the first array the server sends after an EXEC passed) and its connection. */
+    void dropExecReply() {
+        dropExec.set(true);
     }
 
     String url() {
@@ -63,6 +70,13 @@ final class Proxy implements AutoCloseable {
                     if (replies && dropNext.compareAndSet(true, false)) {
                         break;
                     }
+                    if (!replies && dropExec.get() && new String(buf, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1).contains("\r\nEXEC\r\n")) {
+                        execSent.set(true);
+                    }
+                    if (replies && execSent.get() && contains(buf, n, (byte) '*') && execSent.compareAndSet(true, false)) {
+                        dropExec.set(false);
+                        break;
+                    }
                     out.write(buf, 0, n);
                     out.flush();
                 }
@@ -74,6 +88,15 @@ final class Proxy implements AutoCloseable {
         }, "proxy-pump");
         t.setDaemon(true);
         t.start();
+    }
+
+    private static boolean contains(byte[] buf, int n, byte b) {
+        for (int i = 0; i < n; i++) {
+            if (buf[i] == b) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void closeQuietly(Socket s) {

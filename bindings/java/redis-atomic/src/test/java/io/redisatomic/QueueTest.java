@@ -80,12 +80,15 @@ class QueueTest {
         assertTrue(second.fence() > first.fence());
         assertEquals(2, second.deliveries());
         assertEquals(new Queue.Nack.Dead(), second.nack(Duration.ZERO, "boom again"));
-        List<Queue.DeadLetter> dead = q.deadLetters(0, 10);
+        Queue.DeadLetters page = q.deadLetters(0, 10);
+        List<Queue.DeadLetter> dead = page.letters();
+        assertEquals(1, page.total());
         assertEquals(1, dead.size());
         assertEquals("bad", dead.get(0).id());
         assertEquals("boom again", dead.get(0).error());
         assertEquals(new Lost(), q.nack("bad", "w", second.fence(), Duration.ZERO, "late"), "a dead job's lease is gone");
-        assertTrue(q.requeueDead("bad", Duration.ZERO));
+        assertEquals(new Queue.Requeue.Requeued(), q.requeueDead("bad", Duration.ZERO));
+        assertEquals(new Queue.Requeue.NotDead(), q.requeueDead("bad", Duration.ZERO), "a resend finds it no longer dead");
         assertInstanceOf(Queue.Claim.Claimed.class, q.claim("w", Duration.ofSeconds(30), 1));
     }
 }

@@ -50,6 +50,52 @@ public class RedisAtomicAutoConfiguration {
                         .withMaxResponseBytes(s.getMaxBodyBytes() + 4096));
     }
 
+    /** The semaphores of {@code redis-atomic.semaphores} (name → capacity), by name. */
+    @Bean
+    @ConditionalOnMissingBean
+    public Semaphores redisAtomicSemaphores(RedisAtomic client, RedisAtomicProperties props) {
+        return new Semaphores(byName(props.getSemaphores(), (name, capacity) -> client.semaphore(props.getNamespace(), name, capacity)));
+    }
+
+    /** The job queues of {@code redis-atomic.queues}, by name. */
+    @Bean
+    @ConditionalOnMissingBean
+    public Queues redisAtomicQueues(RedisAtomic client, RedisAtomicProperties props) {
+        return new Queues(byName(props.getQueues(), (name, q) -> client.queue(props.getNamespace(), name, q.config())));
+    }
+
+    private static <S, T> Map<String, T> byName(Map<String, S> settings, java.util.function.BiFunction<String, S, T> make) {
+        Map<String, T> out = new LinkedHashMap<>();
+        settings.forEach((name, s) -> out.put(name, make.apply(name, s)));
+        return out;
+    }
+
+    /** The named semaphores of the configuration. */
+    public record Semaphores(Map<String, io.redisatomic.Semaphore> byName) {
+        public io.redisatomic.Semaphore get(String name) { return byName.get(name); }
+    }
+
+    /** The named queues of the configuration. */
+    public record Queues(Map<String, io.redisatomic.Queue> byName) {
+        public io.redisatomic.Queue get(String name) { return byName.get(name); }
+    }
+
+    /** The primitives that take only the namespace (and CAS, which takes none). */
+    @Bean @ConditionalOnMissingBean
+    public io.redisatomic.FencedWrites redisAtomicFencedWrites(RedisAtomic c, RedisAtomicProperties p) { return c.fencedWrites(p.getNamespace()); }
+
+    @Bean @ConditionalOnMissingBean
+    public io.redisatomic.Dedup redisAtomicDedup(RedisAtomic c, RedisAtomicProperties p) { return c.dedup(p.getNamespace()); }
+
+    @Bean @ConditionalOnMissingBean
+    public io.redisatomic.Quotas redisAtomicQuotas(RedisAtomic c, RedisAtomicProperties p) { return c.quotas(p.getNamespace()); }
+
+    @Bean @ConditionalOnMissingBean
+    public io.redisatomic.EntryLimiter redisAtomicEntryLimiter(RedisAtomic c, RedisAtomicProperties p) { return c.entryLimiter(p.getNamespace()); }
+
+    @Bean @ConditionalOnMissingBean
+    public io.redisatomic.Cas redisAtomicCas(RedisAtomic c) { return c.cas(); }
+
     /** The rate limiters of {@code redis-atomic.rate-limits}, by policy name. */
     @Bean
     @ConditionalOnMissingBean

@@ -19,6 +19,36 @@ public class RedisAtomicProperties {
     private String namespace = "app";
     private final IdempotencySettings idempotency = new IdempotencySettings();
     private Map<String, PolicySettings> rateLimits = new LinkedHashMap<>();
+    private Map<String, Integer> semaphores = new LinkedHashMap<>();
+    private Map<String, QueueSettings> queues = new LinkedHashMap<>();
+
+    /** One queue's settings (the rest are {@link io.redisatomic.Queue.QueueConfig#defaults()}). */
+    public static class QueueSettings {
+        private int maxDeliveries = 5;
+        private int maxPayloadBytes = 64 * 1024;
+
+        io.redisatomic.Queue.QueueConfig config() {
+            io.redisatomic.Queue.QueueConfig d = io.redisatomic.Queue.QueueConfig.defaults();
+            return new io.redisatomic.Queue.QueueConfig(maxDeliveries, d.dedupWindow(), d.maxDeadLetters(),
+                    d.deadLetterRetention(), maxPayloadBytes, d.claimIdTtl());
+        }
+
+        public int getMaxDeliveries() {
+            return maxDeliveries;
+        }
+
+        public void setMaxDeliveries(int maxDeliveries) {
+            this.maxDeliveries = maxDeliveries;
+        }
+
+        public int getMaxPayloadBytes() {
+            return maxPayloadBytes;
+        }
+
+        public void setMaxPayloadBytes(int maxPayloadBytes) {
+            this.maxPayloadBytes = maxPayloadBytes;
+        }
+    }
 
     /** The Idempotency-Key filter: off unless enabled. */
     public static class IdempotencySettings {
@@ -200,5 +230,23 @@ public class RedisAtomicProperties {
 
     public void setRateLimits(Map<String, PolicySettings> rateLimits) {
         this.rateLimits = rateLimits;
+    }
+
+    /** Semaphores by name: {@code redis-atomic.semaphores.<name>=<capacity>}. */
+    public Map<String, Integer> getSemaphores() {
+        return semaphores;
+    }
+
+    public void setSemaphores(Map<String, Integer> semaphores) {
+        this.semaphores = semaphores;
+    }
+
+    /** Job queues by name: {@code redis-atomic.queues.<name>.max-deliveries=...}. */
+    public Map<String, QueueSettings> getQueues() {
+        return queues;
+    }
+
+    public void setQueues(Map<String, QueueSettings> queues) {
+        this.queues = queues;
     }
 }
