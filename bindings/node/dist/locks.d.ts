@@ -1,4 +1,4 @@
-import type { Client } from './client.js';
+import { type Client } from './client.js';
 export interface LocksOptions {
     namespace: string;
 }
@@ -62,6 +62,8 @@ export declare class Locks {
     extend(resource: string, token: string, fence: number, ttlMs: number): Promise<Extended | Lost>;
     /** The lock's state. */
     inspect(resource: string): Promise<Locked | Free>;
+    /** @internal Throws the closed client's ClientError (before a handle judges itself). */
+    live(): void;
     /** The keys of `resource`'s lock. */
     keys(resource: string): LockKeys;
 }

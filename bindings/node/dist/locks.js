@@ -41,6 +41,7 @@ exports.ttlOf = ttlOf;
 // saw the token, so a resend would take a second lease); with the caller's token and no wait it
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
 const node_crypto_1 = require("node:crypto");
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const s = __importStar(require("./scripts.js"));
@@ -84,7 +85,7 @@ class Locks {
     constructor(client, options) {
         if (typeof options !== 'object' || options === null)
             throw (0, errors_js_1.typeError)('options must be an object');
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
     }
     /** Tries once (or for up to `waitMs`) to take `resource` for `ttlMs`. */
@@ -135,6 +136,10 @@ class Locks {
         const keys = this.keys(resource);
         const r = s.decodeLockInspect(await this.#client.runner.call(s.LOCK_INSPECT, [keys.lock, keys.fence], []));
         return r.outcome === 'held' ? { held: true, fence: r.fence, ttlMs: r.ttlMs } : { held: false, fence: r.lastFence, ttlMs: 0 };
+    }
+    /** @internal Throws the closed client's ClientError (before a handle judges itself). */
+    live() {
+        (0, client_js_1.live)(this.#client);
     }
     /** The keys of `resource`'s lock. */
     keys(resource) {
@@ -222,6 +227,7 @@ class LockGuard {
         this.#watch = undefined;
     }
     #live() {
+        this.locks.live();
         if (this.#ended)
             throw new errors_js_1.HandleEndedError('release() was already called on this lock', { nothingRan: true, retrySafe: true });
     }

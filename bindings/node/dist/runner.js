@@ -1,8 +1,10 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Runner = exports.DEFAULT_RETRY = void 0;
+const batch_js_1 = require("./batch.js");
 const classify_js_1 = require("./classify.js");
 const errors_js_1 = require("./errors.js");
+const scripts_js_1 = require("./scripts.js");
 /** The library's default: 4 attempts within 3 s, backoff from 5 ms up to 250 ms. */
 exports.DEFAULT_RETRY = { maxAttempts: 4, deadlineMs: 3000, baseBackoffMs: 5, maxBackoffMs: 250 };
 /** Sends script calls over one ioredis connection (or cluster), with the package's retry rules. */
@@ -12,11 +14,16 @@ class Runner {
     delivery;
     owned;
     closed = false;
-    constructor(redis, retry, delivery, owned) {
+    /** Natural batching of batchable scripts' decisions (none when the client turned it off). */
+    batcher;
+    constructor(redis, retry, delivery, owned, batching) {
         this.redis = redis;
         this.retry = retry;
         this.delivery = delivery;
         this.owned = owned;
+        const cluster = 'nodes' in redis;
+        this.libraries.set(scripts_js_1.LIBRARY.name, scripts_js_1.LIBRARY.source);
+        this.batcher = batching ? new batch_js_1.Batcher(batching, cluster, (def, keys, args) => this.once(def, keys, args)) : undefined;
         // A new socket (a reconnect) starts referenced: match it to the calls in flight.
         redis.on('connect', () => this.keepAlive(this.inflight > 0));
         // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
@@ -34,7 +41,9 @@ class Runner {
      * first attempt is one promise chain (no async frames): the common case costs one command.
      */
     call(def, keys, args, options) {
-        return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined);
+        const batcher = def.batch === undefined ? undefined : this.batcher;
+        const attempt = batcher ? () => batcher.attempt(def, keys, args) : () => this.once(def, keys, args);
+        return this.exec(attempt, options?.safe ?? def.retrySafe, options?.signal ?? undefined);
     }
     /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
     command(name, args, options) {
@@ -120,14 +129,31 @@ class Runner {
             return this.send(def, keys, args);
         });
     }
-    /** Makes sure `def`'s body is known to the server its keys go to. */
+    /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
+    libraries = new Map();
+    /**
+     * Makes sure `def` is known to the server(s): `SCRIPT LOAD` of its body, or with FCALL delivery
+     * `FUNCTION LOAD` of its library (on every primary of a cluster). A library already loaded
+     * under its name is left alone (its name carries its version: replacing it is the ops CLI's
+     * decision).
+     */
     async load(def) {
-        const written = this.redis.status === 'ready';
-        try {
-            await this.redis.script('LOAD', def.body);
-        }
-        catch (raw) {
-            throw (0, classify_js_1.classify)(raw, written);
+        const functions = this.delivery === 'functions';
+        const source = functions ? this.libraries.get(def.library) : undefined;
+        if (functions && source === undefined)
+            throw new errors_js_1.ClientError(`no Function library ${def.library} is known to this client`, { nothingRan: true, retrySafe: true });
+        const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis];
+        for (const node of nodes) {
+            const written = node.status === 'ready';
+            try {
+                if (source === undefined)
+                    await node.call('SCRIPT', 'LOAD', def.body);
+                else
+                    await loadLibrary(node, def.library, source);
+            }
+            catch (raw) {
+                throw (0, classify_js_1.classify)(raw, written);
+            }
         }
     }
     /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
@@ -145,6 +171,17 @@ class Runner {
     }
 }
 exports.Runner = Runner;
+/** `FUNCTION LOAD` of `source`; refused because it is there already (asked of the server) is fine. */
+async function loadLibrary(node, name, source) {
+    try {
+        await node.call('FUNCTION', 'LOAD', source);
+    }
+    catch (e) {
+        const listed = await node.call('FUNCTION', 'LIST', 'LIBRARYNAME', name);
+        if (!Array.isArray(listed) || !listed.some((l) => Array.isArray(l) && l.includes(name)))
+            throw e;
+    }
+}
 function isNoScript(e) {
     return (e instanceof errors_js_1.RejectedError && e.serverCode === 'NOSCRIPT') ||
         (e instanceof errors_js_1.ServerError && e.message.includes('Function not found'));

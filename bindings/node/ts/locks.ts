@@ -3,7 +3,7 @@
 // saw the token, so a resend would take a second lease); with the caller's token and no wait it
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
 import { randomBytes } from 'node:crypto'
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { AbortedError, badArgument, HandleEndedError, LeaseLostError, typeError } from './errors.js'
 import { key, namespaceOf } from './keys.js'
 import * as s from './scripts.js'
@@ -62,7 +62,7 @@ export class Locks {
 
   constructor(client: Client, options: LocksOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
-    this.#client = client
+    this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
   }
 
@@ -111,6 +111,11 @@ export class Locks {
     const keys = this.keys(resource)
     const r = s.decodeLockInspect(await this.#client.runner.call(s.LOCK_INSPECT, [keys.lock, keys.fence], []))
     return r.outcome === 'held' ? { held: true, fence: r.fence, ttlMs: r.ttlMs } : { held: false, fence: r.lastFence, ttlMs: 0 }
+  }
+
+  /** @internal Throws the closed client's ClientError (before a handle judges itself). */
+  live(): void {
+    live(this.#client)
   }
 
   /** The keys of `resource`'s lock. */
@@ -197,6 +202,7 @@ export class LockGuard {
   }
 
   #live(): void {
+    this.locks.live()
     if (this.#ended) throw new HandleEndedError('release() was already called on this lock', { nothingRan: true, retrySafe: true })
   }
 }

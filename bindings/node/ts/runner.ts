@@ -5,9 +5,10 @@
 // this loop is the only place a call is sent twice, and only when resending cannot repeat its
 // effect.
 import type { Cluster, Redis } from 'ioredis'
+import { Batcher, type BatchConfig } from './batch.js'
 import { classify } from './classify.js'
 import { AbortedError, ClientError, OutcomeUnknownError, RedisAtomicError, RejectedError, ServerError } from './errors.js'
-import type { ScriptArg, ScriptDef, ScriptRunner } from './scripts.js'
+import { LIBRARY, type ScriptArg, type ScriptDef, type ScriptRunner } from './scripts.js'
 
 /** How often and how long a failed call is tried again. */
 export interface RetryPolicy {
@@ -33,13 +34,19 @@ export type Delivery = 'eval' | 'functions'
 /** Sends script calls over one ioredis connection (or cluster), with the package's retry rules. */
 export class Runner implements ScriptRunner {
   closed = false
+  /** Natural batching of batchable scripts' decisions (none when the client turned it off). */
+  readonly batcher: Batcher | undefined
 
   constructor(
     readonly redis: Redis | Cluster,
     readonly retry: RetryPolicy,
     readonly delivery: Delivery,
     readonly owned: boolean,
+    batching?: BatchConfig,
   ) {
+    const cluster = 'nodes' in redis
+    this.libraries.set(LIBRARY.name, LIBRARY.source)
+    this.batcher = batching ? new Batcher(batching, cluster, (def, keys, args) => this.once(def, keys, args)) : undefined
     // A new socket (a reconnect) starts referenced: match it to the calls in flight.
     redis.on('connect', () => this.keepAlive(this.inflight > 0))
     // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
@@ -58,7 +65,9 @@ export class Runner implements ScriptRunner {
    * first attempt is one promise chain (no async frames): the common case costs one command.
    */
   call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
-    return this.exec(() => this.once(def, keys, args), options?.safe ?? def.retrySafe, options?.signal ?? undefined)
+    const batcher = def.batch === undefined ? undefined : this.batcher
+    const attempt = batcher ? () => batcher.attempt(def, keys, args) : () => this.once(def, keys, args)
+    return this.exec(attempt, options?.safe ?? def.retrySafe, options?.signal ?? undefined)
   }
 
   /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
@@ -149,13 +158,28 @@ export class Runner implements ScriptRunner {
     })
   }
 
-  /** Makes sure `def`'s body is known to the server its keys go to. */
-  private async load(def: ScriptDef): Promise<void> {
-    const written = this.redis.status === 'ready'
-    try {
-      await (this.redis as Redis).script('LOAD', def.body)
-    } catch (raw) {
-      throw classify(raw, written)
+  /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
+  readonly libraries = new Map<string, string>()
+
+  /**
+   * Makes sure `def` is known to the server(s): `SCRIPT LOAD` of its body, or with FCALL delivery
+   * `FUNCTION LOAD` of its library (on every primary of a cluster). A library already loaded
+   * under its name is left alone (its name carries its version: replacing it is the ops CLI's
+   * decision).
+   */
+  async load(def: ScriptDef): Promise<void> {
+    const functions = this.delivery === 'functions'
+    const source = functions ? this.libraries.get(def.library) : undefined
+    if (functions && source === undefined) throw new ClientError(`no Function library ${def.library} is known to this client`, { nothingRan: true, retrySafe: true })
+    const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis]
+    for (const node of nodes) {
+      const written = node.status === 'ready'
+      try {
+        if (source === undefined) await node.call('SCRIPT', 'LOAD', def.body)
+        else await loadLibrary(node, def.library, source)
+      } catch (raw) {
+        throw classify(raw, written)
+      }
     }
   }
 
@@ -172,6 +196,16 @@ export class Runner implements ScriptRunner {
     return (this.redis as Redis).call(name, ...args).catch((raw: unknown) => {
       throw classify(raw, written)
     })
+  }
+}
+
+/** `FUNCTION LOAD` of `source`; refused because it is there already (asked of the server) is fine. */
+async function loadLibrary(node: Redis, name: string, source: string): Promise<void> {
+  try {
+    await node.call('FUNCTION', 'LOAD', source)
+  } catch (e) {
+    const listed = await node.call('FUNCTION', 'LIST', 'LIBRARYNAME', name)
+    if (!Array.isArray(listed) || !listed.some((l: unknown) => Array.isArray(l) && l.includes(name))) throw e
   }
 }
 
