@@ -14,6 +14,9 @@ export declare const DEFAULT_RETRY: RetryPolicy;
 export interface CallOptions {
     /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
     safe?: boolean | undefined;
+    /** What an unknown outcome tells the caller about resending (default: `safe`): a call the
+     * client may resend itself (its own random token) may still be unsafe for the caller to. */
+    retrySafe?: boolean | undefined;
     signal?: AbortSignal | null | undefined;
 }
 /** How scripts reach the server: EVALSHA of the script, or FCALL of the loaded library. */

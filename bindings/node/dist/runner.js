@@ -43,13 +43,14 @@ class Runner {
     call(def, keys, args, options) {
         const batcher = def.batch === undefined ? undefined : this.batcher;
         const attempt = batcher ? () => batcher.attempt(def, keys, args) : () => this.once(def, keys, args);
-        return this.exec(attempt, options?.safe ?? def.retrySafe, options?.signal ?? undefined);
+        const safe = options?.safe ?? def.retrySafe;
+        return this.exec(attempt, safe, options?.signal ?? undefined, options?.retrySafe ?? safe);
     }
     /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
     command(name, args, options) {
         return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined);
     }
-    exec(attempt, safe, signal) {
+    exec(attempt, safe, signal, reported = safe) {
         try {
             this.gate(signal);
         }
@@ -60,7 +61,7 @@ class Runner {
         const first = attempt();
         if (this.inflight++ === 0)
             this.keepAlive(true);
-        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(attempt, safe, signal, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
+        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(attempt, safe, reported, signal, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
     }
     /** Calls in flight: while there are any, the connection keeps the process alive. */
     inflight = 0;
@@ -88,7 +89,7 @@ class Runner {
         }
     }
     /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
-    async again(attempt, safe, signal, started, failure) {
+    async again(attempt, safe, reported, signal, started, failure) {
         let timedOut = false;
         for (let n = 1;; n++) {
             const e = failure instanceof errors_js_1.RedisAtomicError ? failure : (0, classify_js_1.classify)(failure, true);
@@ -97,10 +98,10 @@ class Runner {
             const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts;
             const pause = backoff(this.retry, n);
             if (e instanceof errors_js_1.AbortedError && !e.nothingRan) {
-                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe });
+                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: reported });
             }
             if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e;
+                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: reported }) : e;
             }
             await new Promise((resolve) => setTimeout(resolve, pause));
             this.gate(signal);
@@ -191,13 +192,38 @@ function backoff(policy, attempt) {
     const ceiling = Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** (attempt - 1));
     return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2));
 }
+/** The calls waiting on each signal, and its one listener (however many calls share it). */
+const waiters = new WeakMap();
 /** `p`, or an AbortedError as soon as `signal` fires (the call may still run: outcome unknown). */
 function abortable(p, signal) {
     if (!signal)
         return p;
     return new Promise((resolve, reject) => {
+        let entry = waiters.get(signal);
+        if (entry === undefined) {
+            const calls = new Set();
+            const listener = () => {
+                waiters.delete(signal);
+                for (const fire of calls)
+                    fire();
+            };
+            entry = { calls, listener };
+            waiters.set(signal, entry);
+            signal.addEventListener('abort', listener, { once: true });
+        }
         const onAbort = () => reject(new errors_js_1.AbortedError('the call was aborted; it may have run', { attempts: 1, cause: signal.reason }));
-        signal.addEventListener('abort', onAbort, { once: true });
-        p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+        entry.calls.add(onAbort);
+        p.then(resolve, reject).finally(() => forget(signal, onAbort));
     });
+}
+/** Drops a settled call from its signal's waiters; the last one takes the listener away. */
+function forget(signal, call) {
+    const entry = waiters.get(signal);
+    if (entry === undefined)
+        return;
+    entry.calls.delete(call);
+    if (entry.calls.size > 0)
+        return;
+    waiters.delete(signal);
+    signal.removeEventListener('abort', entry.listener);
 }

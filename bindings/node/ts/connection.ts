@@ -120,7 +120,9 @@ function parse(text: string, s: ConnectionSettings): RedisOptions {
         return { host: host || '127.0.0.1', port: Number(port || 26379) }
       })
       const tls = scheme === 'rediss+sentinel' ? tlsOf(true, s.tls, sentinels[0]?.host ?? '') : {}
-      return { ...base, sentinels, name: service, db: Number(index ?? 0), ...tls, ...(tls.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls.tls } : {}) }
+      // A round of sentinels that all fail ends the attempt: the reconnect is then the
+      // connection's own (retryStrategy), whose timer an idle client leaves unreferenced.
+      return { ...base, sentinels, name: service, db: Number(index ?? 0), sentinelRetryStrategy: () => null, ...tls, ...(tls.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls.tls } : {}) }
     }
     default:
       throw badArgument(`unsupported URL scheme ${scheme}: redis://, rediss://, redis+unix://, redis+sentinel://`)

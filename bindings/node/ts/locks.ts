@@ -77,12 +77,14 @@ export class Locks {
     const waitMs = options?.waitMs ?? 0
     if (typeof waitMs !== 'number' || !(waitMs >= 0)) throw badArgument(`waitMs must be a number of ms, got ${String(waitMs)}`)
     if (given !== undefined && waitMs > 0) throw badArgument('a wait uses a token of its own: give token or waitMs, not both')
-    const safe = given !== undefined && waitMs === 0
+    // Resending the same token cannot take a second lease (the client may); only the caller's own
+    // token without a wait lets the caller resend.
+    const retrySafe = given !== undefined && waitMs === 0
     const signal = options?.signal
     const started = Date.now()
     for (;;) {
       const sent = performance.now()
-      const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal })
+      const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe: true, retrySafe, signal })
       const r = s.decodeLockAcquire(raw)
       if (r.outcome === 'acquired') return new LockGuard(this, resource, token, r.fence, r.ttlMs, sent)
       const left = started + waitMs - Date.now()

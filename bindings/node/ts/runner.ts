@@ -25,6 +25,9 @@ export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, deadlineMs: 3000, ba
 export interface CallOptions {
   /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
   safe?: boolean | undefined
+  /** What an unknown outcome tells the caller about resending (default: `safe`): a call the
+   * client may resend itself (its own random token) may still be unsafe for the caller to. */
+  retrySafe?: boolean | undefined
   signal?: AbortSignal | null | undefined
 }
 
@@ -67,7 +70,8 @@ export class Runner implements ScriptRunner {
   call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
     const batcher = def.batch === undefined ? undefined : this.batcher
     const attempt = batcher ? () => batcher.attempt(def, keys, args) : () => this.once(def, keys, args)
-    return this.exec(attempt, options?.safe ?? def.retrySafe, options?.signal ?? undefined)
+    const safe = options?.safe ?? def.retrySafe
+    return this.exec(attempt, safe, options?.signal ?? undefined, options?.retrySafe ?? safe)
   }
 
   /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
@@ -75,7 +79,7 @@ export class Runner implements ScriptRunner {
     return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined)
   }
 
-  private exec(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined): Promise<unknown> {
+  private exec(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined, reported = safe): Promise<unknown> {
     try {
       this.gate(signal)
     } catch (e) {
@@ -86,7 +90,7 @@ export class Runner implements ScriptRunner {
     if (this.inflight++ === 0) this.keepAlive(true)
     return (signal ? abortable(first, signal) : first).then(
       (reply) => this.settled(reply),
-      (e: unknown) => this.again(attempt, safe, signal, started, e).then(
+      (e: unknown) => this.again(attempt, safe, reported, signal, started, e).then(
         (reply) => this.settled(reply),
         (err: unknown) => { this.settled(undefined); throw err },
       ),
@@ -117,7 +121,7 @@ export class Runner implements ScriptRunner {
   }
 
   /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
-  private async again(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined, started: number, failure: unknown): Promise<unknown> {
+  private async again(attempt: () => Promise<unknown>, safe: boolean, reported: boolean, signal: AbortSignal | undefined, started: number, failure: unknown): Promise<unknown> {
     let timedOut = false
     for (let n = 1; ; n++) {
       const e = failure instanceof RedisAtomicError ? failure : classify(failure, true)
@@ -126,10 +130,10 @@ export class Runner implements ScriptRunner {
       const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts
       const pause = backoff(this.retry, n)
       if (e instanceof AbortedError && !e.nothingRan) {
-        throw new AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe })
+        throw new AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: reported })
       }
       if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e
+        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: reported }) : e
       }
       await new Promise((resolve) => setTimeout(resolve, pause))
       this.gate(signal)
@@ -220,12 +224,36 @@ function backoff(policy: RetryPolicy, attempt: number): number {
   return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2))
 }
 
+/** The calls waiting on each signal, and its one listener (however many calls share it). */
+const waiters = new WeakMap<AbortSignal, { calls: Set<() => void>, listener: () => void }>()
+
 /** `p`, or an AbortedError as soon as `signal` fires (the call may still run: outcome unknown). */
 function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p
   return new Promise<T>((resolve, reject) => {
+    let entry = waiters.get(signal)
+    if (entry === undefined) {
+      const calls = new Set<() => void>()
+      const listener = (): void => {
+        waiters.delete(signal)
+        for (const fire of calls) fire()
+      }
+      entry = { calls, listener }
+      waiters.set(signal, entry)
+      signal.addEventListener('abort', listener, { once: true })
+    }
     const onAbort = (): void => reject(new AbortedError('the call was aborted; it may have run', { attempts: 1, cause: signal.reason }))
-    signal.addEventListener('abort', onAbort, { once: true })
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+    entry.calls.add(onAbort)
+    p.then(resolve, reject).finally(() => forget(signal, onAbort))
   })
+}
+
+/** Drops a settled call from its signal's waiters; the last one takes the listener away. */
+function forget(signal: AbortSignal, call: () => void): void {
+  const entry = waiters.get(signal)
+  if (entry === undefined) return
+  entry.calls.delete(call)
+  if (entry.calls.size > 0) return
+  waiters.delete(signal)
+  signal.removeEventListener('abort', entry.listener)
 }
