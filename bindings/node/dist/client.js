@@ -42,6 +42,7 @@ class Client {
             throw (0, errors_js_1.badArgument)(`delivery must be eval or functions, got ${String(o.delivery)}`);
         const retry = { ...runner_js_1.DEFAULT_RETRY, ...o.retry };
         const batching = batchingOf(o.batching);
+        const replicas = replicasOf(o.replicas);
         let redis;
         let owned = true;
         if (url instanceof ioredis_1.Redis || url instanceof ioredis_1.Cluster) {
@@ -53,8 +54,9 @@ class Client {
         else {
             throw (0, errors_js_1.typeError)('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster');
         }
-        await (0, connection_js_1.connect)(redis, timeoutMs);
+        await (0, connection_js_1.connect)(redis, timeoutMs, o.signal);
         const runner = new runner_js_1.Runner(redis, retry, delivery, owned, batching);
+        runner.replicas = replicas;
         runner.keepAlive(false);
         return new Client(runner, owned, timeoutMs);
     }
@@ -114,6 +116,18 @@ function batchingOf(o) {
         c[k] = v;
     }
     return c;
+}
+/** The `replicas` option, checked (undefined: none). */
+function replicasOf(o) {
+    if (o === undefined || o === null)
+        return undefined;
+    if (typeof o !== 'object')
+        throw (0, errors_js_1.typeError)('replicas must be an object { count, timeoutMs }');
+    if (!Number.isInteger(o.count) || o.count < 0)
+        throw (0, errors_js_1.badArgument)(`replicas.count must be a whole number, got ${String(o.count)}`);
+    if (!Number.isInteger(o.timeoutMs) || o.timeoutMs < 0)
+        throw (0, errors_js_1.badArgument)(`replicas.timeoutMs must be a whole number of ms, got ${String(o.timeoutMs)}`);
+    return o.count === 0 ? undefined : { count: o.count, timeoutMs: o.timeoutMs };
 }
 /** `client` as a live Client: a TypeError for anything else, a ClientError once it is closed. */
 function live(client) {

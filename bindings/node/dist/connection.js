@@ -161,7 +161,10 @@ function tlsOf(on, config, host) {
     return { tls };
 }
 /** Connects `redis` (built lazily) or fails with ConnectionError / TlsError; nothing ran. */
-async function connect(redis, timeoutMs) {
+async function connect(redis, timeoutMs, signal) {
+    if (signal?.aborted) {
+        throw new errors_js_1.AbortedError('connecting was aborted before it began', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal.reason });
+    }
     if (redis.status === 'ready')
         return;
     const failures = [];
@@ -170,10 +173,12 @@ async function connect(redis, timeoutMs) {
     };
     redis.on('error', onError);
     try {
-        await withTimeout(redis.connect(), timeoutMs * 2);
+        await withTimeout(redis.connect(), timeoutMs * 2, signal);
     }
     catch (e) {
         redis.disconnect();
+        if (e instanceof errors_js_1.AbortedError)
+            throw e;
         const cause = failures[0] ?? e;
         const message = cause instanceof Error ? cause.message : String(cause);
         const props = { cause, nothingRan: true, transient: true, retrySafe: true, timedOut: /timed? ?out|ETIMEDOUT/i.test(message) };
@@ -188,10 +193,18 @@ async function connect(redis, timeoutMs) {
     // would print them as unhandled without a listener.
     redis.on('error', () => { });
 }
-function withTimeout(p, ms) {
+/** `p`, or a rejection after `ms` (or an AbortedError when `signal` fires: nothing ran). */
+function withTimeout(p, ms, signal) {
     let timer;
+    let onAbort;
     const t = new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error(`connect timed out after ${ms} ms`)), ms);
+        onAbort = () => reject(new errors_js_1.AbortedError('connecting was aborted', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal?.reason }));
+        signal?.addEventListener('abort', onAbort, { once: true });
     });
-    return Promise.race([p, t]).finally(() => clearTimeout(timer));
+    return Promise.race([p, t]).finally(() => {
+        clearTimeout(timer);
+        if (onAbort)
+            signal?.removeEventListener('abort', onAbort);
+    });
 }

@@ -55,6 +55,17 @@ export declare class Runner implements ScriptRunner {
     gate(signal?: AbortSignal): void;
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
     once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown>;
+    /**
+     * The call, and for a write with `replicas` set a `WAIT` pipelined right behind it on the same
+     * connection (so it covers the write): fewer acknowledgements than asked is NotReplicatedError
+     * (the write ran and stands on the primary).
+     */
+    private replicated;
+    /** Replicas every write waits for (`WAIT`), if the client asked for any. */
+    replicas: {
+        count: number;
+        timeoutMs: number;
+    } | undefined;
     /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
     readonly libraries: Map<string, string>;
     /**

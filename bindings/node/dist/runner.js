@@ -123,13 +123,36 @@ class Runner {
     }
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
     once(def, keys, args) {
-        return this.send(def, keys, args).catch(async (e) => {
+        return this.replicated(def, keys, args).catch(async (e) => {
             if (!isNoScript(e))
                 throw e;
             await this.load(def);
-            return this.send(def, keys, args);
+            return this.replicated(def, keys, args);
         });
     }
+    /**
+     * The call, and for a write with `replicas` set a `WAIT` pipelined right behind it on the same
+     * connection (so it covers the write): fewer acknowledgements than asked is NotReplicatedError
+     * (the write ran and stands on the primary).
+     */
+    replicated(def, keys, args) {
+        const call = this.send(def, keys, args);
+        const r = this.replicas;
+        if (r === undefined || def.readOnly)
+            return call;
+        const wait = this.sendCommand('WAIT', [r.count, r.timeoutMs]);
+        return Promise.all([call, wait.catch((e) => e)]).then(([reply, acked]) => {
+            if (typeof acked === 'number' && acked >= r.count)
+                return reply;
+            const detail = typeof acked === 'number' ? `${acked} of ${r.count} replicas acknowledged` : `WAIT failed: ${String(acked)}`;
+            throw new errors_js_1.NotReplicatedError(`the write ran, but ${detail} within ${r.timeoutMs} ms`, { acked: typeof acked === 'number' ? acked : 0, wanted: r.count });
+        }, (e) => {
+            void wait.catch(() => { });
+            throw e;
+        });
+    }
+    /** Replicas every write waits for (`WAIT`), if the client asked for any. */
+    replicas;
     /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
     libraries = new Map();
     /**

@@ -81,6 +81,7 @@ export class Client {
     if (delivery === undefined) throw badArgument(`delivery must be eval or functions, got ${String(o.delivery)}`)
     const retry: RetryPolicy = { ...DEFAULT_RETRY, ...o.retry }
     const batching = batchingOf(o.batching)
+    const replicas = replicasOf(o.replicas)
     let redis: Redis | Cluster
     let owned = true
     if (url instanceof Redis || url instanceof Cluster) {
@@ -90,8 +91,9 @@ export class Client {
     } else {
       throw typeError('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster')
     }
-    await connect(redis, timeoutMs)
+    await connect(redis, timeoutMs, o.signal)
     const runner = new Runner(redis, retry, delivery, owned, batching)
+    runner.replicas = replicas
     runner.keepAlive(false)
     return new Client(runner, owned, timeoutMs)
   }
@@ -151,6 +153,15 @@ function batchingOf(o: boolean | BatchingOptions | undefined): BatchConfig | und
     c[k] = v
   }
   return c
+}
+
+/** The `replicas` option, checked (undefined: none). */
+function replicasOf(o: ReplicaOptions | undefined): ReplicaOptions | undefined {
+  if (o === undefined || o === null) return undefined
+  if (typeof o !== 'object') throw typeError('replicas must be an object { count, timeoutMs }')
+  if (!Number.isInteger(o.count) || o.count < 0) throw badArgument(`replicas.count must be a whole number, got ${String(o.count)}`)
+  if (!Number.isInteger(o.timeoutMs) || o.timeoutMs < 0) throw badArgument(`replicas.timeoutMs must be a whole number of ms, got ${String(o.timeoutMs)}`)
+  return o.count === 0 ? undefined : { count: o.count, timeoutMs: o.timeoutMs }
 }
 
 /** `client` as a live Client: a TypeError for anything else, a ClientError once it is closed. */

@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs'
 import type { ConnectionOptions } from 'node:tls'
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
-import { badArgument, ConnectionError, TlsError } from './errors.js'
+import { AbortedError, badArgument, ConnectionError, TlsError } from './errors.js'
 
 /** The settings that keep ioredis from ever resending a command on its own. */
 export const SAFE = {
@@ -167,7 +167,10 @@ function tlsOf(on: boolean, config: TlsConfig | undefined, host: string): { tls?
 }
 
 /** Connects `redis` (built lazily) or fails with ConnectionError / TlsError; nothing ran. */
-export async function connect(redis: Redis | Cluster, timeoutMs: number): Promise<void> {
+export async function connect(redis: Redis | Cluster, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) {
+    throw new AbortedError('connecting was aborted before it began', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal.reason })
+  }
   if (redis.status === 'ready') return
   const failures: Error[] = []
   const onError = (e: Error): void => {
@@ -175,9 +178,10 @@ export async function connect(redis: Redis | Cluster, timeoutMs: number): Promis
   }
   redis.on('error', onError)
   try {
-    await withTimeout(redis.connect(), timeoutMs * 2)
+    await withTimeout(redis.connect(), timeoutMs * 2, signal)
   } catch (e) {
     redis.disconnect()
+    if (e instanceof AbortedError) throw e
     const cause = failures[0] ?? e
     const message = cause instanceof Error ? cause.message : String(cause)
     const props = { cause, nothingRan: true, transient: true, retrySafe: true, timedOut: /timed? ?out|ETIMEDOUT/i.test(message) }
@@ -191,10 +195,17 @@ export async function connect(redis: Redis | Cluster, timeoutMs: number): Promis
   redis.on('error', () => {})
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+/** `p`, or a rejection after `ms` (or an AbortedError when `signal` fires: nothing ran). */
+function withTimeout<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined
+  let onAbort: (() => void) | undefined
   const t = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`connect timed out after ${ms} ms`)), ms)
+    onAbort = () => reject(new AbortedError('connecting was aborted', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal?.reason }))
+    signal?.addEventListener('abort', onAbort, { once: true })
   })
-  return Promise.race([p, t]).finally(() => clearTimeout(timer))
+  return Promise.race([p, t]).finally(() => {
+    clearTimeout(timer)
+    if (onAbort) signal?.removeEventListener('abort', onAbort)
+  })
 }

@@ -7,7 +7,7 @@
 import type { Cluster, Redis } from 'ioredis'
 import { Batcher, type BatchConfig } from './batch.js'
 import { classify } from './classify.js'
-import { AbortedError, ClientError, OutcomeUnknownError, RedisAtomicError, RejectedError, ServerError } from './errors.js'
+import { AbortedError, ClientError, NotReplicatedError, OutcomeUnknownError, RedisAtomicError, RejectedError, ServerError } from './errors.js'
 import { LIBRARY, type ScriptArg, type ScriptDef, type ScriptRunner } from './scripts.js'
 
 /** How often and how long a failed call is tried again. */
@@ -155,12 +155,35 @@ export class Runner implements ScriptRunner {
 
   /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
   once(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
-    return this.send(def, keys, args).catch(async (e: unknown) => {
+    return this.replicated(def, keys, args).catch(async (e: unknown) => {
       if (!isNoScript(e)) throw e
       await this.load(def)
-      return this.send(def, keys, args)
+      return this.replicated(def, keys, args)
     })
   }
+
+  /**
+   * The call, and for a write with `replicas` set a `WAIT` pipelined right behind it on the same
+   * connection (so it covers the write): fewer acknowledgements than asked is NotReplicatedError
+   * (the write ran and stands on the primary).
+   */
+  private replicated(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    const call = this.send(def, keys, args)
+    const r = this.replicas
+    if (r === undefined || def.readOnly) return call
+    const wait = this.sendCommand('WAIT', [r.count, r.timeoutMs])
+    return Promise.all([call, wait.catch((e: unknown) => e)]).then(([reply, acked]) => {
+      if (typeof acked === 'number' && acked >= r.count) return reply
+      const detail = typeof acked === 'number' ? `${acked} of ${r.count} replicas acknowledged` : `WAIT failed: ${String(acked)}`
+      throw new NotReplicatedError(`the write ran, but ${detail} within ${r.timeoutMs} ms`, { acked: typeof acked === 'number' ? acked : 0, wanted: r.count })
+    }, (e: unknown) => {
+      void wait.catch(() => {})
+      throw e
+    })
+  }
+
+  /** Replicas every write waits for (`WAIT`), if the client asked for any. */
+  replicas: { count: number, timeoutMs: number } | undefined
 
   /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
   readonly libraries = new Map<string, string>()
