@@ -54,6 +54,11 @@ class Client {
         else {
             throw (0, errors_js_1.typeError)('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster');
         }
+        if (replicas !== undefined && redis instanceof ioredis_1.Cluster) {
+            // WAIT must follow the write on the connection of the key's node; this client sends it on
+            // a standalone or Sentinel-named primary's connection only.
+            throw (0, errors_js_1.badArgument)('replicas: WAIT after every write is available on one server or a Sentinel-named primary, not on a Cluster');
+        }
         await (0, connection_js_1.connect)(redis, timeoutMs, o.signal);
         const runner = new runner_js_1.Runner(redis, retry, delivery, owned, batching);
         runner.replicas = replicas;

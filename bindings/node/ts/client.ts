@@ -91,6 +91,11 @@ export class Client {
     } else {
       throw typeError('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster')
     }
+    if (replicas !== undefined && redis instanceof Cluster) {
+      // WAIT must follow the write on the connection of the key's node; this client sends it on
+      // a standalone or Sentinel-named primary's connection only.
+      throw badArgument('replicas: WAIT after every write is available on one server or a Sentinel-named primary, not on a Cluster')
+    }
     await connect(redis, timeoutMs, o.signal)
     const runner = new Runner(redis, retry, delivery, owned, batching)
     runner.replicas = replicas
