@@ -84,7 +84,11 @@ function clusterOptions(redisOptions: RedisOptions): ClusterOptions {
 /** A cluster node connection's options: never resending, connected and queued by the Cluster. */
 function nodeOptions(o: RedisOptions): ClusterOptions['redisOptions'] {
   const { lazyConnect: _l, retryStrategy: _r, enableOfflineQueue: _e, host: _h, port: _p, path: _a, sentinels: _s, ...rest } = o
-  return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 }
+  // disconnectTimeout: the Cluster's slot-refresh connections, closed after one question, leave a
+  // referenced timer this long each; while the Cluster retries an unreachable cluster, 2 s of
+  // them (the default) would keep an idle client's process alive between its (unreferenced)
+  // reconnects.
+  return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, disconnectTimeout: 50 }
 }
 
 /** One URL as ioredis options (with the package's timeouts and at-most-once settings). */
