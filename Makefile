@@ -114,7 +114,8 @@ NODE_PKG = bindings/node
 # The suites the TypeScript implementation passes so far (REDIS_ATOMIC_NODE_IMPL=ts).
 NODE_TS_SUITES = test/ratelimit.test.mjs test/locks.test.mjs test/semaphore.test.mjs \
 	test/idempotency.test.mjs test/queue.test.mjs test/workers.test.mjs test/primitives.test.mjs \
-	test/lease-errors.test.mjs test/facts.test.mjs test/vocabulary.test.mjs
+	test/lease-errors.test.mjs test/facts.test.mjs test/vocabulary.test.mjs test/client.test.mjs \
+	test/urls.test.mjs test/batching.test.mjs test/options.test.mjs test/conformance.test.mjs
 # npm ci in the package and in the example, again only when a package-lock.json changed.
 node-deps:
 	@for d in $(NODE_PKG) examples/node; do \

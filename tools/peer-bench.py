@@ -22,7 +22,10 @@ Clients (--only, repeatable; default all):
   ra-node          this repository's Node package (bindings/node, TypeScript on ioredis, its
                    committed dist/): its anchored window (a window opened by the identity's
                    first request: the semantics of RateLimiterRedis) over one connection
-  ra-node-fw       the same package, its clock-aligned fixed window
+  ra-node-fw       the same package, its clock-aligned fixed window (both batch decisions that
+                   queue up: natural batching, on by default)
+  ra-node-unbatched, ra-node-fw-unbatched
+                   the same with `batching: false`: one script call per decision
   rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
   limits-fw        Python `limits` FixedWindowRateLimiter (limits.aio, redis-py asyncio, uvloop)
@@ -113,6 +116,10 @@ CLIENTS = {
     ]),
     "ra-node": (NODE, "redis-atomic", [("rate", "redis-atomic Node package, anchored window")]),
     "ra-node-fw": (NODE, "redis-atomic-fw", [("rate", "redis-atomic Node package, fixed window")]),
+    "ra-node-unbatched": (NODE, "redis-atomic-unbatched", [
+        ("rate", "redis-atomic Node package, anchored window, unbatched")]),
+    "ra-node-fw-unbatched": (NODE, "redis-atomic-fw-unbatched", [
+        ("rate", "redis-atomic Node package, fixed window, unbatched")]),
     "rlflx": (NODE, "redis", [("rate", "rate-limiter-flexible RateLimiterRedis")]),
     "rlflx-nonatomic": (NODE, "redis-nonatomic", [
         ("rate", "rate-limiter-flexible RateLimiterRedisNonAtomic")]),

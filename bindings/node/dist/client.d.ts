@@ -8,7 +8,7 @@ export interface RetryOptions {
     baseBackoffMs?: number;
     maxBackoffMs?: number;
 }
-/** Natural batching's bounds (accepted; see the package README for what this version does). */
+/** Natural batching's bounds (each optional: the library's defaults otherwise). */
 export interface BatchingOptions {
     inFlight?: number;
     maxDecisions?: number;
@@ -76,3 +76,5 @@ export declare class Client {
     /** The ioredis connection the client runs on (the caller's own, or the package's). */
     get redis(): Redis | Cluster;
 }
+/** `client` as a live Client: a TypeError for anything else, a ClientError once it is closed. */
+export declare function live(client: unknown): Client;

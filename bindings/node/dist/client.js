@@ -1,9 +1,11 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Client = void 0;
+exports.live = live;
 // The Client: one ioredis connection (or cluster) the primitives share, the package's retry
 // policy, and its closed flag. Made by `Client.connect` from a URL or from a user's instance.
 const ioredis_1 = require("ioredis");
+const batch_js_1 = require("./batch.js");
 const connection_js_1 = require("./connection.js");
 const errors_js_1 = require("./errors.js");
 const runner_js_1 = require("./runner.js");
@@ -39,6 +41,8 @@ class Client {
         if (delivery === undefined)
             throw (0, errors_js_1.badArgument)(`delivery must be eval or functions, got ${String(o.delivery)}`);
         const retry = { ...runner_js_1.DEFAULT_RETRY, ...o.retry };
+        const batching = batchingOf(o.batching);
+        const replicas = replicasOf(o.replicas);
         let redis;
         let owned = true;
         if (url instanceof ioredis_1.Redis || url instanceof ioredis_1.Cluster) {
@@ -50,8 +54,14 @@ class Client {
         else {
             throw (0, errors_js_1.typeError)('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster');
         }
-        await (0, connection_js_1.connect)(redis, timeoutMs);
-        const runner = new runner_js_1.Runner(redis, retry, delivery, owned);
+        if (replicas !== undefined && redis instanceof ioredis_1.Cluster) {
+            // WAIT must follow the write on the connection of the key's node; this client sends it on
+            // a standalone or Sentinel-named primary's connection only.
+            throw (0, errors_js_1.badArgument)('replicas: WAIT after every write is available on one server or a Sentinel-named primary, not on a Cluster');
+        }
+        await (0, connection_js_1.connect)(redis, timeoutMs, o.signal);
+        const runner = new runner_js_1.Runner(redis, retry, delivery, owned, batching);
+        runner.replicas = replicas;
         runner.keepAlive(false);
         return new Client(runner, owned, timeoutMs);
     }
@@ -76,7 +86,8 @@ class Client {
     }
     /** What this client's batching did so far. */
     batchStats() {
-        return { decisions: 0, alone: 0, batches: 0, batched: 0, separate: 0 };
+        const c = this.runner.batcher?.counts;
+        return c ? { ...c } : { decisions: 0, alone: 0, batches: 0, batched: 0, separate: 0 };
     }
     /** Whether this client talks to a Redis Cluster. */
     get isCluster() {
@@ -92,3 +103,42 @@ class Client {
     }
 }
 exports.Client = Client;
+/** The `batching` option as the batcher's bounds (undefined: off). */
+function batchingOf(o) {
+    if (o === false)
+        return undefined;
+    if (o === undefined || o === true)
+        return batch_js_1.DEFAULT_BATCHING;
+    if (typeof o !== 'object' || o === null)
+        throw (0, errors_js_1.typeError)('batching must be a boolean or an object');
+    const c = { ...batch_js_1.DEFAULT_BATCHING };
+    for (const k of ['inFlight', 'maxDecisions', 'maxBytes', 'minBatch']) {
+        const v = o[k];
+        if (v === undefined)
+            continue;
+        if (!Number.isInteger(v) || v < 1)
+            throw (0, errors_js_1.badArgument)(`batching.${k} must be a positive integer, got ${String(v)}`);
+        c[k] = v;
+    }
+    return c;
+}
+/** The `replicas` option, checked (undefined: none). */
+function replicasOf(o) {
+    if (o === undefined || o === null)
+        return undefined;
+    if (typeof o !== 'object')
+        throw (0, errors_js_1.typeError)('replicas must be an object { count, timeoutMs }');
+    if (!Number.isInteger(o.count) || o.count < 0)
+        throw (0, errors_js_1.badArgument)(`replicas.count must be a whole number, got ${String(o.count)}`);
+    if (!Number.isInteger(o.timeoutMs) || o.timeoutMs < 0)
+        throw (0, errors_js_1.badArgument)(`replicas.timeoutMs must be a whole number of ms, got ${String(o.timeoutMs)}`);
+    return o.count === 0 ? undefined : { count: o.count, timeoutMs: o.timeoutMs };
+}
+/** `client` as a live Client: a TypeError for anything else, a ClientError once it is closed. */
+function live(client) {
+    if (!(client instanceof Client))
+        throw (0, errors_js_1.typeError)('client must be a Client (from Client.connect)');
+    if (client.closed)
+        throw new errors_js_1.ClientError('the client is closed', { nothingRan: true, retrySafe: true });
+    return client;
+}

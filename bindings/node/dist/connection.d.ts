@@ -30,4 +30,4 @@ export declare function adopt(redis: Redis | Cluster): {
 /** A new connection for `url` (an array: a cluster's seeds). */
 export declare function open(url: string | string[], s: ConnectionSettings): Redis | Cluster;
 /** Connects `redis` (built lazily) or fails with ConnectionError / TlsError; nothing ran. */
-export declare function connect(redis: Redis | Cluster, timeoutMs: number): Promise<void>;
+export declare function connect(redis: Redis | Cluster, timeoutMs: number, signal?: AbortSignal): Promise<void>;

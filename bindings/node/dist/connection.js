@@ -69,7 +69,11 @@ function clusterOptions(redisOptions) {
 /** A cluster node connection's options: never resending, connected and queued by the Cluster. */
 function nodeOptions(o) {
     const { lazyConnect: _l, retryStrategy: _r, enableOfflineQueue: _e, host: _h, port: _p, path: _a, sentinels: _s, ...rest } = o;
-    return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 };
+    // disconnectTimeout: the Cluster's slot-refresh connections, closed after one question, leave a
+    // referenced timer this long each; while the Cluster retries an unreachable cluster, 2 s of
+    // them (the default) would keep an idle client's process alive between its (unreferenced)
+    // reconnects.
+    return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, disconnectTimeout: 50 };
 }
 /** One URL as ioredis options (with the package's timeouts and at-most-once settings). */
 function parse(text, s) {
@@ -106,7 +110,9 @@ function parse(text, s) {
                 return { host: host || '127.0.0.1', port: Number(port || 26379) };
             });
             const tls = scheme === 'rediss+sentinel' ? tlsOf(true, s.tls, sentinels[0]?.host ?? '') : {};
-            return { ...base, sentinels, name: service, db: Number(index ?? 0), ...tls, ...(tls.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls.tls } : {}) };
+            // A round of sentinels that all fail ends the attempt: the reconnect is then the
+            // connection's own (retryStrategy), whose timer an idle client leaves unreferenced.
+            return { ...base, sentinels, name: service, db: Number(index ?? 0), sentinelRetryStrategy: () => null, ...tls, ...(tls.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls.tls } : {}) };
         }
         default:
             throw (0, errors_js_1.badArgument)(`unsupported URL scheme ${scheme}: redis://, rediss://, redis+unix://, redis+sentinel://`);
@@ -159,7 +165,10 @@ function tlsOf(on, config, host) {
     return { tls };
 }
 /** Connects `redis` (built lazily) or fails with ConnectionError / TlsError; nothing ran. */
-async function connect(redis, timeoutMs) {
+async function connect(redis, timeoutMs, signal) {
+    if (signal?.aborted) {
+        throw new errors_js_1.AbortedError('connecting was aborted before it began', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal.reason });
+    }
     if (redis.status === 'ready')
         return;
     const failures = [];
@@ -168,10 +177,12 @@ async function connect(redis, timeoutMs) {
     };
     redis.on('error', onError);
     try {
-        await withTimeout(redis.connect(), timeoutMs * 2);
+        await withTimeout(redis.connect(), timeoutMs * 2, signal);
     }
     catch (e) {
         redis.disconnect();
+        if (e instanceof errors_js_1.AbortedError)
+            throw e;
         const cause = failures[0] ?? e;
         const message = cause instanceof Error ? cause.message : String(cause);
         const props = { cause, nothingRan: true, transient: true, retrySafe: true, timedOut: /timed? ?out|ETIMEDOUT/i.test(message) };
@@ -186,10 +197,18 @@ async function connect(redis, timeoutMs) {
     // would print them as unhandled without a listener.
     redis.on('error', () => { });
 }
-function withTimeout(p, ms) {
+/** `p`, or a rejection after `ms` (or an AbortedError when `signal` fires: nothing ran). */
+function withTimeout(p, ms, signal) {
     let timer;
+    let onAbort;
     const t = new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error(`connect timed out after ${ms} ms`)), ms);
+        onAbort = () => reject(new errors_js_1.AbortedError('connecting was aborted', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal?.reason }));
+        signal?.addEventListener('abort', onAbort, { once: true });
     });
-    return Promise.race([p, t]).finally(() => clearTimeout(timer));
+    return Promise.race([p, t]).finally(() => {
+        clearTimeout(timer);
+        if (onAbort)
+            signal?.removeEventListener('abort', onAbort);
+    });
 }

@@ -1,6 +1,11 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Dedup = void 0;
+// Dedup: first sightings of event ids (the library's Dedup, crates/redis-atomic/src/primitives/
+// dedup.rs): one `SET key token NX PX ttl GET` per id. Nil: this call set it (first sighting);
+// our own token back: our earlier attempt set it (a resend after a lost reply is still the first
+// sighting); anything else: a duplicate. Retry-safe, since the token tells the attempts apart.
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const locks_js_1 = require("./locks.js");
@@ -13,7 +18,7 @@ class Dedup {
     constructor(client, options) {
         if (typeof options !== 'object' || options === null)
             throw (0, errors_js_1.typeError)('options must be an object');
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
     }
     /** Whether this is the first sighting of `eventId` within `ttlMs`. */

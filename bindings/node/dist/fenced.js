@@ -34,6 +34,12 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FencedWrites = void 0;
+// Fenced writes: the library's FencedWrites (crates/redis-atomic/src/primitives/fenced.rs). One
+// script (`fenced_write`) compares the caller's fence with the highest fence that wrote to the
+// resource and applies the writes, all or nothing, only if it is at least that; it records the
+// fence. Every key carries the resource's `{tag}` (one slot). Retry-safe: a resend with the same
+// fence finds it recorded and the writes are idempotent. `highest` is one GET.
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const s = __importStar(require("./scripts.js"));
@@ -103,7 +109,7 @@ class FencedWrites {
     constructor(client, options) {
         if (typeof options !== 'object' || options === null)
             throw (0, errors_js_1.typeError)('options must be an object');
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
         this.#retentionMs = msOf('retentionMs', options.retentionMs ?? 7 * 86_400_000, MAX_RETENTION_MS);
     }

@@ -1,4 +1,4 @@
-import type { Client } from './client.js';
+import { type Client } from './client.js';
 import { Lease } from './lease.js';
 import { type Extended, type Lost } from './locks.js';
 import { type ResponseInit, type StoredResponse } from './response.js';

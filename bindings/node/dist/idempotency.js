@@ -44,6 +44,7 @@ exports.fingerprint = fingerprint;
 // retry-safe (the caller never saw the token); with the caller's token it is. Extend and the
 // ends (token and fence) are.
 const node_crypto_1 = require("node:crypto");
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const lease_js_1 = require("./lease.js");
@@ -88,7 +89,7 @@ class Idempotency {
     constructor(client, options) {
         if (typeof options !== 'object' || options === null)
             throw (0, errors_js_1.typeError)('options must be an object');
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
         this.#ttlMs = msOf('ttlMs', options.ttlMs ?? 30_000, MAX_TTL_MS);
         this.#resultTtlMs = msOf('resultTtlMs', options.resultTtlMs ?? 86_400_000, MAX_RESULT_TTL_MS);

@@ -30,4 +30,6 @@ export declare abstract class Lease {
     watch(options?: WatchOptions | null): AbortSignal;
     /** Stops the renewals; the handle is held (unwatched) again. */
     unwatch(): Promise<void>;
+    /** Throws the closed client's ClientError, which comes before a handle judges itself. */
+    protected clientLive(): void;
 }

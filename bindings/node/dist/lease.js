@@ -117,7 +117,10 @@ class Lease {
             clearInterval(this.#watch.timer);
         this.#watch = undefined;
     }
+    /** Throws the closed client's ClientError, which comes before a handle judges itself. */
+    clientLive() { }
     #live(verb) {
+        this.clientLive();
         if (this.#ended)
             throw new errors_js_1.HandleEndedError(`${verb}() after the handle ended (its end verb was already called)`, { nothingRan: true, retrySafe: true });
     }

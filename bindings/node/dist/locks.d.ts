@@ -1,4 +1,4 @@
-import type { Client } from './client.js';
+import { type Client } from './client.js';
 import { Lease } from './lease.js';
 export interface LocksOptions {
     namespace: string;
@@ -63,6 +63,8 @@ export declare class Locks {
     extend(resource: string, token: string, fence: number, ttlMs: number): Promise<Extended | Lost>;
     /** The lock's state. */
     inspect(resource: string): Promise<Locked | Free>;
+    /** @internal Throws the closed client's ClientError (before a handle judges itself). */
+    live(): void;
     /** The keys of `resource`'s lock. */
     keys(resource: string): LockKeys;
 }
@@ -74,6 +76,7 @@ export declare class LockGuard extends Lease {
     constructor(locks: Locks, resource: string, token: string, fence: number, ttlMs: number, sent: number);
     get acquired(): true;
     protected get subject(): string;
+    protected clientLive(): void;
     protected renew(ttlMs: number): Promise<Extended | Lost>;
     /** Gives the lock back; consumes the handle. */
     release(): Promise<Released | Lost>;

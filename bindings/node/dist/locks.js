@@ -41,6 +41,7 @@ exports.ttlOf = ttlOf;
 // saw the token, so a resend would take a second lease); with the caller's token and no wait it
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
 const node_crypto_1 = require("node:crypto");
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const lease_js_1 = require("./lease.js");
 const keys_js_1 = require("./keys.js");
@@ -81,7 +82,7 @@ class Locks {
     constructor(client, options) {
         if (typeof options !== 'object' || options === null)
             throw (0, errors_js_1.typeError)('options must be an object');
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
     }
     /** Tries once (or for up to `waitMs`) to take `resource` for `ttlMs`. */
@@ -99,12 +100,14 @@ class Locks {
             throw (0, errors_js_1.badArgument)(`waitMs must be a number of ms, got ${String(waitMs)}`);
         if (given !== undefined && waitMs > 0)
             throw (0, errors_js_1.badArgument)('a wait uses a token of its own: give token or waitMs, not both');
-        const safe = given !== undefined && waitMs === 0;
+        // Resending the same token cannot take a second lease (the client may); only the caller's own
+        // token without a wait lets the caller resend.
+        const retrySafe = given !== undefined && waitMs === 0;
         const signal = options?.signal;
         const started = Date.now();
         for (;;) {
             const sent = performance.now();
-            const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal });
+            const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe: true, retrySafe, signal });
             const r = s.decodeLockAcquire(raw);
             if (r.outcome === 'acquired')
                 return new LockGuard(this, resource, token, r.fence, r.ttlMs, sent);
@@ -133,6 +136,10 @@ class Locks {
         const r = s.decodeLockInspect(await this.#client.runner.call(s.LOCK_INSPECT, [keys.lock, keys.fence], []));
         return r.outcome === 'held' ? { held: true, fence: r.fence, ttlMs: r.ttlMs } : { held: false, fence: r.lastFence, ttlMs: 0 };
     }
+    /** @internal Throws the closed client's ClientError (before a handle judges itself). */
+    live() {
+        (0, client_js_1.live)(this.#client);
+    }
     /** The keys of `resource`'s lock. */
     keys(resource) {
         if (typeof resource !== 'string')
@@ -153,6 +160,7 @@ class LockGuard extends lease_js_1.Lease {
     }
     get acquired() { return true; }
     get subject() { return `the lock on ${this.resource}`; }
+    clientLive() { this.locks.live(); }
     renew(ttlMs) {
         return this.locks.extend(this.resource, this.token, this.fence, ttlMs);
     }

@@ -1,4 +1,4 @@
-import type { Client } from './client.js';
+import { type Client } from './client.js';
 import { Lease } from './lease.js';
 import type { Extended, Lost } from './locks.js';
 import * as admin from './queue-admin.js';

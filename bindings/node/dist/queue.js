@@ -35,6 +35,15 @@ var __importStar = (this && this.__importStar) || (function () {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Job = exports.Queue = void 0;
 exports.jobIdOf = jobIdOf;
+// The job queue: the library's Queue (crates/redis-atomic/src/primitives/queue). Every key of a
+// queue lives under its `{name}` tag (one slot): due (job → due time), inflight (leased job →
+// lease end), dead, done (acked ids for the dedup window), meta, payload, errors, and the
+// claim-id records of `claimWithId`. A claim leases due jobs to a worker (its token) with a fence
+// per lease; ack and nack take the worker and fence, so a superseded lease changes nothing.
+// Retry: enqueue (the job id), ack, nack, extend and `claimWithId` (the claim id) are retry-safe;
+// a plain `claim` is not (a resend would lease more jobs), and the package never resends it.
+// Administration (stats, inspect, dead letters, reap) is in queue-admin.ts.
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const lease_js_1 = require("./lease.js");
@@ -86,7 +95,7 @@ class Queue {
         if (typeof options.name !== 'string')
             throw (0, errors_js_1.typeError)('name must be a string');
         const base = (0, keys_js_1.key)((0, keys_js_1.namespaceOf)(options.namespace), 'queue', SCHEMA, options.name);
-        this.client = client;
+        this.client = (0, client_js_1.live)(client);
         this.config = configOf(options);
         const k = (part) => `${base}:${part}`;
         this.#keys = {

@@ -1,4 +1,4 @@
-import type { Client } from './client.js';
+import { type Client } from './client.js';
 export interface QuotasOptions {
     namespace: string;
     requestTtlMs?: number;

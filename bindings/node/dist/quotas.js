@@ -34,6 +34,11 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Quotas = void 0;
+// Quotas: bounded counters (the library's Quotas, crates/redis-atomic/src/primitives/quota.rs).
+// A bounded add without a request id is not retry-safe (a resend would add twice); with one it
+// is (a repeat returns the recorded answer). Reads, TTLs, `raise` and `addUnlessSmaller` are
+// idempotent commands, resent within the retry policy.
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const s = __importStar(require("./scripts.js"));
@@ -64,7 +69,7 @@ class Quotas {
     constructor(client, options) {
         if (typeof options !== 'object' || options === null)
             throw (0, errors_js_1.typeError)('options must be an object');
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
         this.#requestTtlMs = ttlOf('requestTtlMs', options.requestTtlMs ?? 3_600_000, 1000, 86_400_000);
     }

@@ -1,4 +1,4 @@
-import type { Client } from './client.js';
+import { type Client } from './client.js';
 /** The algorithms, canonical spelling. */
 export type Algorithm = 'fixed-window' | 'anchored-window' | 'sliding-log' | 'sliding-window' | 'token-bucket' | 'gcra';
 /** One limit of a policy. */

@@ -36,6 +36,12 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.RateLimiter = void 0;
 exports.algorithms = algorithms;
 exports.algorithmOf = algorithmOf;
+// Rate limits: the library's RateLimiter (crates/redis-atomic/src/primitives/ratelimit) over the
+// generated script layer. One limit without a request id runs the limit's own script (one key,
+// the lean common case); several limits, or a request id to record, run `rl_policy`. Every
+// decision is made by the script on server time; a decision without a request id is not
+// retry-safe (a resend would charge twice), one with a request id is (a repeat replays it).
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const s = __importStar(require("./scripts.js"));
@@ -113,7 +119,7 @@ class RateLimiter {
             throw (0, errors_js_1.typeError)('options must be an object');
         if (!Array.isArray(options.limits))
             throw (0, errors_js_1.typeError)('limits must be an array');
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
         if (options.limits.length === 0)
             throw (0, errors_js_1.badArgument)('a policy needs at least one limit');

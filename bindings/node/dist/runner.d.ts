@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { ScriptArg, ScriptDef, ScriptRunner } from './scripts.js';
+import { Batcher, type BatchConfig } from './batch.js';
+import { type ScriptArg, type ScriptDef, type ScriptRunner } from './scripts.js';
 /** How often and how long a failed call is tried again. */
 export interface RetryPolicy {
     maxAttempts: number;
@@ -13,6 +14,9 @@ export declare const DEFAULT_RETRY: RetryPolicy;
 export interface CallOptions {
     /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
     safe?: boolean | undefined;
+    /** What an unknown outcome tells the caller about resending (default: `safe`): a call the
+     * client may resend itself (its own random token) may still be unsafe for the caller to. */
+    retrySafe?: boolean | undefined;
     signal?: AbortSignal | null | undefined;
     /** Bulk replies as Buffers, byte for byte (payloads, stored responses), not UTF-8 text. */
     binary?: boolean | undefined;
@@ -26,7 +30,9 @@ export declare class Runner implements ScriptRunner {
     readonly delivery: Delivery;
     readonly owned: boolean;
     closed: boolean;
-    constructor(redis: Redis | Cluster, retry: RetryPolicy, delivery: Delivery, owned: boolean);
+    /** Natural batching of batchable scripts' decisions (none when the client turned it off). */
+    readonly batcher: Batcher | undefined;
+    constructor(redis: Redis | Cluster, retry: RetryPolicy, delivery: Delivery, owned: boolean, batching?: BatchConfig);
     run(def: ScriptDef, keys: string[], args: ScriptArg[]): Promise<unknown>;
     /**
      * `def` with `keys` and `args`, tried as the retry policy and the call's safety allow. The
@@ -51,8 +57,26 @@ export declare class Runner implements ScriptRunner {
     gate(signal?: AbortSignal): void;
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
     once(def: ScriptDef, keys: string[], args: ScriptArg[], binary?: boolean): Promise<unknown>;
-    /** Makes sure `def`'s body is known to the server its keys go to. */
-    private load;
+    /**
+     * The call, and for a write with `replicas` set a `WAIT` pipelined right behind it on the same
+     * connection (so it covers the write): fewer acknowledgements than asked is NotReplicatedError
+     * (the write ran and stands on the primary).
+     */
+    private replicated;
+    /** Replicas every write waits for (`WAIT`), if the client asked for any. */
+    replicas: {
+        count: number;
+        timeoutMs: number;
+    } | undefined;
+    /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
+    readonly libraries: Map<string, string>;
+    /**
+     * Makes sure `def` is known to the server(s): `SCRIPT LOAD` of its body, or with FCALL delivery
+     * `FUNCTION LOAD` of its library (on every primary of a cluster). A library already loaded
+     * under its name is left alone (its name carries its version: replacing it is the ops CLI's
+     * decision).
+     */
+    load(def: ScriptDef): Promise<void>;
     /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
     private send;
     /** Hands a command to ioredis: what it refuses while not connected was never written. */

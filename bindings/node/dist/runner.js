@@ -1,8 +1,10 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Runner = exports.DEFAULT_RETRY = void 0;
+const batch_js_1 = require("./batch.js");
 const classify_js_1 = require("./classify.js");
 const errors_js_1 = require("./errors.js");
+const scripts_js_1 = require("./scripts.js");
 /** The library's default: 4 attempts within 3 s, backoff from 5 ms up to 250 ms. */
 exports.DEFAULT_RETRY = { maxAttempts: 4, deadlineMs: 3000, baseBackoffMs: 5, maxBackoffMs: 250 };
 /** Sends script calls over one ioredis connection (or cluster), with the package's retry rules. */
@@ -12,11 +14,16 @@ class Runner {
     delivery;
     owned;
     closed = false;
-    constructor(redis, retry, delivery, owned) {
+    /** Natural batching of batchable scripts' decisions (none when the client turned it off). */
+    batcher;
+    constructor(redis, retry, delivery, owned, batching) {
         this.redis = redis;
         this.retry = retry;
         this.delivery = delivery;
         this.owned = owned;
+        const cluster = 'nodes' in redis;
+        this.libraries.set(scripts_js_1.LIBRARY.name, scripts_js_1.LIBRARY.source);
+        this.batcher = batching ? new batch_js_1.Batcher(batching, cluster, (def, keys, args) => this.once(def, keys, args)) : undefined;
         // A new socket (a reconnect) starts referenced: match it to the calls in flight.
         redis.on('connect', () => this.keepAlive(this.inflight > 0));
         // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
@@ -35,13 +42,17 @@ class Runner {
      */
     call(def, keys, args, options) {
         const binary = options?.binary === true;
-        return this.exec(() => this.once(def, keys, args, binary), options?.safe ?? def.retrySafe, options?.signal ?? undefined);
+        // A binary reply is decoded byte for byte by its caller: it leaves alone, never in a batch.
+        const batcher = def.batch === undefined || binary ? undefined : this.batcher;
+        const attempt = batcher ? () => batcher.attempt(def, keys, args) : () => this.once(def, keys, args, binary);
+        const safe = options?.safe ?? def.retrySafe;
+        return this.exec(attempt, safe, options?.signal ?? undefined, options?.retrySafe ?? safe);
     }
     /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
     command(name, args, options) {
         return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined);
     }
-    exec(attempt, safe, signal) {
+    exec(attempt, safe, signal, reported = safe) {
         try {
             this.gate(signal);
         }
@@ -52,7 +63,7 @@ class Runner {
         const first = attempt();
         if (this.inflight++ === 0)
             this.keepAlive(true);
-        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(attempt, safe, signal, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
+        return (signal ? abortable(first, signal) : first).then((reply) => this.settled(reply), (e) => this.again(attempt, safe, reported, signal, started, e).then((reply) => this.settled(reply), (err) => { this.settled(undefined); throw err; }));
     }
     /** Calls in flight: while there are any, the connection keeps the process alive. */
     inflight = 0;
@@ -80,7 +91,7 @@ class Runner {
         }
     }
     /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
-    async again(attempt, safe, signal, started, failure) {
+    async again(attempt, safe, reported, signal, started, failure) {
         let timedOut = false;
         for (let n = 1;; n++) {
             const e = failure instanceof errors_js_1.RedisAtomicError ? failure : (0, classify_js_1.classify)(failure, true);
@@ -89,10 +100,10 @@ class Runner {
             const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts;
             const pause = backoff(this.retry, n);
             if (e instanceof errors_js_1.AbortedError && !e.nothingRan) {
-                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe });
+                throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: reported });
             }
             if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e;
+                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: reported }) : e;
             }
             await new Promise((resolve) => setTimeout(resolve, pause));
             this.gate(signal);
@@ -114,21 +125,61 @@ class Runner {
     }
     /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
     once(def, keys, args, binary = false) {
-        return this.send(def, keys, args, binary).catch(async (e) => {
+        return this.replicated(def, keys, args, binary).catch(async (e) => {
             if (!isNoScript(e))
                 throw e;
             await this.load(def);
-            return this.send(def, keys, args, binary);
+            return this.replicated(def, keys, args, binary);
         });
     }
-    /** Makes sure `def`'s body is known to the server its keys go to. */
+    /**
+     * The call, and for a write with `replicas` set a `WAIT` pipelined right behind it on the same
+     * connection (so it covers the write): fewer acknowledgements than asked is NotReplicatedError
+     * (the write ran and stands on the primary).
+     */
+    replicated(def, keys, args, binary) {
+        const call = this.send(def, keys, args, binary);
+        const r = this.replicas;
+        if (r === undefined || def.readOnly)
+            return call;
+        const wait = this.sendCommand('WAIT', [r.count, r.timeoutMs]);
+        return Promise.all([call, wait.catch((e) => e)]).then(([reply, acked]) => {
+            if (typeof acked === 'number' && acked >= r.count)
+                return reply;
+            const detail = typeof acked === 'number' ? `${acked} of ${r.count} replicas acknowledged` : `WAIT failed: ${String(acked)}`;
+            throw new errors_js_1.NotReplicatedError(`the write ran, but ${detail} within ${r.timeoutMs} ms`, { acked: typeof acked === 'number' ? acked : 0, wanted: r.count });
+        }, (e) => {
+            void wait.catch(() => { });
+            throw e;
+        });
+    }
+    /** Replicas every write waits for (`WAIT`), if the client asked for any. */
+    replicas;
+    /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
+    libraries = new Map();
+    /**
+     * Makes sure `def` is known to the server(s): `SCRIPT LOAD` of its body, or with FCALL delivery
+     * `FUNCTION LOAD` of its library (on every primary of a cluster). A library already loaded
+     * under its name is left alone (its name carries its version: replacing it is the ops CLI's
+     * decision).
+     */
     async load(def) {
-        const written = this.redis.status === 'ready';
-        try {
-            await this.redis.script('LOAD', def.body);
-        }
-        catch (raw) {
-            throw (0, classify_js_1.classify)(raw, written);
+        const functions = this.delivery === 'functions';
+        const source = functions ? this.libraries.get(def.library) : undefined;
+        if (functions && source === undefined)
+            throw new errors_js_1.ClientError(`no Function library ${def.library} is known to this client`, { nothingRan: true, retrySafe: true });
+        const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis];
+        for (const node of nodes) {
+            const written = node.status === 'ready';
+            try {
+                if (source === undefined)
+                    await node.call('SCRIPT', 'LOAD', def.body);
+                else
+                    await loadLibrary(node, def.library, source);
+            }
+            catch (raw) {
+                throw (0, classify_js_1.classify)(raw, written);
+            }
         }
     }
     /** Sends a script call (EVALSHA, or FCALL of the loaded library). */
@@ -147,6 +198,17 @@ class Runner {
     }
 }
 exports.Runner = Runner;
+/** `FUNCTION LOAD` of `source`; refused because it is there already (asked of the server) is fine. */
+async function loadLibrary(node, name, source) {
+    try {
+        await node.call('FUNCTION', 'LOAD', source);
+    }
+    catch (e) {
+        const listed = await node.call('FUNCTION', 'LIST', 'LIBRARYNAME', name);
+        if (!Array.isArray(listed) || !listed.some((l) => Array.isArray(l) && l.includes(name)))
+            throw e;
+    }
+}
 function isNoScript(e) {
     return (e instanceof errors_js_1.RejectedError && e.serverCode === 'NOSCRIPT') ||
         (e instanceof errors_js_1.ServerError && e.message.includes('Function not found'));
@@ -156,13 +218,38 @@ function backoff(policy, attempt) {
     const ceiling = Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** (attempt - 1));
     return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2));
 }
+/** The calls waiting on each signal, and its one listener (however many calls share it). */
+const waiters = new WeakMap();
 /** `p`, or an AbortedError as soon as `signal` fires (the call may still run: outcome unknown). */
 function abortable(p, signal) {
     if (!signal)
         return p;
     return new Promise((resolve, reject) => {
+        let entry = waiters.get(signal);
+        if (entry === undefined) {
+            const calls = new Set();
+            const listener = () => {
+                waiters.delete(signal);
+                for (const fire of calls)
+                    fire();
+            };
+            entry = { calls, listener };
+            waiters.set(signal, entry);
+            signal.addEventListener('abort', listener, { once: true });
+        }
         const onAbort = () => reject(new errors_js_1.AbortedError('the call was aborted; it may have run', { attempts: 1, cause: signal.reason }));
-        signal.addEventListener('abort', onAbort, { once: true });
-        p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+        entry.calls.add(onAbort);
+        p.then(resolve, reject).finally(() => forget(signal, onAbort));
     });
+}
+/** Drops a settled call from its signal's waiters; the last one takes the listener away. */
+function forget(signal, call) {
+    const entry = waiters.get(signal);
+    if (entry === undefined)
+        return;
+    entry.calls.delete(call);
+    if (entry.calls.size > 0)
+        return;
+    waiters.delete(signal);
+    signal.removeEventListener('abort', entry.listener);
 }

@@ -14,6 +14,8 @@ export interface ScriptDef {
     /** Resending after an unknown outcome cannot repeat the effect. */
     readonly retrySafe: boolean;
     readonly batchable: boolean;
+    /** A batchable script's batch entry point (several waiting decisions in one call). */
+    readonly batch?: ScriptDef;
 }
 /** A script argument as sent. */
 export type ScriptArg = string | number | Uint8Array;
@@ -28,6 +30,13 @@ export declare class BadReplyError extends Error {
     readonly code: "bad_reply";
     constructor(script: string, detail: string);
 }
+/** The Function library of these scripts, as `FUNCTION LOAD` takes it (FCALL delivery). */
+export declare const LIBRARY: {
+    readonly name: string;
+    readonly source: string;
+};
+/** `_batch`: several decisions of batchable scripts, in order, in one call. */
+export declare const BATCH_DEFAULT: ScriptDef;
 /** `fenced_write`: apply idempotent writes under one resource's hash tag only if the fence is at least the highest seen, and record it */
 export declare const FENCED_WRITE: ScriptDef;
 export interface FencedWriteKeys {

@@ -1,4 +1,4 @@
-import type { Client } from './client.js';
+import { type Client } from './client.js';
 import { Lease } from './lease.js';
 import { type Extended, type Lost, type Released } from './locks.js';
 export interface SemaphoreOptions {

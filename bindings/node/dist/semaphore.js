@@ -34,6 +34,13 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Permit = exports.Semaphore = void 0;
+// Semaphores with leases: the library's Semaphore (crates/redis-atomic/src/primitives/semaphore)
+// over the generated script layer. At most `capacity` live permits at any instant of the server's
+// clock, each with a fence greater than every fence issued before it. Keys: `<ns>:sem:v1:{name}`
+// (holders by lease end), `…:holders` (each holder's fence), `…:fence` (the last fence issued).
+// An acquire with a random token is not retry-safe (the caller never saw the token: a resend
+// would take a second permit); with the caller's token it is. Release and extend are safe.
+const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const lease_js_1 = require("./lease.js");
@@ -58,7 +65,7 @@ class Semaphore {
         if (typeof options.name !== 'string')
             throw (0, errors_js_1.typeError)('name must be a string');
         const permits = (0, keys_js_1.key)((0, keys_js_1.namespaceOf)(options.namespace), 'sem', SCHEMA, options.name);
-        this.#client = client;
+        this.#client = (0, client_js_1.live)(client);
         this.#capacity = capacity;
         this.#keys = { permits, holders: `${permits}:holders`, fence: `${permits}:fence` };
     }

@@ -18,10 +18,12 @@ import { bulk, command, freePort } from './server.mjs'
 const VECTORS =
   process.env.REDIS_ATOMIC_VECTORS ?? fileURLToPath(new URL('../../../conformance/vectors.json', import.meta.url))
 const vectors = JSON.parse(readFileSync(VECTORS, 'utf8'))
-// The addon itself (loaded by index.js, which installed its error factory): its private
-// `_classifyServerError` is the library's `Error::from_server_error`, the package's own
-// classification of a server's error reply.
-const native = createRequire(import.meta.url)('../redis-atomic.node')
+// The package's own classification of a server's error reply: the addon's private
+// `_classifyServerError` (the library's `Error::from_server_error`; index.js installed its error
+// factory), or the TypeScript implementation's `serverError` (dist/classify.js).
+const classifyServerError = process.env.REDIS_ATOMIC_NODE_IMPL === 'ts'
+  ? createRequire(import.meta.url)('../dist/classify.js').serverError
+  : createRequire(import.meta.url)('../redis-atomic.node')._classifyServerError
 
 // What this face does not run, and why (listed, never skipped silently; a test below checks
 // every entry still names something in the file).
@@ -272,7 +274,7 @@ test('errors: server error replies, a refused connect, timeouts after sending', 
     await t.test(c.id, async () => {
       if ('reply' in c) {
         const [code, ...rest] = c.reply.error.split(' ')
-        check(c, native._classifyServerError(code, rest.join(' ')))
+        check(c, classifyServerError(code, rest.join(' ')))
         return
       }
       const stage = EVENTS[c.event]

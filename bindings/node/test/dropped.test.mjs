@@ -103,3 +103,33 @@ test('control: plain ioredis resends the same call after the drop (the count see
   await plain.evalsha(scripts.RL_ANCHORED_WINDOW.sha1, 1, stateKey, '1', '100', '600000')
   assert.equal(await remaining('drop-plain', 'victim'), 98, 'ioredis ran it twice')
 })
+
+test('a batch whose reply is lost: unsafe members ran once (unknown outcome), safe ones are resent', async (t) => {
+  const p = await proxy(s.server.port)
+  t.after(() => p.close())
+  const client = await ra.Client.connect(`redis://127.0.0.1:${p.port}`, { batching: { inFlight: 1, minBatch: 2 }, timeoutMs: 2000, retry: { maxAttempts: 8, baseBackoffMs: 50, deadlineMs: 10_000 } })
+  t.after(() => client.close())
+  const limits = [{ algorithm: 'anchored-window', limit: 100, periodMs: 600_000 }]
+  const rl = new ra.RateLimiter(client, { namespace: 'lost', limits })
+  // Loads the scripts and the batch entry point: the swallowed reply is the batch's own.
+  await Promise.all(Array.from({ length: 10 }, (_, i) => rl.consume(`warm-${i}`, i % 2 ? { requestId: `w${i}` } : {})))
+  const before = client.batchStats().batches
+  // The first goes alone; once its reply is in, the proxy swallows the next one: the batch's.
+  const first = rl.consume('first')
+  const batch = Array.from({ length: 8 }, (_, i) =>
+    rl.consume(`m${i}`, i % 2 ? { requestId: `r${i}` } : {}).then((value) => ({ value }), (e) => e))
+  await first.then(() => p.arm())
+  const settled = await Promise.all(batch)
+  assert.ok(client.batchStats().batches > before, 'the members left as a batch')
+  const direct = new ra.RateLimiter(s.client, { namespace: 'lost', limits })
+  for (const [i, r] of settled.entries()) {
+    if (i % 2 === 0) {
+      assert.ok(r instanceof ra.OutcomeUnknownError, `member ${i}: ${r?.name ?? JSON.stringify(r)}`)
+      assert.deepEqual([r.retrySafe, r.nothingRan], [false, false])
+    } else {
+      assert.equal(r.value?.allowed, true, `member ${i} was resent and answered: ${r?.name ?? ''} ${r?.message ?? ''}`)
+    }
+    // Every member ran exactly once: one unit gone, whatever its reply.
+    assert.equal((await direct.consume(`m${i}`)).remaining, 100 - 2, `member ${i}`)
+  }
+})

@@ -1,8 +1,9 @@
 // The Client: one ioredis connection (or cluster) the primitives share, the package's retry
 // policy, and its closed flag. Made by `Client.connect` from a URL or from a user's instance.
 import { Cluster, Redis } from 'ioredis'
+import { DEFAULT_BATCHING, type BatchConfig } from './batch.js'
 import { adopt, connect, open, type TlsConfig } from './connection.js'
-import { badArgument, typeError } from './errors.js'
+import { badArgument, ClientError, typeError } from './errors.js'
 import { DEFAULT_RETRY, Runner, type Delivery, type RetryPolicy } from './runner.js'
 
 /** Retry settings (each optional: the library's defaults otherwise). */
@@ -12,7 +13,7 @@ export interface RetryOptions {
   baseBackoffMs?: number
   maxBackoffMs?: number
 }
-/** Natural batching's bounds (accepted; see the package README for what this version does). */
+/** Natural batching's bounds (each optional: the library's defaults otherwise). */
 export interface BatchingOptions {
   inFlight?: number
   maxDecisions?: number
@@ -79,6 +80,8 @@ export class Client {
     const delivery = DELIVERY[o.delivery ?? 'eval']
     if (delivery === undefined) throw badArgument(`delivery must be eval or functions, got ${String(o.delivery)}`)
     const retry: RetryPolicy = { ...DEFAULT_RETRY, ...o.retry }
+    const batching = batchingOf(o.batching)
+    const replicas = replicasOf(o.replicas)
     let redis: Redis | Cluster
     let owned = true
     if (url instanceof Redis || url instanceof Cluster) {
@@ -88,8 +91,14 @@ export class Client {
     } else {
       throw typeError('url must be a string, an array of seed URLs, or an ioredis Redis / Cluster')
     }
-    await connect(redis, timeoutMs)
-    const runner = new Runner(redis, retry, delivery, owned)
+    if (replicas !== undefined && redis instanceof Cluster) {
+      // WAIT must follow the write on the connection of the key's node; this client sends it on
+      // a standalone or Sentinel-named primary's connection only.
+      throw badArgument('replicas: WAIT after every write is available on one server or a Sentinel-named primary, not on a Cluster')
+    }
+    await connect(redis, timeoutMs, o.signal)
+    const runner = new Runner(redis, retry, delivery, owned, batching)
+    runner.replicas = replicas
     runner.keepAlive(false)
     return new Client(runner, owned, timeoutMs)
   }
@@ -116,7 +125,8 @@ export class Client {
 
   /** What this client's batching did so far. */
   batchStats(): BatchStats {
-    return { decisions: 0, alone: 0, batches: 0, batched: 0, separate: 0 }
+    const c = this.runner.batcher?.counts
+    return c ? { ...c } : { decisions: 0, alone: 0, batches: 0, batched: 0, separate: 0 }
   }
 
   /** Whether this client talks to a Redis Cluster. */
@@ -133,4 +143,35 @@ export class Client {
   get redis(): Redis | Cluster {
     return this.runner.redis
   }
+}
+
+/** The `batching` option as the batcher's bounds (undefined: off). */
+function batchingOf(o: boolean | BatchingOptions | undefined): BatchConfig | undefined {
+  if (o === false) return undefined
+  if (o === undefined || o === true) return DEFAULT_BATCHING
+  if (typeof o !== 'object' || o === null) throw typeError('batching must be a boolean or an object')
+  const c = { ...DEFAULT_BATCHING }
+  for (const k of ['inFlight', 'maxDecisions', 'maxBytes', 'minBatch'] as const) {
+    const v = o[k]
+    if (v === undefined) continue
+    if (!Number.isInteger(v) || v < 1) throw badArgument(`batching.${k} must be a positive integer, got ${String(v)}`)
+    c[k] = v
+  }
+  return c
+}
+
+/** The `replicas` option, checked (undefined: none). */
+function replicasOf(o: ReplicaOptions | undefined): ReplicaOptions | undefined {
+  if (o === undefined || o === null) return undefined
+  if (typeof o !== 'object') throw typeError('replicas must be an object { count, timeoutMs }')
+  if (!Number.isInteger(o.count) || o.count < 0) throw badArgument(`replicas.count must be a whole number, got ${String(o.count)}`)
+  if (!Number.isInteger(o.timeoutMs) || o.timeoutMs < 0) throw badArgument(`replicas.timeoutMs must be a whole number of ms, got ${String(o.timeoutMs)}`)
+  return o.count === 0 ? undefined : { count: o.count, timeoutMs: o.timeoutMs }
+}
+
+/** `client` as a live Client: a TypeError for anything else, a ClientError once it is closed. */
+export function live(client: unknown): Client {
+  if (!(client instanceof Client)) throw typeError('client must be a Client (from Client.connect)')
+  if (client.closed) throw new ClientError('the client is closed', { nothingRan: true, retrySafe: true })
+  return client
 }

@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs'
 import type { ConnectionOptions } from 'node:tls'
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
-import { badArgument, ConnectionError, TlsError } from './errors.js'
+import { AbortedError, badArgument, ConnectionError, TlsError } from './errors.js'
 
 /** The settings that keep ioredis from ever resending a command on its own. */
 export const SAFE = {
@@ -84,7 +84,11 @@ function clusterOptions(redisOptions: RedisOptions): ClusterOptions {
 /** A cluster node connection's options: never resending, connected and queued by the Cluster. */
 function nodeOptions(o: RedisOptions): ClusterOptions['redisOptions'] {
   const { lazyConnect: _l, retryStrategy: _r, enableOfflineQueue: _e, host: _h, port: _p, path: _a, sentinels: _s, ...rest } = o
-  return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 }
+  // disconnectTimeout: the Cluster's slot-refresh connections, closed after one question, leave a
+  // referenced timer this long each; while the Cluster retries an unreachable cluster, 2 s of
+  // them (the default) would keep an idle client's process alive between its (unreferenced)
+  // reconnects.
+  return { ...rest, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, disconnectTimeout: 50 }
 }
 
 /** One URL as ioredis options (with the package's timeouts and at-most-once settings). */
@@ -120,7 +124,9 @@ function parse(text: string, s: ConnectionSettings): RedisOptions {
         return { host: host || '127.0.0.1', port: Number(port || 26379) }
       })
       const tls = scheme === 'rediss+sentinel' ? tlsOf(true, s.tls, sentinels[0]?.host ?? '') : {}
-      return { ...base, sentinels, name: service, db: Number(index ?? 0), ...tls, ...(tls.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls.tls } : {}) }
+      // A round of sentinels that all fail ends the attempt: the reconnect is then the
+      // connection's own (retryStrategy), whose timer an idle client leaves unreferenced.
+      return { ...base, sentinels, name: service, db: Number(index ?? 0), sentinelRetryStrategy: () => null, ...tls, ...(tls.tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls.tls } : {}) }
     }
     default:
       throw badArgument(`unsupported URL scheme ${scheme}: redis://, rediss://, redis+unix://, redis+sentinel://`)
@@ -165,7 +171,10 @@ function tlsOf(on: boolean, config: TlsConfig | undefined, host: string): { tls?
 }
 
 /** Connects `redis` (built lazily) or fails with ConnectionError / TlsError; nothing ran. */
-export async function connect(redis: Redis | Cluster, timeoutMs: number): Promise<void> {
+export async function connect(redis: Redis | Cluster, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) {
+    throw new AbortedError('connecting was aborted before it began', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal.reason })
+  }
   if (redis.status === 'ready') return
   const failures: Error[] = []
   const onError = (e: Error): void => {
@@ -173,9 +182,10 @@ export async function connect(redis: Redis | Cluster, timeoutMs: number): Promis
   }
   redis.on('error', onError)
   try {
-    await withTimeout(redis.connect(), timeoutMs * 2)
+    await withTimeout(redis.connect(), timeoutMs * 2, signal)
   } catch (e) {
     redis.disconnect()
+    if (e instanceof AbortedError) throw e
     const cause = failures[0] ?? e
     const message = cause instanceof Error ? cause.message : String(cause)
     const props = { cause, nothingRan: true, transient: true, retrySafe: true, timedOut: /timed? ?out|ETIMEDOUT/i.test(message) }
@@ -189,10 +199,17 @@ export async function connect(redis: Redis | Cluster, timeoutMs: number): Promis
   redis.on('error', () => {})
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+/** `p`, or a rejection after `ms` (or an AbortedError when `signal` fires: nothing ran). */
+function withTimeout<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined
+  let onAbort: (() => void) | undefined
   const t = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`connect timed out after ${ms} ms`)), ms)
+    onAbort = () => reject(new AbortedError('connecting was aborted', { nothingRan: true, retrySafe: true, attempts: 0, cause: signal?.reason }))
+    signal?.addEventListener('abort', onAbort, { once: true })
   })
-  return Promise.race([p, t]).finally(() => clearTimeout(timer))
+  return Promise.race([p, t]).finally(() => {
+    clearTimeout(timer)
+    if (onAbort) signal?.removeEventListener('abort', onAbort)
+  })
 }

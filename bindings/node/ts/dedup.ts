@@ -2,7 +2,7 @@
 // dedup.rs): one `SET key token NX PX ttl GET` per id. Nil: this call set it (first sighting);
 // our own token back: our earlier attempt set it (a resend after a lost reply is still the first
 // sighting); anything else: a duplicate. Retry-safe, since the token tells the attempts apart.
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { badArgument, typeError } from './errors.js'
 import { key, namespaceOf } from './keys.js'
 import { randomToken } from './locks.js'
@@ -21,7 +21,7 @@ export class Dedup {
 
   constructor(client: Client, options: DedupOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
-    this.#client = client
+    this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
   }
 

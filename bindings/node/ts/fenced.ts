@@ -3,7 +3,7 @@
 // resource and applies the writes, all or nothing, only if it is at least that; it records the
 // fence. Every key carries the resource's `{tag}` (one slot). Retry-safe: a resend with the same
 // fence finds it recorded and the writes are idempotent. `highest` is one GET.
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { badArgument, typeError, WrongTypeError } from './errors.js'
 import { key, namespaceOf, slot } from './keys.js'
 import * as s from './scripts.js'
@@ -84,7 +84,7 @@ export class FencedWrites {
 
   constructor(client: Client, options: FencedWritesOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
-    this.#client = client
+    this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
     this.#retentionMs = msOf('retentionMs', options.retentionMs ?? 7 * 86_400_000, MAX_RETENTION_MS)
   }

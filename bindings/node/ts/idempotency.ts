@@ -7,7 +7,7 @@
 // retry-safe (the caller never saw the token); with the caller's token it is. Extend and the
 // ends (token and fence) are.
 import { createHash } from 'node:crypto'
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { badArgument, typeError } from './errors.js'
 import { key as keyOf, namespaceOf } from './keys.js'
 import { fenceOf, Lease, lost, ownerToken } from './lease.js'
@@ -64,7 +64,7 @@ export class Idempotency {
 
   constructor(client: Client, options: IdempotencyOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
-    this.#client = client
+    this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
     this.#ttlMs = msOf('ttlMs', options.ttlMs ?? 30_000, MAX_TTL_MS)
     this.#resultTtlMs = msOf('resultTtlMs', options.resultTtlMs ?? 86_400_000, MAX_RESULT_TTL_MS)

@@ -121,7 +121,11 @@ export abstract class Lease {
     this.#watch = undefined
   }
 
+  /** Throws the closed client's ClientError, which comes before a handle judges itself. */
+  protected clientLive(): void {}
+
   #live(verb: string): void {
+    this.clientLive()
     if (this.#ended) throw new HandleEndedError(`${verb}() after the handle ended (its end verb was already called)`, { nothingRan: true, retrySafe: true })
   }
 }

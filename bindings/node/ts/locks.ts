@@ -3,7 +3,7 @@
 // saw the token, so a resend would take a second lease); with the caller's token and no wait it
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
 import { randomBytes } from 'node:crypto'
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { AbortedError, badArgument, typeError } from './errors.js'
 import { fenceOf, Lease, lost } from './lease.js'
 import { key, namespaceOf } from './keys.js'
@@ -58,7 +58,7 @@ export class Locks {
 
   constructor(client: Client, options: LocksOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
-    this.#client = client
+    this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
   }
 
@@ -73,12 +73,14 @@ export class Locks {
     const waitMs = options?.waitMs ?? 0
     if (typeof waitMs !== 'number' || !(waitMs >= 0)) throw badArgument(`waitMs must be a number of ms, got ${String(waitMs)}`)
     if (given !== undefined && waitMs > 0) throw badArgument('a wait uses a token of its own: give token or waitMs, not both')
-    const safe = given !== undefined && waitMs === 0
+    // Resending the same token cannot take a second lease (the client may); only the caller's own
+    // token without a wait lets the caller resend.
+    const retrySafe = given !== undefined && waitMs === 0
     const signal = options?.signal
     const started = Date.now()
     for (;;) {
       const sent = performance.now()
-      const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe, signal })
+      const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe: true, retrySafe, signal })
       const r = s.decodeLockAcquire(raw)
       if (r.outcome === 'acquired') return new LockGuard(this, resource, token, r.fence, r.ttlMs, sent)
       const left = started + waitMs - Date.now()
@@ -109,6 +111,11 @@ export class Locks {
     return r.outcome === 'held' ? { held: true, fence: r.fence, ttlMs: r.ttlMs } : { held: false, fence: r.lastFence, ttlMs: 0 }
   }
 
+  /** @internal Throws the closed client's ClientError (before a handle judges itself). */
+  live(): void {
+    live(this.#client)
+  }
+
   /** The keys of `resource`'s lock. */
   keys(resource: string): LockKeys {
     if (typeof resource !== 'string') throw typeError('resource must be a string')
@@ -125,6 +132,7 @@ export class LockGuard extends Lease {
 
   get acquired(): true { return true }
   protected get subject(): string { return `the lock on ${this.resource}` }
+  protected override clientLive(): void { this.locks.live() }
   protected renew(ttlMs: number): Promise<Extended | Lost> {
     return this.locks.extend(this.resource, this.token, this.fence, ttlMs)
   }

@@ -6,7 +6,7 @@
 // Retry: enqueue (the job id), ack, nack, extend and `claimWithId` (the claim id) are retry-safe;
 // a plain `claim` is not (a resend would lease more jobs), and the package never resends it.
 // Administration (stats, inspect, dead letters, reap) is in queue-admin.ts.
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { badArgument, typeError } from './errors.js'
 import { digest, key, namespaceOf } from './keys.js'
 import { fenceOf, Lease, lost, ownerToken } from './lease.js'
@@ -94,7 +94,7 @@ export class Queue {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
     if (typeof options.name !== 'string') throw typeError('name must be a string')
     const base = key(namespaceOf(options.namespace), 'queue', SCHEMA, options.name)
-    this.client = client
+    this.client = live(client)
     this.config = configOf(options)
     const k = (part: string): string => `${base}:${part}`
     this.#keys = {

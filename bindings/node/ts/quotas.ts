@@ -2,7 +2,7 @@
 // A bounded add without a request id is not retry-safe (a resend would add twice); with one it
 // is (a repeat returns the recorded answer). Reads, TTLs, `raise` and `addUnlessSmaller` are
 // idempotent commands, resent within the retry policy.
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { badArgument, typeError } from './errors.js'
 import { digest, key, namespaceOf } from './keys.js'
 import * as s from './scripts.js'
@@ -42,7 +42,7 @@ export class Quotas {
 
   constructor(client: Client, options: QuotasOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
-    this.#client = client
+    this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
     this.#requestTtlMs = ttlOf('requestTtlMs', options.requestTtlMs ?? 3_600_000, 1000, 86_400_000)
   }

@@ -3,7 +3,7 @@
 // the lean common case); several limits, or a request id to record, run `rl_policy`. Every
 // decision is made by the script on server time; a decision without a request id is not
 // retry-safe (a resend would charge twice), one with a request id is (a repeat replays it).
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { badArgument, CostExceedsBurstError, typeError } from './errors.js'
 import { digest, key, namespaceOf } from './keys.js'
 import * as s from './scripts.js'
@@ -140,7 +140,7 @@ export class RateLimiter {
   constructor(client: Client, options: RateLimiterOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
     if (!Array.isArray(options.limits)) throw typeError('limits must be an array')
-    this.#client = client
+    this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
     if (options.limits.length === 0) throw badArgument('a policy needs at least one limit')
     this.#limits = options.limits.map(limitOf)

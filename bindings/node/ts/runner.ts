@@ -5,9 +5,10 @@
 // this loop is the only place a call is sent twice, and only when resending cannot repeat its
 // effect.
 import type { Cluster, Redis } from 'ioredis'
+import { Batcher, type BatchConfig } from './batch.js'
 import { classify } from './classify.js'
-import { AbortedError, ClientError, OutcomeUnknownError, RedisAtomicError, RejectedError, ServerError } from './errors.js'
-import type { ScriptArg, ScriptDef, ScriptRunner } from './scripts.js'
+import { AbortedError, ClientError, NotReplicatedError, OutcomeUnknownError, RedisAtomicError, RejectedError, ServerError } from './errors.js'
+import { LIBRARY, type ScriptArg, type ScriptDef, type ScriptRunner } from './scripts.js'
 
 /** How often and how long a failed call is tried again. */
 export interface RetryPolicy {
@@ -24,6 +25,9 @@ export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, deadlineMs: 3000, ba
 export interface CallOptions {
   /** Resending after an unknown outcome cannot repeat the effect (default: the script's class). */
   safe?: boolean | undefined
+  /** What an unknown outcome tells the caller about resending (default: `safe`): a call the
+   * client may resend itself (its own random token) may still be unsafe for the caller to. */
+  retrySafe?: boolean | undefined
   signal?: AbortSignal | null | undefined
   /** Bulk replies as Buffers, byte for byte (payloads, stored responses), not UTF-8 text. */
   binary?: boolean | undefined
@@ -35,13 +39,19 @@ export type Delivery = 'eval' | 'functions'
 /** Sends script calls over one ioredis connection (or cluster), with the package's retry rules. */
 export class Runner implements ScriptRunner {
   closed = false
+  /** Natural batching of batchable scripts' decisions (none when the client turned it off). */
+  readonly batcher: Batcher | undefined
 
   constructor(
     readonly redis: Redis | Cluster,
     readonly retry: RetryPolicy,
     readonly delivery: Delivery,
     readonly owned: boolean,
+    batching?: BatchConfig,
   ) {
+    const cluster = 'nodes' in redis
+    this.libraries.set(LIBRARY.name, LIBRARY.source)
+    this.batcher = batching ? new Batcher(batching, cluster, (def, keys, args) => this.once(def, keys, args)) : undefined
     // A new socket (a reconnect) starts referenced: match it to the calls in flight.
     redis.on('connect', () => this.keepAlive(this.inflight > 0))
     // ioredis arms its reconnect timer right after this event: an idle client's is unreferenced.
@@ -61,7 +71,11 @@ export class Runner implements ScriptRunner {
    */
   call(def: ScriptDef, keys: string[], args: ScriptArg[], options?: CallOptions): Promise<unknown> {
     const binary = options?.binary === true
-    return this.exec(() => this.once(def, keys, args, binary), options?.safe ?? def.retrySafe, options?.signal ?? undefined)
+    // A binary reply is decoded byte for byte by its caller: it leaves alone, never in a batch.
+    const batcher = def.batch === undefined || binary ? undefined : this.batcher
+    const attempt = batcher ? () => batcher.attempt(def, keys, args) : () => this.once(def, keys, args, binary)
+    const safe = options?.safe ?? def.retrySafe
+    return this.exec(attempt, safe, options?.signal ?? undefined, options?.retrySafe ?? safe)
   }
 
   /** A primitive's own idempotent command (`GET`, `PEXPIRE … NX`, `ZADD GT CH`, `SET … NX GET`). */
@@ -69,7 +83,7 @@ export class Runner implements ScriptRunner {
     return this.exec(() => this.sendCommand(name, args), options?.safe ?? true, options?.signal ?? undefined)
   }
 
-  private exec(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined): Promise<unknown> {
+  private exec(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined, reported = safe): Promise<unknown> {
     try {
       this.gate(signal)
     } catch (e) {
@@ -80,7 +94,7 @@ export class Runner implements ScriptRunner {
     if (this.inflight++ === 0) this.keepAlive(true)
     return (signal ? abortable(first, signal) : first).then(
       (reply) => this.settled(reply),
-      (e: unknown) => this.again(attempt, safe, signal, started, e).then(
+      (e: unknown) => this.again(attempt, safe, reported, signal, started, e).then(
         (reply) => this.settled(reply),
         (err: unknown) => { this.settled(undefined); throw err },
       ),
@@ -111,7 +125,7 @@ export class Runner implements ScriptRunner {
   }
 
   /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
-  private async again(attempt: () => Promise<unknown>, safe: boolean, signal: AbortSignal | undefined, started: number, failure: unknown): Promise<unknown> {
+  private async again(attempt: () => Promise<unknown>, safe: boolean, reported: boolean, signal: AbortSignal | undefined, started: number, failure: unknown): Promise<unknown> {
     let timedOut = false
     for (let n = 1; ; n++) {
       const e = failure instanceof RedisAtomicError ? failure : classify(failure, true)
@@ -120,10 +134,10 @@ export class Runner implements ScriptRunner {
       const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts
       const pause = backoff(this.retry, n)
       if (e instanceof AbortedError && !e.nothingRan) {
-        throw new AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: safe })
+        throw new AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: reported })
       }
       if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: safe }) : e
+        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: reported }) : e
       }
       await new Promise((resolve) => setTimeout(resolve, pause))
       this.gate(signal)
@@ -145,20 +159,58 @@ export class Runner implements ScriptRunner {
 
   /** One attempt: the call, and after NOSCRIPT the body loaded and the call sent once more. */
   once(def: ScriptDef, keys: string[], args: ScriptArg[], binary = false): Promise<unknown> {
-    return this.send(def, keys, args, binary).catch(async (e: unknown) => {
+    return this.replicated(def, keys, args, binary).catch(async (e: unknown) => {
       if (!isNoScript(e)) throw e
       await this.load(def)
-      return this.send(def, keys, args, binary)
+      return this.replicated(def, keys, args, binary)
     })
   }
 
-  /** Makes sure `def`'s body is known to the server its keys go to. */
-  private async load(def: ScriptDef): Promise<void> {
-    const written = this.redis.status === 'ready'
-    try {
-      await (this.redis as Redis).script('LOAD', def.body)
-    } catch (raw) {
-      throw classify(raw, written)
+  /**
+   * The call, and for a write with `replicas` set a `WAIT` pipelined right behind it on the same
+   * connection (so it covers the write): fewer acknowledgements than asked is NotReplicatedError
+   * (the write ran and stands on the primary).
+   */
+  private replicated(def: ScriptDef, keys: string[], args: ScriptArg[], binary: boolean): Promise<unknown> {
+    const call = this.send(def, keys, args, binary)
+    const r = this.replicas
+    if (r === undefined || def.readOnly) return call
+    const wait = this.sendCommand('WAIT', [r.count, r.timeoutMs])
+    return Promise.all([call, wait.catch((e: unknown) => e)]).then(([reply, acked]) => {
+      if (typeof acked === 'number' && acked >= r.count) return reply
+      const detail = typeof acked === 'number' ? `${acked} of ${r.count} replicas acknowledged` : `WAIT failed: ${String(acked)}`
+      throw new NotReplicatedError(`the write ran, but ${detail} within ${r.timeoutMs} ms`, { acked: typeof acked === 'number' ? acked : 0, wanted: r.count })
+    }, (e: unknown) => {
+      void wait.catch(() => {})
+      throw e
+    })
+  }
+
+  /** Replicas every write waits for (`WAIT`), if the client asked for any. */
+  replicas: { count: number, timeoutMs: number } | undefined
+
+  /** The Function libraries this runner can load, by name (the built-in one, users' sets). */
+  readonly libraries = new Map<string, string>()
+
+  /**
+   * Makes sure `def` is known to the server(s): `SCRIPT LOAD` of its body, or with FCALL delivery
+   * `FUNCTION LOAD` of its library (on every primary of a cluster). A library already loaded
+   * under its name is left alone (its name carries its version: replacing it is the ops CLI's
+   * decision).
+   */
+  async load(def: ScriptDef): Promise<void> {
+    const functions = this.delivery === 'functions'
+    const source = functions ? this.libraries.get(def.library) : undefined
+    if (functions && source === undefined) throw new ClientError(`no Function library ${def.library} is known to this client`, { nothingRan: true, retrySafe: true })
+    const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis]
+    for (const node of nodes) {
+      const written = node.status === 'ready'
+      try {
+        if (source === undefined) await node.call('SCRIPT', 'LOAD', def.body)
+        else await loadLibrary(node, def.library, source)
+      } catch (raw) {
+        throw classify(raw, written)
+      }
     }
   }
 
@@ -179,6 +231,16 @@ export class Runner implements ScriptRunner {
   }
 }
 
+/** `FUNCTION LOAD` of `source`; refused because it is there already (asked of the server) is fine. */
+async function loadLibrary(node: Redis, name: string, source: string): Promise<void> {
+  try {
+    await node.call('FUNCTION', 'LOAD', source)
+  } catch (e) {
+    const listed = await node.call('FUNCTION', 'LIST', 'LIBRARYNAME', name)
+    if (!Array.isArray(listed) || !listed.some((l: unknown) => Array.isArray(l) && l.includes(name))) throw e
+  }
+}
+
 function isNoScript(e: unknown): boolean {
   return (e instanceof RejectedError && e.serverCode === 'NOSCRIPT') ||
     (e instanceof ServerError && e.message.includes('Function not found'))
@@ -190,12 +252,36 @@ function backoff(policy: RetryPolicy, attempt: number): number {
   return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2))
 }
 
+/** The calls waiting on each signal, and its one listener (however many calls share it). */
+const waiters = new WeakMap<AbortSignal, { calls: Set<() => void>, listener: () => void }>()
+
 /** `p`, or an AbortedError as soon as `signal` fires (the call may still run: outcome unknown). */
 function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p
   return new Promise<T>((resolve, reject) => {
+    let entry = waiters.get(signal)
+    if (entry === undefined) {
+      const calls = new Set<() => void>()
+      const listener = (): void => {
+        waiters.delete(signal)
+        for (const fire of calls) fire()
+      }
+      entry = { calls, listener }
+      waiters.set(signal, entry)
+      signal.addEventListener('abort', listener, { once: true })
+    }
     const onAbort = (): void => reject(new AbortedError('the call was aborted; it may have run', { attempts: 1, cause: signal.reason }))
-    signal.addEventListener('abort', onAbort, { once: true })
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+    entry.calls.add(onAbort)
+    p.then(resolve, reject).finally(() => forget(signal, onAbort))
   })
+}
+
+/** Drops a settled call from its signal's waiters; the last one takes the listener away. */
+function forget(signal: AbortSignal, call: () => void): void {
+  const entry = waiters.get(signal)
+  if (entry === undefined) return
+  entry.calls.delete(call)
+  if (entry.calls.size > 0) return
+  waiters.delete(signal)
+  signal.removeEventListener('abort', entry.listener)
 }

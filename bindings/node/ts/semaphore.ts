@@ -4,7 +4,7 @@
 // (holders by lease end), `…:holders` (each holder's fence), `…:fence` (the last fence issued).
 // An acquire with a random token is not retry-safe (the caller never saw the token: a resend
 // would take a second permit); with the caller's token it is. Release and extend are safe.
-import type { Client } from './client.js'
+import { live, type Client } from './client.js'
 import { badArgument, typeError } from './errors.js'
 import { key, namespaceOf } from './keys.js'
 import { fenceOf, Lease, lost, ownerToken } from './lease.js'
@@ -35,7 +35,7 @@ export class Semaphore {
     }
     if (typeof options.name !== 'string') throw typeError('name must be a string')
     const permits = key(namespaceOf(options.namespace), 'sem', SCHEMA, options.name)
-    this.#client = client
+    this.#client = live(client)
     this.#capacity = capacity
     this.#keys = { permits, holders: `${permits}:holders`, fence: `${permits}:fence` }
   }

@@ -2,7 +2,8 @@
 // (ioredis pipelines every in-flight command on it), or this repository's own Node package
 // (`--limiter redis-atomic --package bindings/node`: its anchored window — a window opened by
 // the identity's first request, RateLimiterRedis's own semantics (`SET NX EX` on the first hit)
-// — over one pooled connection; `redis-atomic-fw`: its clock-aligned fixed window), `--concurrency` async workers each awaiting one `consume(identity, 1)` at a time,
+// — over one pooled connection; `redis-atomic-fw`: its clock-aligned fixed window; both with
+// natural batching, on by default, or `...-unbatched` without), `--concurrency` async workers each awaiting one `consume(identity, 1)` at a time,
 // for `--seconds` after an unmeasured `--warmup`. Limits are never reached (10^9 points per
 // 60 s), so every decision is an admission, as in `redis-atomic bench`; a refusal or an error
 // fails the run. Prints one JSON line on stdout: decisions, seconds, decisions/s, the share of
@@ -27,6 +28,9 @@ const LIMITERS = {
   // The redis-atomic Node package (TypeScript on ioredis, its compiled dist/), from --package.
   'redis-atomic': 'anchored-window',
   'redis-atomic-fw': 'fixed-window',
+  // The same two with natural batching off: one script call per decision.
+  'redis-atomic-unbatched': 'anchored-window',
+  'redis-atomic-fw-unbatched': 'fixed-window',
 };
 
 const { values: a } = parseArgs({
@@ -62,7 +66,8 @@ if (native) {
   packages['redis-atomic'] = require(resolve(a.package, 'package.json')).version;
   // A 10 s timeout keeps a starved shared machine measuring rather than failing (the package's
   // default of 1 s is for services, not for this harness).
-  const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1, timeoutMs: 10_000 });
+  const batching = !a.limiter.endsWith('-unbatched');
+  const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1, timeoutMs: 10_000, batching });
   const limiter = new ra.RateLimiter(client, {
     namespace: 'ra-node',
     limits: [{ algorithm: LIMITERS[a.limiter], limit: 1e9, periodMs: 60_000 }],

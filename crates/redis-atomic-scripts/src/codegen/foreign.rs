@@ -109,6 +109,29 @@ pub struct SetModel {
     pub library: String,
     /// Every script, sorted by name.
     pub scripts: Vec<ScriptModel>,
+    /// The batch entry points of its batchable scripts, one per set of flags ([`super::batch`]).
+    pub batches: Vec<BatchModel>,
+    /// The Function library, as `FUNCTION LOAD` takes it ([`super::library_source`]).
+    pub library_source: String,
+}
+
+/// One batch entry point: an `EVALSHA` script of its own and a function of the library.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchModel {
+    /// `_batch`, `_batch_no_writes`, ...
+    pub name: String,
+    /// The group's name as a constant suffix: `DEFAULT`, `NO_WRITES`, ...
+    pub static_name: String,
+    /// SHA1 of `body`.
+    pub sha1: String,
+    /// Its Function name in the library.
+    pub function_name: String,
+    /// The exact source `EVALSHA` runs.
+    pub body: String,
+    /// The group's flags include `no-writes`.
+    pub read_only: bool,
+    /// The scripts it runs, by name.
+    pub scripts: Vec<String>,
 }
 
 /// The model of `scripts` in `lib`.
@@ -116,6 +139,24 @@ pub fn model(scripts: &[ScriptFile], lib: &Library) -> SetModel {
     SetModel {
         library: lib.name.clone(),
         scripts: scripts.iter().map(|s| script(s, lib)).collect(),
+        batches: super::batch::groups(scripts)
+            .iter()
+            .map(|g| batch_model(g, lib))
+            .collect(),
+        library_source: super::library_source(scripts, lib),
+    }
+}
+
+fn batch_model(g: &super::batch::BatchGroup<'_>, lib: &Library) -> BatchModel {
+    let body = super::batch::eval_source(g);
+    BatchModel {
+        name: g.name.clone(),
+        static_name: g.static_name(),
+        sha1: crate::load::sha1_hex(&body),
+        function_name: lib.function_name(&g.name),
+        body,
+        read_only: g.flags.iter().any(|f| f == "no-writes"),
+        scripts: g.scripts.iter().map(|s| s.name.clone()).collect(),
     }
 }
 
@@ -396,7 +437,7 @@ pub(super) mod tests_support {
         let text =
             "#!lua\n--- summary: take from a cart\n--- invariant: i\n--- keys: cart more...\n\
                     --- args: qty\n--- returns: {'taken', wait:ms, outcome:'a'|'b', n, \
-                    items:[id:str, at:us] * n} | {'gone'}\n--- retry: safe\n--- version: 1\n\
+                    items:[id:str, at:us] * n} | {'gone'}\n--- retry: safe\n--- version: 1\n--- batch: yes\n\
                     if ARGV[1] then return {'gone'} end\nredis.call('DEL', KEYS[1])\nreturn {'taken', 1, 'a', 0}\n";
         let s = parse_source(Path::new("t.lua"), "shop_take", text, &mut |_| Ok(None))
             .unwrap_or_else(|e| panic!("{e}"));

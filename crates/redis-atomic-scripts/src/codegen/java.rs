@@ -389,6 +389,8 @@ mod tests {
                     name: "reply".into(),
                     ..sample().scripts[0].clone()
                 }],
+                batches: Vec::new(),
+                library_source: String::new(),
             },
             "p",
         );

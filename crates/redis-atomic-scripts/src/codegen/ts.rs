@@ -2,10 +2,12 @@
 //! (`runtime/runtime.ts`: `ScriptDef`, `ScriptRunner`, `BadReplyError`, the reply cursor) first,
 //! then per script a `ScriptDef` const, its keys and args interfaces, its reply as a union
 //! discriminated by `outcome`, `decode<Name>` and `call<Name>`; `DECODERS` maps names to
-//! decoders. Integers are `number` (a reply beyond 2^53 is a bad reply), bytes `Uint8Array`.
+//! decoders; each batch entry point is a `ScriptDef` too (`BATCH_DEFAULT`, ...), which every
+//! batchable script's definition names in `batch`. Integers are `number` (a reply beyond 2^53 is a bad reply), bytes `Uint8Array`.
 
 use super::foreign::{
-    camel, definition, pascal, quoted, reader, FieldModel, Param, ScriptModel, SetModel, OUTCOME,
+    camel, definition, pascal, quoted, reader, BatchModel, FieldModel, Param, ScriptModel,
+    SetModel, OUTCOME,
 };
 use crate::returns::Type;
 use std::fmt::Write as _;
@@ -19,10 +21,22 @@ pub fn emit(set: &SetModel) -> Result<String, String> {
          (library {}). Do not edit.\n\n{RUNTIME}",
         set.library
     );
+    let _ = write!(
+        out,
+        "\n/** The Function library of these scripts, as `FUNCTION LOAD` takes it (FCALL delivery). */\n\
+         export const LIBRARY: {{ readonly name: string, readonly source: string }} = {{\n  name: '{}',\n  \
+         source: {},\n}}\n",
+        set.library,
+        quoted(&set.library_source, false),
+    );
+    for b in &set.batches {
+        out.push_str(&batch(b, &set.library));
+    }
     let mut decoders = String::new();
     for s in &set.scripts {
         super::foreign::check_variants(s)?;
-        out.push_str(&script(s, &set.library));
+        let group = set.batches.iter().find(|b| b.scripts.contains(&s.name));
+        out.push_str(&script(s, &set.library, group));
         let _ = writeln!(decoders, "  {}: decode{},", s.name, pascal(&s.name));
     }
     let _ = write!(
@@ -66,13 +80,33 @@ fn read(f: &FieldModel) -> String {
     }
 }
 
-fn script(s: &ScriptModel, library: &str) -> String {
+/// A batch entry point's definition (`BATCH_DEFAULT`, ...): what a runner sends for several
+/// waiting decisions of its scripts at once (see `batch.rs` for the call's layout).
+fn batch(b: &BatchModel, library: &str) -> String {
+    format!(
+        "\n/** `{name}`: several decisions of batchable scripts, in order, in one call. */\n\
+         export const BATCH_{upper}: ScriptDef = {{\n  name: '{name}',\n  library: '{library}',\n  \
+         sha1: '{sha}',\n  functionName: '{function}',\n  body: {body},\n  keys: ['keys...'],\n  \
+         args: ['runs...'],\n  readOnly: {ro},\n  retrySafe: false,\n  batchable: false,\n}}\n",
+        name = b.name,
+        upper = b.static_name,
+        sha = b.sha1,
+        function = b.function_name,
+        body = quoted(&b.body, false),
+        ro = b.read_only,
+    )
+}
+
+fn script(s: &ScriptModel, library: &str, group: Option<&BatchModel>) -> String {
     let p = pascal(&s.name);
+    let batch = group.map_or(String::new(), |b| {
+        format!("  batch: BATCH_{},\n", b.static_name)
+    });
     let template = format!(
         "\n/** `{{name}}`: {{summary}} */\nexport const {upper}: ScriptDef = {{\n  name: '{{name}}',\n  \
          library: '{{library}}',\n  sha1: '{{sha}}',\n  functionName: '{{function}}',\n  body: {{body}},\n  \
          keys: [{{keys}}],\n  args: [{{args}}],\n  readOnly: {{ro}},\n  retrySafe: {{rs}},\n  \
-         batchable: {{batch}},\n}}\n\n",
+         batchable: {{batch}},\n{batch}}}\n\n",
         upper = s.name.to_uppercase(),
     );
     let (summary, body) = (s.summary.replace("*/", "* /"), quoted(&s.body, false));
@@ -238,6 +272,9 @@ mod tests {
             "export async function callShopTake(runner: ScriptRunner, keys: ShopTakeKeys, args: ShopTakeArgs)",
             "[keys.cart, ...keys.more], [args.qty]",
             "  shop_take: decodeShopTake,",
+            "export const LIBRARY: { readonly name: string, readonly source: string } = {",
+            "export const BATCH_DEFAULT: ScriptDef = {",
+            "  batch: BATCH_DEFAULT,\n}",
         ] {
             assert!(code.contains(line), "{line} missing from:\n{code}");
         }

@@ -20,6 +20,8 @@ export interface ScriptDef {
   /** Resending after an unknown outcome cannot repeat the effect. */
   readonly retrySafe: boolean
   readonly batchable: boolean
+  /** A batchable script's batch entry point (several waiting decisions in one call). */
+  readonly batch?: ScriptDef
 }
 
 /** A script argument as sent. */

@@ -1,0 +1,155 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Batcher = exports.DEFAULT_BATCHING = void 0;
+// Natural batching, as the Rust client does it (crates/redis-atomic/src/client/batch): decisions of
+// batchable scripts (`--- batch: yes`) that queue up for the same batch entry point on the same
+// node (on a cluster: the same slot) leave together as one call of that entry point, generated
+// from the same script bodies (`BATCH_DEFAULT`, ... in scripts.ts), which answers one reply per
+// decision, each what the decision's own call would have answered at its place in the order.
+//
+// Per lane: a decision that finds fewer than `inFlight` calls of its lane in flight goes out at
+// once, alone (no timer, no added latency at low load); otherwise it waits, and when a call of the
+// lane finishes the waiting decisions leave together (at most `maxDecisions` and `maxBytes`), or,
+// fewer than `minBatch` of them, as separate calls. Only decisions already waiting ride along.
+//
+// Everything else stays per decision: each decision is one attempt of its own retry loop
+// (runner.ts), so a batch whose reply is lost fails each decision with an unknown outcome and each
+// decision's own retry class decides whether it is sent again; an error element of the reply (a
+// bad argument, WRONGTYPE) is that decision's error alone.
+const classify_js_1 = require("./classify.js");
+const keys_js_1 = require("./keys.js");
+/** The Rust client's defaults. */
+exports.DEFAULT_BATCHING = { inFlight: 4, maxDecisions: 64, maxBytes: 256 * 1024, minBatch: 3 };
+/** Most keys plus arguments of one decision inside a batch (the entry point's bound). */
+const MAX_DECISION_ITEMS = 4096;
+/** The lanes of one client and their counts. */
+class Batcher {
+    config;
+    cluster;
+    send;
+    counts = { decisions: 0, alone: 0, batches: 0, batched: 0, separate: 0 };
+    #lanes = new Map();
+    constructor(config, cluster, send) {
+        this.config = config;
+        this.cluster = cluster;
+        this.send = send;
+    }
+    /** One attempt of a batchable decision: alone, or with the others waiting in its lane. */
+    attempt(def, keys, args) {
+        const batch = def.batch;
+        const id = this.cluster && keys.length > 0 ? `${batch.name}:${(0, keys_js_1.slot)(keys[0])}` : batch.name;
+        let lane = this.#lanes.get(id);
+        if (lane === undefined) {
+            lane = { batch, busy: 0, waiting: [] };
+            this.#lanes.set(id, lane);
+        }
+        this.counts.decisions++;
+        if (lane.busy < this.config.inFlight || keys.length + args.length > MAX_DECISION_ITEMS) {
+            this.counts.alone++;
+            return this.#call(lane, () => this.send(def, keys, args));
+        }
+        return new Promise((resolve, reject) => {
+            lane.waiting.push({ def, keys, args, bytes: size(keys, args), resolve, reject });
+        });
+    }
+    /** `go()` as one call of `lane`: when it ends, the decisions waiting meanwhile leave. */
+    #call(lane, go) {
+        lane.busy++;
+        const p = go();
+        const done = () => {
+            lane.busy--;
+            this.#drain(lane);
+        };
+        p.then(done, done);
+        return p;
+    }
+    /** The decisions waiting in `lane` (as many as the bounds allow) leave together. */
+    #drain(lane) {
+        if (lane.waiting.length === 0 || lane.busy >= this.config.inFlight)
+            return;
+        let bytes = 0;
+        let n = 0;
+        while (n < lane.waiting.length && n < this.config.maxDecisions) {
+            const b = lane.waiting[n].bytes;
+            if (n > 0 && bytes + b > this.config.maxBytes)
+                break;
+            bytes += b;
+            n++;
+        }
+        const group = lane.waiting.splice(0, n);
+        if (group.length < this.config.minBatch) {
+            this.counts.separate += group.length;
+            for (const e of group)
+                this.#call(lane, () => this.send(e.def, e.keys, e.args)).then(e.resolve, e.reject);
+            return;
+        }
+        this.counts.batches++;
+        this.counts.batched += group.length;
+        this.#call(lane, () => this.#batch(lane.batch, group)).catch(() => { });
+    }
+    /** One call of the entry point for `group`; each decision settles with its own element. */
+    async #batch(batch, group) {
+        const { keys, args } = layout(group);
+        let reply;
+        try {
+            reply = await this.send(batch, keys, args);
+        }
+        catch (e) {
+            for (const d of group)
+                d.reject(e);
+            return;
+        }
+        if (!Array.isArray(reply) || reply.length !== group.length) {
+            const e = (0, classify_js_1.classify)(new Error(`${batch.name}: bad reply: ${group.length} decisions, ${Array.isArray(reply) ? reply.length : 'no'} replies`), true);
+            for (const d of group)
+                d.reject(e);
+            return;
+        }
+        group.forEach((d, i) => {
+            const r = reply[i];
+            if (r instanceof Error)
+                d.reject((0, classify_js_1.classify)(r, true));
+            else
+                d.resolve(r);
+        });
+    }
+}
+exports.Batcher = Batcher;
+/** A decision's share of a batch's size: its keys' and arguments' bytes (strings by length). */
+function size(keys, args) {
+    let n = 0;
+    for (const k of keys)
+        n += k.length;
+    for (const a of args)
+        n += typeof a === 'number' ? 8 : a.length;
+    return n;
+}
+/**
+ * The batch call's keys and arguments: every decision's keys in order; the arguments as runs of
+ * one script each, `<name> <count>`, then each decision's arguments (preceded by `<key count>
+ * <argument count>` for a script whose header lists are variadic).
+ */
+function layout(group) {
+    const keys = [];
+    const args = [];
+    let countAt = -1;
+    let current;
+    for (const d of group) {
+        if (d.def !== current) {
+            current = d.def;
+            args.push(d.def.name, 0);
+            countAt = args.length - 1;
+        }
+        args[countAt] = args[countAt] + 1;
+        if (variadic(d.def))
+            args.push(d.keys.length, d.args.length);
+        for (const k of d.keys)
+            keys.push(k);
+        for (const a of d.args)
+            args.push(a);
+    }
+    return { keys, args };
+}
+function variadic(def) {
+    return def.keys.some((k) => k.endsWith('...')) || def.args.some((a) => a.endsWith('...'));
+}
