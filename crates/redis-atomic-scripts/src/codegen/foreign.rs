@@ -109,13 +109,48 @@ pub struct SetModel {
     pub library: String,
     /// Every script, sorted by name.
     pub scripts: Vec<ScriptModel>,
+    /// The batch entry points ([`super::batch`]), by name.
+    pub batches: Vec<BatchModel>,
+}
+
+/// A batch entry point: what a client sends when several decisions of its scripts leave
+/// together (its own `EVALSHA` source, or its function of the library).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchModel {
+    /// `_batch`, `_batch_no_writes`, ...
+    pub name: String,
+    /// SHA1 of `body`.
+    pub sha1: String,
+    /// Its Function name in the library.
+    pub function_name: String,
+    /// The exact source `EVALSHA` runs.
+    pub body: String,
+    /// Its scripts declare `no-writes` (runs by `EVALSHA_RO` / `FCALL_RO`).
+    pub read_only: bool,
+    /// The names of the scripts it runs.
+    pub scripts: Vec<String>,
 }
 
 /// The model of `scripts` in `lib`.
 pub fn model(scripts: &[ScriptFile], lib: &Library) -> SetModel {
+    let batches = super::batch::groups(scripts)
+        .iter()
+        .map(|g| {
+            let body = super::batch::eval_source(g);
+            BatchModel {
+                name: g.name.clone(),
+                sha1: sha1_smol::Sha1::from(&body).digest().to_string(),
+                function_name: lib.function_name(&g.name),
+                body,
+                read_only: g.flags.iter().any(|f| f == "no-writes"),
+                scripts: g.scripts.iter().map(|s| s.name.clone()).collect(),
+            }
+        })
+        .collect();
     SetModel {
         library: lib.name.clone(),
         scripts: scripts.iter().map(|s| script(s, lib)).collect(),
+        batches,
     }
 }
 

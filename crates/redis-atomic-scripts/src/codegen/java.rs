@@ -389,6 +389,7 @@ mod tests {
                     name: "reply".into(),
                     ..sample().scripts[0].clone()
                 }],
+                batches: vec![],
             },
             "p",
         );
