@@ -41,6 +41,9 @@ Clients (--only, repeatable; default all):
   ra-go-aw         the same module, its anchored window
   redsync-lock     go-redsync's Mutex (SET NX PX, then its delete script): lock cycles
   ra-go-lock       the Go module's Locks (lock_acquire, then lock_release): lock cycles
+  ra-go-gcra-unbatched, ra-go-aw-unbatched, ra-go-lock-unbatched
+                   the same with the module's batching off (WithBatching(NoBatching())); the
+                   series above batch decisions that queue up (on by default)
                    (the Go clients: --concurrency goroutines, one go-redis connection per
                    operation in flight, as go-redis does not multiplex; built by `go build`
                    from tools/peers/go into --cache)
@@ -126,6 +129,12 @@ CLIENTS = {
     "ra-go-aw": (GO, "ra-aw", [("rate", "redis-atomic Go module, anchored window")]),
     "redsync-lock": (GOLOCK, "redsync", [("rate", "redsync Mutex, cycles, goroutines")]),
     "ra-go-lock": (GOLOCK, "ra-lock", [("rate", "redis-atomic Go Locks, cycles, goroutines")]),
+    "ra-go-gcra-unbatched": (GO, "ra-gcra-unbatched", [
+        ("rate", "redis-atomic Go module, GCRA, unbatched")]),
+    "ra-go-aw-unbatched": (GO, "ra-aw-unbatched", [
+        ("rate", "redis-atomic Go module, anchored window, unbatched")]),
+    "ra-go-lock-unbatched": (GOLOCK, "ra-lock-unbatched", [
+        ("rate", "redis-atomic Go Locks, cycles, unbatched")]),
 }
 # Lock-cycle series: compared only with each other (cycles/s, not decisions/s).
 LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind in (PYLOCK, GOLOCK)}

@@ -27,6 +27,7 @@ package redisatomic
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis-atomic/redis-atomic/bindings/go/internal/scripts"
 	"github.com/redis/go-redis/v9"
@@ -107,6 +108,37 @@ type batcher struct {
 	mu                                           sync.Mutex
 	lanes                                        map[laneKey]*lane
 	decisions, alone, batches, batched, separate atomic.Uint64
+	workers                                      workers
+}
+
+// workers run the sends of waiting decisions on goroutines that stay a while for the next one:
+// a fresh goroutine would grow its stack through go-redis's call path every time.
+type workers struct{ jobs chan func() }
+
+// workerIdle is how long an idle worker waits for the next job before it ends.
+const workerIdle = time.Second
+
+// run hands job to an idle worker, or starts one.
+func (w *workers) run(job func()) {
+	select {
+	case w.jobs <- job:
+	default:
+		go w.loop(job)
+	}
+}
+
+func (w *workers) loop(job func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		job()
+		idle.Reset(workerIdle)
+		select {
+		case job = <-w.jobs:
+		case <-idle.C:
+			return
+		}
+	}
 }
 
 type laneKey struct {
@@ -115,7 +147,7 @@ type laneKey struct {
 }
 
 func newBatcher(config Batching) *batcher {
-	return &batcher{config: config, lanes: map[laneKey]*lane{}}
+	return &batcher{config: config, lanes: map[laneKey]*lane{}, workers: workers{jobs: make(chan func())}}
 }
 
 func (b *batcher) lane(batch *scripts.ScriptDef, slot uint16) *lane {

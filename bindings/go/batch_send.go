@@ -48,12 +48,16 @@ func (c *Client) sendGroup(batch *scripts.ScriptDef, group []*entry) {
 	if len(group) < c.batcher.config.MinBatch || group[0].solo {
 		c.batcher.separate.Add(uint64(len(group)))
 		var wg sync.WaitGroup
-		for _, e := range group {
-			wg.Go(func() {
-				raw, err := c.alone(ctx, e.def, e.keys, e.args)
-				e.reply <- outcome{raw, err}
-			})
+		send := func(e *entry) {
+			raw, err := c.alone(ctx, e.def, e.keys, e.args)
+			e.reply <- outcome{raw, err}
 		}
+		last := len(group) - 1
+		for _, e := range group[:last] {
+			wg.Add(1)
+			c.batcher.workers.run(func() { defer wg.Done(); send(e) })
+		}
+		send(group[last])
 		wg.Wait()
 		return
 	}

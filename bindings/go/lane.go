@@ -79,7 +79,7 @@ func (l *lane) enqueue(e *entry, limit int) bool {
 // release frees a slot, or keeps it for what queued meanwhile and drains that.
 func (l *lane) release(c *Client) {
 	if group := l.next(c.batcher.config); group != nil {
-		go l.drain(c, group)
+		c.batcher.workers.run(func() { l.drain(c, group) })
 	}
 }
 
