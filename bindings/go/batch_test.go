@@ -115,7 +115,7 @@ func TestBatchExactlyLimitAdmitted(t *testing.T) {
 }
 
 // One decision's bad argument and another's wrong-typed key are their own errors; the other
-// decisions of the same batch are decided.
+// decisions of the same batches are decided.
 func TestBatchBadMemberFailsAlone(t *testing.T) {
 	c, _ := connect(t, oneInFlight())
 	ctx := testCtx(t)
@@ -129,6 +129,8 @@ func TestBatchBadMemberFailsAlone(t *testing.T) {
 		{"{a}:bad", []any{1, "many", 60_000_000, 5, ""}},
 		{"{b}:list", good},
 		{"{a}:ok2", good},
+		{"{a}:ok3", good},
+		{"{a}:ok4", good},
 	}
 	lane := heldLane(t, c)
 	errs := make([]error, len(calls))
@@ -143,20 +145,22 @@ func TestBatchBadMemberFailsAlone(t *testing.T) {
 	if !errors.Is(errs[1], ErrBadArgument) || !errors.Is(errs[2], ErrWrongType) {
 		t.Fatalf("want bad_argument and wrong_type: %v, %v", errs[1], errs[2])
 	}
-	for _, i := range []int{0, 3} {
+	for _, i := range []int{0, 3, 4, 5} {
 		reply, err := scripts.DecodeRlGcra(raws[i])
 		if errs[i] != nil || err != nil || reply.Outcome() != "allowed" {
 			t.Fatalf("decision %d: %v %v %v", i, reply, errs[i], err)
 		}
 	}
-	if s := c.BatchStats(); s.Batches != 1 || s.Batched != 4 {
-		t.Fatalf("want one batch of 4: %+v", s)
+	if s := c.BatchStats(); s.Batches != 2 || s.Batched != 6 {
+		t.Fatalf("want two batches of 3 (half of what waits, at least 3): %+v", s)
 	}
 }
 
-// A batch whose reply is dropped after the server ran it: each member that is not retry-safe
-// (quota_add) ran once and answers an unknown outcome that says so; the retry-safe member (a lock
-// acquire with the caller's token) is resent by this module and succeeds.
+// A batch whose reply is dropped after the server ran it: no member that is not retry-safe
+// (quota_add) is resent — each ran once, and each in the dropped batch answers an unknown
+// outcome that says so — while the retry-safe member (a lock acquire with the caller's token) is
+// resent by this module if it was in it, and succeeds. Four wait: a batch of three (the one
+// dropped) and one call alone; which three is up to the scheduler, the invariants are not.
 func TestBatchDroppedAfterWriteRanOnce(t *testing.T) {
 	srv := testserverStart(t)
 	ctx := testCtx(t)
@@ -185,10 +189,15 @@ func TestBatchDroppedAfterWriteRanOnce(t *testing.T) {
 	queued(ctx, t, lane, unsafe+1)
 	lane.release(c)
 	wg.Wait()
+	unknown := 0
 	for i, err := range errs {
 		var u *OutcomeUnknownError
-		if !errors.As(err, &u) || u.RetrySafe || u.Attempts != 1 {
-			t.Fatalf("member %d: want an unknown outcome, not retry-safe, after 1 attempt: %v", i, err)
+		switch {
+		case err == nil:
+		case errors.As(err, &u) && !u.RetrySafe && u.Attempts == 1:
+			unknown++
+		default:
+			t.Fatalf("member %d: want success or an unknown outcome, not retry-safe, after 1 attempt: %v", i, err)
 		}
 	}
 	if n, err := direct.Get(ctx, "{q}:n").Int(); err != nil || n != unsafe {
@@ -197,8 +206,8 @@ func TestBatchDroppedAfterWriteRanOnce(t *testing.T) {
 	if lockErr != nil || lock.Outcome() != "acquired" {
 		t.Fatalf("the retry-safe member: %v %v", lock, lockErr)
 	}
-	if s := c.BatchStats(); s.Batches < 1 {
-		t.Fatalf("no batch was sent: %+v", s)
+	if s := c.BatchStats(); s.Batches != 1 || s.Batched != 3 || unknown < 2 {
+		t.Fatalf("want one dropped batch of 3 with at least 2 unsafe members: %+v, %d unknown", s, unknown)
 	}
 }
 

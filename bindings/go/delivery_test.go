@@ -60,15 +60,15 @@ func TestDeliveryFcallWhenDeployed(t *testing.T) {
 	c := New(redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket}), oneInFlight())
 	lane := heldLane(t, c)
 	var wg sync.WaitGroup
-	wg.Go(func() { consume(c, 5) })
-	queued(ctx, t, lane, 5)
+	wg.Go(func() { consume(c, 6) })
+	queued(ctx, t, lane, 6)
 	lane.release(c)
 	wg.Wait()
 	consume(c, 1)
-	if s := c.BatchStats(); s.Batches != 1 || s.Alone != 1 {
-		t.Fatalf("want one batch and one call alone: %+v", s)
+	if s := c.BatchStats(); s.Batches != 2 || s.Batched != 6 || s.Alone != 1 {
+		t.Fatalf("want two batches of 3 and one call alone: %+v", s)
 	}
-	if n := calls(ctx, t, direct, "fcall"); n != 2 || calls(ctx, t, direct, "evalsha") != 0 {
-		t.Fatalf("with the library deployed: %d FCALLs (want 2), %d EVALSHAs (want 0)", n, calls(ctx, t, direct, "evalsha"))
+	if n := calls(ctx, t, direct, "fcall"); n != 3 || calls(ctx, t, direct, "evalsha") != 0 {
+		t.Fatalf("with the library deployed: %d FCALLs (want 3), %d EVALSHAs (want 0)", n, calls(ctx, t, direct, "evalsha"))
 	}
 }

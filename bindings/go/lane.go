@@ -102,15 +102,22 @@ func (l *lane) drain(c *Client, group []*entry) {
 	}
 }
 
-// take is the next group from the front of the queue: waiting entries in order, at most
-// MaxDecisions and MaxBytes (the first always), a solo entry only alone. Abandoned entries are
-// dropped on the way. Called with l.mu held.
+// take is the next group from the front of the queue: waiting entries in order, at most half
+// of them (at least MinBatch), MaxDecisions and MaxBytes (the first always), a solo entry only
+// alone. Abandoned entries are dropped on the way. Called with l.mu held.
+//
+// Half: the rest leaves with the lane's next call to finish, so two calls of the lane overlap
+// (the server runs one while the client reads the other's replies) instead of one batch of
+// everything alternating with idle time on both sides. Measured (tools/peers/go, anchored
+// window, server and client on a core each, 64 in flight): batches of about 10 cost 6 µs of
+// server and 6 µs of client CPU per decision; all-at-once batches of 60, 8 and 7.
 func (l *lane) take(config Batching) []*entry {
 	var group []*entry
 	bytes := 0
+	most := min(config.MaxDecisions, max(config.MinBatch, (len(l.queue)+1)/2))
 	for len(l.queue) > 0 {
 		front := l.queue[0]
-		full := len(group) >= config.MaxDecisions || bytes+front.bytes > config.MaxBytes
+		full := len(group) >= most || bytes+front.bytes > config.MaxBytes
 		if len(group) > 0 && (front.solo || full) {
 			break
 		}
