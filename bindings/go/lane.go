@@ -108,9 +108,8 @@ func (l *lane) drain(c *Client, group []*entry) {
 //
 // Half: the rest leaves with the lane's next call to finish, so two calls of the lane overlap
 // (the server runs one while the client reads the other's replies) instead of one batch of
-// everything alternating with idle time on both sides. Measured (tools/peers/go, anchored
-// window, server and client on a core each, 64 in flight): batches of about 10 cost 6 µs of
-// server and 6 µs of client CPU per decision; all-at-once batches of 60, 8 and 7.
+// everything alternating with idle time on both sides (it cost both sides more CPU per
+// decision when measured with tools/peer-bench.py's Go series).
 func (l *lane) take(config Batching) []*entry {
 	var group []*entry
 	bytes := 0
