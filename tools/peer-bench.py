@@ -43,6 +43,9 @@ Clients (--only, repeatable; default all):
   ra-go-aw         the same module, its anchored window
   redsync-lock     go-redsync's Mutex (SET NX PX, then its delete script): lock cycles
   ra-go-lock       the Go module's Locks (lock_acquire, then lock_release): lock cycles
+  ra-go-gcra-unbatched, ra-go-aw-unbatched, ra-go-lock-unbatched
+                   the same with the module's batching off (WithBatching(NoBatching())); the
+                   series above batch decisions that queue up (on by default)
                    (the Go clients: --concurrency goroutines, one go-redis connection per
                    operation in flight, as go-redis does not multiplex; built by `go build`
                    from tools/peers/go into --cache)
@@ -140,6 +143,12 @@ CLIENTS = {
     "ra-go-aw": (GO, "ra-aw", [("rate", "redis-atomic Go module, anchored window")]),
     "redsync-lock": (GOLOCK, "redsync", [("rate", "redsync Mutex, cycles, goroutines")]),
     "ra-go-lock": (GOLOCK, "ra-lock", [("rate", "redis-atomic Go Locks, cycles, goroutines")]),
+    "ra-go-gcra-unbatched": (GO, "ra-gcra-unbatched", [
+        ("rate", "redis-atomic Go module, GCRA, unbatched")]),
+    "ra-go-aw-unbatched": (GO, "ra-aw-unbatched", [
+        ("rate", "redis-atomic Go module, anchored window, unbatched")]),
+    "ra-go-lock-unbatched": (GOLOCK, "ra-lock-unbatched", [
+        ("rate", "redis-atomic Go Locks, cycles, unbatched")]),
     "ra-java-gcra": (JAVA, "ra-gcra", [("rate", "redis-atomic Java library, GCRA, threads")]),
     "redisson-rl": (JAVA, "redisson-rl", [("rate", "Redisson RRateLimiter, threads")]),
     "bucket4j": (JAVA, "bucket4j", [("rate", "Bucket4j Lettuce proxy manager, threads")]),

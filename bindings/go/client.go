@@ -10,9 +10,11 @@ import (
 // Client runs this module's scripts over a go-redis client; the primitives (NewLocks, ...) take
 // one. It is safe for concurrent use.
 type Client struct {
-	rdb    redis.UniversalClient
-	owned  bool
-	policy RetryPolicy
+	rdb      redis.UniversalClient
+	owned    bool
+	policy   RetryPolicy
+	batcher  *batcher
+	delivery deliveries
 }
 
 // Option configures a Client.
@@ -50,7 +52,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Client, error) {
 // NoRetry), whatever its MaxRetries, so only this module decides what is resent. Set
 // ContextTimeoutEnabled on it for a context's deadline to bound a wait for a reply.
 func New(rdb redis.UniversalClient, opts ...Option) *Client {
-	c := &Client{rdb: rdb, policy: DefaultRetryPolicy()}
+	c := &Client{rdb: rdb, policy: DefaultRetryPolicy(), batcher: newBatcher(DefaultBatching())}
 	for _, o := range opts {
 		o(c)
 	}

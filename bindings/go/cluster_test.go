@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-atomic/redis-atomic/bindings/go/internal/scripts"
 	"github.com/redis-atomic/redis-atomic/bindings/go/redisatomictest"
 	"github.com/redis/go-redis/v9"
 )
@@ -32,6 +33,7 @@ func TestCluster(t *testing.T) {
 		}
 	}
 	clusterRateLimit(t, ctx, c)
+	clusterBatches(t, ctx, New(rdb, oneInFlight()))
 	clusterQueueAndIdempotency(t, ctx, c)
 	res, err := NewCas(c).Update(ctx, []Read{ReadGet("{acct}:n")}, func(s Snapshot) (CasDecision, error) {
 		return CasCommit(WriteSet("{acct}:n", []byte("1"))), nil
@@ -105,5 +107,43 @@ func clusterQueueAndIdempotency(t *testing.T, ctx context.Context, c *Client) {
 		if end, err := b.(*Claim).Complete(ctx, Response{Status: 200}); err != nil || end != (Stored{}) {
 			t.Fatalf("complete %d: %v %v", i, end, err)
 		}
+	}
+}
+
+// Decisions wait per slot: two identities in different slots, three decisions each queued while
+// each slot's lane is busy, leave as one batch per slot, each sent to its slot's node.
+func clusterBatches(t *testing.T, ctx context.Context, c *Client) {
+	rl := hourLimiter(t, c, GCRA, 10)
+	identities := []string{"a", "b"}
+	var lanes []*lane
+	for _, id := range identities {
+		keys, err := rl.Keys(id)
+		check(t, err)
+		l := c.batcher.lane(scripts.BatchScript, Slot(keys.Limits[0]))
+		if !l.tryEnter(1) {
+			t.Fatalf("lane of %s busy", id)
+		}
+		lanes = append(lanes, l)
+	}
+	if lanes[0] == lanes[1] {
+		t.Fatal("the identities share a slot: pick two that do not")
+	}
+	var wg sync.WaitGroup
+	for _, id := range identities {
+		for range 3 {
+			wg.Go(func() {
+				if d, err := rl.Consume(ctx, id, 1); err != nil || !d.IsAllowed() {
+					t.Errorf("%s: %v %v", id, d, err)
+				}
+			})
+		}
+	}
+	for _, l := range lanes {
+		queued(ctx, t, l, 3)
+		l.release(c)
+	}
+	wg.Wait()
+	if s := c.BatchStats(); s.Batches != 2 || s.Batched != 6 {
+		t.Fatalf("want one batch of 3 per slot: %+v", s)
 	}
 }

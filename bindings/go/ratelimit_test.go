@@ -15,12 +15,7 @@ func TestRateLimitExactlyLimitAdmitted(t *testing.T) {
 	ctx := testCtx(t)
 	const limit, callers = 50, 300
 	for _, alg := range Algorithms {
-		l, err := NewLimit(alg, limit, time.Hour)
-		check(t, err)
-		p, err := NewPolicy(l)
-		check(t, err)
-		rl, err := NewRateLimiter(c, "app", p)
-		check(t, err)
+		rl := hourLimiter(t, c, alg, limit)
 		var admitted, refused atomic.Int64
 		var wg sync.WaitGroup
 		for range callers {

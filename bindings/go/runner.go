@@ -95,38 +95,26 @@ func pause(ctx context.Context, d time.Duration, deadline time.Time) bool {
 	}
 }
 
-// once is one attempt: EVALSHA, and after NOSCRIPT (nothing ran) SCRIPT LOAD and one resend.
+// once is one attempt: in its lane's next batch when batching has one for def and calls of
+// the lane are in flight (batch.go), else alone.
 func (c *Client) once(ctx context.Context, def *scripts.ScriptDef, keys []string, args []any) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, wrap(ErrNotSent, err, "the context ended before sending: %v", err)
 	}
-	raw, err := c.evalsha(ctx, def, keys, args)
-	var rejected *RejectedError
-	if errors.As(err, &rejected) && rejected.Code == "NOSCRIPT" {
-		if _, err := c.send(ctx, "script", "load", def.Body); err != nil {
-			return nil, classify(ctx, err)
-		}
-		raw, err = c.evalsha(ctx, def, keys, args)
+	if batch := c.batchOf(def); batch != nil {
+		return c.batched(ctx, batch, def, keys, args)
 	}
-	return raw, err
+	return c.alone(ctx, def, keys, args)
 }
 
-func (c *Client) evalsha(ctx context.Context, def *scripts.ScriptDef, keys []string, args []any) (any, error) {
-	name := "evalsha"
-	if def.ReadOnly {
-		name = "evalsha_ro"
-	}
-	cmd := make([]any, 0, 3+len(keys)+len(args))
-	cmd = append(cmd, name, def.SHA1, len(keys))
+// alone is one call of def: its key count, keys and arguments after the delivery's head.
+func (c *Client) alone(ctx context.Context, def *scripts.ScriptDef, keys []string, args []any) (any, error) {
+	tail := make([]any, 0, 1+len(keys)+len(args))
+	tail = append(tail, len(keys))
 	for _, k := range keys {
-		cmd = append(cmd, k)
+		tail = append(tail, k)
 	}
-	cmd = append(cmd, args...)
-	raw, err := c.send(ctx, cmd...)
-	if err != nil {
-		return nil, classify(ctx, err)
-	}
-	return raw, nil
+	return c.invoke(ctx, def, append(tail, args...))
 }
 
 // classify sorts go-redis's error for a request handed to it, as the library's

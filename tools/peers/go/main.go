@@ -4,7 +4,8 @@
 //
 // Clients (--client): redis_rate (go-redis/redis_rate's GCRA), ra-gcra and ra-aw (this
 // repository's Go module: GCRA and the anchored window), redsync (go-redsync's Mutex: lock and
-// unlock) and ra-lock (the module's Locks: acquire and release). Every decision is an admission
+// unlock) and ra-lock (the module's Locks: acquire and release); the module's clients with
+// the suffix -unbatched run with its batching off (WithBatching(NoBatching())). Every decision is an admission
 // (10^9 per minute) for an identity drawn at random from --identities; every lock cycle takes a
 // resource of its worker's own, so none is refused. A refusal or an error fails the run (exit 1).
 // Every client gets the same go-redis client: one connection per operation in flight (go-redis
@@ -64,7 +65,14 @@ func run(o options) error {
 	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("%s:%d", o.host, o.port),
 		PoolSize: o.concurrency, MinIdleConns: o.concurrency})
 	defer rdb.Close()
-	do, err := operation(ctx, o, rdb)
+	client, unbatched := strings.CutSuffix(o.client, "-unbatched")
+	batching := redisatomic.DefaultBatching()
+	if unbatched {
+		batching = redisatomic.NoBatching()
+	}
+	o.client = client
+	ra := redisatomic.New(rdb, redisatomic.WithBatching(batching))
+	do, err := operation(ctx, o, ra)
 	if err != nil {
 		return err
 	}
@@ -89,12 +97,13 @@ func run(o options) error {
 		"decisions": calls, "secs": secs, "rate": float64(calls) / secs,
 		"server_cpu": (cpu1 - cpu0) / secs, "client_cpu_us": own / float64(max(calls, 1)) * 1e6,
 		"runtime":  fmt.Sprintf("%s (%d goroutines, GOMAXPROCS %d)", runtime.Version(), o.concurrency, runtime.GOMAXPROCS(0)),
-		"packages": versions(),
+		"packages": versions(), "batching": ra.BatchStats(),
 	})
 }
 
 // operation builds the chosen client's op.
-func operation(ctx context.Context, o options, rdb *redis.Client) (op, error) {
+func operation(ctx context.Context, o options, ra *redisatomic.Client) (op, error) {
+	rdb := ra.Redis()
 	identity := func() string { return "user-" + strconv.Itoa(rand.IntN(o.identities)) }
 	resource := func(w, i int) string { return fmt.Sprintf("res-%d-%d", w, i%o.identities) }
 	switch o.client {
@@ -110,7 +119,7 @@ func operation(ctx context.Context, o options, rdb *redis.Client) (op, error) {
 		}, nil
 	case "ra-gcra", "ra-aw":
 		alg := map[string]redisatomic.Algorithm{"ra-gcra": redisatomic.GCRA, "ra-aw": redisatomic.AnchoredWindow}[o.client]
-		limiter, err := rateLimiter(rdb, alg)
+		limiter, err := rateLimiter(ra, alg)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +143,7 @@ func operation(ctx context.Context, o options, rdb *redis.Client) (op, error) {
 			return nil
 		}, nil
 	case "ra-lock":
-		locks, err := redisatomic.NewLocks(redisatomic.New(rdb), "bench-lock")
+		locks, err := redisatomic.NewLocks(ra, "bench-lock")
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +165,7 @@ func operation(ctx context.Context, o options, rdb *redis.Client) (op, error) {
 	return nil, fmt.Errorf("unknown --client %q", o.client)
 }
 
-func rateLimiter(rdb *redis.Client, alg redisatomic.Algorithm) (*redisatomic.RateLimiter, error) {
+func rateLimiter(ra *redisatomic.Client, alg redisatomic.Algorithm) (*redisatomic.RateLimiter, error) {
 	limit, err := redisatomic.NewLimit(alg, 1_000_000_000, time.Minute)
 	if err != nil {
 		return nil, err
@@ -165,7 +174,7 @@ func rateLimiter(rdb *redis.Client, alg redisatomic.Algorithm) (*redisatomic.Rat
 	if err != nil {
 		return nil, err
 	}
-	return redisatomic.NewRateLimiter(redisatomic.New(rdb), "bench", policy)
+	return redisatomic.NewRateLimiter(ra, "bench", policy)
 }
 
 // drive runs op on n goroutines for d; the number of operations made, or the first error.

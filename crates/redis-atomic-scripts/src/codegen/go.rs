@@ -36,7 +36,42 @@ pub fn emit(set: &SetModel, package: &str) -> Result<String, String> {
         "\n// Decoders holds every script's decoder, by script name.\n\
          var Decoders = map[string]func(raw any) (Reply, error){{\n{decoders}}}\n"
     );
+    out.push_str(&batches(set));
     Ok(out)
+}
+
+/// The batch entry points (`Batch<Flags>Script`) and `Batches`, each batchable script's entry
+/// point by script name.
+fn batches(set: &SetModel) -> String {
+    let mut out = String::new();
+    let mut by_script = String::new();
+    for b in &set.batches {
+        let var = format!("{}Script", pascal(b.name.trim_start_matches('_')));
+        let _ = write!(
+            out,
+            "\n// {var} is `{name}`: several decisions of {list}, in order, in one call; each \
+             gets the reply its own call would get at its place in the order.\n\
+             var {var} = &ScriptDef{{\n\tName: {name:?},\n\tLibrary: {lib:?},\n\tSHA1: {sha:?},\n\t\
+             FunctionName: {function:?},\n\tBody: {body},\n\tKeys: []string{{\"keys...\"}},\n\t\
+             Args: []string{{\"runs...\"}},\n\tReadOnly: {ro},\n}}\n",
+            name = b.name,
+            list = b.scripts.join(", "),
+            lib = set.library,
+            sha = b.sha1,
+            function = b.function_name,
+            body = quoted(&b.body, true),
+            ro = b.read_only,
+        );
+        for s in &b.scripts {
+            let _ = writeln!(by_script, "\t{s:?}: {var},");
+        }
+    }
+    let _ = write!(
+        out,
+        "\n// Batches holds each batchable script's batch entry point, by script name.\n\
+         var Batches = map[string]*ScriptDef{{\n{by_script}}}\n"
+    );
+    out
 }
 
 fn go_type(f: &FieldModel) -> String {
