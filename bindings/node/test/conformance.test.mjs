@@ -26,9 +26,9 @@ const classifyServerError = createRequire(import.meta.url)('../dist/classify.js'
 // every entry still names something in the file).
 const SECTIONS_ELSEWHERE = {
   arguments:
-    'run by the Rust library this package binds (crates/redis-atomic/tests/it/conformance/): ' +
-    'the package hands its inputs to the library, which builds every script call',
-  replies: 'run by the Rust library this package binds: its generated decoders are the package’s',
+    'not run by this face yet: run by the Rust library (crates/redis-atomic/tests/it/conformance/); ' +
+    'this package builds its script calls from the layer generated from the same headers (ts/scripts.ts)',
+  replies: 'not run by this face yet: its decoders (ts/scripts.ts) are generated from the same headers as the Rust library’s, which runs them',
 }
 const CALLS_NOT_BOUND = {
   slot: 'the package exposes no slot function: these cases check the runner’s own CRC16 instead',
