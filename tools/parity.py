@@ -5,7 +5,7 @@ Each face is read from what it ships, never from a copy: the Rust library's publ
 (`pub` enums, their variants, `pub fn` of each type's `impl` blocks), `serve`'s OpenAPI document
 (its paths and response schemas), the Python package as imported in the interpreter given by
 `--python` (and its `_native.pyi` stub against the compiled module, by mypy's stubtest), and the
-Node package's declarations (`index.d.ts`, `errors.d.ts`), the Go module's exported declarations
+Node package's declarations (`dist/*.d.ts`, emitted by tsc), the Go module's exported declarations
 (`bindings/go/*.go`) and the Java library's public sources (`bindings/java`): every word with a Go
 or Java spelling must be there; words without one are listed as not yet implemented while those
 libraries grow.
@@ -164,10 +164,10 @@ class NodeIndex:
     """The declarations of the Node package: classes, interfaces, type aliases, functions."""
 
     DECL = re.compile(
-        r"^export (?:declare )?(class|interface|type|function|const enum|enum) (\w+)"
+        r"^export (?:declare )?(?:abstract )?(class|interface|type|function|const enum|enum) (\w+)"
         r"(?:<[^>]*>)?(?: extends (\w+))?(.*)$"
     )
-    MEMBER = re.compile(r"^\s+(?:static )?(?:readonly )?(?:get |set )?(\w+)\??\s*([(:<])(.*)$")
+    MEMBER = re.compile(r"^\s+(static )?(?:readonly )?(?:get |set )?(\w+)\??\s*([(:<])(.*)$")
 
     def __init__(self, texts: list[str]):
         self.decls: dict[str, dict[str, Any]] = {}
@@ -183,9 +183,10 @@ class NodeIndex:
                 # TypeScript merges declarations of one name (a class and an interface that
                 # adds `[Symbol.asyncDispose]`): so does the index.
                 earlier = self.decls.get(name)
-                current = {"kind": kind, "parent": parent, "members": {}, "text": rest}
+                current = {"kind": kind, "parent": parent, "members": {}, "statics": {}, "text": rest}
                 if earlier is not None:
                     current["members"] = earlier["members"]
+                    current["statics"] = earlier["statics"]
                     current["parent"] = parent or earlier["parent"]
                     if earlier["kind"] == "class":
                         current["kind"] = "class"
@@ -198,7 +199,13 @@ class NodeIndex:
             elif current is not None:
                 m = self.MEMBER.match(line)
                 if m and not line.lstrip().startswith(("*", "/")):
-                    current["members"].setdefault(m.group(1), m.group(2) + m.group(3))
+                    # An instance member's declaration wins over a static one of the same name
+                    # (an error class's `static code: string` beside its `code: 'literal'`).
+                    static, member, text = m.group(1), m.group(2), m.group(3) + m.group(4)
+                    if static:
+                        current["statics"].setdefault(member, text)
+                    else:
+                        current["members"].setdefault(member, text)
 
     def member(self, name: str, member: str) -> str | None:
         """The declaration text of `name.member`, looked up through `extends`."""
@@ -206,8 +213,9 @@ class NodeIndex:
         while name in self.decls and name not in seen:
             seen.add(name)
             decl = self.decls[name]
-            if member in decl["members"]:
-                return str(decl["members"][member])
+            for members in (decl["members"], decl["statics"]):
+                if member in members:
+                    return str(members[member])
             name = decl["parent"]
         return None
 
@@ -237,7 +245,8 @@ def node_missing(index: NodeIndex, spelling: str, code: str | None) -> str | Non
 
 
 def check_node(table: dict[str, Any], folder: Path) -> Drifts:
-    texts = [(folder / n).read_text() for n in ("index.d.ts", "errors.d.ts") if (folder / n).exists()]
+    # The declarations tsc emits from the package's TypeScript sources (dist/), every module.
+    texts = [p.read_text() for p in sorted((folder / "dist").glob("*.d.ts"))]
     index = NodeIndex(texts)
     return check_each(table, "node", lambda row: node_missing(index, row["node"], row.get("code")))
 

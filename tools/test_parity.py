@@ -38,10 +38,9 @@ class Renames(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp)
 
     def test_node_rename_of_an_outcome_fails_naming_it(self) -> None:
-        for name in ("index.d.ts", "errors.d.ts"):
-            shutil.copy(parity.ROOT / "bindings" / "node" / name, self.tmp / name)
+        shutil.copytree(parity.ROOT / "bindings" / "node" / "dist", self.tmp / "dist")
         before = set(parity.check_node(TABLE, self.tmp))
-        dts = self.tmp / "index.d.ts"
+        dts = self.tmp / "dist" / "locks.d.ts"
         text = dts.read_text()
         self.assertIn("export interface Held {", text)
         dts.write_text(text.replace("export interface Held {", "export interface Busy {"))

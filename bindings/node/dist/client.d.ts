@@ -29,6 +29,7 @@ export interface ClientOptions {
     replicas?: ReplicaOptions;
     tls?: TlsConfig;
     forceLua?: boolean;
+    /** Accepted for compatibility, 1..=1024: one multiplexed ioredis connection serves every call. */
     poolSize?: number;
     cluster?: boolean;
     batching?: boolean | BatchingOptions;

@@ -40,6 +40,11 @@ class Client {
         const delivery = DELIVERY[o.delivery ?? 'eval'];
         if (delivery === undefined)
             throw (0, errors_js_1.badArgument)(`delivery must be eval or functions, got ${String(o.delivery)}`);
+        // One ioredis connection multiplexes every call (pipelined): a pool size is accepted, checked
+        // as the contract says, and needs no second connection.
+        if (o.poolSize !== undefined && (!Number.isInteger(o.poolSize) || o.poolSize < 1 || o.poolSize > 1024)) {
+            throw (0, errors_js_1.badArgument)(`poolSize must be an integer in 1..=1024, got ${String(o.poolSize)}`);
+        }
         const retry = { ...runner_js_1.DEFAULT_RETRY, ...o.retry };
         const batching = batchingOf(o.batching);
         const replicas = replicasOf(o.replicas);

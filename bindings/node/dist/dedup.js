@@ -10,7 +10,7 @@ const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const locks_js_1 = require("./locks.js");
 const SCHEMA = 1;
-const MAX_TTL_MS = 366 * 86_400_000;
+const MAX_TTL_MS = 30 * 86_400_000;
 /** First sightings of one namespace's event ids. */
 class Dedup {
     #client;

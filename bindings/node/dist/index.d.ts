@@ -26,3 +26,5 @@ export { FencedWrites } from './fenced.js';
 export type { FencedKeys, FencedWrite, FencedWritesOptions, Stale, Written } from './fenced.js';
 /** @deprecated `write()` answers `Written | Stale`. */
 export type FencedResult = import('./fenced.js').Written | import('./fenced.js').Stale;
+export { ScriptSet } from './script-set.js';
+export type { LibraryInfo, ScriptCallOptions, ScriptModule, ScriptReply } from './script-set.js';

@@ -1,8 +1,8 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.FencedWrites = exports.Queue = exports.Job = exports.Idempotency = exports.IdempotencyClaim = exports.Claim = exports.Semaphore = exports.Permit = exports.Dedup = exports.Quotas = exports.Locks = exports.Lock = exports.LockGuard = exports.RateLimiter = exports.algorithms = exports.WrongTypeError = exports.TlsError = exports.ServerError = exports.RejectedError = exports.RedisAtomicError = exports.OutcomeUnknownError = exports.NotSentError = exports.NotReplicatedError = exports.LeaseLostError = exports.HandleEndedError = exports.CrossSlotError = exports.CostExceedsBurstError = exports.ConnectionError = exports.ClientError = exports.BadReplyError = exports.BadArgumentError = exports.AbortedError = exports.Client = void 0;
-// The package's TypeScript implementation on ioredis: the same public API as the native addon's
-// (index.d.ts), no native code. Each primitive runs the library's scripts (the generated layer in
+exports.ScriptSet = exports.FencedWrites = exports.Queue = exports.Job = exports.Idempotency = exports.IdempotencyClaim = exports.Claim = exports.Semaphore = exports.Permit = exports.Dedup = exports.Quotas = exports.Locks = exports.Lock = exports.LockGuard = exports.RateLimiter = exports.algorithms = exports.WrongTypeError = exports.TlsError = exports.ServerError = exports.RejectedError = exports.RedisAtomicError = exports.OutcomeUnknownError = exports.NotSentError = exports.NotReplicatedError = exports.LeaseLostError = exports.HandleEndedError = exports.CrossSlotError = exports.CostExceedsBurstError = exports.ConnectionError = exports.ClientError = exports.BadReplyError = exports.BadArgumentError = exports.AbortedError = exports.Client = void 0;
+// The package: TypeScript on ioredis, no native code (the API the earlier napi addon had, its
+// names corrected by the vocabulary table). Each primitive runs the library's scripts (the generated layer in
 // scripts.ts) with the library's key layout and retry rules.
 var client_js_1 = require("./client.js");
 Object.defineProperty(exports, "Client", { enumerable: true, get: function () { return client_js_1.Client; } });
@@ -47,3 +47,5 @@ Object.defineProperty(exports, "Job", { enumerable: true, get: function () { ret
 Object.defineProperty(exports, "Queue", { enumerable: true, get: function () { return queue_js_1.Queue; } });
 var fenced_js_1 = require("./fenced.js");
 Object.defineProperty(exports, "FencedWrites", { enumerable: true, get: function () { return fenced_js_1.FencedWrites; } });
+var script_set_js_1 = require("./script-set.js");
+Object.defineProperty(exports, "ScriptSet", { enumerable: true, get: function () { return script_set_js_1.ScriptSet; } });

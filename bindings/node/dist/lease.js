@@ -83,6 +83,8 @@ class Lease {
      * (with a LeaseLostError) if the lease is lost. */
     watch(options) {
         this.#live('watch');
+        if (options !== undefined && options !== null && typeof options !== 'object')
+            throw (0, errors_js_1.typeError)('options must be an object');
         if (this.#watch)
             throw (0, errors_js_1.badArgument)('the lease is already watched');
         const renewFraction = options?.renewFraction ?? 1 / 3;

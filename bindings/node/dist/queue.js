@@ -210,6 +210,8 @@ class Queue {
     async inspect(jobId) { return admin.inspect(this.client, this.#keys, jobIdOf(jobId)); }
     /** A page of dead letters, oldest first. */
     async deadLetters(page) {
+        if (page !== undefined && page !== null && typeof page !== 'object')
+            throw (0, errors_js_1.typeError)('page must be an object');
         const start = intIn('start', page?.start, 0, 0, 0xffffffff);
         return admin.deadLetters(this.client, this.#keys, start, intIn('count', page?.count, 100, 1, MAX_BATCH));
     }

@@ -81,6 +81,10 @@ function limitOf(l) {
         throw (0, errors_js_1.typeError)('each limit must be an object');
     const algorithm = algorithmOf(l.algorithm);
     const max = algorithm === 'sliding-log' ? MAX_LOG_LIMIT : MAX_LIMIT;
+    if (typeof l.limit !== 'number')
+        throw (0, errors_js_1.typeError)('limit must be a number');
+    if (typeof l.periodMs !== 'number')
+        throw (0, errors_js_1.typeError)('periodMs must be a number of ms');
     if (!Number.isInteger(l.limit) || l.limit < 1 || l.limit > max)
         throw (0, errors_js_1.badArgument)(`${algorithm} limit must be in 1..=${max}, got ${l.limit}`);
     if (typeof l.periodMs !== 'number' || !(l.periodMs >= 1 && l.periodMs <= 366 * 86_400_000)) {
@@ -156,8 +160,8 @@ class RateLimiter {
         if (typeof identity !== 'string')
             throw (0, errors_js_1.typeError)('key must be a string');
         const cost = options?.cost ?? 1;
-        if (!Number.isInteger(cost) || cost < 1)
-            throw (0, errors_js_1.badArgument)('cost must be an integer of at least 1');
+        if (!Number.isSafeInteger(cost) || cost < 1)
+            throw (0, errors_js_1.badArgument)(`cost must be an integer in 1..=2^53-1, got ${cost}`);
         if (cost > this.#maxCost)
             throw new errors_js_1.CostExceedsBurstError(`cost ${cost} exceeds the burst ${this.#maxCost}`, { cost, burst: this.#maxCost, nothingRan: true, retrySafe: true });
         const requestId = options?.requestId;

@@ -18,20 +18,17 @@ import { bulk, command, freePort } from './server.mjs'
 const VECTORS =
   process.env.REDIS_ATOMIC_VECTORS ?? fileURLToPath(new URL('../../../conformance/vectors.json', import.meta.url))
 const vectors = JSON.parse(readFileSync(VECTORS, 'utf8'))
-// The package's own classification of a server's error reply: the addon's private
-// `_classifyServerError` (the library's `Error::from_server_error`; index.js installed its error
-// factory), or the TypeScript implementation's `serverError` (dist/classify.js).
-const classifyServerError = process.env.REDIS_ATOMIC_NODE_IMPL === 'ts'
-  ? createRequire(import.meta.url)('../dist/classify.js').serverError
-  : createRequire(import.meta.url)('../redis-atomic.node')._classifyServerError
+// The package's own classification of a server's error reply (dist/classify.js: the library's
+// `Error::from_server_error`, carried over).
+const classifyServerError = createRequire(import.meta.url)('../dist/classify.js').serverError
 
 // What this face does not run, and why (listed, never skipped silently; a test below checks
 // every entry still names something in the file).
 const SECTIONS_ELSEWHERE = {
   arguments:
-    'run by the Rust library this package binds (crates/redis-atomic/tests/it/conformance/): ' +
-    'the package hands its inputs to the library, which builds every script call',
-  replies: 'run by the Rust library this package binds: its generated decoders are the package’s',
+    'not run by this face yet: run by the Rust library (crates/redis-atomic/tests/it/conformance/); ' +
+    'this package builds its script calls from the layer generated from the same headers (ts/scripts.ts)',
+  replies: 'not run by this face yet: its decoders (ts/scripts.ts) are generated from the same headers as the Rust library’s, which runs them',
 }
 const CALLS_NOT_BOUND = {
   slot: 'the package exposes no slot function: these cases check the runner’s own CRC16 instead',

@@ -188,7 +188,7 @@ test('bad input: every case a BadArgumentError (thrown or rejected), a wrong typ
       'wrong key count': () => scripts.call(client, 'stock_reserve', { keys: ['a{x}'], args: ['1', '1'] }),
     }
     for (const [what, f] of Object.entries(rejected)) {
-      const e = await rejection(f())
+      const e = await rejection(f()).catch((failure) => assert.fail(`${what}: ${failure.message}`))
       assert.ok(e instanceof ra.BadArgumentError, `${what}: ${e?.name}: ${e?.message}`)
       assert.equal(e.nothingRan, true, what)
     }

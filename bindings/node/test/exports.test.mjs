@@ -1,7 +1,7 @@
 // The package's surface: CommonJS and ESM agree, and the error classes keep their codes.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import * as esm from '../index.js'
+import * as esm from '../index.mjs'
 import { ra } from './fixture.mjs'
 
 test('ESM named exports are exactly the CommonJS exports', () => {

@@ -1,10 +1,17 @@
 // The package under test and a real server per test file (see server.mjs).
+import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { after, before } from 'node:test'
 import { Server } from './server.mjs'
 
-// `REDIS_ATOMIC_NODE_IMPL=ts`: the TypeScript implementation on ioredis (dist/, built from ts/).
-export const ra = createRequire(import.meta.url)(process.env.REDIS_ATOMIC_NODE_IMPL === 'ts' ? '../dist/index.js' : '../index.js')
+// The package as `require('redis-atomic')` loads it (package.json's main).
+export const ra = createRequire(import.meta.url)('..')
+
+/** Every declaration tsc emitted for the package (dist/*.d.ts), one text. */
+export function declarations() {
+  const dist = new URL('../dist/', import.meta.url)
+  return readdirSync(dist).filter((f) => f.endsWith('.d.ts')).sort().map((f) => readFileSync(new URL(f, dist), 'utf8')).join('\n')
+}
 
 /** A server started before the file's tests and stopped after them, and a client on it. */
 export function useServer(options = {}) {

@@ -1,42 +1,51 @@
 // A value of the wrong JavaScript type is a TypeError, the way Node's own functions report it —
 // and a method that answers with a promise rejects with it, never throws (a `.catch()` sees it).
-// Every method index.d.ts declares is called with a wrong type in its first parameter: the
-// declared return type says which of the two it must do (so index.js's list of synchronous
-// methods cannot drift from the declarations).
+// Every method the package declares (dist/*.d.ts, emitted by tsc) is called with a wrong type in
+// its first parameter: the declared return type says which of the two it must do.
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { ra, useServer } from './fixture.mjs'
+import { declarations, ra, useServer } from './fixture.mjs'
 
 const s = useServer()
 
-const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8')
+const dts = declarations()
 
 /** `{ Class: [{ name, isStatic, promise, first }] }` for every method with parameters in
- * index.d.ts (`first`: the declared type of its first parameter). */
+ * the declarations (`first`: the declared type of its first parameter), inherited ones included;
+ * an abstract class's methods are tried on its subclasses; only the classes the package exports. */
 function declaredMethods() {
-  const classes = {}
-  for (const [, name, body] of dts.matchAll(/^export declare class (\w+) \{\n([\s\S]*?)^\}/gm)) {
+  const own = {}
+  const parents = {}
+  const abstract = new Set()
+  for (const [, isAbstract, name, parent, body] of dts.matchAll(/^export declare (abstract )?class (\w+)(?: extends (\w+))? \{\n([\s\S]*?)^\}/gm)) {
     const methods = []
-    for (const [, isStatic, method, params, ret] of body.matchAll(/^ {2}(static )?(\w+)\((.*)\): (.*)$/gm)) {
+    for (const [, isStatic, method, params, ret] of body.matchAll(/^ {4}(static )?(\w+)\((.*)\): (.*);$/gm)) {
       if (params.trim() === '') continue
-      const first = params.split(',')[0].replace(/^\w+\??: /, '').replace(/ \| undefined \| null$/, '')
+      const first = params.split(',')[0].replace(/^\w+\??: /, '').replace(/ \| undefined \| null$/, '').replace(/ \| null$/, '').replace(/^\w+\./, '')
       methods.push({ name: method, isStatic: !!isStatic, promise: ret.startsWith('Promise<'), first })
     }
+    own[name] = methods
+    if (parent) parents[name] = parent
+    if (isAbstract) abstract.add(name)
+  }
+  const classes = {}
+  for (const name of Object.keys(own)) {
+    if (abstract.has(name) || !(name in ra)) continue
+    const methods = []
+    for (let c = name; c in own; c = parents[c]) methods.push(...own[c].filter((m) => !methods.some((n) => n.name === m.name)))
     classes[name] = methods
   }
   return classes
 }
 
-/** A wrong value for a parameter of `type`: a symbol, or for an options interface (whose
- * unknown or absent fields napi ignores) that interface with a symbol in its first field of a
- * primitive type. */
+/** A wrong value for a parameter of `type`: a symbol, or for an options interface that interface
+ * with a symbol in its first field of a primitive type (a symbol for one without such a field). */
 function wrongValue(type) {
-  if (dts.includes(`export declare class ${type} {`)) return Symbol('not a value')
-  const body = dts.match(new RegExp(`^export interface ${type} \\{\\n([\\s\\S]*?)^\\}`, 'm'))?.[1]
+  if (new RegExp(`^export declare (abstract )?class ${type}\\b`, 'm').test(dts)) return Symbol('not a value')
+  const body = dts.match(new RegExp(`^export interface ${type}(?: extends \\w+)? \\{\\n([\\s\\S]*?)^\\}`, 'm'))?.[1]
   if (!body) return Symbol('not a value')
-  const field = body.match(/^ {2}(\w+)\??: (number|string|boolean)\b/m)
-  assert.ok(field, `${type} has no field of a primitive type to make wrong`)
+  const field = body.match(/^ {4}(\w+)\??: (number|string|boolean)\b/m)
+  if (!field) return Symbol('not a value')
   return { [field[1]]: Symbol('not a value') }
 }
 

@@ -26,7 +26,7 @@ const ra = require(workerData.pkg)
 `
 
 test('two workers and the main thread share one limit: exactly the limit admitted in all', async () => {
-  const pkg = new URL('../index.js', import.meta.url).pathname
+  const pkg = new URL('..', import.meta.url).pathname
   const workers = [1, 2].map(
     () => new Worker(worker, { eval: true, workerData: { pkg, url: s.server.url, options } }),
   )

@@ -34,6 +34,7 @@ export interface ClientOptions {
   replicas?: ReplicaOptions
   tls?: TlsConfig
   forceLua?: boolean
+  /** Accepted for compatibility, 1..=1024: one multiplexed ioredis connection serves every call. */
   poolSize?: number
   cluster?: boolean
   batching?: boolean | BatchingOptions
@@ -79,6 +80,11 @@ export class Client {
     if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) throw badArgument(`timeoutMs must be a positive number, got ${String(timeoutMs)}`)
     const delivery = DELIVERY[o.delivery ?? 'eval']
     if (delivery === undefined) throw badArgument(`delivery must be eval or functions, got ${String(o.delivery)}`)
+    // One ioredis connection multiplexes every call (pipelined): a pool size is accepted, checked
+    // as the contract says, and needs no second connection.
+    if (o.poolSize !== undefined && (!Number.isInteger(o.poolSize) || o.poolSize < 1 || o.poolSize > 1024)) {
+      throw badArgument(`poolSize must be an integer in 1..=1024, got ${String(o.poolSize)}`)
+    }
     const retry: RetryPolicy = { ...DEFAULT_RETRY, ...o.retry }
     const batching = batchingOf(o.batching)
     const replicas = replicasOf(o.replicas)

@@ -189,7 +189,12 @@ export async function connect(redis: Redis | Cluster, timeoutMs: number, signal?
     const cause = failures[0] ?? e
     const message = cause instanceof Error ? cause.message : String(cause)
     const props = { cause, nothingRan: true, transient: true, retrySafe: true, timedOut: /timed? ?out|ETIMEDOUT/i.test(message) }
-    if (/SSL|TLS|certificate|self.signed|EPROTO|handshake/i.test(message)) throw new TlsError(message, { ...props, transient: false })
+    const said = [...failures, e].map((f) => (f instanceof Error ? f.message : String(f))).join('; ')
+    // Over TLS, a server that drops the connection during the handshake refused the client's
+    // certificate (or its absence): TLS 1.3 sends that alert after the client's first write, so
+    // the client may read either the alert or the reset.
+    const handshake = isTls(redis) && /ECONNRESET|socket hang up|alert/i.test(said)
+    if (handshake || /SSL|TLS|certificate|self.signed|EPROTO|handshake/i.test(said)) throw new TlsError(message, { ...props, transient: false })
     throw new ConnectionError(message, props)
   } finally {
     redis.off('error', onError)
@@ -197,6 +202,12 @@ export async function connect(redis: Redis | Cluster, timeoutMs: number, signal?
   // Later errors (a dropped connection while reconnecting) fail the calls they touch; ioredis
   // would print them as unhandled without a listener.
   redis.on('error', () => {})
+}
+
+/** Whether `redis` connects over TLS. */
+function isTls(redis: Redis | Cluster): boolean {
+  const options = 'nodes' in redis ? redis.options.redisOptions : redis.options
+  return options?.tls !== undefined
 }
 
 /** `p`, or a rejection after `ms` (or an AbortedError when `signal` fires: nothing ran). */

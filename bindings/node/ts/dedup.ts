@@ -8,7 +8,7 @@ import { key, namespaceOf } from './keys.js'
 import { randomToken } from './locks.js'
 
 const SCHEMA = 1
-const MAX_TTL_MS = 366 * 86_400_000
+const MAX_TTL_MS = 30 * 86_400_000
 
 export interface DedupOptions { namespace: string }
 export interface SightingOptions { token?: string, signal?: AbortSignal }

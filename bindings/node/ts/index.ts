@@ -1,5 +1,5 @@
-// The package's TypeScript implementation on ioredis: the same public API as the native addon's
-// (index.d.ts), no native code. Each primitive runs the library's scripts (the generated layer in
+// The package: TypeScript on ioredis, no native code (the API the earlier napi addon had, its
+// names corrected by the vocabulary table). Each primitive runs the library's scripts (the generated layer in
 // scripts.ts) with the library's key layout and retry rules.
 export { Client } from './client.js'
 export type { BatchStats, BatchingOptions, ClientOptions, ReplicaOptions, RetryOptions } from './client.js'
@@ -40,3 +40,5 @@ export { FencedWrites } from './fenced.js'
 export type { FencedKeys, FencedWrite, FencedWritesOptions, Stale, Written } from './fenced.js'
 /** @deprecated `write()` answers `Written | Stale`. */
 export type FencedResult = import('./fenced.js').Written | import('./fenced.js').Stale
+export { ScriptSet } from './script-set.js'
+export type { LibraryInfo, ScriptCallOptions, ScriptModule, ScriptReply } from './script-set.js'

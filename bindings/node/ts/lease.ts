@@ -86,6 +86,7 @@ export abstract class Lease {
    * (with a LeaseLostError) if the lease is lost. */
   watch(options?: WatchOptions | null): AbortSignal {
     this.#live('watch')
+    if (options !== undefined && options !== null && typeof options !== 'object') throw typeError('options must be an object')
     if (this.#watch) throw badArgument('the lease is already watched')
     const renewFraction = options?.renewFraction ?? 1 / 3
     const margin = options?.marginFraction ?? 0.05

@@ -210,6 +210,7 @@ export class Queue {
   async inspect(jobId: string): Promise<admin.JobState> { return admin.inspect(this.client, this.#keys, jobIdOf(jobId)) }
   /** A page of dead letters, oldest first. */
   async deadLetters(page?: admin.DeadLetterPage | null): Promise<admin.DeadLetters> {
+    if (page !== undefined && page !== null && typeof page !== 'object') throw typeError('page must be an object')
     const start = intIn('start', page?.start, 0, 0, 0xffffffff)
     return admin.deadLetters(this.client, this.#keys, start, intIn('count', page?.count, 100, 1, MAX_BATCH))
   }

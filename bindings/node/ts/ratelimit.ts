@@ -107,6 +107,8 @@ function limitOf(l: LimitSpec): Limit {
   if (typeof l !== 'object' || l === null) throw typeError('each limit must be an object')
   const algorithm = algorithmOf(l.algorithm)
   const max = algorithm === 'sliding-log' ? MAX_LOG_LIMIT : MAX_LIMIT
+  if (typeof l.limit !== 'number') throw typeError('limit must be a number')
+  if (typeof l.periodMs !== 'number') throw typeError('periodMs must be a number of ms')
   if (!Number.isInteger(l.limit) || l.limit < 1 || l.limit > max) throw badArgument(`${algorithm} limit must be in 1..=${max}, got ${l.limit}`)
   if (typeof l.periodMs !== 'number' || !(l.periodMs >= 1 && l.periodMs <= 366 * 86_400_000)) {
     throw badArgument(`period must be between 1 ms and 366 days, got ${l.periodMs} ms`)
@@ -174,7 +176,7 @@ export class RateLimiter {
   async consume(identity: string, options?: ConsumeOptions | null): Promise<Allowed | Limited> {
     if (typeof identity !== 'string') throw typeError('key must be a string')
     const cost = options?.cost ?? 1
-    if (!Number.isInteger(cost) || cost < 1) throw badArgument('cost must be an integer of at least 1')
+    if (!Number.isSafeInteger(cost) || cost < 1) throw badArgument(`cost must be an integer in 1..=2^53-1, got ${cost}`)
     if (cost > this.#maxCost) throw new CostExceedsBurstError(`cost ${cost} exceeds the burst ${this.#maxCost}`, { cost, burst: this.#maxCost, nothingRan: true, retrySafe: true })
     const requestId = options?.requestId
     const tag = digest(identity, MAX_KEY_LEN, 'rate-limit key')
