@@ -98,24 +98,20 @@ test: ensure-redis ensure-cc
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
-	@# The Python and Node packages and the Go module side by side (the addon builds take turns on
-	@# cargo's lock, the suites overlap; each one's output printed whole when it ends).
+	@# The Python and Node packages, the Go module and the Java library side by side (the suites
+	@# overlap; each one's output printed whole when it ends).
 	$(MAKE) -j4 --output-sync=target python node go java
 	$(MAKE) rls-foreign
 	$(MAKE) verify-drivers
 	@echo "--- make test: passed at $$(date -u +%T)"
 
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
-# The addon in the dev profile in this target dir (only the binding crate compiles after `cargo
-# test`), the committed index.d.ts checked against what the Rust sources generate, the TypeScript
-# example type-checked (tsc --noEmit --strict), then node --test on Redis and again on Valkey
-# (test/redis-only: TLS, which PyPI's Valkey build lacks).
+# TypeScript on ioredis (ts/ -> the committed dist/, checked current; its script layer is what the
+# CLI generates), the TypeScript example type-checked (tsc --noEmit --strict), then node --test on
+# Redis (with test/redis-only: TLS, which PyPI's Valkey build lacks) and again on Valkey. The
+# ScriptSet.loadDir tests run the CLI this pass built (REDIS_ATOMIC_CLI).
 NODE_PKG = bindings/node
-# The suites the TypeScript implementation passes so far (REDIS_ATOMIC_NODE_IMPL=ts).
-NODE_TS_SUITES = test/ratelimit.test.mjs test/locks.test.mjs test/semaphore.test.mjs \
-	test/idempotency.test.mjs test/queue.test.mjs test/workers.test.mjs test/primitives.test.mjs \
-	test/lease-errors.test.mjs test/facts.test.mjs test/vocabulary.test.mjs test/client.test.mjs \
-	test/urls.test.mjs test/batching.test.mjs test/options.test.mjs test/conformance.test.mjs
+NODE_CLI = $$([ -f target/redis-atomic-bin ] && cat target/redis-atomic-bin || echo target/debug/redis-atomic)
 # npm ci in the package and in the example, again only when a package-lock.json changed.
 node-deps:
 	@for d in $(NODE_PKG) examples/node; do \
@@ -126,19 +122,14 @@ node-deps:
 	done
 node: ensure-redis valkey node-deps
 	@echo "--- node: $$(node --version), npm $$(npm --version)"
-	cd $(NODE_PKG) && node build.mjs --check-types
-	$(NODE_PKG)/node_modules/.bin/tsc -p examples/node --noEmit --strict
-	cd $(NODE_PKG) && node --test test/*.test.mjs test/redis-only/*.test.mjs
-	@# The TypeScript implementation on ioredis (ts/ -> the committed dist/, checked current; its
-	@# script layer is what the CLI generates) through the suites it covers so far.
 	cd $(NODE_PKG) && npm run -s check:ts
-	$$([ -f target/redis-atomic-bin ] && cat target/redis-atomic-bin || echo target/debug/redis-atomic) \
-		scripts bindings --lang ts --builtin | cmp - $(NODE_PKG)/ts/scripts.ts
-	cd $(NODE_PKG) && REDIS_ATOMIC_NODE_IMPL=ts node --test $(NODE_TS_SUITES) test/dropped.test.mjs
+	$(NODE_CLI) scripts bindings --lang ts --builtin | cmp - $(NODE_PKG)/ts/scripts.ts
+	$(NODE_PKG)/node_modules/.bin/tsc -p examples/node --noEmit --strict
+	export REDIS_ATOMIC_CLI=$$(realpath $(NODE_CLI)) && cd $(NODE_PKG) \
+		&& node --test test/*.test.mjs test/redis-only/*.test.mjs
 	@echo "--- node: the same tests on $$($$($(FIND_VALKEY)) --version)"
-	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd $(NODE_PKG) \
-		&& node --test test/*.test.mjs \
-		&& REDIS_ATOMIC_NODE_IMPL=ts node --test $(NODE_TS_SUITES) test/dropped.test.mjs
+	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) REDIS_ATOMIC_CLI=$$(realpath $(NODE_CLI)) \
+		&& cd $(NODE_PKG) && node --test test/*.test.mjs
 # ---- end of the Node package block ----------------------------------------------------------------
 
 # ---- Go module (bindings/go, bindings/go/README.md) ---------------------------------------------
@@ -227,8 +218,8 @@ rls-protos:
 
 # ---- vocabulary: the table, its page, every face's parity (conformance/vocabulary.json) --------
 # docs/vocabulary.md is generated from the table; the parity check fails when a face drifts from
-# it (the library's source, Node's index.d.ts here; serve's OpenAPI and the built Python module
-# where `make test` and `make python` have them; Java and Go once they exist).
+# it (the library's source, Node's emitted dist/*.d.ts here; serve's OpenAPI and the built Python module
+# where `make test` and `make python` have them; the Java and Go sources).
 vocabulary:
 	python3 tools/vocabulary.py --check
 	python3 -m unittest -q tools/test_parity.py
