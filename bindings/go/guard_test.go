@@ -1,7 +1,9 @@
 package redisatomic
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/redis-atomic/redis-atomic/bindings/go/redisatomictest"
@@ -87,5 +89,46 @@ func TestCasDecidePanicPropagates(t *testing.T) {
 	})
 	if err != nil || res.Outcome() != "committed" {
 		t.Fatalf("%v %v", res, err)
+	}
+}
+
+// The transactions' hand-offs (MultiWrite's MULTI … EXEC, Cas's WATCH … EXEC) with a damaged
+// first reply: an unknown outcome caused by ErrBadReply, and every later write and read on the
+// same one-connection client is answered in step (a connection left in the pool would shift
+// each reply by one).
+func TestDamagedReplyInTransactions(t *testing.T) {
+	const huge = "$99999999999999999\r\n"
+	cases := []struct {
+		name string
+		run  func(ctx context.Context, c *Client) error
+	}{
+		{"multi write", func(ctx context.Context, c *Client) error {
+			return NewMultiWrite(WriteSet("{d}:k", []byte("0"))).Execute(ctx, c)
+		}},
+		{"cas", func(ctx context.Context, c *Client) error {
+			_, err := NewCas(c).WithPolicy(NoRetry()).Update(ctx, []Read{ReadGet("{d}:k")},
+				func(Snapshot) (CasDecision, error) { return CasCommit(WriteSet("{d}:k", []byte("0"))), nil })
+			return err
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redisatomictest.Start(t)
+			ctx := testCtx(t)
+			proxy := startDropProxy(t, srv, "{d}:k")
+			proxy.prefix = []byte(huge)
+			c := damagedClient(t, proxy.addr(), false)
+			var u *OutcomeUnknownError
+			if err := tc.run(ctx, c); !errors.As(err, &u) || !errors.Is(err, ErrBadReply) {
+				t.Fatalf("want an unknown outcome caused by a bad reply: %v", err)
+			}
+			for i := 1; i <= 3; i++ {
+				v := strconv.Itoa(i)
+				check(t, NewMultiWrite(WriteSet("{d}:k", []byte(v))).Execute(ctx, c))
+				if got, err := c.Redis().Get(ctx, "{d}:k").Result(); err != nil || got != v {
+					t.Fatalf("read after write %d: %q (%v)", i, got, err)
+				}
+			}
+		})
 	}
 }
