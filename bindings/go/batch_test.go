@@ -59,6 +59,22 @@ func queued(ctx context.Context, t *testing.T, l *lane, n int) {
 	t.Fatalf("fewer than %d decisions queued", n)
 }
 
+// idle waits until l's last drain has freed its slot (its callers have their replies a moment
+// before).
+func idle(ctx context.Context, t *testing.T, l *lane) {
+	t.Helper()
+	for ctx.Err() == nil {
+		l.mu.Lock()
+		busy := l.busy
+		l.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatal("the lane's slot stayed busy")
+}
+
 // Decisions of every algorithm, and of a two-limit policy, queued together leave as batch calls
 // (runs of different scripts in one call, variadic ones included) and each limiter admits
 // exactly its limit.

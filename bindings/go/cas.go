@@ -168,12 +168,12 @@ func (c *Cas) attempt(ctx context.Context, reads []Read, keys []string, decide f
 	}
 	var res CasResult
 	execSent := false
-	err := c.client.rdb.Watch(ctx, func(tx *redis.Tx) error {
+	watch := func(tx *redis.Tx) error {
 		snap, err := readAll(ctx, tx, reads)
 		if err != nil {
 			return err
 		}
-		d, err := decide(snap)
+		d, err := callDecide(decide, snap)
 		if err != nil {
 			return decideError{err}
 		}
@@ -195,7 +195,8 @@ func (c *Cas) attempt(ctx context.Context, reads []Read, keys []string, decide f
 			}
 		}
 		return err
-	}, keys...)
+	}
+	err := guarded(func() error { return c.client.rdb.Watch(ctx, watch, keys...) })
 	if errors.Is(err, redis.TxFailedErr) {
 		return nil, true, nil
 	}
@@ -207,6 +208,17 @@ func (c *Cas) attempt(ctx context.Context, reads []Read, keys []string, decide f
 		err = classify(ctx, err)
 	}
 	return res, execSent, err
+}
+
+// callDecide calls the caller's decide; a panic of it leaves through guard as it is (the
+// caller's own, not a reply's).
+func callDecide(decide func(Snapshot) (CasDecision, error), snap Snapshot) (CasDecision, error) {
+	defer func() {
+		if r := recover(); r != nil {
+			panic(callerPanic{r})
+		}
+	}()
+	return decide(snap)
 }
 
 // decideError carries decide's own error out of go-redis's Watch untouched.

@@ -37,7 +37,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	o.MaxRetries = -1
 	o.ContextTimeoutEnabled = true
 	rdb := redis.NewClient(o)
-	if err := rdb.Ping(ctx).Err(); err != nil {
+	if err := guarded(func() error { return rdb.Ping(ctx).Err() }); err != nil {
 		_ = rdb.Close()
 		return nil, wrap(ErrConnection, err, "%v", err)
 	}
@@ -78,10 +78,11 @@ type noRetry struct{ *redis.Cmd }
 func (noRetry) NoRetry() bool { return true }
 
 // send sends one command and returns its raw reply or go-redis's error.
-func (c *Client) send(ctx context.Context, args ...any) (any, error) {
+func (c *Client) send(ctx context.Context, args ...any) (v any, err error) {
+	defer guard(&err)
 	cmd := redis.NewCmd(ctx, args...)
 	_ = c.rdb.Process(ctx, noRetry{cmd})
-	v, err := cmd.Result()
+	v, err = cmd.Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}

@@ -97,7 +97,8 @@ func (c *Client) functions(ctx context.Context, library string) bool {
 
 // probeLibrary asks whether library is loaded (on every primary of a cluster).
 func (c *Client) probeLibrary(ctx context.Context, library string) (bool, error) {
-	has := func(ctx context.Context, r redis.Cmdable) (bool, error) {
+	has := func(ctx context.Context, r redis.Cmdable) (_ bool, err error) {
+		defer guard(&err) // on a goroutine of its own in a cluster
 		libs, err := r.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: library}).Result()
 		if err != nil {
 			return false, err

@@ -64,6 +64,7 @@ func TestDeliveryFcallWhenDeployed(t *testing.T) {
 	queued(ctx, t, lane, 6)
 	lane.release(c)
 	wg.Wait()
+	idle(ctx, t, lane)
 	consume(c, 1)
 	if s := c.BatchStats(); s.Batches != 2 || s.Batched != 6 || s.Alone != 1 {
 		t.Fatalf("want two batches of 3 and one call alone: %+v", s)

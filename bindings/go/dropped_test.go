@@ -15,11 +15,13 @@ import (
 
 // dropProxy forwards TCP connections to a server's unix socket, except that the reply to the
 // first request containing `marker` is never delivered: the proxy closes both sides once the
-// server answers it (the request ran; its caller cannot know).
+// server answers it (the request ran; its caller cannot know). With a prefix, that reply is
+// delivered after the prefix instead (a damaged reply: guard_test.go).
 type dropProxy struct {
 	ln      net.Listener
 	socket  string
 	marker  []byte
+	prefix  []byte
 	mu      sync.Mutex
 	dropped bool
 }
@@ -78,13 +80,17 @@ func (p *dropProxy) pipe(client, server net.Conn) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := server.Read(buf)
+		reply := buf[:n]
 		select {
 		case <-marked:
-			return // the marked request's reply: dropped with the connection
+			if p.prefix == nil {
+				return // the marked request's reply: dropped with the connection
+			}
+			reply = append(append([]byte{}, p.prefix...), reply...)
 		default:
 		}
 		if n > 0 {
-			if _, werr := client.Write(buf[:n]); werr != nil {
+			if _, werr := client.Write(reply); werr != nil {
 				return
 			}
 		}

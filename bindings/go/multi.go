@@ -44,11 +44,14 @@ func (m MultiWrite) once(ctx context.Context, client *Client, cmds []redis.Cmder
 	if err := ctx.Err(); err != nil {
 		return wrap(ErrNotSent, err, "the context ended before sending: %v", err)
 	}
-	_, err := client.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for _, cmd := range cmds {
-			_ = p.Process(ctx, cmd)
-		}
-		return nil
+	err := guarded(func() error {
+		_, err := client.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for _, cmd := range cmds {
+				_ = p.Process(ctx, cmd)
+			}
+			return nil
+		})
+		return err
 	})
 	if err == nil {
 		return nil

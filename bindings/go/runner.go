@@ -119,9 +119,16 @@ func (c *Client) alone(ctx context.Context, def *scripts.ScriptDef, keys []strin
 
 // classify sorts go-redis's error for a request handed to it, as the library's
 // Error::from_redis: a server's error reply by its code; a failed dial or an exhausted pool
-// sent nothing; anything else (a timeout, a broken or closed connection, a context that ended
-// while waiting) may have run.
+// sent nothing; this module's own error (a recovered panic) stays; a reply go-redis cannot
+// parse is a bad reply; anything else (a timeout, a broken or closed connection, a context that
+// ended while waiting) may have run.
 func classify(ctx context.Context, err error) error {
+	if Code(err) != "" {
+		return err // already this module's (a recovered panic: guard.go)
+	}
+	if bad := malformed(err); bad != nil {
+		return bad
+	}
 	var server redis.Error
 	if errors.As(err, &server) && !isClientSide(err) {
 		return classifyServerError(server.Error())
