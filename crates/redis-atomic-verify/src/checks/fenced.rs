@@ -88,10 +88,11 @@ async fn worker(t: usize, ctx: CheckCtx, fenced: FencedWrites, writes: Writes) -
 }
 
 /// A zombie: pauses past its lease, and on until a newer holder's write of the same resource
-/// was acknowledged (bounded: 10 leases, or the check's end), so its stale write always comes
-/// after a newer one — what the fence must refuse, and what a sabotaged run must be caught
-/// applying, however loaded the machine (a fixed pause left a sabotaged row under load with no
-/// newer write to overtake).
+/// was acknowledged, so its stale write always comes after a newer one — what the fence must
+/// refuse, and what a sabotaged run must be caught applying, however loaded the machine (a fixed
+/// pause left a sabotaged row under load with no newer write to overtake). Bounded by 10 leases
+/// in a real run (a stall may hold every newer holder back), by the check's end in a sabotaged
+/// one (a 10-lease bound under a stall on a loaded machine once let every zombie write first).
 async fn zombie(ctx: &CheckCtx, writes: &Writes, resource: &str, fence: u64) {
     tokio::time::sleep(LEASE * 2).await;
     let overtaken = || {
@@ -100,7 +101,8 @@ async fn zombie(ctx: &CheckCtx, writes: &Writes, resource: &str, fence: u64) {
             .any(|w| w.resource == resource && w.fence > fence && w.applied == Some(true))
     };
     let deadline = tokio::time::Instant::now() + LEASE * 10;
-    while !overtaken() && ctx.running() && tokio::time::Instant::now() < deadline {
+    let bounded = || ctx.sabotage || tokio::time::Instant::now() < deadline;
+    while !overtaken() && ctx.running() && bounded() {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
