@@ -104,6 +104,8 @@ pub struct Api {
     pub call_reply_length: unsafe extern "C" fn(*mut CallReply) -> usize,
     pub call_reply_array_element: unsafe extern "C" fn(*mut CallReply, usize) -> *mut CallReply,
     pub free_call_reply: unsafe extern "C" fn(*mut CallReply),
+    pub is_keys_position_request: unsafe extern "C" fn(*mut Ctx) -> c_int,
+    pub key_at_pos: unsafe extern "C" fn(*mut Ctx, c_int),
     /// Redis ≥ 7.2, Valkey: the key's absolute expiry (exact replication of a relative one).
     pub get_abs_expire: Option<unsafe extern "C" fn(*mut Key) -> c_longlong>,
 }
@@ -181,6 +183,8 @@ pub unsafe fn init(ctx: *mut Ctx) -> Result<&'static Api, &'static str> {
         call_reply_length: required!(get, c"RedisModule_CallReplyLength"),
         call_reply_array_element: required!(get, c"RedisModule_CallReplyArrayElement"),
         free_call_reply: required!(get, c"RedisModule_FreeCallReply"),
+        is_keys_position_request: required!(get, c"RedisModule_IsKeysPositionRequest"),
+        key_at_pos: required!(get, c"RedisModule_KeyAtPos"),
         get_abs_expire: (!abs.is_null()).then(|| {
             std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut Key) -> c_longlong>(abs)
         }),

@@ -124,6 +124,23 @@ impl Call {
         unsafe { (self.api.milliseconds)() }
     }
 
+    /// Whether the server asks for the key positions (a `getkeys-api` command), not a run.
+    pub fn keys_requested(&self) -> bool {
+        // SAFETY: a valid context.
+        unsafe { (self.api.is_keys_position_request)(self.ctx) != 0 }
+    }
+
+    /// Answers a key-positions request: `positions` index the arguments, the name at 0.
+    pub fn report_keys(&self, positions: &[usize]) {
+        for &pos in positions.iter().filter(|&&p| p < self.argc) {
+            let Ok(pos) = c_int::try_from(pos) else {
+                continue;
+            };
+            // SAFETY: a valid context in a key-positions request; pos < argc.
+            unsafe { (self.api.key_at_pos)(self.ctx, pos) };
+        }
+    }
+
     /// Sends `out` as the reply.
     pub fn reply(&self, out: &Out) {
         let api = self.api;

@@ -48,6 +48,11 @@ fn pool() -> Vec<Vec<u8>> {
         "k4",
         "k5",
         "k6",
+        "fw",
+        "sl",
+        "aw",
+        "gcra",
+        "q",
     ];
     let mut pool: Vec<Vec<u8>> = text.iter().map(|s| s.as_bytes().to_vec()).collect();
     pool.push(b"\xff\xfe\x00\x01".to_vec());
@@ -56,6 +61,12 @@ fn pool() -> Vec<Vec<u8>> {
     pool.push(vec![b'a'; 70_000]);
     pool
 }
+
+/// `RATOMIC.RL_POLICY request 1 limit` and 4 + 4 arguments.
+const POLICY_ARITY: usize = 11;
+
+/// The pool's "1".
+const ONE: usize = 3;
 
 /// Keys of every type and of malformed state, under the names the pool uses.
 fn seed(conn: &mut redis::Connection) {
@@ -98,11 +109,15 @@ fn hostile_arguments_never_crash_the_server() {
     names.push(("RATOMIC.VERSION".to_string(), 0));
     let call = (
         proptest::sample::select(names),
-        proptest::collection::vec(0..pool.len(), 0..9),
+        proptest::collection::vec(0..pool.len(), 0..12),
         proptest::bool::weighted(0.8),
     )
         .prop_map(|((name, arity), mut picks, exact)| {
-            if exact {
+            if exact && name == "RATOMIC.RL_POLICY" {
+                // request, one limit key, four arguments and one limit of four: the count "1".
+                picks.resize(POLICY_ARITY, 1);
+                picks[1] = ONE;
+            } else if exact {
                 picks.resize(arity, 1);
             }
             (name, picks)
