@@ -2,7 +2,8 @@
 //! negative, fractional and non-numeric numbers, non-UTF-8 bytes, NULs, long strings — on keys
 //! holding every type and malformed state. The server must answer each call (a value or an error
 //! reply, never a dropped connection) and stay up; the module's arguments are validated as the
-//! scripts validate them, so nothing reaches a panic or the server's own assertions.
+//! scripts validate them, so nothing reaches a panic or the server's own assertions. The
+//! policy's key positions (`COMMAND GETKEYS`, the getkeys API) are asked with the same arguments.
 
 mod common;
 
@@ -132,14 +133,24 @@ fn hostile_arguments_never_crash_the_server() {
     runner
         .run(&call, |(name, picks)| {
             let mut cmd = redis::cmd(&name);
+            // The policy's key positions are asked of the module too (the getkeys API).
+            let mut getkeys = redis::cmd("COMMAND");
+            getkeys.arg("GETKEYS").arg(&name);
             for p in &picks {
                 cmd.arg(pool[*p].as_slice());
+                getkeys.arg(pool[*p].as_slice());
             }
-            match cmd.query::<Value>(&mut *conn.borrow_mut()) {
-                Ok(_) => values.set(values.get() + 1),
-                // A server error reply has a code; a broken connection has none.
-                Err(e) if e.code().is_some() => errors.set(errors.get() + 1),
-                Err(e) => prop_assert!(false, "{name} {picks:?}: {e}"),
+            let mut calls = vec![cmd];
+            if name == "RATOMIC.RL_POLICY" {
+                calls.push(getkeys);
+            }
+            for cmd in calls {
+                match cmd.query::<Value>(&mut *conn.borrow_mut()) {
+                    Ok(_) => values.set(values.get() + 1),
+                    // A server error reply has a code; a broken connection has none.
+                    Err(e) if e.code().is_some() => errors.set(errors.get() + 1),
+                    Err(e) => prop_assert!(false, "{name} {picks:?}: {e}"),
+                }
             }
             Ok(())
         })
