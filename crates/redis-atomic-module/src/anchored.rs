@@ -31,7 +31,8 @@ pub fn decide(call: &Call) -> Out {
         Some(n) if n <= limit => n,
         _ => return Out::bad("cost must be an integer in 1..limit"),
     };
-    let key = call.key(0);
+    // One open for the whole decision (signalled modified only when written).
+    let mut key = call.key_mut(0);
     // INCRBY's failures (another type, not an integer, overflow) are the script's WRONGTYPE.
     let old = match (key.kind(), key.value()) {
         (Kind::Empty, _) => Some(0),
@@ -43,7 +44,6 @@ pub fn decide(call: &Call) -> Out {
     };
     let present = key.kind() == Kind::String;
     let pttl = key.pttl();
-    drop(key);
     let counted = count as f64;
     let first = counted == n;
     let mut ttl = if first { -1.0 } else { pttl as f64 };
@@ -56,7 +56,7 @@ pub fn decide(call: &Call) -> Out {
         };
         let Some(period) = period.filter(|&p| p <= 31_622_400_000.0) else {
             if first && present {
-                call.key_mut(0).delete(); // INCRBY then DEL: a counter found at 0 is gone
+                key.delete(); // INCRBY then DEL: a counter found at 0 is gone
                 call.replicate_del(0);
             }
             return Out::bad("period_ms must be an integer in 1..31622400000");
@@ -70,7 +70,7 @@ pub fn decide(call: &Call) -> Out {
     }
     if counted > limit {
         if let Some(ms) = open {
-            let at = call.key_mut(0).expire_in(ms);
+            let at = key.expire_in(ms);
             call.replicate_pexpireat(0, at);
         }
         return Out::status(
@@ -79,7 +79,6 @@ pub fn decide(call: &Call) -> Out {
         );
     }
     let value = count.to_string();
-    let mut key = call.key_mut(0);
     key.write(value.as_bytes());
     let at = open.map(|ms| key.expire_in(ms));
     call.replicate_set(0, value.as_bytes(), at);

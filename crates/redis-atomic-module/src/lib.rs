@@ -232,7 +232,9 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
                 c"ratomic".as_ptr(),
                 version::MODULE_VERSION,
                 ffi::APIVER_1,
-            )
+            );
+            // Signals only for keys written (server::OpenKey), so one open serves a decision.
+            (api.set_module_options)(ctx, ffi::NO_IMPLICIT_SIGNAL_MODIFIED);
         };
         for (cmd, handler) in COMMANDS.iter().zip(HANDLERS) {
             let (first, last, step) = cmd.keys;

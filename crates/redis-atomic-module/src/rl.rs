@@ -7,7 +7,7 @@
 
 use crate::lua::{digits, digits_value, fmt_d, int_in, tonumber};
 use crate::reply::Out;
-use crate::server::{Call, Kind};
+use crate::server::{Call, Kind, OpenKey};
 
 /// The algorithms of this file, as `rl_args` names them.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -142,18 +142,18 @@ pub fn decide(call: &Call, algo: Algo) -> Out {
         Ok(now) => now,
         Err(out) => return out,
     };
-    let key = call.key(0);
+    // One open for the check and the write (signalled modified only when written).
+    let mut key = call.key_mut(0);
     if key.kind() == Kind::Other {
         return Out::wrongtype();
     }
     let Some(c) = string_check(algo, &l, now, key.value()) else {
         return not_state(call.arg(0));
     };
-    drop(key);
     if !c.ok {
         return Out::status("limited", &[c.retry, c.reset, c.remaining]);
     }
-    set_write(call, 0, &c);
+    write_open(call, &mut key, 0, &c);
     Out::status("allowed", &[c.remaining, c.reset])
 }
 
@@ -171,7 +171,11 @@ pub(crate) fn string_check(algo: Algo, l: &Limit, now: f64, raw: Option<&[u8]>) 
 
 /// `rl_set_write` on key `i`: `SET key w1 PX ceil(w2 / 1000) + 1000`, or `KEEPTTL`.
 pub(crate) fn set_write(call: &Call, i: usize, c: &Check) {
-    let mut key = call.key_mut(i);
+    write_open(call, &mut call.key_mut(i), i, c);
+}
+
+/// [`set_write`] on key `i`, already open for writing.
+fn write_open(call: &Call, key: &mut OpenKey<'_>, i: usize, c: &Check) {
     key.write(c.w1.as_bytes());
     let at =
         c.w2.map(|w2| key.expire_in(crate::lua::to_ll(((w2 + 999.0) / 1000.0).floor() + 1000.0)));
