@@ -54,10 +54,10 @@ pub fn acquire(call: &Call) -> Out {
     // math.max(last + 1, now): the first argument unless the second is greater.
     let fence = fmt_f0(if now > last + 1.0 { now } else { last + 1.0 });
     let ms = ttl as i64;
-    let lock = call.key(0);
+    // One open of the lock for its check and write (touched only when written); closed before
+    // the fence opens, as the two may be one key.
+    let mut lock = call.key_mut(0);
     if lock.kind() == Kind::Empty {
-        drop(lock);
-        let mut lock = call.key_mut(0);
         let mut value = fence.clone();
         value.push(b':');
         value.extend_from_slice(token);
@@ -81,8 +81,7 @@ pub fn acquire(call: &Call) -> Out {
         .filter(|(_, t)| *t == token)
         .map(|(f, _)| f.to_vec());
     if let Some(own) = held {
-        drop(lock);
-        let at = call.key_mut(0).expire_in(ms);
+        let at = lock.expire_in(ms);
         call.replicate_pexpireat(0, at);
         return acquired(own, ttl);
     }
