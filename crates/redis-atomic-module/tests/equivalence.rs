@@ -5,6 +5,15 @@
 //! every key. Keys are shared by all decisions and three are seeded with a list, a foreign
 //! string and a lease, so decisions meet each other's state and other types (WRONGTYPE, unparsable state).
 //!
+//! Each case draws from a few natives (with their family: a lock release needs an acquire) and
+//! each rate limit mostly uses a key of its own that policies share ([`gen`]), with steps of
+//! 0.1 s to 61 s: a key sees many decisions, so the branches that need history are reached.
+//! Mutations this test was seen to catch in every run: the sliding window's weighted refusal
+//! without its `- elapsed`; the sliding log's retry read from the newest entry instead of the
+//! oldest that must expire; a policy's quota mode inverted; a check-only limit reported as
+//! charged. (A policy's retry floor of 1 is never reached by these algorithms' integer
+//! arithmetic: removing it changes no reply.)
+//!
 //! On Valkey the clock cannot be frozen to the microsecond (it adds the CPU's counter to its last
 //! reading), so there the rate limits get the same test clock (`test_now_us`) on both sides, the
 //! natives whose answer depends on the server's clock (anchored window, lock acquire,
