@@ -19,6 +19,11 @@ Clients (--only, repeatable; default all):
   ra-fw-unbatched, ra-aw-unbatched, ra-gcra-unbatched
                    the same with `--no-batching`: the library one call per decision (and raw,
                    reference again), to compare with the batched series in the same run
+  ra-fw-module, ra-aw-module, ra-gcra-module, ra-lock-module
+                   the same bench entries (ratelimit-fw, ratelimit-aw, ratelimit, lock) against
+                   a second private redis-server, pinned alike, that loads the server module
+                   (--module, default `redis-atomic module path`): the library runs the natives,
+                   raw redis-rs the scripts (EVALSHA) on that server (docs/module.md)
   ra-node          this repository's Node package (bindings/node, TypeScript on ioredis, its
                    committed dist/): its anchored window (a window opened by the identity's
                    first request: the semantics of RateLimiterRedis) over one connection
@@ -89,6 +94,7 @@ from harness import (PEERS, Fail, Procs, Server, prepare_node, prepare_python,  
                      prepare_redis_atomic, progress, resp)
 
 NODE, PYTHON, PYRA, PYLOCK = "node", "python", "redis-atomic-python", "python-lock"
+MODULE = "bench-module"  # a bench entry against the server that loads the module
 GO, GOLOCK = "go", "go-lock"
 JAVA, JAVALOCK = "java", "java-lock"  # tools/peers/java: peers.Bench --client <target>
 # client -> (kind, what it runs, [series it reports: (key, label)]).
@@ -116,6 +122,22 @@ CLIENTS = {
     ]),
     "ra-gcra-unbatched": ("bench", "ratelimit --no-batching", [
         ("library", "redis-atomic library, GCRA, unbatched"),
+    ]),
+    "ra-fw-module": (MODULE, "ratelimit-fw", [
+        ("library", "redis-atomic library + module, fixed window"),
+        ("raw", "redis-rs EVALSHA, rl_fixed_window, module loaded"),
+    ]),
+    "ra-aw-module": (MODULE, "ratelimit-aw", [
+        ("library", "redis-atomic library + module, anchored win."),
+        ("raw", "redis-rs EVALSHA, rl_anchored_window, module"),
+    ]),
+    "ra-gcra-module": (MODULE, "ratelimit", [
+        ("library", "redis-atomic library + module, GCRA"),
+        ("raw", "redis-rs EVALSHA, rl_gcra, module loaded"),
+    ]),
+    "ra-lock-module": (MODULE, "lock", [
+        ("library", "redis-atomic library + module, lock cycles"),
+        ("raw", "redis-rs EVALSHA, lock scripts, module loaded"),
     ]),
     "ra-node": (NODE, "redis-atomic", [("rate", "redis-atomic Node package, anchored window")]),
     "ra-node-fw": (NODE, "redis-atomic-fw", [("rate", "redis-atomic Node package, fixed window")]),
@@ -159,9 +181,11 @@ CLIENTS = {
 }
 # Lock-cycle series: compared only with each other (cycles/s, not decisions/s).
 LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind in (PYLOCK, GOLOCK, JAVALOCK)}
+LOCK_CYCLES.add("ra-lock-module")
 # Series the ratios divide by (the library's medians).
 LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
-           ("ra-gcra/library", "lib gcra ÷"), ("ra-py-sync/rate", "py sync ÷"),
+           ("ra-gcra/library", "lib gcra ÷"), ("ra-fw-module/library", "mod fw ÷"),
+           ("ra-aw-module/library", "mod aw ÷"), ("ra-py-sync/rate", "py sync ÷"),
            ("ra-py-async/rate", "py async ÷"), ("ra-py-lock-sync/rate", "lock sync ÷"),
            ("ra-py-lock-async/rate", "lock async ÷"),
            ("ra-node/rate", "node pkg ÷"), ("ra-go-gcra/rate", "go gcra ÷"),
@@ -197,6 +221,15 @@ def find_cli(explicit):
     raise Fail("no redis-atomic binary: cargo build --release -p redis-atomic-cli, or --bin")
 
 
+def find_module(explicit, cli):
+    """The server module's .so: --module, else what `redis-atomic module path` prints."""
+    path = explicit or version_of([cli, "module", "path"])
+    if not path or not Path(path).is_file():
+        raise Fail(f"no server module at {path!r}: cargo build --release -p redis-atomic-module, "
+                   "or --module")
+    return str(Path(path).resolve())
+
+
 def version_of(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
@@ -221,19 +254,24 @@ class Runner:
     """Runs one client once against the server, pinned: {series key: (decisions/s, the share of
     one core the server used meanwhile)}."""
 
-    def __init__(self, a, procs, server, pin, cli, node_dir, py, go_bin=None):
+    def __init__(self, a, procs, server, pin, cli, node_dir, py, go_bin=None, module=None):
         self.a, self.procs, self.server, self.pin = a, procs, server, pin
+        self.module_server = module  # the server that loads the module (module clients only)
         self.cli, self.node_dir, self.py, self.go_bin = cli, node_dir, py, go_bin
         self.versions = {}
         self.bench_connections = None
         self.client_cpu = {}  # client -> [its own CPU µs per decision, per round] (Python)
 
+    def port_of(self, client):
+        """The port of the server `client` runs against."""
+        return (self.module_server if CLIENTS[client][0] == MODULE else self.server).port
+
     def run(self, client):
         kind, target, _ = CLIENTS[client]
-        a, port = self.a, self.server.port
+        a, port = self.a, self.port_of(client)
         common = ["--seconds", str(a.seconds), "--concurrency", str(a.concurrency),
                   "--identities", str(a.identities)]
-        if kind == "bench":
+        if kind in ("bench", MODULE):
             # ABBA inside one invocation: raw, library, reference, reference, library, raw; each
             # path --seconds in all. Three paths plus warm-ups and connecting.
             entry, *flags = target.split()  # an entry, then flags (`--no-batching`)
@@ -291,7 +329,7 @@ def measure(a, runner):
     for r in range(a.rounds):
         order = a.only if r % 2 == 0 else list(reversed(a.only))
         for client in order:
-            resp(runner.server.port, "FLUSHALL")
+            resp(runner.port_of(client), "FLUSHALL")
             got = runner.run(client)
             # A client reports the series it declares (an unbatched bench run measures its raw
             # and reference paths too: the batched run's are the figures).
@@ -377,6 +415,8 @@ def parse():
     ap.add_argument("--only", action="append", choices=list(CLIENTS),
                     help="only these clients (repeatable; default all)")
     ap.add_argument("--bin", help="redis-atomic CLI binary")
+    ap.add_argument("--module", help="the server module for the *-module clients (default: "
+                    "`redis-atomic module path` of --bin)")
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache/redis-atomic-peers",
                     help="where the peers are installed (default ~/.cache/redis-atomic-peers)")
     ap.add_argument("--python-mode", choices=["async", "sync"], default="async",
@@ -414,7 +454,8 @@ def run(a, procs, tmp):
         raise Fail("redis-server not found (Debian: apt install redis-server)")
     server_pin, client_pin = pinning(a)
     kinds = {CLIENTS[c][0] for c in a.only}
-    cli = find_cli(a.bin) if "bench" in kinds else None
+    cli = find_cli(a.bin) if kinds & {"bench", MODULE} else None
+    module = find_module(a.module, cli) if MODULE in kinds else None
     if cli and "/debug/" in cli:
         progress(f"{cli} is a debug build: the library's and raw figures are not representative")
     node_dir = prepare_node(procs, a.cache) if NODE in kinds else None
@@ -430,13 +471,23 @@ def run(a, procs, tmp):
                    "-Dmdep.outputFile=target/cp.txt"], 3600, "java peers", cwd=JAVA_PEERS)
     load_start = load()
     server = Server(procs, tmp, server_pin)
+    module_server = None
     try:
-        runner = Runner(a, procs, server, client_pin, cli, node_dir, py, go_bin)
+        if module:
+            module_dir = Path(tmp) / "module"
+            module_dir.mkdir()
+            module_server = Server(procs, module_dir, server_pin, ["--loadmodule", module])
+            progress(f"redis-server with {module} on 127.0.0.1:{module_server.port}")
+        runner = Runner(a, procs, server, client_pin, cli, node_dir, py, go_bin, module_server)
         progress(f"redis-server on 127.0.0.1:{server.port}; clients: {', '.join(a.only)}")
         rates = measure(a, runner)
     finally:
         server.stop()
+        if module_server:
+            module_server.stop()
     versions = {"redis-server": version_of(["redis-server", "--version"])}
+    if module:
+        versions["server module"] = module
     if cli:
         versions["redis-atomic"] = f"{version_of([cli, '--version'])} ({cli})"
         versions["redis-rs (Cargo.lock)"] = redis_rs_version()

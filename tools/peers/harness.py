@@ -99,14 +99,15 @@ def resp(port, *args, timeout=10.0):
 
 
 class Server:
-    """The private redis-server: 127.0.0.1 on a free port, no persistence, pinned if asked."""
+    """The private redis-server: 127.0.0.1 on a free port, no persistence, pinned if asked;
+    `extra` arguments after those (`--loadmodule PATH`)."""
 
-    def __init__(self, procs, tmp, pin):
+    def __init__(self, procs, tmp, pin, extra=()):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         cmd = pin + ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                     "--save", "", "--appendonly", "no", "--dir", tmp]
+                     "--save", "", "--appendonly", "no", "--dir", str(tmp)] + list(extra)
         self.procs = procs
         self.proc = procs.start(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30

@@ -52,6 +52,9 @@ pub const REPLY_ARRAY: c_int = 3;
 pub const OK: c_int = 0;
 /// `REDISMODULE_ERR`.
 pub const ERR: c_int = 1;
+/// `REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED`: a key is signalled modified only when the
+/// module says so (`SignalModifiedKey`), not on every close of a key opened for writing.
+pub const NO_IMPLICIT_SIGNAL_MODIFIED: c_int = 1 << 1;
 /// `REDISMODULE_APIVER_1`.
 pub const APIVER_1: c_int = 1;
 /// `REDISMODULE_READ`.
@@ -104,6 +107,10 @@ pub struct Api {
     pub call_reply_length: unsafe extern "C" fn(*mut CallReply) -> usize,
     pub call_reply_array_element: unsafe extern "C" fn(*mut CallReply, usize) -> *mut CallReply,
     pub free_call_reply: unsafe extern "C" fn(*mut CallReply),
+    pub is_keys_position_request: unsafe extern "C" fn(*mut Ctx) -> c_int,
+    pub key_at_pos: unsafe extern "C" fn(*mut Ctx, c_int),
+    pub set_module_options: unsafe extern "C" fn(*mut Ctx, c_int),
+    pub signal_modified_key: unsafe extern "C" fn(*mut Ctx, *mut RString) -> c_int,
     /// Redis ≥ 7.2, Valkey: the key's absolute expiry (exact replication of a relative one).
     pub get_abs_expire: Option<unsafe extern "C" fn(*mut Key) -> c_longlong>,
 }
@@ -181,6 +188,10 @@ pub unsafe fn init(ctx: *mut Ctx) -> Result<&'static Api, &'static str> {
         call_reply_length: required!(get, c"RedisModule_CallReplyLength"),
         call_reply_array_element: required!(get, c"RedisModule_CallReplyArrayElement"),
         free_call_reply: required!(get, c"RedisModule_FreeCallReply"),
+        is_keys_position_request: required!(get, c"RedisModule_IsKeysPositionRequest"),
+        key_at_pos: required!(get, c"RedisModule_KeyAtPos"),
+        set_module_options: required!(get, c"RedisModule_SetModuleOptions"),
+        signal_modified_key: required!(get, c"RedisModule_SignalModifiedKey"),
         get_abs_expire: (!abs.is_null()).then(|| {
             std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut Key) -> c_longlong>(abs)
         }),

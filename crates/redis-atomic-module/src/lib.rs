@@ -14,8 +14,11 @@
 //!
 //! # Commands
 //! `RATOMIC.<SCRIPT> keys... args...`: the script's name, its `KEYS` then its `ARGV` in header
-//! order (no numkeys: every native has a fixed key count, declared to the server as first/last/step
-//! so Cluster routes and checks it). `RATOMIC.VERSION`: `["module", <crate version>, <script>,
+//! order (no numkeys: every native but one has a fixed key count, declared to the server as
+//! first/last/step so Cluster routes and checks it). `RATOMIC.RL_POLICY` (policies and the entry
+//! limiter) takes the number of its variadic keys after its first key, and declares its positions
+//! through the getkeys API: on Redis 7.0 to 8 and Valkey, Cluster finds a module command's keys
+//! with that API or the first/last/step triple, never with key specs ([`policy`]). `RATOMIC.VERSION`: `["module", <crate version>, <script>,
 //! <version>, ...]`.
 //!
 //! # Why a thin FFI of our own, not `redis-module` / `valkey-module`
@@ -51,7 +54,9 @@ mod idem;
 mod lock;
 #[allow(unsafe_code)] // C calls (Safety rules above)
 mod lua;
+mod policy;
 mod quota;
+mod record;
 mod reply;
 mod rl;
 mod sem;
@@ -73,7 +78,11 @@ struct Command {
     name: &'static CStr,
     run: fn(&Call) -> Out,
     flags: &'static CStr,
+    /// first, last, step; (0, 0, 0) with `getkeys`.
     keys: (c_int, c_int, c_int),
+    /// The key positions of a call whose key count varies (flag `getkeys-api`: the server asks
+    /// the command itself, for Cluster's routing and checks, ACLs and `COMMAND GETKEYS`).
+    getkeys: Option<fn(&Call) -> Vec<usize>>,
 }
 
 const WRITE: &CStr = c"write deny-oom";
@@ -85,6 +94,7 @@ const fn one_key(name: &'static CStr, run: fn(&Call) -> Out) -> Command {
         run,
         flags: WRITE,
         keys: (1, 1, 1),
+        getkeys: None,
     }
 }
 
@@ -94,6 +104,7 @@ const COMMANDS: &[Command] = &[
         run: version::reply,
         flags: c"readonly fast",
         keys: (0, 0, 0),
+        getkeys: None,
     },
     one_key(c"ratomic.rl_fixed_window", |c| {
         rl::decide(c, rl::Algo::FixedWindow)
@@ -115,6 +126,7 @@ const COMMANDS: &[Command] = &[
         run: lock::acquire,
         flags: WRITE,
         keys: (1, 2, 1),
+        getkeys: None,
     },
     one_key(c"ratomic.lock_release", lock::release),
     one_key(c"ratomic.lock_extend", lock::extend),
@@ -126,12 +138,14 @@ const COMMANDS: &[Command] = &[
         run: sem::acquire,
         flags: WRITE,
         keys: (1, 3, 1),
+        getkeys: None,
     },
     Command {
         name: c"ratomic.sem_release",
         run: sem::release,
         flags: WRITE,
         keys: (1, 2, 1),
+        getkeys: None,
     },
     // counter and request record: keys 1 and 2.
     Command {
@@ -139,6 +153,15 @@ const COMMANDS: &[Command] = &[
         run: quota::add_id,
         flags: WRITE,
         keys: (1, 2, 1),
+        getkeys: None,
+    },
+    // the request key, then the limit keys the count declares.
+    Command {
+        name: c"ratomic.rl_policy",
+        run: policy::decide,
+        flags: c"write deny-oom getkeys-api",
+        keys: (0, 0, 0),
+        getkeys: Some(policy::key_positions),
     },
 ];
 
@@ -152,7 +175,14 @@ unsafe fn entry(index: usize, ctx: *mut Ctx, argv: *mut *mut RString, argc: c_in
         return ffi::ERR;
     };
     let call = Call::new(api, ctx, argv, argc);
-    let out = catch_unwind(AssertUnwindSafe(|| match COMMANDS.get(index) {
+    let cmd = COMMANDS.get(index);
+    if let Some(getkeys) = cmd.and_then(|c| c.getkeys) {
+        if call.keys_requested() {
+            let reported = catch_unwind(AssertUnwindSafe(|| call.report_keys(&getkeys(&call))));
+            return if reported.is_ok() { ffi::OK } else { ffi::ERR };
+        }
+    }
+    let out = catch_unwind(AssertUnwindSafe(|| match cmd {
         Some(cmd) => (cmd.run)(&call),
         None => Out::bad("unknown command"),
     }));
@@ -179,7 +209,7 @@ macro_rules! handlers {
     };
 }
 
-handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10, 11 => h11, 12 => h12, 13 => h13, 14 => h14);
+handlers!(0 => h0, 1 => h1, 2 => h2, 3 => h3, 4 => h4, 5 => h5, 6 => h6, 7 => h7, 8 => h8, 9 => h9, 10 => h10, 11 => h11, 12 => h12, 13 => h13, 14 => h14, 15 => h15);
 
 /// The server calls this once when it loads the module.
 ///
@@ -202,7 +232,9 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
                 c"ratomic".as_ptr(),
                 version::MODULE_VERSION,
                 ffi::APIVER_1,
-            )
+            );
+            // Signals only for keys written (server::OpenKey), so one open serves a decision.
+            (api.set_module_options)(ctx, ffi::NO_IMPLICIT_SIGNAL_MODIFIED);
         };
         for (cmd, handler) in COMMANDS.iter().zip(HANDLERS) {
             let (first, last, step) = cmd.keys;

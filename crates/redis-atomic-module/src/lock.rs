@@ -5,17 +5,20 @@
 
 use crate::lua::{fmt_f0, int_in, plain_positive, tonumber};
 use crate::reply::{Item, Out};
-use crate::server::{Call, Kind};
+use crate::server::{Call, Kind, OpenKey};
 
 /// The fence counter's life (`SET fence … PX 1209600000`: 14 days).
 const FENCE_MS: i64 = 1_209_600_000;
 
-/// The string at key `i`: Ok(None) when absent, Err(WRONGTYPE) when another type (`GET`).
-fn get(call: &Call, i: usize) -> Result<Option<Vec<u8>>, Out> {
-    let key = call.key(i);
-    match key.kind() {
-        Kind::Other => Err(Out::wrongtype()),
-        _ => Ok(key.value().map(<[u8]>::to_vec)),
+/// `last_fence`: the fence counter's value (0 when absent).
+fn last_fence(key: &OpenKey<'_>) -> Result<f64, Out> {
+    if key.kind() == Kind::Other {
+        return Err(Out::wrongtype());
+    }
+    match key.value() {
+        None => Ok(0.0),
+        Some(raw) => tonumber(raw)
+            .ok_or_else(|| Out::err("WRONGTYPE redis-atomic: fence key does not hold an integer")),
     }
 }
 
@@ -42,22 +45,24 @@ pub fn acquire(call: &Call) -> Out {
     let Some(ttl) = ttl.filter(|&t| t <= 604_800_000.0) else {
         return Out::bad("ttl_ms must be an integer in 1..604800000");
     };
-    let last = match get(call, 1) {
+    // Distinct keys: the fence opened once, for its read and its write; one key: opened per step.
+    let mut fence_key = (call.arg(0) != call.arg(1)).then(|| call.key_mut(1));
+    let last = match &fence_key {
+        Some(key) => last_fence(key),
+        None => last_fence(&call.key(1)),
+    };
+    let last = match last {
+        Ok(last) => last,
         Err(out) => return out,
-        Ok(None) => 0.0,
-        Ok(Some(raw)) => match tonumber(&raw) {
-            Some(n) => n,
-            None => return Out::err("WRONGTYPE redis-atomic: fence key does not hold an integer"),
-        },
     };
     let now = call.now_us();
     // math.max(last + 1, now): the first argument unless the second is greater.
     let fence = fmt_f0(if now > last + 1.0 { now } else { last + 1.0 });
     let ms = ttl as i64;
-    let lock = call.key(0);
+    // One open of the lock for its check and write (touched only when written); closed before
+    // the fence is written.
+    let mut lock = call.key_mut(0);
     if lock.kind() == Kind::Empty {
-        drop(lock);
-        let mut lock = call.key_mut(0);
         let mut value = fence.clone();
         value.push(b':');
         value.extend_from_slice(token);
@@ -65,8 +70,10 @@ pub fn acquire(call: &Call) -> Out {
         let at = lock.expire_in(ms);
         call.replicate_set(0, &value, Some(at));
         drop(lock);
-        let mut counter = call.key_mut(1);
-        counter.delete(); // SET replaces whatever was there
+        let mut counter = fence_key.take().unwrap_or_else(|| call.key_mut(1));
+        if counter.kind() == Kind::Other {
+            counter.delete(); // SET replaces whatever was there (a string is rewritten in place)
+        }
         counter.write(&fence);
         let at = counter.expire_in(FENCE_MS);
         call.replicate_set(1, &fence, Some(at));
@@ -81,8 +88,7 @@ pub fn acquire(call: &Call) -> Out {
         .filter(|(_, t)| *t == token)
         .map(|(f, _)| f.to_vec());
     if let Some(own) = held {
-        drop(lock);
-        let at = call.key_mut(0).expire_in(ms);
+        let at = lock.expire_in(ms);
         call.replicate_pexpireat(0, at);
         return acquired(own, ttl);
     }

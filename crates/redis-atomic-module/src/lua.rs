@@ -65,6 +65,11 @@ pub fn fmt_d(n: f64) -> String {
 
 /// `string.format('%.0f', n)` (C's formatting: round half to even, `inf`, `nan`, `-nan`).
 pub fn fmt_f0(n: f64) -> Vec<u8> {
+    // An integer below 2^53 (a fence, a counter): its digits, as %.0f prints them, without
+    // snprintf's arbitrary-precision path. -0 keeps C's "-0".
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 && (n != 0.0 || n.is_sign_positive()) {
+        return (n as i64).to_string().into_bytes();
+    }
     let mut buf = [0u8; 400];
     // SAFETY: the buffer holds any double at %.0f (at most 309 digits and a sign).
     let len = unsafe { libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.0f".as_ptr(), n) };
@@ -145,6 +150,11 @@ mod tests {
     #[test]
     fn formats_are_cs() {
         assert_eq!(fmt_f0(12.0), b"12");
+        assert_eq!(fmt_f0(-0.0), b"-0");
+        assert_eq!(fmt_f0(2.5), b"2");
+        assert_eq!(fmt_f0(-7.0), b"-7");
+        assert_eq!(fmt_f0(1_733_500_000_123_456.0), b"1733500000123456");
+        assert_eq!(fmt_f0(9_007_199_254_740_993.0), b"9007199254740992");
         assert_eq!(fmt_g14(-9_007_199_254_740_991.0), "-9.007199254741e+15");
         assert_eq!(fmt_g14(31_622_400_000.0), "31622400000");
         assert_eq!(fmt_f0(f64::INFINITY), b"inf");

@@ -7,7 +7,7 @@
 
 use crate::lua::{digits, digits_value, fmt_d, int_in, tonumber};
 use crate::reply::Out;
-use crate::server::{Call, Kind};
+use crate::server::{Call, Kind, OpenKey};
 
 /// The algorithms of this file, as `rl_args` names them.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub enum Algo {
     SlidingWindow,
     /// `sl` (its own decision: [`crate::sliding_log`])
     SlidingLog,
+    /// `aw` in a policy (its own check: [`crate::policy`]; alone, [`crate::anchored`])
+    AnchoredWindow,
 }
 
 /// One limit's validated numbers (`rl_args`' out-locals).
@@ -140,31 +142,44 @@ pub fn decide(call: &Call, algo: Algo) -> Out {
         Ok(now) => now,
         Err(out) => return out,
     };
-    let key = call.key(0);
+    // One open for the check and the write (signalled modified only when written).
+    let mut key = call.key_mut(0);
     if key.kind() == Kind::Other {
         return Out::wrongtype();
     }
-    let checked = match algo {
-        Algo::FixedWindow => fixed_window(&l, now, key.value()),
-        Algo::Gcra => gcra(&l, now, key.value()),
-        Algo::TokenBucket => crate::counters::token_bucket(&l, now, key.value()),
-        Algo::SlidingWindow => crate::counters::sliding_window(&l, now, key.value()),
-        Algo::SlidingLog => None, // decided by crate::sliding_log (above)
-    };
-    let Some(c) = checked else {
+    let Some(c) = string_check(algo, &l, now, key.value()) else {
         return not_state(call.arg(0));
     };
     if !c.ok {
         return Out::status("limited", &[c.retry, c.reset, c.remaining]);
     }
-    // rl_set_write: SET key w1 PX ceil(w2 / 1000) + 1000, or KEEPTTL.
-    drop(key);
-    let mut key = call.key_mut(0);
+    write_open(call, &mut key, 0, &c);
+    Out::status("allowed", &[c.remaining, c.reset])
+}
+
+/// The check fragment of an algorithm whose state is one string; None when the state does not
+/// parse (or for the sliding log and the anchored window, checked elsewhere).
+pub(crate) fn string_check(algo: Algo, l: &Limit, now: f64, raw: Option<&[u8]>) -> Option<Check> {
+    match algo {
+        Algo::FixedWindow => fixed_window(l, now, raw),
+        Algo::Gcra => gcra(l, now, raw),
+        Algo::TokenBucket => crate::counters::token_bucket(l, now, raw),
+        Algo::SlidingWindow => crate::counters::sliding_window(l, now, raw),
+        Algo::SlidingLog | Algo::AnchoredWindow => None,
+    }
+}
+
+/// `rl_set_write` on key `i`: `SET key w1 PX ceil(w2 / 1000) + 1000`, or `KEEPTTL`.
+pub(crate) fn set_write(call: &Call, i: usize, c: &Check) {
+    write_open(call, &mut call.key_mut(i), i, c);
+}
+
+/// [`set_write`] on key `i`, already open for writing.
+fn write_open(call: &Call, key: &mut OpenKey<'_>, i: usize, c: &Check) {
     key.write(c.w1.as_bytes());
     let at =
         c.w2.map(|w2| key.expire_in(crate::lua::to_ll(((w2 + 999.0) / 1000.0).floor() + 1000.0)));
-    call.replicate_set(0, c.w1.as_bytes(), at);
-    Out::status("allowed", &[c.remaining, c.reset])
+    call.replicate_set(i, c.w1.as_bytes(), at);
 }
 
 /// `rl_fixed_window`'s check; None when the state does not parse.

@@ -27,10 +27,14 @@ pub enum Kind {
     Other,
 }
 
-/// An open key; closed on drop.
+/// An open key; closed on drop, and signalled as modified then (`WATCH`, client-side caching)
+/// only if it was written: the module loads with implicit signals off, so a key opened for
+/// writing that a refusal leaves alone is not touched, as a script's `GET` touches nothing.
 pub struct OpenKey<'a> {
     call: &'a Call,
     key: *mut Key,
+    index: usize,
+    written: bool,
 }
 
 impl Call {
@@ -89,14 +93,14 @@ impl Call {
         }
     }
 
-    /// Opens argument `i` as a key for reading. Reading opens read-only, writing reopens the key
-    /// ([`Call::key_mut`]): a key closed after a write-mode open counts as modified (`WATCH`,
-    /// client-side caching), which a refusal, like the script's, must not do.
+    /// Opens argument `i` as a key for reading (a read-only open counts a keyspace hit or miss,
+    /// as a script's `GET` does).
     pub fn key(&self, i: usize) -> OpenKey<'_> {
         self.open(i, ffi::READ)
     }
 
-    /// Opens argument `i` as a key for reading and writing.
+    /// Opens argument `i` as a key for reading and writing (signalled as modified only when
+    /// written: [`OpenKey`]).
     pub fn key_mut(&self, i: usize) -> OpenKey<'_> {
         self.open(i, ffi::READ | ffi::WRITE)
     }
@@ -104,7 +108,12 @@ impl Call {
     fn open(&self, i: usize, mode: c_int) -> OpenKey<'_> {
         // SAFETY: a valid context and module string; the handle is closed on drop.
         let key = unsafe { (self.api.open_key)(self.ctx, self.raw(i), mode) };
-        OpenKey { call: self, key }
+        OpenKey {
+            call: self,
+            key,
+            index: i,
+            written: false,
+        }
     }
 
     /// The server's wall clock in microseconds (what `TIME` answers: `gettimeofday`).
@@ -122,6 +131,23 @@ impl Call {
     pub fn now_ms(&self) -> i64 {
         // SAFETY: no arguments.
         unsafe { (self.api.milliseconds)() }
+    }
+
+    /// Whether the server asks for the key positions (a `getkeys-api` command), not a run.
+    pub fn keys_requested(&self) -> bool {
+        // SAFETY: a valid context.
+        unsafe { (self.api.is_keys_position_request)(self.ctx) != 0 }
+    }
+
+    /// Answers a key-positions request: `positions` index the arguments, the name at 0.
+    pub fn report_keys(&self, positions: &[usize]) {
+        for &pos in positions.iter().filter(|&&p| p < self.argc) {
+            let Ok(pos) = c_int::try_from(pos) else {
+                continue;
+            };
+            // SAFETY: a valid context in a key-positions request; pos < argc.
+            unsafe { (self.api.key_at_pos)(self.ctx, pos) };
+        }
     }
 
     /// Sends `out` as the reply.
@@ -277,6 +303,7 @@ impl OpenKey<'_> {
             }
             std::ptr::copy_nonoverlapping(value.as_ptr(), ptr.cast::<u8>(), len);
         }
+        self.written = true;
         true
     }
 
@@ -284,6 +311,7 @@ impl OpenKey<'_> {
     pub fn expire_in(&mut self, ms: i64) -> i64 {
         let api = self.call.api;
         let before = self.call.now_ms();
+        self.written = true;
         // SAFETY: an open, present key.
         unsafe {
             (api.set_expire)(self.key, ms);
@@ -299,12 +327,19 @@ impl OpenKey<'_> {
         if !self.key.is_null() {
             // SAFETY: an open key.
             unsafe { (self.call.api.delete_key)(self.key) };
+            self.written = true;
         }
     }
 }
 
 impl Drop for OpenKey<'_> {
     fn drop(&mut self) {
+        if self.written {
+            // SAFETY: a valid context and the key's name (an argument of the command).
+            unsafe {
+                (self.call.api.signal_modified_key)(self.call.ctx, self.call.raw(self.index))
+            };
+        }
         if !self.key.is_null() {
             // SAFETY: opened by Call::key, closed once.
             unsafe { (self.call.api.close_key)(self.key) };

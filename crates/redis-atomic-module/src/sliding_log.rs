@@ -1,12 +1,13 @@
 //! The sliding log (`rl_sliding_log.lua`: `rl_args`, `rl_clock`, its check and write fragments):
 //! a sorted set with one member per admitted unit, scored by its server time. The script's
 //! `redis.call`s transliterated ([`crate::command`]); only `ZADD`'s batching differs (at most
-//! three members per call here, 500 in the script), which leaves the same set.
+//! three members per call here, 500 in the script), which leaves the same set. The check and the
+//! write are also [`crate::policy`]'s for a sliding-log limit of a policy.
 
 use crate::command::Reply;
 use crate::lua::{fmt_d, tonumber};
 use crate::reply::Out;
-use crate::rl::{args, clock, Algo};
+use crate::rl::{args, clock, Algo, Check, Limit};
 use crate::server::Call;
 
 type Step<T> = Result<T, Out>;
@@ -42,6 +43,17 @@ fn steps(call: &Call) -> Step<Out> {
     )?;
     let now = clock(call, call.arg(5))?;
     let key = call.arg(0);
+    let c = check(call, key, &l, now)?;
+    if !c.ok {
+        return Ok(Out::status("limited", &[c.retry, c.reset, c.remaining]));
+    }
+    write(call, key, &l, now, c.w2.unwrap_or(0.0))?;
+    Ok(Out::status("allowed", &[c.remaining, c.reset]))
+}
+
+/// The check fragment (`rl_sliding_log`): trims what expired, then decides; when admitted,
+/// `w2` is the live count the write numbers its members from.
+pub(crate) fn check(call: &Call, key: &[u8], l: &Limit, now: f64) -> Step<Check> {
     let card = |r: Reply| if let Reply::Int(n) = r { n as f64 } else { 0.0 };
     let mut live = card(run(call, c"ZCARD", &[key])?);
     if live > 0.0 {
@@ -64,9 +76,21 @@ fn steps(call: &Call) -> Step<Out> {
         let remaining = if l.limit > live { l.limit - live } else { 0.0 };
         let reset = if left > 0.0 { left } else { 0.0 };
         let retry = score(&nth) + l.period - now;
-        return Ok(Out::status("limited", &[retry, reset, remaining]));
+        return Ok(Check::refused(remaining, reset, retry));
     }
-    // rl_sliding_log_write: members "<now>:<n>", then the set's expiry (NX when it was empty).
+    Ok(Check {
+        ok: true,
+        remaining: l.limit - live - l.cost,
+        reset: l.period,
+        retry: 0.0,
+        w1: String::new(),
+        w2: Some(live),
+    })
+}
+
+/// The write fragment (`rl_sliding_log_write`): members `"<now>:<n>"` numbered after the `live`
+/// count, then the set's expiry (NX when it was empty, GT otherwise).
+pub(crate) fn write(call: &Call, key: &[u8], l: &Limit, now: f64, live: f64) -> Step<()> {
     let stamp = fmt_d(now);
     let members: Vec<String> = (1..=crate::lua::to_ll(l.cost))
         .map(|i| format!("{stamp}:{}", fmt_d(live + i as f64)))
@@ -81,5 +105,5 @@ fn steps(call: &Call) -> Step<Out> {
     let px = fmt_d(((l.period + 999.0) / 1000.0).floor() + 1000.0);
     let when: &[u8] = if live == 0.0 { b"NX" } else { b"GT" };
     run(call, c"PEXPIRE", &[key, px.as_bytes(), when])?;
-    Ok(Out::status("allowed", &[l.limit - live - l.cost, l.period]))
+    Ok(())
 }

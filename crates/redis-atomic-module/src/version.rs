@@ -26,6 +26,7 @@ pub const NATIVES: &[(&str, u32)] = &[
     ("idem_begin", 5),
     ("sem_acquire", 4),
     ("sem_release", 4),
+    ("rl_policy", 8),
 ];
 
 /// `RATOMIC.VERSION`: `["module", <crate version>, <script>, <version>, ...]`.

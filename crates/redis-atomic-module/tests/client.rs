@@ -8,7 +8,7 @@ mod common;
 
 use common::module_path;
 use redis::Value;
-use redis_atomic::script::registry::{LOCK_ACQUIRE, RL_FIXED_WINDOW};
+use redis_atomic::script::registry::{LOCK_ACQUIRE, RL_FIXED_WINDOW, RL_POLICY};
 use redis_atomic::{Arg, Client, ClientConfig};
 use redis_atomic_testkit::{command_calls, RedisServer, ServerOptions};
 
@@ -54,8 +54,22 @@ async fn the_client_uses_the_module_and_falls_back_without_it() {
         .await
         .expect("acquire");
     assert!(format!("{acquired:?}").contains("Acquired"), "{acquired:?}");
+    // A policy (variadic keys: their count follows the request key), replayed by its request id.
+    let keys = ["{p}:req", "{p}:a", "{p}:b"];
+    let spec = [
+        "1", "req1", "60000000", "", "fw", "3", "60000000", "1", "sl", "3", "60000000", "1",
+    ];
+    let spec = spec.map(Arg::from);
+    for word in ["Allowed", "Replayed"] {
+        let reply = client
+            .call(&RL_POLICY, &keys[..], &spec[..])
+            .await
+            .expect("a policy");
+        assert!(format!("{reply:?}").contains(word), "{reply:?}");
+    }
     assert_eq!(calls(&server, "ratomic.rl_fixed_window"), 1);
     assert_eq!(calls(&server, "ratomic.lock_acquire"), 1);
+    assert_eq!(calls(&server, "ratomic.rl_policy"), 2);
     assert_eq!(calls(&server, "evalsha"), 0);
 
     // force_lua: the same decision through the script, on the same state.

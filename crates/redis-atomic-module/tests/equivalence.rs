@@ -5,6 +5,15 @@
 //! every key. Keys are shared by all decisions and three are seeded with a list, a foreign
 //! string and a lease, so decisions meet each other's state and other types (WRONGTYPE, unparsable state).
 //!
+//! Each case draws from a few natives (with their family: a lock release needs an acquire) and
+//! each rate limit mostly uses a key of its own that policies share ([`gen`]), with steps of
+//! 0.1 s to 61 s: a key sees many decisions, so the branches that need history are reached.
+//! Mutations this test was seen to catch in every run: the sliding window's weighted refusal
+//! without its `- elapsed`; the sliding log's retry read from the newest entry instead of the
+//! oldest that must expire; a policy's quota mode inverted; a check-only limit reported as
+//! charged. (A policy's retry floor of 1 is never reached by these algorithms' integer
+//! arithmetic: removing it changes no reply.)
+//!
 //! On Valkey the clock cannot be frozen to the microsecond (it adds the CPU's counter to its last
 //! reading), so there the rate limits get the same test clock (`test_now_us`) on both sides, the
 //! natives whose answer depends on the server's clock (anchored window, lock acquire,
@@ -13,6 +22,7 @@
 //! `REDIS_ATOMIC_SERVER_BIN`.
 
 mod common;
+mod gen;
 
 use common::{freezable, outcome, server};
 use proptest::prelude::*;
@@ -23,8 +33,7 @@ use redis_atomic_module::NATIVES;
 use redis_atomic_testkit::{unique_prefix, RedisServer};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Keys every decision draws from.
-const KEYS: usize = 8;
+use gen::{own_key, KEYS, SHARED};
 
 /// The keys a semaphore's decisions mostly use (permits, holders, fence), so they hold semaphores.
 const SEMAPHORE: [usize; 3] = [5, 6, 7];
@@ -61,7 +70,7 @@ fn values(name: &str) -> &'static [&'static str] {
         "fence" => &["@", "@", "@", "", "1"],
         "ttl_ms" => &["60000", "1500"],
         "cost" => &["1", "2", "1"],
-        "limit" => &["3", "5"],
+        "limit" => &["2", "3", "5"],
         "period_ms" => &["1000", "60000"],
         "period_us" => &["1000000", "60000000"],
         "burst" => &["1", "2", "3"],
@@ -82,19 +91,31 @@ fn values(name: &str) -> &'static [&'static str] {
 const ODD: [&str; 4] = ["abc", "1e3", "0x10", " 2"];
 
 /// A decision; on a clock that cannot be frozen, every lease, TTL and period the longest (nothing
-/// may expire between the two servers' runs of it).
+/// may expire between the two servers' runs of it). A rate limit mostly on its own key; a policy
+/// from [`gen::policy`].
 fn decision(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Decision> {
     (
         proptest::sample::select(natives),
         // Mostly two hot keys, so decisions meet each other's state across rounds.
-        proptest::collection::vec(prop_oneof![3 => 0..2usize, 1 => 0..KEYS], 3),
+        proptest::collection::vec(prop_oneof![3 => 0..2usize, 1 => 0..SHARED], 3),
         proptest::collection::vec(0usize..48, 6),
         proptest::bool::weighted(0.8),
+        gen::policy(frozen),
     )
-        .prop_map(move |(native, mut keys, picks, own)| {
+        .prop_map(move |(native, mut keys, picks, own, policy)| {
             let def = script(NATIVES[native].0);
+            if def.name == "rl_policy" {
+                return Decision {
+                    native,
+                    keys: policy.keys,
+                    args: policy.args,
+                };
+            }
             if own && def.name.starts_with("sem_") {
                 keys = SEMAPHORE.to_vec();
+            }
+            if let Some(key) = own_key(def.name).filter(|_| own) {
+                keys[0] = key;
             }
             let args = def
                 .args
@@ -115,15 +136,46 @@ fn decision(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Decision
         })
 }
 
+/// A native's family: the rate limits one each, the rest by their primitive (`lock`, `sem`, ...).
+fn family(name: &str) -> &str {
+    match name.starts_with("rl_") {
+        true => name,
+        false => name.split('_').next().unwrap_or(name),
+    }
+}
+
+/// Rounds of decisions; each case draws from a few natives only, so their keys see many
+/// decisions in a row (windows fill, logs hold entries of several instants, records replay).
 fn rounds(natives: Vec<usize>, frozen: bool) -> impl Strategy<Value = Vec<(u64, Vec<Decision>)>> {
-    let step = prop_oneof![Just(0u64), Just(400), Just(700), Just(1100), Just(61_000)];
-    proptest::collection::vec(
-        (
-            step,
-            proptest::collection::vec(decision(natives, frozen), 1..12),
-        ),
-        1..6,
-    )
+    let most = natives.len().min(3);
+    let all = natives.clone();
+    proptest::sample::subsequence(natives, 1..=most).prop_flat_map(move |few| {
+        // With its family: a lock release or extend meets a lease only after an acquire.
+        let few: Vec<usize> = all
+            .iter()
+            .copied()
+            .filter(|&i| {
+                few.iter()
+                    .any(|&f| family(NATIVES[f].0) == family(NATIVES[i].0))
+            })
+            .collect();
+        let step = prop_oneof![
+            Just(0u64),
+            Just(100),
+            Just(400),
+            Just(700),
+            Just(1000),
+            Just(1100),
+            Just(61_000)
+        ];
+        proptest::collection::vec(
+            (
+                step,
+                proptest::collection::vec(decision(few, frozen), 1..12),
+            ),
+            1..6,
+        )
+    })
 }
 
 struct Side {
@@ -153,10 +205,15 @@ fn both(sides: &mut [Side; 2], names: &[String], d: &Decision, now: &str) -> (St
     let (name, _) = NATIVES[d.native];
     let def = script(name);
     let keys: Vec<&str> = d.keys.iter().map(|&k| names[k].as_str()).collect();
+    // Arguments past the declared names are the variadic last one's (a policy's specs).
+    let names = def
+        .args
+        .iter()
+        .chain(std::iter::repeat(&def.args[def.args.len() - 1]));
     let args: Vec<String> = d
         .args
         .iter()
-        .zip(def.args)
+        .zip(names)
         .map(|(a, arg)| match (*arg, a.as_str()) {
             ("test_now_us", "") => now.to_string(),
             ("fence", "@") => current_fence(&mut sides[0].conn, keys[0]),
@@ -169,10 +226,13 @@ fn both(sides: &mut [Side; 2], names: &[String], d: &Decision, now: &str) -> (St
         .arg(&keys)
         .arg(&args)
         .query::<Value>(&mut sides[0].conn);
-    let native = redis::cmd(&format!("RATOMIC.{}", name.to_uppercase()))
-        .arg(&keys)
-        .arg(&args)
-        .query::<Value>(&mut sides[1].conn);
+    let mut native = redis::cmd(&format!("RATOMIC.{}", name.to_uppercase()));
+    match def.keys.last().is_some_and(|k| k.ends_with("...")) {
+        // The variadic keys' count after the fixed ones.
+        true => native.arg(keys[0]).arg(keys.len() - 1).arg(&keys[1..]),
+        false => native.arg(&keys),
+    };
+    let native = native.arg(&args).query::<Value>(&mut sides[1].conn);
     (outcome(eval), outcome(native))
 }
 
@@ -181,6 +241,7 @@ fn kind(outcome: &str) -> String {
     let words = [
         "allowed",
         "limited",
+        "replayed",
         "acquired",
         "held",
         "released",
@@ -258,7 +319,7 @@ fn natives_decide_as_the_scripts() {
         })
         .collect();
     let mut runner = TestRunner::new(Config {
-        cases: 160,
+        cases: 240,
         failure_persistence: None,
         ..Config::default()
     });
@@ -310,6 +371,7 @@ fn natives_decide_as_the_scripts() {
     let mut expected = vec![
         "allowed",
         "limited",
+        "replayed",
         "lost",
         "released",
         "extended",

@@ -2,7 +2,8 @@
 //! negative, fractional and non-numeric numbers, non-UTF-8 bytes, NULs, long strings — on keys
 //! holding every type and malformed state. The server must answer each call (a value or an error
 //! reply, never a dropped connection) and stay up; the module's arguments are validated as the
-//! scripts validate them, so nothing reaches a panic or the server's own assertions.
+//! scripts validate them, so nothing reaches a panic or the server's own assertions. The
+//! policy's key positions (`COMMAND GETKEYS`, the getkeys API) are asked with the same arguments.
 
 mod common;
 
@@ -48,6 +49,11 @@ fn pool() -> Vec<Vec<u8>> {
         "k4",
         "k5",
         "k6",
+        "fw",
+        "sl",
+        "aw",
+        "gcra",
+        "q",
     ];
     let mut pool: Vec<Vec<u8>> = text.iter().map(|s| s.as_bytes().to_vec()).collect();
     pool.push(b"\xff\xfe\x00\x01".to_vec());
@@ -56,6 +62,12 @@ fn pool() -> Vec<Vec<u8>> {
     pool.push(vec![b'a'; 70_000]);
     pool
 }
+
+/// `RATOMIC.RL_POLICY request 1 limit` and 4 + 4 arguments.
+const POLICY_ARITY: usize = 11;
+
+/// The pool's "1".
+const ONE: usize = 3;
 
 /// Keys of every type and of malformed state, under the names the pool uses.
 fn seed(conn: &mut redis::Connection) {
@@ -98,11 +110,15 @@ fn hostile_arguments_never_crash_the_server() {
     names.push(("RATOMIC.VERSION".to_string(), 0));
     let call = (
         proptest::sample::select(names),
-        proptest::collection::vec(0..pool.len(), 0..9),
+        proptest::collection::vec(0..pool.len(), 0..12),
         proptest::bool::weighted(0.8),
     )
         .prop_map(|((name, arity), mut picks, exact)| {
-            if exact {
+            if exact && name == "RATOMIC.RL_POLICY" {
+                // request, one limit key, four arguments and one limit of four: the count "1".
+                picks.resize(POLICY_ARITY, 1);
+                picks[1] = ONE;
+            } else if exact {
                 picks.resize(arity, 1);
             }
             (name, picks)
@@ -117,14 +133,24 @@ fn hostile_arguments_never_crash_the_server() {
     runner
         .run(&call, |(name, picks)| {
             let mut cmd = redis::cmd(&name);
+            // The policy's key positions are asked of the module too (the getkeys API).
+            let mut getkeys = redis::cmd("COMMAND");
+            getkeys.arg("GETKEYS").arg(&name);
             for p in &picks {
                 cmd.arg(pool[*p].as_slice());
+                getkeys.arg(pool[*p].as_slice());
             }
-            match cmd.query::<Value>(&mut *conn.borrow_mut()) {
-                Ok(_) => values.set(values.get() + 1),
-                // A server error reply has a code; a broken connection has none.
-                Err(e) if e.code().is_some() => errors.set(errors.get() + 1),
-                Err(e) => prop_assert!(false, "{name} {picks:?}: {e}"),
+            let mut calls = vec![cmd];
+            if name == "RATOMIC.RL_POLICY" {
+                calls.push(getkeys);
+            }
+            for cmd in calls {
+                match cmd.query::<Value>(&mut *conn.borrow_mut()) {
+                    Ok(_) => values.set(values.get() + 1),
+                    // A server error reply has a code; a broken connection has none.
+                    Err(e) if e.code().is_some() => errors.set(errors.get() + 1),
+                    Err(e) => prop_assert!(false, "{name} {picks:?}: {e}"),
+                }
             }
             Ok(())
         })

@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const AHEAD_MS: i64 = 5_000;
 
 /// Decisions covering every native's writing branches (allowed, refused with a new expiry, a
-/// lease taken, re-taken, extended and released, a permit, a quota add, a claim). The windowed
+/// lease taken, re-taken, extended and released, a permit, a quota add, a claim, policies). The windowed
 /// limits decide at `window` (a test clock 1 s into a minute), so their state outlives the
 /// replica's 5 s lead whatever the real time.
 fn decisions(window: &str) -> Vec<Vec<String>> {
@@ -70,6 +70,70 @@ fn decisions(window: &str) -> Vec<Vec<String>> {
             "50000",
         ],
         vec!["RATOMIC.IDEM_BEGIN", "idem", "t1", "f1", "30000", "60000"],
+    ]);
+    // Policies: a fixed window and a sliding log with a request record (then its replay), an
+    // anchored window (the server's clock), the entries form with a check-only limit.
+    let policy = [
+        "RATOMIC.RL_POLICY",
+        "preq",
+        "2",
+        "p1",
+        "p2",
+        "1",
+        "req1",
+        "60000000",
+        window,
+        "fw",
+        "3",
+        "60000000",
+        "1",
+        "sl",
+        "3",
+        "60000000",
+        "1",
+    ];
+    let anchored = [
+        "RATOMIC.RL_POLICY",
+        "preq2",
+        "1",
+        "p3",
+        "1",
+        "",
+        "",
+        "",
+        "aw",
+        "3",
+        "60000000",
+        "1",
+    ];
+    let entries = [
+        "RATOMIC.RL_POLICY",
+        "preq3",
+        "2",
+        "p4",
+        "p5",
+        "1",
+        "",
+        "",
+        window,
+        "tb",
+        "3",
+        "60000000",
+        "2",
+        "1",
+        "h",
+        "gcra",
+        "3",
+        "60000000",
+        "2",
+        "0",
+        "s",
+    ];
+    out.extend([
+        policy.to_vec(),
+        policy.to_vec(),
+        anchored.to_vec(),
+        entries.to_vec(),
     ]);
     out.into_iter()
         .map(|row| row.into_iter().map(str::to_string).collect())
@@ -133,6 +197,11 @@ fn a_replica_holds_the_primarys_state() {
         "holders",
         "quota",
         "idem",
+        "preq",
+        "p1",
+        "p2",
+        "p3",
+        "p4",
     ];
     for key in keys {
         let dump = |c: &mut redis::Connection| -> Value {

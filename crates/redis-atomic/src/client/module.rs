@@ -13,7 +13,8 @@
 //! every call on the scripts.
 //!
 //! A native is sent alone (the multiplexed connection pipelines concurrent ones); its reply is
-//! the script's, decoded by the same code.
+//! the script's, decoded by the same code. A native of a script with variadic keys (`rl_policy`)
+//! takes their count after its fixed keys.
 
 use super::{Arg, Client};
 use crate::script::ScriptDef;
@@ -116,10 +117,27 @@ impl Client {
         if !covered {
             return None;
         }
-        let mut cmd = redis::cmd(&format!("RATOMIC.{}", def.name.to_ascii_uppercase()));
-        cmd.arg(keys).arg(args);
-        Some(cmd)
+        Some(native_cmd(def, keys, args))
     }
+}
+
+/// `RATOMIC.<SCRIPT> keys... args...`; for a script whose last key is variadic (`limit...`),
+/// the count of those keys after the fixed ones (a native cannot tell it from its argument count).
+fn native_cmd(def: &ScriptDef, keys: &[&str], args: &[Arg<'_>]) -> Cmd {
+    let mut cmd = redis::cmd(&format!("RATOMIC.{}", def.name.to_ascii_uppercase()));
+    match def.keys.last() {
+        Some(last) if last.ends_with("...") => {
+            let fixed = (def.keys.len() - 1).min(keys.len());
+            cmd.arg(&keys[..fixed])
+                .arg(keys.len() - fixed)
+                .arg(&keys[fixed..]);
+        }
+        _ => {
+            cmd.arg(keys);
+        }
+    }
+    cmd.arg(args);
+    cmd
 }
 
 #[cfg(test)]
@@ -148,6 +166,19 @@ mod tests {
         assert_eq!(ModuleInfo::parse(None), None);
         let junk = Value::Array(vec![s("x"), s("y")]);
         assert_eq!(ModuleInfo::parse(Some(&junk)), None);
+    }
+
+    /// Fixed keys then args; variadic keys counted after the fixed ones.
+    #[test]
+    fn native_command_layout() {
+        use crate::script::registry::{RL_FIXED_WINDOW, RL_POLICY};
+        let packed =
+            |cmd: Cmd| String::from_utf8_lossy(&cmd.get_packed_command()).replace("\r\n", " ");
+        let args = [Arg::from("1"), Arg::from("")];
+        let fw = native_cmd(&RL_FIXED_WINDOW.def, &["k"], &args);
+        assert!(packed(fw).ends_with("RATOMIC.RL_FIXED_WINDOW $1 k $1 1 $0  "));
+        let policy = native_cmd(&RL_POLICY.def, &["r", "a", "b"], &args);
+        assert!(packed(policy).ends_with("RATOMIC.RL_POLICY $1 r $1 2 $1 a $1 b $1 1 $0  "));
     }
 
     /// A cluster uses the natives every node reports alike, none when a node lacks the module.

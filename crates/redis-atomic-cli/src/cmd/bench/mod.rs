@@ -12,6 +12,12 @@
 //! the primitive replaces ([`classic`]), as the yardstick for server µs per decision. With no
 //! `--url`, an embedded redis-server is started, so the numbers come from a quiet server; against a
 //! shared server, commandstats include other clients' traffic.
+//!
+//! The module series: against a server that loads the module (`--url` of one started with
+//! `--loadmodule`, docs/module.md) the library detects it and runs the natives of the scripts
+//! it covers, while the raw path still sends `EVALSHA`: each covered entry's library/raw columns
+//! (server µs per decision, decisions per server-CPU-second) then compare the module with the
+//! scripts, and the report says the module is loaded.
 
 /// Fails the run unless `$got` matches `$want` (every decision of a workload is one it expects,
 /// on both paths); with `=> $out`, evaluates to `$out` with the pattern's bindings.
@@ -165,7 +171,9 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
         script.load(&mut admin).await?;
     }
     let server = ServerInfo::fetch(&client).await?;
-    let native = client.capabilities().await.summary();
+    let caps = client.capabilities().await;
+    let native = caps.summary();
+    let module = caps.module.filter(|_| !caps.forced_lua).map(|m| m.version);
     let run_id = format!("{:08x}", rand::random::<u32>());
     let mut benches = Vec::new();
     for bench in BENCHES
@@ -200,7 +208,7 @@ pub async fn run(args: &BenchArgs) -> anyhow::Result<Report> {
         }
         benches.push(row);
     }
-    Ok(Report::new(server, native, args, benches))
+    Ok(Report::new(server, native, module, args, benches))
 }
 
 /// Checks the arguments, starts the embedded server when no `--url` is given (the one bootstrap,

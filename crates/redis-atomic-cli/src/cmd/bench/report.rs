@@ -26,6 +26,9 @@ pub struct PathStats {
     /// Share of one core the server process used (`INFO cpu`, user + system) while this path
     /// ran: near 1, the server is the limit; well below, the clients are.
     pub server_cpu: f64,
+    /// Decisions per second of the server's CPU time (user + system): what one server core
+    /// would decide flat out, on a quiet server (0 when no CPU time was measured).
+    pub decisions_per_server_cpu_sec: f64,
     /// Attempts that aborted (CAS: `EXEC` found a watched key changed) over all attempts.
     pub abort_rate: f64,
     /// Decisions that ran out of attempts (CAS `Conflict`).
@@ -68,6 +71,10 @@ impl PathStats {
             round_trips_per_decision: per(sum(|p| p.calls as f64)),
             server_us_per_decision: per(sum(|p| p.usec as f64)),
             server_cpu: sum(|p| p.cpu_secs) / secs,
+            decisions_per_server_cpu_sec: match sum(|p| p.cpu_secs) {
+                cpu if cpu > 0.0 => n as f64 / cpu,
+                _ => 0.0,
+            },
             abort_rate: aborted as f64 / attempts as f64,
             gave_up,
             errors: errors.count,
@@ -231,6 +238,9 @@ pub struct Report {
     pub server: ServerInfo,
     /// The native commands the library uses on it (`Client::capabilities`), or Lua.
     pub native: String,
+    /// The server module's version when the library uses it: then the library path of every
+    /// entry it covers runs its natives and the raw path the scripts (lib/raw: module vs script).
+    pub module: Option<String>,
     /// CPU cores of this machine (client and embedded server share them).
     pub cores: usize,
     /// Concurrent tasks (entries with a fixed count say so in their `tasks`).
@@ -255,12 +265,14 @@ impl Report {
     pub fn new(
         server: ServerInfo,
         native: String,
+        module: Option<String>,
         args: &BenchArgs,
         benches: Vec<BenchReport>,
     ) -> Report {
         Report {
             server,
             native,
+            module,
             cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
             concurrency: args.concurrency,
             connections: args.connections,
@@ -293,7 +305,7 @@ impl Report {
         )?;
         writeln!(
             out,
-            "{:<16} {:>9} {:>9} {:>6} {:>10} {:>13} {:>15} {:>7} {:>6} {:>11} {:>8}",
+            "{:<16} {:>9} {:>9} {:>6} {:>10} {:>13} {:>15} {:>11} {:>6} {:>11} {:>13} {:>8}",
             "entry",
             "lib dec/s",
             "raw dec/s",
@@ -304,13 +316,14 @@ impl Report {
             "srv µs",
             "rt",
             "srv cpu",
+            "dec/cpu-s",
             "B/rec"
         )?;
         for b in &self.benches {
             let (l, r) = (&b.library, &b.raw);
             writeln!(
                 out,
-                "{:<16} {:>9.0} {:>9.0} {:>6.3} {:>10} {:>13} {:>15} {:>7.1} {:>6.2} {:>11} {:>8}",
+                "{:<16} {:>9.0} {:>9.0} {:>6.3} {:>10} {:>13} {:>15} {:>11} {:>6.2} {:>11} {:>13} {:>8}",
                 b.primitive,
                 l.decisions_per_sec,
                 r.decisions_per_sec,
@@ -318,16 +331,30 @@ impl Report {
                 format!("{:.2}–{:.2}", b.ratio_min, b.ratio_max),
                 format!("{}/{} µs", l.p50_us, r.p50_us),
                 format!("{}/{} µs", l.p99_us, r.p99_us),
-                l.server_us_per_decision,
+                format!(
+                    "{:.1}/{:.1}",
+                    l.server_us_per_decision, r.server_us_per_decision
+                ),
                 l.round_trips_per_decision,
                 format!("{:.0}/{:.0} %", l.server_cpu * 100.0, r.server_cpu * 100.0),
+                format!(
+                    "{:.0}k/{:.0}k",
+                    l.decisions_per_server_cpu_sec / 1e3,
+                    r.decisions_per_server_cpu_sec / 1e3
+                ),
                 b.memory_bytes_per_record
             )?;
         }
         writeln!(
             out,
-            "(srv µs and rt: server µs and client-sent commands per library decision; srv cpu: share of one core the server used, library/raw)"
+            "(srv µs: server µs per decision, library/raw; rt: client-sent commands per library decision; srv cpu: share of one core the server used; dec/cpu-s: decisions per second of server CPU, library/raw)"
         )?;
+        if let Some(version) = &self.module {
+            writeln!(
+                out,
+                "(module {version} loaded: the library path runs the natives of the scripts it covers, the raw path their scripts (EVALSHA): library/raw is module/script there)"
+            )?;
+        }
         for b in &self.benches {
             b.notes(self.concurrency, out)?;
         }
