@@ -18,6 +18,7 @@ import { Client, Locks, OutcomeUnknownError, Quotas, RateLimiter, RedisAtomicErr
 
 const ROWS = ['lock', 'quota', 'ratelimit-sl', 'ratelimit-win']
 const RESENDS = 2
+const CONNECTS = 5
 
 /** The server: its URL, or a cluster's seed URLs (every node's). */
 function target (hello) {
@@ -43,6 +44,18 @@ async function resend (call) {
   }
 }
 
+/** A client, connecting again while the failure is transient (a killed or slow handshake under
+ * the row's fault): connecting runs nothing, and a hello has no error answer. */
+async function connect (url, timeoutMs) {
+  for (let n = 1; ; n++) {
+    try {
+      return await Client.connect(url, { timeoutMs })
+    } catch (e) {
+      if (!(e instanceof RedisAtomicError) || !e.transient || n >= CONNECTS) throw e
+    }
+  }
+}
+
 class Driver {
   client = null
   row = ''
@@ -52,7 +65,7 @@ class Driver {
   async hello (msg) {
     if (this.client !== null) await this.client.close()
     this.client = null
-    this.client = await Client.connect(target(msg), { timeoutMs: msg.fault ? 200 : 10_000 })
+    this.client = await connect(target(msg), msg.fault ? 200 : 10_000)
     this.row = msg.row
     this.ns = msg.namespace
     this.limiter = null
