@@ -93,21 +93,24 @@ class Runner {
     /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
     async again(attempt, safe, reported, signal, started, failure) {
         let timedOut = false;
+        let earlier; // the first unknown outcome: that attempt may have run
         for (let n = 1;; n++) {
             const e = failure instanceof errors_js_1.RedisAtomicError ? failure : (0, classify_js_1.classify)(failure, true);
             timedOut ||= e.timedOut;
             const unknown = e instanceof errors_js_1.OutcomeUnknownError && !(e instanceof errors_js_1.AbortedError);
+            if (unknown)
+                earlier ??= e.message;
             const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts;
             const pause = backoff(this.retry, n);
             if (e instanceof errors_js_1.AbortedError && !e.nothingRan) {
                 throw new errors_js_1.AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: reported });
             }
             if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-                throw unknown ? new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: reported }) : e;
+                throw finalError(e, unknown, earlier, { attempts: n, timedOut, retrySafe: reported });
             }
             await new Promise((resolve) => setTimeout(resolve, pause));
-            this.gate(signal);
             try {
+                this.gate(signal);
                 return await abortable(attempt(), signal);
             }
             catch (next) {
@@ -217,6 +220,20 @@ function isNoScript(e) {
 function backoff(policy, attempt) {
     const ceiling = Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** (attempt - 1));
     return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2));
+}
+/**
+ * The error a call ends with: the last attempt's, except that a call one of whose attempts may
+ * have run is an unknown outcome even if its last attempt surely did not run (a lost reply, then a
+ * refused reconnect while the server restarts): reporting the last attempt's "nothing ran" would
+ * tell the caller an effect that may have happened did not (the library's `final_error`).
+ */
+function finalError(e, unknown, earlier, facts) {
+    if (unknown)
+        return new errors_js_1.OutcomeUnknownError(e.message, { cause: e.cause ?? e, ...facts });
+    if (earlier === undefined || !(e.nothingRan || e.transient))
+        return e;
+    const message = `an earlier attempt may have run (${earlier}); the last: ${e.message}`;
+    return e instanceof errors_js_1.AbortedError ? new errors_js_1.AbortedError(message, { cause: e, ...facts }) : new errors_js_1.OutcomeUnknownError(message, { cause: e, ...facts });
 }
 /** The calls waiting on each signal, and its one listener (however many calls share it). */
 const waiters = new WeakMap();

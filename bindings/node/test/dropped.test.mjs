@@ -29,9 +29,11 @@ after(async () => {
 })
 const limits = [{ algorithm: 'anchored-window', limit: 100, periodMs: 600_000 }]
 
-/** A proxy to `port`; `arm()` makes it swallow the next reply and cut that connection. */
+/** A proxy to `port`; `arm()` makes it swallow the next reply and cut that connection (and with
+ * `refuse`, stop listening: every reconnect is refused, as while a server restarts). */
 async function proxy(port) {
   let armed = false
+  let refuse = false
   const sockets = new Set()
   const server = createServer((down) => {
     const up = connect(port, '127.0.0.1')
@@ -40,6 +42,7 @@ async function proxy(port) {
     up.on('data', (d) => {
       if (armed) {
         armed = false
+        if (refuse && server.listening) server.close()
         down.destroy()
         up.destroy()
       } else down.write(d)
@@ -49,8 +52,8 @@ async function proxy(port) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     port: server.address().port,
-    arm: () => { armed = true },
-    close: () => { for (const x of sockets) x.destroy(); server.close() },
+    arm: (options) => { armed = true; refuse = options?.refuse === true },
+    close: () => { for (const x of sockets) x.destroy(); if (server.listening) server.close() },
   }
 }
 
@@ -73,6 +76,21 @@ test('an unsafe call whose reply is lost ran once and is OutcomeUnknownError, re
   assert.ok(e instanceof ra.OutcomeUnknownError, `${e}`)
   assert.deepEqual([e.code, e.retrySafe, e.nothingRan], ['outcome_unknown', false, false])
   assert.equal(await remaining('drop', 'victim'), 99, 'the decision ran exactly once')
+})
+
+test('a retry-safe call whose reply is lost and whose resends are refused ran: OutcomeUnknownError, not NotSentError', async (t) => {
+  const p = await proxy(s.server.port)
+  t.after(() => p.close())
+  const client = await ra.Client.connect(`redis://127.0.0.1:${p.port}`, { timeoutMs: 2000, retry: { maxAttempts: 3 } })
+  t.after(() => client.close())
+  const quotas = new ra.Quotas(client, { namespace: 'drop-refused' })
+  await quotas.add('warm-up', 1, { max: 10, requestId: 'w' }) // loads the script
+  p.arm({ refuse: true })
+  // The add runs, its reply is lost (retry-safe: resent), and every resend finds no server.
+  const e = await rejection(quotas.add('victim', 3, { max: 10, requestId: 'r' }))
+  assert.ok(e instanceof ra.OutcomeUnknownError, `${e}`)
+  assert.deepEqual([e.code, e.retrySafe, e.nothingRan, e.attempts], ['outcome_unknown', true, false, 3])
+  assert.equal(await new ra.Quotas(s.client, { namespace: 'drop-refused' }).get('victim'), 3, 'the add ran once')
 })
 
 test('a user\'s ioredis instance with its at-least-once defaults still sends the call once', async (t) => {

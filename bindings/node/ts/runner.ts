@@ -127,21 +127,23 @@ export class Runner implements ScriptRunner {
   /** After a failed attempt: the next ones, while the failure and the call's safety allow. */
   private async again(attempt: () => Promise<unknown>, safe: boolean, reported: boolean, signal: AbortSignal | undefined, started: number, failure: unknown): Promise<unknown> {
     let timedOut = false
+    let earlier: string | undefined // the first unknown outcome: that attempt may have run
     for (let n = 1; ; n++) {
       const e = failure instanceof RedisAtomicError ? failure : classify(failure, true)
       timedOut ||= e.timedOut
       const unknown = e instanceof OutcomeUnknownError && !(e instanceof AbortedError)
+      if (unknown) earlier ??= e.message
       const again = (e.transient || (unknown && safe)) && n < this.retry.maxAttempts
       const pause = backoff(this.retry, n)
       if (e instanceof AbortedError && !e.nothingRan) {
         throw new AbortedError(e.message, { cause: e.cause, attempts: n, timedOut, retrySafe: reported })
       }
       if (!again || Date.now() - started + pause > this.retry.deadlineMs || signal?.aborted) {
-        throw unknown ? new OutcomeUnknownError(e.message, { cause: e.cause ?? e, attempts: n, timedOut, retrySafe: reported }) : e
+        throw finalError(e, unknown, earlier, { attempts: n, timedOut, retrySafe: reported })
       }
       await new Promise((resolve) => setTimeout(resolve, pause))
-      this.gate(signal)
       try {
+        this.gate(signal)
         return await abortable(attempt(), signal)
       } catch (next) {
         failure = next
@@ -250,6 +252,19 @@ function isNoScript(e: unknown): boolean {
 function backoff(policy: RetryPolicy, attempt: number): number {
   const ceiling = Math.min(policy.maxBackoffMs, policy.baseBackoffMs * 2 ** (attempt - 1))
   return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2))
+}
+
+/**
+ * The error a call ends with: the last attempt's, except that a call one of whose attempts may
+ * have run is an unknown outcome even if its last attempt surely did not run (a lost reply, then a
+ * refused reconnect while the server restarts): reporting the last attempt's "nothing ran" would
+ * tell the caller an effect that may have happened did not (the library's `final_error`).
+ */
+function finalError(e: RedisAtomicError, unknown: boolean, earlier: string | undefined, facts: { attempts: number, timedOut: boolean, retrySafe: boolean }): RedisAtomicError {
+  if (unknown) return new OutcomeUnknownError(e.message, { cause: e.cause ?? e, ...facts })
+  if (earlier === undefined || !(e.nothingRan || e.transient)) return e
+  const message = `an earlier attempt may have run (${earlier}); the last: ${e.message}`
+  return e instanceof AbortedError ? new AbortedError(message, { cause: e, ...facts }) : new OutcomeUnknownError(message, { cause: e, ...facts })
 }
 
 /** The calls waiting on each signal, and its one listener (however many calls share it). */
