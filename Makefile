@@ -174,10 +174,10 @@ java: ensure-redis valkey
 # matrix: any violation, or a row that could not run, fails. After `python` (the package in
 # target/python-venv) and with the rls venv; the binary is the one `make test`'s cargo pass built.
 VERIFY_SHORT = --seconds 1.5 --fault conn-kill --fault lost-reply --fault crash
-verify-drivers: ensure-redis rls-venv
+verify-drivers: ensure-redis rls-venv node-deps
 	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
 		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
-	@echo "--- verify --driver: the Python, HTTP and gRPC faces ($(VERIFY_SHORT))"
+	@echo "--- verify --driver: the Python, Node, HTTP and gRPC faces ($(VERIFY_SHORT))"
 	BIN=$$(realpath $$(cat target/redis-atomic-bin)) \
 	&& $$BIN verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) \
 		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
@@ -188,7 +188,11 @@ verify-drivers: ensure-redis rls-venv
 	&& $$BIN verify --driver "python3 tools/drivers/http_face.py --bin $$BIN" $(VERIFY_SHORT) \
 		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
 	&& $$BIN verify --driver "$(CURDIR)/$(RLS_VENV)/bin/python tools/drivers/rls_face.py --bin $$BIN" \
-		$(VERIFY_SHORT) --only ratelimit-sl --only ratelimit-win
+		$(VERIFY_SHORT) --only ratelimit-sl --only ratelimit-win \
+	&& $$BIN verify --driver "node tools/drivers/node_face.mjs" $(VERIFY_SHORT) \
+		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
+	&& $$BIN verify --cluster --driver "node tools/drivers/node_face.mjs" --seconds 1.5 \
+		--fault conn-kill --fault failover --only lock --only quota
 # ---- end of the verify --driver block -----------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
