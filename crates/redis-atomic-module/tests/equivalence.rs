@@ -26,7 +26,7 @@ mod gen;
 
 use common::{freezable, outcome, server};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngSeed, TestRunner};
 use redis::{Connection, Value};
 use redis_atomic::script::{registry, ScriptDef};
 use redis_atomic_module::NATIVES;
@@ -318,9 +318,16 @@ fn natives_decide_as_the_scripts() {
             false => vec![i],
         })
         .collect();
+    // A fixed seed (unless PROPTEST_RNG_SEED names another): the same cases every run, so the
+    // coverage asserted below is a property of the generator, not of the draw.
+    let rng_seed = match Config::default().rng_seed {
+        RngSeed::Random => RngSeed::Fixed(1),
+        given => given,
+    };
     let mut runner = TestRunner::new(Config {
         cases: 240,
         failure_persistence: None,
+        rng_seed,
         ..Config::default()
     });
     let start = SystemTime::now()
