@@ -13,8 +13,8 @@
 // Under a fault it uses the short timeout of the in-process rows (200 ms per read and write), so
 // a stall or a lost reply becomes an unknown outcome.
 //
-//	go build -o tools/drivers/go/target/driver ./tools/drivers/go  (from tools/drivers/go: go build -o target/driver .)
-//	redis-atomic verify --driver tools/drivers/go/target/driver --only lock ...
+//	cd tools/drivers/go && go build -o target/driver .   # target/ is git-ignored
+//	redis-atomic verify --driver tools/drivers/go/target/driver --fault conn-kill --only lock
 package main
 
 import (
