@@ -28,11 +28,7 @@ const faultTimeout = 200 * time.Millisecond
 func connect(h hello) *redisatomic.Client {
 	ctx := context.Background()
 	if !h.Cluster {
-		c, err := redisatomic.Connect(ctx, withTimeout(h.URL, h.Fault != nil))
-		if err != nil {
-			panic(err)
-		}
-		return c
+		return connectOne(ctx, withTimeout(h.URL, h.Fault != nil))
 	}
 	o := &redis.ClusterOptions{ContextTimeoutEnabled: true}
 	for _, u := range h.URLs {
@@ -46,6 +42,24 @@ func connect(h hello) *redisatomic.Client {
 		o.ReadTimeout, o.WriteTimeout = faultTimeout, faultTimeout
 	}
 	return redisatomic.New(redis.NewClusterClient(o))
+}
+
+// connectTries bounds connectOne: a fault may kill the connection Connect checks (its PING).
+const connectTries = 10
+
+// connectOne is Connect, tried again while its error is transient (ErrConnection: nothing ran),
+// as its guide tells a user: a kept process says hello while the row's fault is already on.
+func connectOne(ctx context.Context, url string) *redisatomic.Client {
+	for try := 1; ; try++ {
+		c, err := redisatomic.Connect(ctx, url)
+		if err == nil {
+			return c
+		}
+		if try == connectTries || !redisatomic.IsTransient(err) {
+			panic(err)
+		}
+		time.Sleep(time.Duration(try) * 20 * time.Millisecond)
+	}
 }
 
 // withTimeout adds go-redis's URL options for the short timeout under a fault.
