@@ -169,15 +169,20 @@ java: ensure-redis valkey
 # ---- end of the Java block -------------------------------------------------------------------------
 
 # ---- verify --driver: our faces through the driver protocol (docs/verify.md, "Drivers") --------
-# The Python package (blocking and asyncio; standalone and on a cluster), serve (HTTP) and rls
-# (gRPC), each a small program that speaks JSON lines to `verify --driver`, under a short fault
+# The Python package (blocking and asyncio; standalone and on a cluster), serve (HTTP), rls
+# (gRPC), the Node package, the Java library and the Go module, each a small program that speaks JSON lines to `verify --driver`, under a short fault
 # matrix: any violation, or a row that could not run, fails. After `python` (the package in
 # target/python-venv) and with the rls venv; the binary is the one `make test`'s cargo pass built.
 VERIFY_SHORT = --seconds 1.5 --fault conn-kill --fault lost-reply --fault crash
 verify-drivers: ensure-redis rls-venv node-deps
 	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
 		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
-	@echo "--- verify --driver: the Python, Node, HTTP and gRPC faces ($(VERIFY_SHORT))"
+	@# The Go module's driver: a module of its own (replace => ../../../bindings/go), built once;
+	@# the Java library's: a class of its tests (compiled by make java), with its classpath.
+	cd tools/drivers/go && go vet ./... && go build -o target/driver .
+	cd bindings/java && mvn -B -q -pl redis-atomic test-compile dependency:build-classpath \
+		-Dmdep.outputFile=target/driver.classpath
+	@echo "--- verify --driver: the Python, Node, Java, Go, HTTP and gRPC faces ($(VERIFY_SHORT))"
 	BIN=$$(realpath $$(cat target/redis-atomic-bin)) \
 	&& $$BIN verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) \
 		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
@@ -192,6 +197,14 @@ verify-drivers: ensure-redis rls-venv node-deps
 	&& $$BIN verify --driver "node tools/drivers/node_face.mjs" $(VERIFY_SHORT) \
 		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
 	&& $$BIN verify --cluster --driver "node tools/drivers/node_face.mjs" --seconds 1.5 \
+		--fault conn-kill --fault failover --only lock --only quota \
+	&& $$BIN verify --driver "$(CURDIR)/tools/drivers/java_face.sh" $(VERIFY_SHORT) \
+		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
+	&& $$BIN verify --cluster --driver "$(CURDIR)/tools/drivers/java_face.sh" --seconds 1.5 \
+		--fault conn-kill --fault failover --only lock --only quota \
+	&& $$BIN verify --driver "$(CURDIR)/tools/drivers/go/target/driver" $(VERIFY_SHORT) \
+		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
+	&& $$BIN verify --cluster --driver "$(CURDIR)/tools/drivers/go/target/driver" --seconds 1.5 \
 		--fault conn-kill --fault failover --only lock --only quota
 # ---- end of the verify --driver block -----------------------------------------------------------
 
