@@ -205,7 +205,7 @@ verify-drivers: ensure-redis rls-venv node-deps
 	&& $$BIN verify --driver "$(CURDIR)/tools/drivers/go/target/driver" $(VERIFY_SHORT) \
 		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
 	&& $$BIN verify --cluster --driver "$(CURDIR)/tools/drivers/go/target/driver" --seconds 1.5 \
-		--fault conn-kill --fault failover --only lock --only quota
+		--fault conn-kill --fault failover --fault primary-kill --only lock --only quota
 # ---- end of the verify --driver block -----------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------

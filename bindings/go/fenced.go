@@ -164,6 +164,7 @@ func (c *Client) idempotent(ctx context.Context, args ...any) (any, error) {
 			return raw, nil
 		}
 		err = classify(ctx, err)
+		c.refreshSlots(err)
 		var u *OutcomeUnknownError
 		retry := IsTransient(err) || errors.As(err, &u)
 		if !retry || attempt >= c.policy.MaxAttempts || !pause(ctx, c.policy.backoff(attempt), deadline) {

@@ -64,9 +64,20 @@ func (c *Client) Run(ctx context.Context, def *scripts.ScriptDef, keys []string,
 			unknown = u
 		}
 		retry := IsTransient(err) || (u != nil && def.RetrySafe)
+		c.refreshSlots(err)
 		if !retry || attempt >= c.policy.MaxAttempts || !pause(ctx, c.policy.backoff(attempt), deadline) {
 			return nil, final(err, unknown, attempt, timedOut, def.RetrySafe)
 		}
+	}
+}
+
+// refreshSlots asks a cluster client for a fresh slot map after a refusal where nothing ran (a
+// dead primary refuses the dial). go-redis reloads it on its own only for a command it may
+// resend, and the module sends none that way: without this, a failed-over primary's slots stay
+// unreachable until the periodic reload (ClusterStateReloadInterval, 60 s by default).
+func (c *Client) refreshSlots(err error) {
+	if cluster, ok := c.rdb.(*redis.ClusterClient); ok && IsTransient(err) {
+		cluster.ReloadState(context.Background())
 	}
 }
 
