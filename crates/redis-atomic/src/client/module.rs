@@ -95,8 +95,8 @@ pub(crate) fn probe(pipe: &mut redis::Pipeline) {
 }
 
 impl Client {
-    /// `RATOMIC.<SCRIPT> keys... args...` when the detected module covers `def` (detecting first
-    /// if nothing is cached); None: the script.
+    /// `RATOMIC.<SCRIPT> keys... args...` when the detected module covers `def`; None (the
+    /// script) when it does not, or when nothing is detected at the moment.
     pub(super) async fn module_cmd(
         &self,
         def: &'static ScriptDef,
@@ -106,14 +106,10 @@ impl Client {
         if self.config.force_lua {
             return None;
         }
-        let covered = match self.caps.module_covers(def) {
-            Some(covered) => covered,
-            None => self
-                .capabilities_or(false)
-                .await
-                .module
-                .is_some_and(|m| m.covers(def)),
-        };
+        // Only what a detection already found (at connect, or an explicit `capabilities()`): a
+        // call never waits for a detection on its way, which on a stalled server would spend its
+        // time (and its connection) on the probe and fail as not sent.
+        let covered = self.caps.module_covers(def).unwrap_or(false);
         if !covered {
             return None;
         }
