@@ -60,17 +60,19 @@ impl Client {
     async fn detect(&self) -> Option<Capabilities> {
         let pipe = capabilities::probe();
         if !self.is_cluster() {
-            let mut lease = self.transport.checkout().await.ok()?;
-            let sent = lease.conn.request_pipeline(&pipe);
-            let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
-            return match replies {
-                // The connection broke (a restart, a failover): nothing learned, nothing cached.
-                Err(e) if unreachable(&e) => {
-                    self.transport.discard(lease.slot);
-                    None
+            // A broken connection (a restart, a failover) is discarded and the next one of the
+            // pool tried, each at most once: the server itself may be back. A timeout ends it.
+            for _ in 0..self.config.pool_size.max(1) {
+                let mut lease = self.transport.checkout().await.ok()?;
+                let sent = lease.conn.request_pipeline(&pipe);
+                let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
+                match replies {
+                    // Nothing learned, nothing cached.
+                    Err(e) if unreachable(&e) => self.transport.discard(lease.slot),
+                    replies => return Some(Capabilities::parse(&replies.unwrap_or_default())),
                 }
-                replies => Some(Capabilities::parse(&replies.unwrap_or_default())),
-            };
+            }
+            return None;
         }
         let mut nodes = Vec::new();
         for node in super::cluster_nodes::reachable(self).await.ok()? {
