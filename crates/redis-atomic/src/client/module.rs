@@ -5,8 +5,10 @@
 //! a native is used only when the module reports the same version as the script this client
 //! carries (`RATOMIC.VERSION`), so a client newer or older than the module keeps the scripts for
 //! what changed — and it sits on top of either delivery (what runs when a script runs instead).
-//! Detected with the other capabilities (one probe per node, at connect and again after anything
-//! that may have put another server behind the client); on a cluster only what every node has.
+//! Detected with the other capabilities (one probe per node, at connect; after anything that may
+//! have put another server behind the client, at the next detection: a lock's release or extend,
+//! or [`Client::capabilities`]); on a cluster only what every node has. A call uses only what is
+//! detected and never waits for a detection on its way.
 //! A native the server answers with `unknown command` or `NOPERM` (nothing ran: a node restarted
 //! without the module) runs as the script in the same attempt, and the module is not used again
 //! until the next detection. [`ClientConfig::force_lua`](super::ClientConfig::force_lua) keeps
