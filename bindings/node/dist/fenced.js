@@ -39,6 +39,7 @@ exports.FencedWrites = void 0;
 // resource and applies the writes, all or nothing, only if it is at least that; it records the
 // fence. Every key carries the resource's `{tag}` (one slot). Retry-safe: a resend with the same
 // fence finds it recorded and the writes are idempotent. `highest` is one GET.
+const args_js_1 = require("./args.js");
 const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
@@ -49,13 +50,6 @@ const MAX_RETENTION_MS = 365 * 86_400_000;
 const MAX_WRITES = 64;
 const MAX_ITEMS = 256;
 const MAX_WRITE_TTL_MS = 30 * 86_400_000;
-function msOf(what, ms, max) {
-    if (typeof ms !== 'number')
-        throw (0, errors_js_1.typeError)(`${what} must be a number of ms`);
-    if (!Number.isInteger(ms) || ms < 1 || ms > max)
-        throw (0, errors_js_1.badArgument)(`${what} must be an integer number of ms in 1..=${max}, got ${ms}`);
-    return ms;
-}
 function items(what, list) {
     if (!Array.isArray(list))
         throw (0, errors_js_1.badArgument)(`a ${what} write takes a list`);
@@ -78,7 +72,7 @@ function command(w) {
         case 'set': {
             if (typeof w.value !== 'string' && !Buffer.isBuffer(w.value))
                 throw (0, errors_js_1.badArgument)('a set write takes a value');
-            return ['set', w.ttlMs === undefined ? [w.value] : [w.value, 'PX', String(msOf('write ttl', w.ttlMs, MAX_WRITE_TTL_MS))]];
+            return ['set', w.ttlMs === undefined ? [w.value] : [w.value, 'PX', String((0, args_js_1.msOf)('write ttl', w.ttlMs, MAX_WRITE_TTL_MS))]];
         }
         case 'hset': {
             if (typeof w.fields !== 'object' || w.fields === null)
@@ -91,7 +85,7 @@ function command(w) {
         case 'sadd': return ['sadd', items('sadd', w.members)];
         case 'srem': return ['srem', items('srem', w.members)];
         case 'del': return ['del', []];
-        case 'expire': return ['pexpire', [String(msOf('write ttl', w.ttlMs, MAX_WRITE_TTL_MS))]];
+        case 'expire': return ['pexpire', [String((0, args_js_1.msOf)('write ttl', w.ttlMs, MAX_WRITE_TTL_MS))]];
         default: throw (0, errors_js_1.badArgument)(`unknown write op ${String(w.op)}`);
     }
 }
@@ -111,7 +105,7 @@ class FencedWrites {
             throw (0, errors_js_1.typeError)('options must be an object');
         this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
-        this.#retentionMs = msOf('retentionMs', options.retentionMs ?? 7 * 86_400_000, MAX_RETENTION_MS);
+        this.#retentionMs = (0, args_js_1.msOf)('retentionMs', options.retentionMs ?? 7 * 86_400_000, MAX_RETENTION_MS);
     }
     /** Applies `writes` only if `fence` is at least the highest fence that wrote to `resource`. */
     async write(resource, fence, writes) {

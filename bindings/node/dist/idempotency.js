@@ -43,6 +43,7 @@ exports.fingerprint = fingerprint;
 // request's `replay`, or a different request's `mismatch`. A begin with a random token is not
 // retry-safe (the caller never saw the token); with the caller's token it is. Extend and the
 // ends (token and fence) are.
+const args_js_1 = require("./args.js");
 const node_crypto_1 = require("node:crypto");
 const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
@@ -55,13 +56,6 @@ const SCHEMA = 1;
 const MAX_KEY_LEN = 512;
 const MAX_TTL_MS = 86_400_000;
 const MAX_RESULT_TTL_MS = 30 * 86_400_000;
-function bytes(what, v) {
-    if (typeof v === 'string')
-        return Buffer.from(v);
-    if (Buffer.isBuffer(v))
-        return v;
-    throw (0, errors_js_1.typeError)(`${what} must be a string or a Buffer`);
-}
 /** The library's Fingerprint::of: SHA-256 over each part's u64 BE length and bytes, 128 bits hex. */
 function fingerprint(parts) {
     const h = (0, node_crypto_1.createHash)('sha256');
@@ -71,13 +65,6 @@ function fingerprint(parts) {
         h.update(len).update(p);
     }
     return h.digest('hex').slice(0, 32);
-}
-function msOf(what, ms, max) {
-    if (typeof ms !== 'number')
-        throw (0, errors_js_1.typeError)(`${what} must be a number of ms`);
-    if (!Number.isInteger(ms) || ms < 1 || ms > max)
-        throw (0, errors_js_1.badArgument)(`${what} must be an integer number of ms in 1..=${max}, got ${ms}`);
-    return ms;
 }
 /** Idempotency records of one namespace, keyed per call by (scope, key). */
 class Idempotency {
@@ -91,8 +78,8 @@ class Idempotency {
             throw (0, errors_js_1.typeError)('options must be an object');
         this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
-        this.#ttlMs = msOf('ttlMs', options.ttlMs ?? 30_000, MAX_TTL_MS);
-        this.#resultTtlMs = msOf('resultTtlMs', options.resultTtlMs ?? 86_400_000, MAX_RESULT_TTL_MS);
+        this.#ttlMs = (0, args_js_1.msOf)('ttlMs', options.ttlMs ?? 30_000, MAX_TTL_MS);
+        this.#resultTtlMs = (0, args_js_1.msOf)('resultTtlMs', options.resultTtlMs ?? 86_400_000, MAX_RESULT_TTL_MS);
         const max = options.maxResponseBytes ?? 1 << 20;
         if (typeof max !== 'number')
             throw (0, errors_js_1.typeError)('maxResponseBytes must be a number');
@@ -103,14 +90,14 @@ class Idempotency {
     /** Claims (`scope`, `key`) for `request`, or answers a duplicate. */
     async begin(scope, key, request, options) {
         const record = this.keys(scope, key).record;
-        const parts = (Array.isArray(request) ? request : [request]).map((p) => bytes('request', p));
+        const parts = (Array.isArray(request) ? request : [request]).map((p) => (0, args_js_1.bytes)('request', p));
         const token = options?.token === undefined || options.token === null ? (0, locks_js_1.randomToken)() : (0, lease_js_1.ownerToken)(options.token);
         const safe = options?.token !== undefined && options.token !== null;
         const sent = performance.now();
         const raw = await this.#client.runner.call(s.IDEM_BEGIN, [record], [token, fingerprint(parts), this.#ttlMs, this.#resultTtlMs], { safe, signal: options?.signal, binary: true });
         const r = s.decodeIdemBegin(raw);
         switch (r.outcome) {
-            case 'claimed': return new Claim(this, scope, bytes('key', key), token, r.fence, r.takeover, this.#ttlMs, sent);
+            case 'claimed': return new Claim(this, scope, (0, args_js_1.bytes)('key', key), token, r.fence, r.takeover, this.#ttlMs, sent);
             case 'in_progress': return { status: 'inProgress', retryAfterMs: r.retryAfterMs };
             case 'replay': return { status: 'replay', outcome: r.outcomeValue, response: (0, response_js_1.decodeResponse)(r.payload) };
             case 'mismatch': return { status: 'mismatch' };
@@ -119,18 +106,18 @@ class Idempotency {
     /** Sets the lease of the claim `token` holds with `fence` to end `ttlMs` from the server's now. */
     async extend(scope, key, token, fence, ttlMs) {
         const record = this.keys(scope, key).record;
-        const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence), msOf('ttlMs', ttlMs, MAX_TTL_MS)];
+        const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence), (0, args_js_1.msOf)('ttlMs', ttlMs, MAX_TTL_MS)];
         const r = s.decodeIdemExtend(await this.#client.runner.call(s.IDEM_EXTEND, [record], args));
         return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : (0, lease_js_1.lost)('extended');
     }
     /** Stores `response` as the result of the claim `token` holds with `fence`. */
     async complete(scope, key, token, fence, response) {
-        return this.finish(scope, bytes('key', key), token, fence, 'completed', this.encode(response));
+        return this.finish(scope, (0, args_js_1.bytes)('key', key), token, fence, 'completed', this.encode(response));
     }
     /** Ends the claim with a failure: without a response the key is freed; with one, it is stored. */
     async fail(scope, key, token, fence, response) {
         const payload = response === undefined || response === null ? undefined : this.encode(response);
-        return this.finish(scope, bytes('key', key), token, fence, payload === undefined ? 'retry' : 'failed', payload);
+        return this.finish(scope, (0, args_js_1.bytes)('key', key), token, fence, payload === undefined ? 'retry' : 'failed', payload);
     }
     /** @internal `response` encoded, within the size limit (checked before a handle is ended). */
     encode(response) {
@@ -151,7 +138,7 @@ class Idempotency {
     keys(scope, key) {
         if (typeof scope !== 'string')
             throw (0, errors_js_1.typeError)('scope must be a string');
-        const k = bytes('key', key);
+        const k = (0, args_js_1.bytes)('key', key);
         for (const [what, len] of [['scope', Buffer.byteLength(scope)], ['idempotency key', k.length]]) {
             if (len === 0 || len > MAX_KEY_LEN)
                 throw (0, errors_js_1.badArgument)(`${what} must be 1..=${MAX_KEY_LEN} bytes, got ${len}`);

@@ -39,6 +39,7 @@ exports.Quotas = void 0;
 // is (a repeat returns the recorded answer). Reads, TTLs, `raise` and `addUnlessSmaller` are
 // idempotent commands, resent within the retry policy.
 const client_js_1 = require("./client.js");
+const args_js_1 = require("./args.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const s = __importStar(require("./scripts.js"));
@@ -54,13 +55,6 @@ function within(what, n) {
         throw (0, errors_js_1.badArgument)(`${what} ${n} is not an integer within ±(2^53 - 1)`);
     return n;
 }
-function ttlOf(what, ms, min, max) {
-    if (typeof ms !== 'number')
-        throw (0, errors_js_1.typeError)(`${what} must be a number of ms`);
-    if (!Number.isInteger(ms) || ms < min || ms > max)
-        throw (0, errors_js_1.badArgument)(`${what} must be an integer number of ms in ${min}..=${max}, got ${ms}`);
-    return ms;
-}
 /** Bounded counters of one namespace. */
 class Quotas {
     #client;
@@ -71,7 +65,7 @@ class Quotas {
             throw (0, errors_js_1.typeError)('options must be an object');
         this.#client = (0, client_js_1.live)(client);
         this.#namespace = (0, keys_js_1.namespaceOf)(options.namespace);
-        this.#requestTtlMs = ttlOf('requestTtlMs', options.requestTtlMs ?? 3_600_000, 1000, 86_400_000);
+        this.#requestTtlMs = (0, args_js_1.msOf)('requestTtlMs', options.requestTtlMs ?? 3_600_000, 86_400_000, 1000);
     }
     /** Adds `delta` if the result stays within `[min, max]` (or clamps it with `clamp: true`). */
     async add(name, delta, options) {
@@ -82,7 +76,7 @@ class Quotas {
         const max = within('max', options.max);
         if (min > max)
             throw (0, errors_js_1.badArgument)(`min ${min} is above max ${max}`);
-        const ttl = options.ttlMs === undefined ? 0 : ttlOf('ttlMs', options.ttlMs, 1, MAX_TTL_MS);
+        const ttl = options.ttlMs === undefined ? 0 : (0, args_js_1.msOf)('ttlMs', options.ttlMs, MAX_TTL_MS);
         const mode = options.clamp ? 'clamp' : 'refuse';
         const keys = this.keys(name, options.requestId);
         const signal = options.signal;
@@ -114,7 +108,7 @@ class Quotas {
         return this.#pexpire(name, ttlMs, 'GT');
     }
     async #pexpire(name, ttlMs, option) {
-        const ttl = ttlOf('ttlMs', ttlMs, 1, MAX_TTL_MS);
+        const ttl = (0, args_js_1.msOf)('ttlMs', ttlMs, MAX_TTL_MS);
         return (await this.#client.runner.command('pexpire', [this.keys(name).value, ttl, option])) === 1;
     }
     /** Raises the counter to `candidate` if that is larger (a monotonic max). */

@@ -7,22 +7,16 @@ exports.decodeResponse = decodeResponse;
 // idempotency/response.rs), so every face reads what any face stored:
 // `R1`, status u16 BE, header count u16 BE, per header name length u16 BE + name + value length
 // u32 BE + value, then body kind (0: the body bytes follow; 1: a reference's UTF-8 follows).
+const args_js_1 = require("./args.js");
 const errors_js_1 = require("./errors.js");
-function bytes(what, v) {
-    if (typeof v === 'string')
-        return Buffer.from(v);
-    if (Buffer.isBuffer(v))
-        return v;
-    throw (0, errors_js_1.typeError)(`${what} must be a string or a Buffer`);
-}
 function headerList(headers) {
     if (headers === undefined || headers === null)
         return [];
     if (Array.isArray(headers))
-        return headers.map((h) => [String(h.name), bytes(`header ${String(h.name)}`, h.value)]);
+        return headers.map((h) => [String(h.name), (0, args_js_1.bytes)(`header ${String(h.name)}`, h.value)]);
     if (typeof headers !== 'object')
         throw (0, errors_js_1.typeError)('headers must be an object or an array');
-    return Object.entries(headers).map(([name, value]) => [name, bytes(`header ${name}`, value)]);
+    return Object.entries(headers).map(([name, value]) => [name, (0, args_js_1.bytes)(`header ${name}`, value)]);
 }
 /** `init` encoded as the library stores it; BadArgumentError for what it cannot hold. */
 function encodeResponse(init) {
@@ -60,7 +54,7 @@ function encodeResponse(init) {
         parts.push(Buffer.from([1]), Buffer.from(init.reference));
     }
     else {
-        parts.push(Buffer.from([0]), init.body === undefined ? Buffer.alloc(0) : bytes('body', init.body));
+        parts.push(Buffer.from([0]), init.body === undefined ? Buffer.alloc(0) : (0, args_js_1.bytes)('body', init.body));
     }
     return Buffer.concat(parts);
 }

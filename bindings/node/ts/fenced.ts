@@ -3,6 +3,7 @@
 // resource and applies the writes, all or nothing, only if it is at least that; it records the
 // fence. Every key carries the resource's `{tag}` (one slot). Retry-safe: a resend with the same
 // fence finds it recorded and the writes are idempotent. `highest` is one GET.
+import { msOf } from './args.js'
 import { live, type Client } from './client.js'
 import { badArgument, typeError, WrongTypeError } from './errors.js'
 import { key, namespaceOf, slot } from './keys.js'
@@ -31,11 +32,6 @@ export interface Stale { applied: false, fence: number, writes: 0 }
 
 type Bytes = string | Buffer
 
-function msOf(what: string, ms: unknown, max: number): number {
-  if (typeof ms !== 'number') throw typeError(`${what} must be a number of ms`)
-  if (!Number.isInteger(ms) || ms < 1 || ms > max) throw badArgument(`${what} must be an integer number of ms in 1..=${max}, got ${ms}`)
-  return ms
-}
 
 function items(what: string, list: unknown): Bytes[] {
   if (!Array.isArray(list)) throw badArgument(`a ${what} write takes a list`)

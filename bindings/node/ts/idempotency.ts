@@ -6,6 +6,7 @@
 // request's `replay`, or a different request's `mismatch`. A begin with a random token is not
 // retry-safe (the caller never saw the token); with the caller's token it is. Extend and the
 // ends (token and fence) are.
+import { bytes, msOf } from './args.js'
 import { createHash } from 'node:crypto'
 import { live, type Client } from './client.js'
 import { badArgument, typeError } from './errors.js'
@@ -31,11 +32,6 @@ export interface Stored { stored: true }
 
 type Bytes = string | Buffer
 
-function bytes(what: string, v: unknown): Buffer {
-  if (typeof v === 'string') return Buffer.from(v)
-  if (Buffer.isBuffer(v)) return v
-  throw typeError(`${what} must be a string or a Buffer`)
-}
 
 /** The library's Fingerprint::of: SHA-256 over each part's u64 BE length and bytes, 128 bits hex. */
 export function fingerprint(parts: readonly Buffer[]): string {
@@ -48,11 +44,6 @@ export function fingerprint(parts: readonly Buffer[]): string {
   return h.digest('hex').slice(0, 32)
 }
 
-function msOf(what: string, ms: unknown, max: number): number {
-  if (typeof ms !== 'number') throw typeError(`${what} must be a number of ms`)
-  if (!Number.isInteger(ms) || ms < 1 || ms > max) throw badArgument(`${what} must be an integer number of ms in 1..=${max}, got ${ms}`)
-  return ms
-}
 
 /** Idempotency records of one namespace, keyed per call by (scope, key). */
 export class Idempotency {

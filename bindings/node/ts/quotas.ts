@@ -3,6 +3,7 @@
 // is (a repeat returns the recorded answer). Reads, TTLs, `raise` and `addUnlessSmaller` are
 // idempotent commands, resent within the retry policy.
 import { live, type Client } from './client.js'
+import { msOf } from './args.js'
 import { badArgument, typeError } from './errors.js'
 import { digest, key, namespaceOf } from './keys.js'
 import * as s from './scripts.js'
@@ -28,11 +29,6 @@ function within(what: string, n: unknown): number {
   return n
 }
 
-function ttlOf(what: string, ms: unknown, min: number, max: number): number {
-  if (typeof ms !== 'number') throw typeError(`${what} must be a number of ms`)
-  if (!Number.isInteger(ms) || ms < min || ms > max) throw badArgument(`${what} must be an integer number of ms in ${min}..=${max}, got ${ms}`)
-  return ms
-}
 
 /** Bounded counters of one namespace. */
 export class Quotas {
@@ -44,7 +40,7 @@ export class Quotas {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
     this.#client = live(client)
     this.#namespace = namespaceOf(options.namespace)
-    this.#requestTtlMs = ttlOf('requestTtlMs', options.requestTtlMs ?? 3_600_000, 1000, 86_400_000)
+    this.#requestTtlMs = msOf('requestTtlMs', options.requestTtlMs ?? 3_600_000, 86_400_000, 1000)
   }
 
   /** Adds `delta` if the result stays within `[min, max]` (or clamps it with `clamp: true`). */
@@ -54,7 +50,7 @@ export class Quotas {
     const min = within('min', options.min ?? 0)
     const max = within('max', options.max)
     if (min > max) throw badArgument(`min ${min} is above max ${max}`)
-    const ttl = options.ttlMs === undefined ? 0 : ttlOf('ttlMs', options.ttlMs, 1, MAX_TTL_MS)
+    const ttl = options.ttlMs === undefined ? 0 : msOf('ttlMs', options.ttlMs, MAX_TTL_MS)
     const mode = options.clamp ? 'clamp' : 'refuse'
     const keys = this.keys(name, options.requestId)
     const signal = options.signal
@@ -88,7 +84,7 @@ export class Quotas {
   }
 
   async #pexpire(name: string, ttlMs: number, option: string): Promise<boolean> {
-    const ttl = ttlOf('ttlMs', ttlMs, 1, MAX_TTL_MS)
+    const ttl = msOf('ttlMs', ttlMs, MAX_TTL_MS)
     return (await this.#client.runner.command('pexpire', [this.keys(name).value, ttl, option])) === 1
   }
 

@@ -3,6 +3,7 @@
 // idempotency/response.rs), so every face reads what any face stored:
 // `R1`, status u16 BE, header count u16 BE, per header name length u16 BE + name + value length
 // u32 BE + value, then body kind (0: the body bytes follow; 1: a reference's UTF-8 follows).
+import { bytes } from './args.js'
 import { BadReplyError, badArgument, typeError } from './errors.js'
 
 export interface HeaderInit { name: string, value: string | Buffer }
@@ -15,11 +16,6 @@ export interface ResponseInit {
 }
 export interface StoredResponse { status: number, headers: Header[], body?: Buffer, reference?: string }
 
-function bytes(what: string, v: unknown): Buffer {
-  if (typeof v === 'string') return Buffer.from(v)
-  if (Buffer.isBuffer(v)) return v
-  throw typeError(`${what} must be a string or a Buffer`)
-}
 
 function headerList(headers: ResponseInit['headers']): [string, Buffer][] {
   if (headers === undefined || headers === null) return []
