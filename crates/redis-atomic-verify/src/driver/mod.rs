@@ -14,6 +14,7 @@ mod lock;
 mod proc;
 mod quota;
 mod rate;
+mod semaphore;
 mod session;
 mod wire;
 
@@ -63,7 +64,7 @@ impl Driver {
 
     /// The driver's rows, every one the protocol defines, in report order
     /// ([`crate::Verify::checks`] takes them): `lock`, `mutex`, `quota`, `ratelimit-sl`,
-    /// `ratelimit-win`.
+    /// `ratelimit-win`, `semaphore`.
     pub fn checks(&self) -> Vec<Arc<dyn Check>> {
         ROWS.iter()
             .map(|&row| {
@@ -90,12 +91,12 @@ const ROWS: &[Row] = &[
     Row {
         name: "lock",
         invariant: lock::INVARIANT,
-        run: |d, c, n| Box::pin(lock::run(d, c, n, true)),
+        run: |d, c, n| Box::pin(lock::run(d, c, n, lock::Race::Lock { fences: true })),
     },
     Row {
         name: "mutex",
         invariant: lock::EXCLUSION,
-        run: |d, c, n| Box::pin(lock::run(d, c, n, false)),
+        run: |d, c, n| Box::pin(lock::run(d, c, n, lock::Race::Lock { fences: false })),
     },
     Row {
         name: "quota",
@@ -111,6 +112,11 @@ const ROWS: &[Row] = &[
         name: "ratelimit-win",
         invariant: rate::WINDOWS,
         run: |d, c, n| Box::pin(rate::run(d, c, n, rate::Judge::Windows)),
+    },
+    Row {
+        name: "semaphore",
+        invariant: semaphore::INVARIANT,
+        run: |d, c, n| Box::pin(semaphore::run(d, c, n)),
     },
 ];
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """A driver of the verify protocol in plain Python (stdlib only, its own RESP client), to prove
-the harness judges a foreign client: correct, it passes the `lock`, `mutex` and `quota` rows under
-faults; broken on purpose (`--broken=...`), the relevant row must catch it.
+the harness judges a foreign client: correct, it passes the `lock`, `mutex`, `quota` and
+`semaphore` rows under faults; broken on purpose (`--broken=...`), the relevant row must catch it.
 
-  --broken=release  releases with a bare DEL, without checking the owner (the `lock` row's
-                    zombie turns that into two holders)
+  --broken=release  releases without checking the owner: a lock with a bare DEL, a semaphore's
+                    permit with ZPOPMIN (whichever permit ends first); the rows' zombies turn that
+                    into one holder too many
+  --broken=limit    admits one holder over the semaphore's limit
   --broken=resend   resends `quota.add` (not retry-safe: no request id) after a lost reply and
                     reports the resend's answer (the `quota` row's counter shows the double add)
   --broken=crash    exits at the first request; --broken=garbage answers a line that is not
@@ -27,6 +29,20 @@ ACQUIRE = """if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 return 0"""
 RELEASE = """if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0"""
+# A semaphore: a sorted set of holders' tokens, scored by when their lease ends (server µs; a
+# lease ends only once that instant has passed, never a truncated millisecond early).
+NOW = "local t = redis.call('time'); local now = t[1] * 1000000 + t[2]\n"
+SEM_ACQUIRE = NOW + """redis.call('zremrangebyscore', KEYS[1], '-inf', '(' .. now)
+if redis.call('zcard', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('zadd', KEYS[1], now + tonumber(ARGV[2]) * 1000, ARGV[3])
+  redis.call('pexpire', KEYS[1], 600000)
+  return 1
+end
+return 0"""
+SEM_RELEASE = NOW + """local ends = redis.call('zscore', KEYS[1], ARGV[1])
+redis.call('zrem', KEYS[1], ARGV[1])
+if ends and tonumber(ends) > now then return 1 end
 return 0"""
 ADD = """local v = tonumber(redis.call('get', KEYS[1]) or '0')
 local n = v + tonumber(ARGV[1])
@@ -120,7 +136,7 @@ class Driver:
         host, port = msg["url"].split("//", 1)[1].rsplit(":", 1)
         self.conn = Resp(host, int(port.split("/")[0]))
         self.ns = msg["namespace"]
-        return {"driver": "resp_driver.py", "rows": ["lock", "mutex", "quota"]}
+        return {"driver": "resp_driver.py", "rows": ["lock", "mutex", "quota", "semaphore"]}
 
     def run(self, op: str, a: dict[str, Any]) -> dict[str, Any]:
         c = self.conn
@@ -138,6 +154,8 @@ class Driver:
             else:
                 gone = c.call("EVAL", RELEASE, 1, key, a["handle"])
             return {"outcome": "released" if gone == 1 else "lost"}
+        if op.startswith("semaphore."):
+            return self.semaphore(c, op, a)
         if op == "quota.add":
             key = f"{self.ns}:quota:{a['name']}"
             args = ("EVAL", ADD, 1, key, a["delta"], a["min"], a["max"], a["ttl_ms"])
@@ -148,6 +166,18 @@ class Driver:
             value = c.call("GET", f"{self.ns}:quota:{a['name']}")
             return {"outcome": "value", "value": int(str(value)) if value is not None else 0}
         return {"error": "bad_argument"}
+
+    def semaphore(self, c: Resp, op: str, a: dict[str, Any]) -> dict[str, Any]:
+        key = f"{self.ns}:semaphore:{a['name']}"
+        if op == "semaphore.acquire":
+            limit = a["limit"] + (1 if self.broken == "limit" else 0)
+            got = c.call("EVAL", SEM_ACQUIRE, 1, key, limit, a["ttl_ms"], a["token"])
+            return {"outcome": "acquired", "handle": a["token"]} if got == 1 else {"outcome": "full"}
+        if self.broken == "release":
+            gone = 1 if c.call("ZPOPMIN", key) else 0
+        else:
+            gone = c.call("EVAL", SEM_RELEASE, 1, key, a["token"])
+        return {"outcome": "released" if gone == 1 else "lost"}
 
     @staticmethod
     def resend(c: Resp, args: tuple[object, ...]) -> object:

@@ -42,23 +42,38 @@ fn row<'a>(report: &'a Report, name: &str, fault: &str) -> &'a CheckReport {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_correct_driver_passes_its_rows_under_faults() {
     let faults = [FaultKind::ConnectionKills, FaultKind::LostReplies];
-    let report = run(driver(""), &["lock", "mutex", "quota"], &faults).await;
+    let rows = ["lock", "mutex", "quota", "semaphore"];
+    let report = run(driver(""), &rows, &faults).await;
     for c in &report.checks {
         assert_eq!(c.status, Status::Ok, "{c:?}");
         assert!(c.operations > 0, "{c:?}");
     }
-    assert_eq!(report.checks.len(), 9);
+    assert_eq!(report.checks.len(), 12);
     assert!(report.ok);
 }
 
 /// A release that does not check the owner: the lock row's zombie deletes the next holder's
-/// lease, and a third worker gets in beside it.
+/// lease, and a third worker gets in beside it; the semaphore row's zombie frees a holder's
+/// permit, and one worker more than the limit gets in.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_release_without_the_owner_check_is_caught() {
-    let report = run(driver("release"), &["lock", "mutex"], &[]).await;
+    let report = run(driver("release"), &["lock", "mutex", "semaphore"], &[]).await;
+    assert_eq!(report.checks.len(), 3);
     for c in &report.checks {
         assert_eq!(c.status, Status::Violations, "{c:?}");
     }
+    assert!(!report.ok);
+}
+
+/// A semaphore that admits one holder over its limit: the row's holders keep their permits
+/// until every permit is held and more acquisitions were tried, so the extra holder is seen.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_semaphore_over_its_limit_is_caught() {
+    let report = run(driver("limit"), &["semaphore", "lock"], &[]).await;
+    let semaphore = row(&report, "semaphore", "none");
+    assert_eq!(semaphore.status, Status::Violations, "{semaphore:?}");
+    assert!(semaphore.violations > 0, "{semaphore:?}");
+    assert_eq!(row(&report, "lock", "none").status, Status::Ok);
     assert!(!report.ok);
 }
 
