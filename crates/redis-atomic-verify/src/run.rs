@@ -294,11 +294,12 @@ impl Verify {
                 ctx.urls = target.urls();
                 let (settled, rx) = tokio::sync::watch::channel(false);
                 ctx.settled = rx;
-                let until = Instant::now() + ctx.duration;
+                let begun = check.starts_late().then(|| ctx.begun.subscribe());
+                let duration = ctx.duration;
                 let corrupted = target.corrupted();
                 let (mut row, ()) = tokio::join!(
                     run_check(check.clone(), ctx),
-                    target.inject(kind, until, settled)
+                    target.inject(kind, duration, begun, settled)
                 );
                 if kind == FaultKind::CorruptReplies {
                     row.corrupted_replies = Some(target.corrupted().saturating_sub(corrupted));

@@ -137,4 +137,9 @@ impl Check for DriverCheck {
     fn run(&self, ctx: CheckCtx) -> BoxFuture<'static, CheckResult<Findings>> {
         (self.row.run)(self.driver.clone(), ctx, self.row.name)
     }
+
+    /// The processes start and are greeted before the row's clock (and its faults) start.
+    fn starts_late(&self) -> bool {
+        true
+    }
 }

@@ -240,13 +240,20 @@ impl Faults {
         }
     }
 
-    /// Injects `kind` every [`GAP`] until `until`, then heals and flags `settled`.
+    /// Injects `kind` every [`GAP`] for `duration` — from now, or once `begun` is set (a check
+    /// that starts late; not at all if it ends before) — then heals and flags `settled`.
     pub(crate) async fn inject(
         &self,
         kind: FaultKind,
-        until: Instant,
+        duration: Duration,
+        begun: Option<watch::Receiver<bool>>,
         settled: watch::Sender<bool>,
     ) {
+        let began = match begun {
+            Some(mut begun) => begun.wait_for(|b| *b).await.is_ok(),
+            None => true,
+        };
+        let until = Instant::now() + if began { duration } else { Duration::ZERO };
         let mut round = 0usize;
         while Instant::now() + GAP < until {
             tokio::time::sleep(GAP).await;

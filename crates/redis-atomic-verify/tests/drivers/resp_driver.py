@@ -9,6 +9,8 @@ the harness judges a foreign client: correct, it passes the `lock`, `mutex`, `qu
   --broken=limit    admits one holder over the semaphore's limit
   --broken=resend   resends `quota.add` (not retry-safe: no request id) after a lost reply and
                     reports the resend's answer (the `quota` row's counter shows the double add)
+  --broken=slow     not a defect: a slow start-up (2 s before each hello's answer, as a JVM's
+                    first connect), which must not spend the row's faults before its calls
   --broken=crash    exits at the first request; --broken=garbage answers a line that is not
                     JSON; --broken=hang never answers (each must become an `error` row)
 
@@ -198,6 +200,8 @@ def main() -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         if msg["op"] == "hello":
+            if broken == "slow":
+                time.sleep(2)
             answer = driver.hello(msg)
         elif broken == "crash":
             sys.exit("crashing on purpose")

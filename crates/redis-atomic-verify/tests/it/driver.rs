@@ -88,6 +88,19 @@ async fn a_resend_after_a_lost_reply_is_caught() {
     assert!(!report.ok);
 }
 
+/// A driver slow to start (longer than the row's duration) still meets the row's faults: they
+/// are injected from the row's first call, not from when its processes were started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_start_does_not_spend_the_faults() {
+    let report = run(driver("slow"), &["quota"], &[FaultKind::LostReplies]).await;
+    let lost = row(&report, "quota", "lost-reply");
+    assert_eq!(lost.status, Status::Ok, "{lost:?}");
+    assert!(
+        lost.unknown > 0,
+        "no reply was lost during the row: {lost:?}"
+    );
+}
+
 /// A row the driver does not declare is `unsupported`, not a pass; the run is ok on the rows
 /// it judged.
 #[tokio::test(flavor = "multi_thread")]
