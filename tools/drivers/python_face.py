@@ -1,10 +1,11 @@
 """The Python package's driver for `redis-atomic verify --driver` (docs/verify.md, "Drivers"):
 `python tools/drivers/python_face.py [--async]` drives `redis_atomic`'s blocking (or asyncio)
 face through the protocol's rows — `lock` (fences), `quota`, `ratelimit-sl` (a sliding log),
-`ratelimit-win` (a fixed window) — as a user following docs/python.md would: an acquisition
-whose outcome is unknown is resent with the same owner token, an add with the same request id
-(both retry-safe, at most twice more); nothing else is resent. Under a fault it uses the short
-timeout the in-process rows use (0.2 s), so a stall or a lost reply becomes an unknown outcome.
+`ratelimit-win` (a fixed window), `semaphore` — as a user following docs/python.md would: an
+acquisition (of a lock or a permit) whose outcome is unknown is resent with the same owner token,
+an add with the same request id (both retry-safe, at most twice more); nothing else is resent.
+Under a fault it uses the short timeout the in-process rows use (0.2 s), so a stall or a lost
+reply becomes an unknown outcome.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis_atomic as ra  # noqa: E402
 from protocol import Message, serve, serve_async  # noqa: E402
 
-ROWS = ["lock", "quota", "ratelimit-sl", "ratelimit-win"]
+ROWS = ["lock", "quota", "ratelimit-sl", "ratelimit-win", "semaphore"]
 RESENDS = 2
 T = TypeVar("T")
 
@@ -47,6 +48,12 @@ def timeout(msg: Message) -> float:
 def acquired(got: Any) -> Message:
     if isinstance(got, ra.Held):
         return {"outcome": "held"}
+    return {"outcome": "acquired", "fence": got.fence, "handle": got.fence}
+
+
+def permitted(got: Any) -> Message:
+    if isinstance(got, ra.Full):
+        return {"outcome": "full"}
     return {"outcome": "acquired", "fence": got.fence, "handle": got.fence}
 
 
@@ -84,12 +91,13 @@ class Blocking:
         self.row = ""
         self.ns = ""
         self.limiter: Optional[ra.RateLimiter] = None
+        self.semaphores: dict[str, ra.Semaphore] = {}
 
     def hello(self, msg: Message) -> Message:
         if self.client is not None:
             self.client.close()
         self.client = ra.Client.connect(target(msg), timeout=timeout(msg))
-        self.row, self.ns, self.limiter = msg["row"], msg["namespace"], None
+        self.row, self.ns, self.limiter, self.semaphores = msg["row"], msg["namespace"], None, {}
         return {"driver": "redis_atomic (Python, blocking)", "rows": ROWS}
 
     def run(self, op: str, a: Message) -> Message:
@@ -114,6 +122,12 @@ class Blocking:
             if self.limiter is None:
                 self.limiter = ra.RateLimiter(c, self.ns, limit(self.row, a))
             return decided(self.limiter.consume(a["name"]))
+        if op == "semaphore.acquire":
+            sem = self.semaphores.setdefault(a["name"], ra.Semaphore(c, self.ns, a["name"], a["limit"]))
+            ttl = a["ttl_ms"] / 1000
+            return permitted(resend(lambda: sem.acquire(ttl, token=a["token"])))
+        if op == "semaphore.release":
+            return released(self.semaphores[a["name"]].release(a["token"], int(a["handle"])))
         return {"error": "bad_argument"}
 
 
@@ -123,12 +137,13 @@ class Async:
         self.row = ""
         self.ns = ""
         self.limiter: Optional[ra.AsyncRateLimiter] = None
+        self.semaphores: dict[str, ra.AsyncSemaphore] = {}
 
     async def hello(self, msg: Message) -> Message:
         if self.client is not None:
             await self.client.close()
         self.client = await ra.AsyncClient.connect(target(msg), timeout=timeout(msg))
-        self.row, self.ns, self.limiter = msg["row"], msg["namespace"], None
+        self.row, self.ns, self.limiter, self.semaphores = msg["row"], msg["namespace"], None, {}
         return {"driver": "redis_atomic (Python, asyncio)", "rows": ROWS}
 
     async def run(self, op: str, a: Message) -> Message:
@@ -137,7 +152,7 @@ class Async:
         try:
             return await self.once(c, op, a)
         except ra.OutcomeUnknown as first:
-            if op not in ("lock.acquire", "quota.add"):  # the retry-safe calls only
+            if op not in ("lock.acquire", "semaphore.acquire", "quota.add"):  # the retry-safe calls only
                 raise
             for _ in range(RESENDS):  # as `resend`: a failed resend settles nothing
                 try:
@@ -165,6 +180,12 @@ class Async:
             if self.limiter is None:
                 self.limiter = ra.AsyncRateLimiter(c, self.ns, limit(self.row, a))
             return decided(await self.limiter.consume(a["name"]))
+        if op == "semaphore.acquire":
+            new = ra.AsyncSemaphore(c, self.ns, a["name"], int(a["limit"]))
+            sem = self.semaphores.setdefault(a["name"], new)
+            return permitted(await sem.acquire(a["ttl_ms"] / 1000, token=a["token"]))
+        if op == "semaphore.release":
+            return released(await self.semaphores[a["name"]].release(a["token"], int(a["handle"])))
         return {"error": "bad_argument"}
 
 
