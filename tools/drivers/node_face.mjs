@@ -1,11 +1,11 @@
 // The Node package's driver for `redis-atomic verify --driver` (docs/verify.md, "Drivers"):
 // `node tools/drivers/node_face.mjs` drives the `redis-atomic` npm package (TypeScript on ioredis,
 // its ESM entry) through the protocol's rows — `lock` (fences), `quota`, `ratelimit-sl` (a sliding
-// log), `ratelimit-win` (a fixed window) — as a user following docs/node.md would. It proves the
+// log), `ratelimit-win` (a fixed window), `semaphore` — as a user following docs/node.md would. It proves the
 // package's retry rules on ioredis under faults: ioredis resends on its own by default, and the
 // package turns that off and decides itself (its `retry` policy resends only retry-safe calls).
 // On top, as docs/node.md tells a user: an `OutcomeUnknownError` whose `retrySafe` is true (an
-// acquisition with the caller's token, an add with a request id) is resent with the same token or
+// acquisition of a lock or a permit with the caller's token, an add with a request id) is resent with the same token or
 // id, at most twice more; nothing else is resent. Under a fault the client's deadline is the
 // in-process rows' 200 ms, so a stall or a lost reply becomes an unknown outcome.
 //
@@ -14,9 +14,9 @@
 // it propagates, and the process exits with its stack on stderr (the harness quotes it).
 
 import { createInterface } from 'node:readline'
-import { Client, Locks, OutcomeUnknownError, Quotas, RateLimiter, RedisAtomicError } from '../../bindings/node/index.mjs'
+import { Client, Locks, OutcomeUnknownError, Quotas, RateLimiter, RedisAtomicError, Semaphore } from '../../bindings/node/index.mjs'
 
-const ROWS = ['lock', 'quota', 'ratelimit-sl', 'ratelimit-win']
+const ROWS = ['lock', 'quota', 'ratelimit-sl', 'ratelimit-win', 'semaphore']
 const RESENDS = 2
 const CONNECTS = 5
 
@@ -61,6 +61,7 @@ class Driver {
   row = ''
   ns = ''
   limiter = null
+  semaphore = null
 
   async hello (msg) {
     if (this.client !== null) await this.client.close()
@@ -69,6 +70,7 @@ class Driver {
     this.row = msg.row
     this.ns = msg.namespace
     this.limiter = null
+    this.semaphore = null
     return { driver: 'redis-atomic (Node, ioredis)', rows: ROWS }
   }
 
@@ -95,6 +97,15 @@ class Driver {
         this.limiter ??= this.rateLimiter(a)
         const got = await this.limiter.consume(a.name)
         return { outcome: got.allowed ? 'allowed' : 'limited' }
+      }
+      case 'semaphore.acquire': {
+        this.semaphore ??= new Semaphore(this.client, { namespace: this.ns, name: a.name, capacity: a.limit })
+        const got = await resend(() => this.semaphore.acquire(a.ttl_ms, { token: a.token }))
+        return got.acquired ? { outcome: 'acquired', fence: got.fence, handle: got.fence } : { outcome: 'full' }
+      }
+      case 'semaphore.release': {
+        const got = await this.semaphore.release(a.token, Number(a.handle))
+        return { outcome: got.released ? 'released' : 'lost' }
       }
       default:
         return { error: 'bad_argument' }
