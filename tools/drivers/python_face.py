@@ -1,9 +1,12 @@
 """The Python package's driver for `redis-atomic verify --driver` (docs/verify.md, "Drivers"):
 `python tools/drivers/python_face.py [--async]` drives `redis_atomic`'s blocking (or asyncio)
-face through the protocol's rows — `lock` (fences), `quota`, `ratelimit-sl` (a sliding log),
-`ratelimit-win` (a fixed window) — as a user following docs/python.md would: an acquisition
-whose outcome is unknown is resent with the same owner token, an add with the same request id
-(both retry-safe, at most twice more); nothing else is resent. Under a fault it uses the short
+face through the protocol's rows — `lock` (fences), `quota`, `queue`, `ratelimit-sl` (a sliding
+log), `ratelimit-win` (a fixed window) — as a user following docs/python.md would: an acquisition
+whose outcome is unknown is resent with the same owner token, an add with the same request id,
+an enqueue with the same job id, a claim with the same claim id (`claim_with_id`), an ack by
+parts with the same worker and fence (all retry-safe, at most twice more); nothing else is
+resent. The queue allows 1000 deliveries (as the in-process row), so a job the row's zombies and
+faults redeliver is not dead-lettered. Under a fault it uses the short
 timeout the in-process rows use (0.2 s), so a stall or a lost reply becomes an unknown outcome.
 """
 
@@ -19,8 +22,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis_atomic as ra  # noqa: E402
 from protocol import Message, serve, serve_async  # noqa: E402
 
-ROWS = ["lock", "quota", "ratelimit-sl", "ratelimit-win"]
+ROWS = ["lock", "quota", "queue", "ratelimit-sl", "ratelimit-win"]
 RESENDS = 2
+SAFE = ("lock.acquire", "quota.add", "queue.enqueue", "queue.claim", "queue.ack")
+DELIVERIES = 1000
+JOB_STATES = {ra.JobQueued: "queued", ra.JobRunning: "running", ra.JobDead: "dead",
+              ra.JobAcked: "acked", ra.JobUnknown: "unknown"}
 T = TypeVar("T")
 
 
@@ -61,6 +68,32 @@ def released(got: Any) -> Message:
 
 def decided(got: Any) -> Message:
     return {"outcome": "allowed" if got else "limited"}
+
+
+def queued(op: str, got: Any) -> Message:
+    """A queue call's answer (one job per claim)."""
+    if op == "queue.enqueue":
+        return {"outcome": "enqueued" if isinstance(got, ra.Enqueued) else "exists"}
+    if op == "queue.ack":
+        return {"outcome": "acked" if isinstance(got, ra.Acked) else "lost"}
+    if op == "queue.inspect":
+        return {"outcome": JOB_STATES[type(got)]}
+    if isinstance(got, (ra.Empty, ra.Idle)):
+        return {"outcome": "empty" if isinstance(got, ra.Empty) else "idle"}
+    if not got:  # a claim id's repeat after its leases ended
+        return {"outcome": "claimed"}
+    return {"outcome": "claimed", "job_id": got[0].id, "fence": got[0].fence, "handle": got[0].fence}
+
+
+def queue_call(q: Any, op: str, a: Message) -> Any:
+    """The queue call of `op` on `q` (a Queue or an AsyncQueue: the same methods)."""
+    if op == "queue.enqueue":
+        return q.enqueue(a["job_id"], a["payload"])
+    if op == "queue.claim":
+        return q.claim_with_id(a["worker"], a["visibility_ms"] / 1000, 1, a["claim_id"])
+    if op == "queue.ack":
+        return q.ack(a["job_id"], a["worker"], int(a["handle"]))
+    return q.inspect(a["job_id"])
 
 
 def resend(call: Callable[[], T]) -> T:
@@ -114,6 +147,9 @@ class Blocking:
             if self.limiter is None:
                 self.limiter = ra.RateLimiter(c, self.ns, limit(self.row, a))
             return decided(self.limiter.consume(a["name"]))
+        if op.startswith("queue."):
+            q = ra.Queue(c, self.ns, a["queue"], max_deliveries=DELIVERIES)
+            return queued(op, resend(lambda: queue_call(q, op, a)))
         return {"error": "bad_argument"}
 
 
@@ -137,7 +173,7 @@ class Async:
         try:
             return await self.once(c, op, a)
         except ra.OutcomeUnknown as first:
-            if op not in ("lock.acquire", "quota.add"):  # the retry-safe calls only
+            if op not in SAFE:  # the retry-safe calls only
                 raise
             for _ in range(RESENDS):  # as `resend`: a failed resend settles nothing
                 try:
@@ -165,6 +201,9 @@ class Async:
             if self.limiter is None:
                 self.limiter = ra.AsyncRateLimiter(c, self.ns, limit(self.row, a))
             return decided(await self.limiter.consume(a["name"]))
+        if op.startswith("queue."):
+            q = ra.AsyncQueue(c, self.ns, a["queue"], max_deliveries=DELIVERIES)
+            return queued(op, await queue_call(q, op, a))
         return {"error": "bad_argument"}
 
 
