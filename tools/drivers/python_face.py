@@ -8,6 +8,8 @@ parts with the same worker and fence (all retry-safe, at most twice more); nothi
 resent. The queue allows 1000 deliveries (as the in-process row), so a job the row's zombies and
 faults redeliver is not dead-lettered. Under a fault it uses the short
 timeout the in-process rows use (0.2 s), so a stall or a lost reply becomes an unknown outcome.
+Connecting makes a round trip: one that fails at the hello (the row's fault already under way)
+is made again by the next request, whose answer is then its error (nothing ran).
 """
 
 from __future__ import annotations
