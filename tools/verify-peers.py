@@ -48,8 +48,9 @@ PEERS = {
     "rate-limiter-flexible": ("node", "rlf", "ratelimit-win", "rate-limiter-flexible"),
     "redsync": ("go", "redsync", "mutex", "github.com/go-redsync/redsync/v4"),
     "redis_rate": ("go", "redis_rate", "ratelimit-win", "github.com/go-redis/redis_rate/v10"),
+    "bullmq": ("node", "bullmq", "queue-alo", "bullmq"),
 }
-OURS = ["lock", "quota", "ratelimit-sl", "ratelimit-win"]
+OURS = ["lock", "quota", "queue", "ratelimit-sl", "ratelimit-win"]
 
 
 def run(cmd: list[str], **kw: object) -> None:
@@ -83,7 +84,8 @@ def prepare_node(cache: Path) -> Path:
             shutil.copy(DRIVERS / "node" / f, d)
         run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=d)
         shutil.copy(lock, stamp)
-    shutil.copy(DRIVERS / "node/driver.mjs", d)
+    for f in (DRIVERS / "node").glob("*.mjs"):
+        shutil.copy(f, d)
     return d
 
 
