@@ -189,11 +189,12 @@ redis-atomic-bin:
 		&& mv -f target/redis-atomic-bin.$$$$ target/redis-atomic-bin
 verify-python: ensure-redis redis-atomic-bin
 	@echo "--- verify --driver: the Python package, blocking and asyncio ($(VERIFY_SHORT))"
-	$(VERIFY_BIN) verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) $(VERIFY_ROWS)
+	$(VERIFY_BIN) verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) $(VERIFY_ROWS) \
+		--only queue
 	$(VERIFY_BIN) verify --driver "$(PY) tools/drivers/python_face.py --async" $(VERIFY_SHORT) \
-		--only lock --only quota
+		--only lock --only quota --only queue
 	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "$(PY) tools/drivers/python_face.py" \
-		--only lock --only quota
+		--only lock --only quota --only queue
 verify-http: ensure-redis redis-atomic-bin
 	@echo "--- verify --driver: serve (HTTP) ($(VERIFY_SHORT))"
 	$(VERIFY_BIN) verify --driver "python3 tools/drivers/http_face.py --bin $(VERIFY_BIN)" \
@@ -203,10 +204,11 @@ verify-rls: ensure-redis redis-atomic-bin rls-venv
 	$(VERIFY_BIN) verify --driver "$(CURDIR)/$(RLS_VENV)/bin/python tools/drivers/rls_face.py \
 		--bin $(VERIFY_BIN)" $(VERIFY_SHORT) --only ratelimit-sl --only ratelimit-win
 verify-node: ensure-redis redis-atomic-bin node-deps
-	@echo "--- verify --driver: the Node package ($(VERIFY_SHORT))"
-	$(VERIFY_BIN) verify --driver "node tools/drivers/node_face.mjs" $(VERIFY_SHORT) $(VERIFY_ROWS)
+	@echo "--- verify --driver: the Node package ($(VERIFY_SHORT) --fault corrupt-reply)"
+	$(VERIFY_BIN) verify --driver "node tools/drivers/node_face.mjs" $(VERIFY_SHORT) \
+		--fault corrupt-reply $(VERIFY_ROWS) --only queue
 	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "node tools/drivers/node_face.mjs" \
-		--only lock --only quota
+		--only lock --only quota --only queue
 verify-java: ensure-redis redis-atomic-bin
 	@echo "--- verify --driver: the Java library ($(VERIFY_SHORT))"
 	@# The driver is a class of the library's tests, run on their classpath.
