@@ -16,8 +16,8 @@
 //! use a native command (caller-supplied connections). Detected again after anything that may
 //! have put another server behind the client: a connection discarded after an unknown outcome or
 //! a `READONLY` (Sentinel failover; the pool reconnects through Sentinel), a cluster `MOVED`
-//! (topology change) — by the next lock release or extend, or in the background, started by the
-//! next call a server module could decide (a call never waits for it). And whatever the cache says, a native command the server answers with
+//! (topology change) — by the next lock release or extend, or in the background once the next
+//! script call a server module could decide is answered (a call never waits for it). And whatever the cache says, a native command the server answers with
 //! `unknown command` or `NOPERM` (nothing ran) is sent again as the script in the same attempt,
 //! and the client stops trying that command until the next re-detection: correctness never
 //! depends on the cache being fresh, only speed does.

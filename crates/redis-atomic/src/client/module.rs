@@ -7,8 +7,8 @@
 //! what changed — and it sits on top of either delivery (what runs when a script runs instead).
 //! Detected with the other capabilities (one probe per node, at connect; after anything that may
 //! have put another server behind the client — a reconnect, a failover, a `MOVED` — again, in
-//! the background, started by the first call that finds nothing detected, or by a lock's release
-//! or extend, or [`Client::capabilities`]); on a cluster only what every node has. A call uses
+//! the background once the first script call that found nothing detected is answered, or by a
+//! lock's release or extend, or [`Client::capabilities`]); on a cluster only what every node has. A call uses
 //! only what is detected and never waits for a detection on its way: without the background
 //! detection a client that only decides rate limits stayed on the scripts after its first lost
 //! reply, for good.
@@ -113,14 +113,19 @@ impl Client {
         }
         // Only what a detection already found: a call never waits for a detection on its way,
         // which on a stalled server would spend its time (and its connection) on the probe and
-        // fail as not sent. Nothing detected (since connect, or since something may have put
-        // another server behind the client): this call runs the script and starts the
-        // detection in the background, so the next calls have the natives again.
-        let Some(covered) = self.caps.module_covers(def) else {
-            self.detect_in_background();
-            return None;
-        };
+        // fail as not sent. Nothing detected: the script ([`Client::detect_after`]).
+        let covered = self.caps.module_covers(def).unwrap_or(false);
         covered.then(|| native_cmd(def, keys, args))
+    }
+
+    /// After a call that ran `def`'s script and was answered while nothing was detected (since
+    /// connect, or since something may have put another server behind the client), a detection
+    /// in the background, so the next calls have the natives again. Started once the call is
+    /// answered, so it finds the connection the call made rather than make one beside it.
+    pub(super) fn detect_after(&self, def: &ScriptDef) {
+        if !self.config.force_lua && self.caps.module_covers(def).is_none() {
+            self.detect_in_background();
+        }
     }
 }
 
