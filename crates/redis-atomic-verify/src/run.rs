@@ -296,6 +296,7 @@ impl Verify {
                 ctx.settled = rx;
                 let until = Instant::now() + ctx.duration;
                 let corrupted = target.corrupted();
+                let calls = target.server_calls().await;
                 let (mut row, ()) = tokio::join!(
                     run_check(check.clone(), ctx),
                     target.inject(kind, until, settled)
@@ -303,6 +304,7 @@ impl Verify {
                 if kind == FaultKind::CorruptReplies {
                     row.corrupted_replies = Some(target.corrupted().saturating_sub(corrupted));
                 }
+                row.server_calls = Some(target.server_calls().await.since(calls));
                 rows.push(row);
             }
         }
