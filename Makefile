@@ -89,6 +89,9 @@ test: ensure-redis ensure-cc
 	python3 tools/parity.py --face http --serve-bin $$(cat target/redis-atomic-bin)
 	@echo "--- codegen: the TypeScript, Java and Go script layers compile and decode the reply vectors"
 	tools/codegen-check.sh $$(cat target/redis-atomic-bin)
+	@echo "--- verify --module: the rls row on the server module's natives"
+	REDIS_ATOMIC_MODULE=$$(realpath target/debug/deps/libredis_atomic_module.so) \
+		$$(cat target/redis-atomic-bin) verify --module --only rls --seconds 1 --fault conn-kill
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
 	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies):
 	@# the library's, the tower layers' and the HTTP faces' (their unit tests, their one
