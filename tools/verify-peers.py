@@ -49,6 +49,7 @@ PEERS = {
     "rate-limiter-flexible": ("node", "rlf", "ratelimit-win", "rate-limiter-flexible"),
     "redsync": ("go", "redsync", "mutex", "github.com/go-redsync/redsync/v4"),
     "redis_rate": ("go", "redis_rate", "ratelimit-win", "github.com/go-redis/redis_rate/v10"),
+    "bullmq": ("node", "bullmq", "queue-alo", "bullmq"),
     "redisson-lock": ("java", "redisson-lock", "mutex", "redisson"),
     "redisson-fenced-lock": ("java", "redisson-fenced-lock", "lock", "redisson"),
     "redisson-ratelimiter": ("java", "redisson-ratelimiter", "ratelimit-sl", "redisson"),
@@ -57,7 +58,7 @@ PEERS = {
 }
 # A JVM of the Java driver: 4 run side by side on a small machine (no effect on what is judged).
 JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m"
-OURS = ["lock", "quota", "ratelimit-sl", "ratelimit-win"]
+OURS = ["lock", "quota", "queue", "ratelimit-sl", "ratelimit-win", "semaphore"]
 
 
 def run(cmd: list[str], **kw: object) -> None:
@@ -91,7 +92,8 @@ def prepare_node(cache: Path) -> Path:
             shutil.copy(DRIVERS / "node" / f, d)
         run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=d)
         shutil.copy(lock, stamp)
-    shutil.copy(DRIVERS / "node/driver.mjs", d)
+    for f in (DRIVERS / "node").glob("*.mjs"):
+        shutil.copy(f, d)
     return d
 
 

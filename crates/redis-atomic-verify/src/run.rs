@@ -297,6 +297,7 @@ impl Verify {
                 let begun = check.starts_late().then(|| ctx.begun.subscribe());
                 let duration = ctx.duration;
                 let corrupted = target.corrupted();
+                let calls = target.server_calls().await;
                 let (mut row, ()) = tokio::join!(
                     run_check(check.clone(), ctx),
                     target.inject(kind, duration, begun, settled)
@@ -304,6 +305,7 @@ impl Verify {
                 if kind == FaultKind::CorruptReplies {
                     row.corrupted_replies = Some(target.corrupted().saturating_sub(corrupted));
                 }
+                row.server_calls = Some(target.server_calls().await.since(calls));
                 rows.push(row);
             }
         }

@@ -12,6 +12,7 @@
 
 mod lock;
 mod proc;
+mod queue;
 mod quota;
 mod rate;
 mod semaphore;
@@ -63,8 +64,8 @@ impl Driver {
     }
 
     /// The driver's rows, every one the protocol defines, in report order
-    /// ([`crate::Verify::checks`] takes them): `lock`, `mutex`, `quota`, `ratelimit-sl`,
-    /// `ratelimit-win`, `semaphore`.
+    /// ([`crate::Verify::checks`] takes them): `lock`, `mutex`, `quota`, `queue`, `queue-alo`,
+    /// `ratelimit-sl`, `ratelimit-win`, `semaphore`.
     pub fn checks(&self) -> Vec<Arc<dyn Check>> {
         ROWS.iter()
             .map(|&row| {
@@ -102,6 +103,16 @@ const ROWS: &[Row] = &[
         name: "quota",
         invariant: quota::INVARIANT,
         run: |d, c, n| Box::pin(quota::run(d, c, n)),
+    },
+    Row {
+        name: "queue",
+        invariant: queue::INVARIANT,
+        run: |d, c, n| Box::pin(queue::run(d, c, n, queue::Judge::Leases)),
+    },
+    Row {
+        name: "queue-alo",
+        invariant: queue::AT_LEAST_ONCE,
+        run: |d, c, n| Box::pin(queue::run(d, c, n, queue::Judge::AtLeastOnce)),
     },
     Row {
         name: "ratelimit-sl",

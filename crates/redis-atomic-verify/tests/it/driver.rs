@@ -136,3 +136,33 @@ async fn a_misbehaving_driver_is_an_error_row() {
         assert!(!report.ok);
     }
 }
+
+/// The queue rows: a correct driver keeps them clean and under killed connections and lost
+/// replies, every acknowledged job acked (after the drain) and judged.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_correct_queue_driver_passes_under_faults() {
+    let faults = [FaultKind::ConnectionKills, FaultKind::LostReplies];
+    let report = run(driver(""), &["queue", "queue-alo"], &faults).await;
+    for c in &report.checks {
+        assert_eq!(c.status, Status::Ok, "{c:?}");
+        assert!(c.operations > 0, "{c:?}");
+    }
+    assert_eq!(report.checks.len(), 6);
+    assert!(report.ok);
+}
+
+/// An ack that does not check the claim: the queue rows' zombie acks after its lease ran out and
+/// the job was claimed again, so the job is acked twice — caught by both rows, with the job's
+/// history.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ack_without_the_claim_check_is_caught() {
+    let report = run(driver("ack"), &["queue", "queue-alo"], &[]).await;
+    assert_eq!(report.checks.len(), 2);
+    for c in &report.checks {
+        assert_eq!(c.status, Status::Violations, "{c:?}");
+        let example = c.examples.first().map(String::as_str).unwrap_or_default();
+        assert!(example.contains("accepted 2 times"), "{example}");
+        assert!(example.contains("a minimal history"), "{example}");
+    }
+    assert!(!report.ok);
+}
