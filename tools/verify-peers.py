@@ -92,8 +92,8 @@ def prepare_node(cache: Path) -> Path:
             shutil.copy(DRIVERS / "node" / f, d)
         run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=d)
         shutil.copy(lock, stamp)
-    for f in (DRIVERS / "node").glob("*.mjs"):
-        shutil.copy(f, d)
+    for mjs in (DRIVERS / "node").glob("*.mjs"):
+        shutil.copy(mjs, d)
     return d
 
 
