@@ -193,11 +193,11 @@ redis-atomic-bin:
 verify-python: ensure-redis redis-atomic-bin
 	@echo "--- verify --driver: the Python package, blocking and asyncio ($(VERIFY_SHORT))"
 	$(VERIFY_BIN) verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) $(VERIFY_ROWS) \
-		--only queue
+		--only queue --only semaphore
 	$(VERIFY_BIN) verify --driver "$(PY) tools/drivers/python_face.py --async" $(VERIFY_SHORT) \
-		--only lock --only quota --only queue
+		--only lock --only quota --only queue --only semaphore
 	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "$(PY) tools/drivers/python_face.py" \
-		--only lock --only quota --only queue
+		--only lock --only quota --only queue --only semaphore
 verify-http: ensure-redis redis-atomic-bin
 	@echo "--- verify --driver: serve (HTTP) ($(VERIFY_SHORT))"
 	$(VERIFY_BIN) verify --driver "python3 tools/drivers/http_face.py --bin $(VERIFY_BIN)" \
@@ -209,24 +209,26 @@ verify-rls: ensure-redis redis-atomic-bin rls-venv
 verify-node: ensure-redis redis-atomic-bin node-deps
 	@echo "--- verify --driver: the Node package ($(VERIFY_SHORT) --fault corrupt-reply)"
 	$(VERIFY_BIN) verify --driver "node tools/drivers/node_face.mjs" $(VERIFY_SHORT) \
-		--fault corrupt-reply $(VERIFY_ROWS) --only queue
+		--fault corrupt-reply $(VERIFY_ROWS) --only queue --only semaphore
 	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "node tools/drivers/node_face.mjs" \
-		--only lock --only quota --only queue
+		--only lock --only quota --only queue --only semaphore
 verify-java: ensure-redis redis-atomic-bin
 	@echo "--- verify --driver: the Java library ($(VERIFY_SHORT))"
 	@# The driver is a class of the library's tests, run on their classpath.
 	cd bindings/java && mvn -B -q -pl redis-atomic test-compile dependency:build-classpath \
 		-Dmdep.outputFile=target/driver.classpath
-	$(VERIFY_BIN) verify --driver "$(CURDIR)/tools/drivers/java_face.sh" $(VERIFY_SHORT) $(VERIFY_ROWS)
+	$(VERIFY_BIN) verify --driver "$(CURDIR)/tools/drivers/java_face.sh" $(VERIFY_SHORT) $(VERIFY_ROWS) \
+		--only semaphore
 	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "$(CURDIR)/tools/drivers/java_face.sh" \
-		--only lock --only quota
+		--only lock --only quota --only semaphore
 verify-go: ensure-redis redis-atomic-bin
 	@echo "--- verify --driver: the Go module ($(VERIFY_SHORT))"
 	@# A module of its own (replace => ../../../bindings/go), built once.
 	cd tools/drivers/go && go vet ./... && go build -o target/driver .
-	$(VERIFY_BIN) verify --driver "$(CURDIR)/tools/drivers/go/target/driver" $(VERIFY_SHORT) $(VERIFY_ROWS)
+	$(VERIFY_BIN) verify --driver "$(CURDIR)/tools/drivers/go/target/driver" $(VERIFY_SHORT) $(VERIFY_ROWS) \
+		--only semaphore
 	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --fault primary-kill \
-		--driver "$(CURDIR)/tools/drivers/go/target/driver" --only lock --only quota
+		--driver "$(CURDIR)/tools/drivers/go/target/driver" --only lock --only quota --only semaphore
 
 # make test's last stage, four lanes side by side on the 2 cores (the suites wait on servers and
 # sockets as much as they compute): each language's suite, then its driver under faults; rls

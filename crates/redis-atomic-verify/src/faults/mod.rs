@@ -253,15 +253,28 @@ impl Faults {
         read.unwrap_or_default()
     }
 
-    /// A client that goes through the faults.
+    /// A client that goes through the faults. Connecting runs nothing, so a transient failure
+    /// (a handshake slower than the short timeout on a loaded machine, before any fault) is
+    /// tried again, a few times: the row is about its calls, not about one slow connect.
     pub(crate) async fn client(&self) -> CheckResult<Client> {
-        Ok(match self {
-            Faults::Standalone { proxy, .. } => {
-                Client::connect(&proxy.url(), client_config()).await?
+        const CONNECTS: usize = 5;
+        let mut attempt = 1;
+        loop {
+            match self.connect_once().await {
+                Err(e) if e.is_transient() && attempt < CONNECTS => attempt += 1,
+                done => return Ok(done?),
             }
-            Faults::Cluster(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
-            Faults::Proxied(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
-        })
+        }
+    }
+
+    async fn connect_once(&self) -> Result<Client, redis_atomic::Error> {
+        match self {
+            Faults::Standalone { proxy, .. } => {
+                Client::connect(&proxy.url(), client_config()).await
+            }
+            Faults::Cluster(c) => Client::connect_cluster(&c.urls(), client_config()).await,
+            Faults::Proxied(c) => Client::connect_cluster(&c.urls(), client_config()).await,
+        }
     }
 
     /// The URLs its client connects to (the proxy's; every node's, in a cluster).
