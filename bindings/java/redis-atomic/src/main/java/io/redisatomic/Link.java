@@ -4,9 +4,7 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -14,16 +12,14 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.protocol.ProtocolVersion;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The library's own Lettuce connection, at-most-once: auto-reconnect is off, so Lettuce never
- * replays a command that was written but unanswered when a connection dropped (its default,
- * at-least-once, would run a non-retry-safe script twice without the caller knowing), and a
- * disconnected connection rejects commands instead of buffering them. When the connection is found
- * closed, the next call opens a new one (nothing is resent: the library's retry rules decide).
+ * The library's own Lettuce connection, at-most-once ({@link AtMostOnce}: Lettuce reconnects by
+ * itself but never replays a command, and rejects commands while disconnected). When the
+ * connection is found closed, the next call opens a new one (nothing is resent: the library's
+ * retry rules decide).
  * A {@link ReentrantLock}, not {@code synchronized}, guards the swap, so virtual threads never pin.
  */
 final class Link implements AutoCloseable {
@@ -41,12 +37,7 @@ final class Link implements AutoCloseable {
         RedisURI uri = Urls.parse(url);
         uri.setTimeout(o.timeout());
         RedisClient client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder().autoReconnect(false)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .protocolVersion(ProtocolVersion.RESP2)
-                .timeoutOptions(TimeoutOptions.enabled(o.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(o.timeout()).build())
-                .sslOptions(ssl(o)).build());
+        client.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o)).build());
         return new Link(client, uri).opened();
     }
 
@@ -56,13 +47,8 @@ final class Link implements AutoCloseable {
         }
         List<RedisURI> uris = urls.stream().map(Urls::parse).peek(u -> u.setTimeout(o.timeout())).toList();
         RedisClusterClient client = RedisClusterClient.create(uris);
-        client.setOptions(ClusterClientOptions.builder().autoReconnect(false)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .protocolVersion(ProtocolVersion.RESP2)
-                // MOVED/ASK mean the command did not run: Lettuce following them (its default) is safe.
-                .timeoutOptions(TimeoutOptions.enabled(o.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(o.timeout()).build())
-                .sslOptions(ssl(o)).build());
+        client.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o))
+                .topologyRefreshOptions(AtMostOnce.topologyRefresh()).build());
         return new Link(client, null).opened();
     }
 
