@@ -33,6 +33,10 @@ import java.time.Duration;
  * A Cluster also refreshes its slot map on every adaptive trigger (MOVED, ASK, persistent
  * reconnects to a node, an uncovered slot, an unknown node) and periodically, so a failed-over
  * primary's slots are found on its promoted replica.
+ *
+ * <p>Connections that carry state across commands (CAS's WATCH, MULTI) must not come back by
+ * themselves: a reconnected connection has lost that state. {@link Link#dedicated} builds them
+ * with auto-reconnect off; a dropped one stays closed.
  */
 final class AtMostOnce {
     /** The least time between two slot-map refreshes on adaptive triggers. */
@@ -43,9 +47,12 @@ final class AtMostOnce {
     private AtMostOnce() {
     }
 
-    /** {@code b} with the at-most-once options, a per-command timeout and a connect timeout of {@code timeout}. */
-    static <B extends ClientOptions.Builder> B options(B b, Duration timeout, SslOptions ssl) {
-        b.autoReconnect(true)
+    /**
+     * {@code b} with the at-most-once options, a per-command timeout and a connect timeout of
+     * {@code timeout}; {@code reconnect} false for connections that carry state (WATCH, MULTI).
+     */
+    static <B extends ClientOptions.Builder> B options(B b, Duration timeout, SslOptions ssl, boolean reconnect) {
+        b.autoReconnect(reconnect)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .replayFilter(command -> true)
                 .protocolVersion(ProtocolVersion.RESP2)

@@ -24,12 +24,15 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class Link implements AutoCloseable {
     private final AbstractRedisClient client;
+    /** The client of {@link #dedicated} connections: the same options, but it never reconnects (see there). */
+    private final AbstractRedisClient single;
     private final RedisURI uri;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile StatefulConnection<byte[], byte[]> current;
 
-    private Link(AbstractRedisClient client, RedisURI uri) {
+    private Link(AbstractRedisClient client, AbstractRedisClient single, RedisURI uri) {
         this.client = client;
+        this.single = single;
         this.uri = uri;
     }
 
@@ -37,8 +40,10 @@ final class Link implements AutoCloseable {
         RedisURI uri = Urls.parse(url);
         uri.setTimeout(o.timeout());
         RedisClient client = RedisClient.create(uri);
-        client.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o)).build());
-        return new Link(client, uri).opened();
+        client.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o), true).build());
+        RedisClient single = RedisClient.create(client.getResources(), uri);
+        single.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o), false).build());
+        return new Link(client, single, uri).opened();
     }
 
     static Link cluster(List<String> urls, Options o) {
@@ -47,9 +52,12 @@ final class Link implements AutoCloseable {
         }
         List<RedisURI> uris = urls.stream().map(Urls::parse).peek(u -> u.setTimeout(o.timeout())).toList();
         RedisClusterClient client = RedisClusterClient.create(uris);
-        client.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o))
+        client.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o), true)
                 .topologyRefreshOptions(AtMostOnce.topologyRefresh()).build());
-        return new Link(client, null).opened();
+        RedisClusterClient single = RedisClusterClient.create(client.getResources(), uris);
+        single.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o), false)
+                .topologyRefreshOptions(AtMostOnce.topologyRefresh()).build());
+        return new Link(client, single, null).opened();
     }
 
     private static SslOptions ssl(Options o) {
@@ -107,7 +115,10 @@ final class Link implements AutoCloseable {
      * A connection of its own to the server holding {@code key}, for state a connection carries
      * (WATCH, MULTI): never shared. Standalone or Sentinel: a new connection ({@code owner} is
      * itself). Cluster: a new cluster connection ({@code owner}) and its connection to the primary
-     * of the key's slot, as this client last learned the slot map.
+     * of the key's slot, as the owner learned the slot map. These connections never reconnect: a
+     * connection that came back would have lost its WATCH (an EXEC would then commit unchecked)
+     * or its MULTI (the rest of the writes would run one by one); once dropped, a dedicated
+     * connection stays closed and its call fails.
      */
     record Dedicated(StatefulRedisConnection<byte[], byte[]> conn, StatefulConnection<byte[], byte[]> owner) {
         boolean poolable() {
@@ -120,16 +131,15 @@ final class Link implements AutoCloseable {
     }
 
     Dedicated dedicated(String key) {
-        if (client instanceof RedisClient standalone) {
+        if (single instanceof RedisClient standalone) {
             StatefulRedisConnection<byte[], byte[]> c = connecting(() -> standalone.connect(ByteArrayCodec.INSTANCE, uri));
             return new Dedicated(c, c);
         }
-        RedisClusterClient cluster = (RedisClusterClient) client;
-        connection(); // the slot map is loaded with the first connection
-        int slot = io.lettuce.core.cluster.SlotHash.getSlot(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        String node = cluster.getPartitions().getPartitionBySlot(slot).getNodeId();
+        RedisClusterClient cluster = (RedisClusterClient) single;
         StatefulRedisClusterConnection<byte[], byte[]> owner = connecting(() -> cluster.connect(ByteArrayCodec.INSTANCE));
         try {
+            int slot = io.lettuce.core.cluster.SlotHash.getSlot(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            String node = owner.getPartitions().getPartitionBySlot(slot).getNodeId();
             return new Dedicated(connecting(() -> owner.getConnection(node)), owner);
         } catch (RuntimeException e) {
             owner.closeAsync();
@@ -141,6 +151,7 @@ final class Link implements AutoCloseable {
     void refreshTopology() {
         if (client instanceof RedisClusterClient cluster) {
             cluster.refreshPartitionsAsync();
+            ((RedisClusterClient) single).refreshPartitionsAsync();
         }
     }
 
@@ -184,6 +195,7 @@ final class Link implements AutoCloseable {
         if (c != null) {
             c.close();
         }
+        single.shutdown(); // first: it shares the resources the main client owns
         client.shutdown();
     }
 }
