@@ -23,9 +23,10 @@ import java.time.Duration;
  * an unknown outcome. A command handed over while disconnected is refused ("Currently not
  * connected"): never written, so not sent, and the retry policy may send it again.</li>
  * <li>{@code replayFilter(c -> true)}: a second guard. In 7.7 the filter is read only where a
- * command would be queued while disconnected or re-queued after a failed write (both unreachable
- * with REJECT_COMMANDS but for a race, where the filtered command then ends by its timeout, an
- * unknown outcome); it does not cover commands in flight, so it is never the only guard.</li>
+ * command would be queued while disconnected (with REJECT_COMMANDS only in a race with a dropping
+ * connection: the filtered command then ends by its timeout, an unknown outcome) or re-queued
+ * after a failed write (never with REJECT_COMMANDS). It does not cover commands in flight: with
+ * ACCEPT_COMMANDS, AtMostOnceTest's lost replies are replayed whatever the filter says.</li>
  * <li>{@code autoReconnect(true)}: a dropped connection comes back by itself. On a Cluster that is
  * what keeps a node's slots reachable: the cluster connection stays open while one node
  * connection in it is down, so nothing else would ever reopen that node connection.</li>
