@@ -15,8 +15,8 @@ exports.Batcher = exports.DEFAULT_BATCHING = void 0;
 // fewer than `minBatch`, as separate calls; what finds `inFlight` calls in flight waits, and
 // leaves with the turn in which a call of the lane finishes. A lane with nothing in flight sends
 // a large group as two calls, so the server runs one while the client reads the other's
-// replies; the two groups then keep alternating. Nothing waits for a timer, and a decision made
-// on an idle client goes out in its own turn, so at low load nothing is added but the microtask.
+// replies; the two groups then keep alternating. Nothing waits for a timer: a decision for an
+// idle lane leaves as soon as the code that made it yields (awaits or returns), not at once.
 //
 // Why per turn and not, as Rust and Go do, at once while a slot is free: on one Node thread the
 // client's own CPU is usually the limit, and a call's fixed work (ioredis's Command and timeout
