@@ -13,7 +13,7 @@
 // stdout: decisions (or cycles), seconds, the rate, the share of one core the server used
 // meanwhile (INFO cpu, over a separate ioredis connection), the client process's CPU per
 // decision in µs (user + system, every thread: a measure a loaded machine disturbs less than
-// decisions/s), versions.
+// decisions/s), versions, and for the package its `client.batchStats()` (warm-up included).
 //
 //   node bench.mjs --port 6379 --limiter redis --seconds 5 --concurrency 16 --identities 100000
 
@@ -73,6 +73,8 @@ const version = (name) => JSON.parse(readFileSync(new URL(`node_modules/${name}/
 const packages = { ioredis: version('ioredis') };
 // consume(identity): resolves on an admission (or one lock cycle); a refusal throws.
 let consume;
+// The package's batching counts (decisions per call), for the output.
+let batchStats = () => undefined;
 if (native) {
   const ra = require(resolve(a.package, 'dist/index.js'));
   packages['redis-atomic'] = require(resolve(a.package, 'package.json')).version;
@@ -80,6 +82,7 @@ if (native) {
   // default of 1 s is for services, not for this harness).
   const batching = !a.limiter.endsWith('-unbatched');
   const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1, timeoutMs: 10_000, batching });
+  batchStats = () => client.batchStats();
   if (locking) {
     const locks = new ra.Locks(client, { namespace: 'ra-node-lock' });
     consume = async (resource) => {
@@ -154,6 +157,7 @@ try {
     client_cpu_us: (used.user + used.system) / decisions,
     runtime: `node ${process.version}`,
     packages,
+    batch_stats: batchStats(),
   }));
 } catch (e) {
   console.error(`node bench: ${e.message ?? e}`);
