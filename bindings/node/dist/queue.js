@@ -48,7 +48,7 @@ const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const lease_js_1 = require("./lease.js");
 const admin = __importStar(require("./queue-admin.js"));
-const s = __importStar(require("./scripts.js"));
+const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
@@ -132,7 +132,7 @@ class Queue {
             atMs = Math.max(Math.floor(ms), 1);
         }
         const k = this.#keys;
-        const r = s.decodeQueueEnqueue(await this.client.runner.call(s.QUEUE_ENQUEUE, [k.due, k.meta, k.payload], [jobId, payload, delayMs, atMs]));
+        const r = decoded_js_1.s.decodeQueueEnqueue(await this.client.runner.call(decoded_js_1.s.QUEUE_ENQUEUE, [k.due, k.meta, k.payload], [jobId, payload, delayMs, atMs]));
         return r.outcome === 'enqueued' ? { enqueued: true, dueInMs: r.dueInMs } : { enqueued: false, status: r.status };
     }
     /** Leases up to `maxJobs` due jobs to `worker` for `ttlMs` (not retry-safe: see `claimWithId`). */
@@ -140,8 +140,8 @@ class Queue {
         const args = this.#claimArgs(worker, ttlMs, options);
         const k = this.#keys;
         const sent = performance.now();
-        const raw = await this.client.runner.call(s.QUEUE_CLAIM, [k.due, k.inflight, k.dead, k.meta, k.payload, k.errors], args, { signal: options?.signal, binary: true });
-        const r = s.decodeQueueClaim(raw);
+        const raw = await this.client.runner.call(decoded_js_1.s.QUEUE_CLAIM, [k.due, k.inflight, k.dead, k.meta, k.payload, k.errors], args, { signal: options?.signal, binary: true });
+        const r = decoded_js_1.s.decodeQueueClaim(raw);
         if (r.outcome !== 'claimed')
             return r.outcome === 'empty' ? { status: 'empty', retryAfterMs: r.retryAfterMs } : { status: 'idle' };
         return { status: 'claimed', jobs: r.jobs.map((j) => new Job(this, j.id, worker, j.fence, j.deliveries, j.payload, r.nowMs, ttlMs, sent)) };
@@ -152,8 +152,8 @@ class Queue {
         const record = this.claimKey(claimId);
         const k = this.#keys;
         const sent = performance.now();
-        const raw = await this.client.runner.call(s.QUEUE_CLAIM_ID, [k.due, k.inflight, k.dead, k.meta, k.payload, k.errors, record], [...args, this.config.claimIdTtlMs], { signal: options?.signal, binary: true });
-        const r = s.decodeQueueClaimId(raw);
+        const raw = await this.client.runner.call(decoded_js_1.s.QUEUE_CLAIM_ID, [k.due, k.inflight, k.dead, k.meta, k.payload, k.errors, record], [...args, this.config.claimIdTtlMs], { signal: options?.signal, binary: true });
+        const r = decoded_js_1.s.decodeQueueClaimId(raw);
         if (r.outcome !== 'claimed')
             return r.outcome === 'empty' ? { status: 'empty', retryAfterMs: r.retryAfterMs } : { status: 'idle' };
         return {
@@ -179,14 +179,14 @@ class Queue {
     /** Sets the lease of `jobId` (leased to `worker` with `fence`) to end `ttlMs` from the server's now. */
     async extend(jobId, worker, fence, ttlMs) {
         const args = [jobIdOf(jobId), (0, lease_js_1.ownerToken)(worker), (0, lease_js_1.fenceOf)(fence), intIn('ttlMs', ttlMs ?? Number.NaN, 0, 1, DAY_MS)];
-        const r = s.decodeQueueExtend(await this.client.runner.call(s.QUEUE_EXTEND, [this.#keys.inflight, this.#keys.meta], args));
+        const r = decoded_js_1.s.decodeQueueExtend(await this.client.runner.call(decoded_js_1.s.QUEUE_EXTEND, [this.#keys.inflight, this.#keys.meta], args));
         return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : (0, lease_js_1.lost)('extended');
     }
     /** Completes `jobId` if it is leased to `worker` with `fence`. */
     async ack(jobId, worker, fence) {
         const k = this.#keys;
         const args = [jobIdOf(jobId), (0, lease_js_1.ownerToken)(worker), (0, lease_js_1.fenceOf)(fence), this.config.dedupWindowMs];
-        const r = s.decodeQueueAck(await this.client.runner.call(s.QUEUE_ACK, [k.inflight, k.meta, k.payload, k.errors, k.done], args));
+        const r = decoded_js_1.s.decodeQueueAck(await this.client.runner.call(decoded_js_1.s.QUEUE_ACK, [k.inflight, k.meta, k.payload, k.errors, k.done], args));
         return r.outcome === 'acked' ? { acked: true } : (0, lease_js_1.lost)('acked');
     }
     /** Gives `jobId` back if it is leased to `worker` with `fence`: due again, or a dead letter. */
@@ -197,7 +197,7 @@ class Queue {
             throw (0, errors_js_1.typeError)('error must be a string');
         const c = this.config;
         const args = [jobIdOf(jobId), (0, lease_js_1.ownerToken)(worker), (0, lease_js_1.fenceOf)(fence), after, c.maxDeliveries, cut(error ?? '', 4096), c.maxDeadLetters, c.deadLetterRetentionMs];
-        const r = s.decodeQueueNack(await this.client.runner.call(s.QUEUE_NACK, [k.inflight, k.due, k.dead, k.meta, k.payload, k.errors], args));
+        const r = decoded_js_1.s.decodeQueueNack(await this.client.runner.call(decoded_js_1.s.QUEUE_NACK, [k.inflight, k.due, k.dead, k.meta, k.payload, k.errors], args));
         switch (r.outcome) {
             case 'retrying': return { status: 'retrying', retryAfterMs: r.retryAfterMs };
             case 'dead': return { status: 'dead' };

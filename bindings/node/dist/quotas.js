@@ -1,37 +1,4 @@
 "use strict";
-var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    var desc = Object.getOwnPropertyDescriptor(m, k);
-    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
-      desc = { enumerable: true, get: function() { return m[k]; } };
-    }
-    Object.defineProperty(o, k2, desc);
-}) : (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    o[k2] = m[k];
-}));
-var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
-    Object.defineProperty(o, "default", { enumerable: true, value: v });
-}) : function(o, v) {
-    o["default"] = v;
-});
-var __importStar = (this && this.__importStar) || (function () {
-    var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function (o) {
-            var ar = [];
-            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
-            return ar;
-        };
-        return ownKeys(o);
-    };
-    return function (mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
-        __setModuleDefault(result, mod);
-        return result;
-    };
-})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Quotas = void 0;
 // Quotas: bounded counters (the library's Quotas, crates/redis-atomic/src/primitives/quota.rs).
@@ -42,7 +9,7 @@ const client_js_1 = require("./client.js");
 const args_js_1 = require("./args.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
-const s = __importStar(require("./scripts.js"));
+const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const MAX_VALUE = Number.MAX_SAFE_INTEGER;
 const MAX_TTL_MS = 366 * 86_400_000;
@@ -81,12 +48,12 @@ class Quotas {
         const keys = this.keys(name, options.requestId);
         const signal = options.signal;
         if (keys.request === undefined) {
-            const raw = await this.#client.runner.call(s.QUOTA_ADD, [keys.value], [delta, min, max, mode, ttl], { signal });
-            const r = s.decodeQuotaAdd(raw);
+            const raw = await this.#client.runner.call(decoded_js_1.s.QUOTA_ADD, [keys.value], [delta, min, max, mode, ttl], { signal });
+            const r = decoded_js_1.s.decodeQuotaAdd(raw);
             return r.outcome === 'applied' ? { applied: true, value: r.value } : { applied: false, value: r.value };
         }
-        const raw = await this.#client.runner.call(s.QUOTA_ADD_ID, [keys.value, keys.request], [delta, min, max, mode, ttl, this.#requestTtlMs], { signal });
-        const r = s.decodeQuotaAddId(raw);
+        const raw = await this.#client.runner.call(decoded_js_1.s.QUOTA_ADD_ID, [keys.value, keys.request], [delta, min, max, mode, ttl, this.#requestTtlMs], { signal });
+        const r = decoded_js_1.s.decodeQuotaAddId(raw);
         return r.outcome === 'applied' ? { applied: true, value: r.value } : { applied: false, value: r.value };
     }
     /** The counter's value (0 when absent). */
@@ -114,7 +81,7 @@ class Quotas {
     /** Raises the counter to `candidate` if that is larger (a monotonic max). */
     async raise(name, candidate) {
         within('candidate', candidate);
-        const r = s.decodeQuotaMax(await this.#client.runner.call(s.QUOTA_MAX, [this.keys(name).value], [candidate]));
+        const r = decoded_js_1.s.decodeQuotaMax(await this.#client.runner.call(decoded_js_1.s.QUOTA_MAX, [this.keys(name).value], [candidate]));
         return r.outcome === 'raised' ? { raised: true, value: r.value } : { raised: false, value: r.value };
     }
     /** `ZADD GT CH`: each member's score only ever rises; answers how many changed. */

@@ -1,37 +1,4 @@
 "use strict";
-var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    var desc = Object.getOwnPropertyDescriptor(m, k);
-    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
-      desc = { enumerable: true, get: function() { return m[k]; } };
-    }
-    Object.defineProperty(o, k2, desc);
-}) : (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    o[k2] = m[k];
-}));
-var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
-    Object.defineProperty(o, "default", { enumerable: true, value: v });
-}) : function(o, v) {
-    o["default"] = v;
-});
-var __importStar = (this && this.__importStar) || (function () {
-    var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function (o) {
-            var ar = [];
-            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
-            return ar;
-        };
-        return ownKeys(o);
-    };
-    return function (mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
-        __setModuleDefault(result, mod);
-        return result;
-    };
-})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.RateLimiter = void 0;
 exports.algorithms = algorithms;
@@ -44,7 +11,7 @@ exports.algorithmOf = algorithmOf;
 const client_js_1 = require("./client.js");
 const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
-const s = __importStar(require("./scripts.js"));
+const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const MAX_KEY_LEN = 1024;
 const MAX_REQUEST_ID_LEN = 256;
@@ -58,11 +25,11 @@ const CODE = {
 };
 /** Each limit's own script and its reply's decoder (the five share one shape). */
 const SINGLE = {
-    'fixed-window': { def: s.RL_FIXED_WINDOW, decode: s.decodeRlFixedWindow },
-    'sliding-log': { def: s.RL_SLIDING_LOG, decode: s.decodeRlSlidingLog },
-    'sliding-window': { def: s.RL_SLIDING_WINDOW, decode: s.decodeRlSlidingWindow },
-    'token-bucket': { def: s.RL_TOKEN_BUCKET, decode: s.decodeRlTokenBucket },
-    gcra: { def: s.RL_GCRA, decode: s.decodeRlGcra },
+    'fixed-window': { def: decoded_js_1.s.RL_FIXED_WINDOW, decode: decoded_js_1.s.decodeRlFixedWindow },
+    'sliding-log': { def: decoded_js_1.s.RL_SLIDING_LOG, decode: decoded_js_1.s.decodeRlSlidingLog },
+    'sliding-window': { def: decoded_js_1.s.RL_SLIDING_WINDOW, decode: decoded_js_1.s.decodeRlSlidingWindow },
+    'token-bucket': { def: decoded_js_1.s.RL_TOKEN_BUCKET, decode: decoded_js_1.s.decodeRlTokenBucket },
+    gcra: { def: decoded_js_1.s.RL_GCRA, decode: decoded_js_1.s.decodeRlGcra },
 };
 /** The algorithms' names (canonical spelling). */
 function algorithms() {
@@ -143,7 +110,7 @@ class RateLimiter {
         if (only === undefined)
             this.#single = undefined;
         else if (only.algorithm === 'anchored-window')
-            this.#single = { def: s.RL_ANCHORED_WINDOW, args: [String(only.limit), String(Math.ceil(only.periodUs / 1000))], decode: s.decodeRlAnchoredWindow };
+            this.#single = { def: decoded_js_1.s.RL_ANCHORED_WINDOW, args: [String(only.limit), String(Math.ceil(only.periodUs / 1000))], decode: decoded_js_1.s.decodeRlAnchoredWindow };
         else
             this.#single = { def: SINGLE[only.algorithm].def, args: [String(only.limit), String(only.periodUs), String(only.burst), ''], decode: SINGLE[only.algorithm].decode };
     }
@@ -177,8 +144,8 @@ class RateLimiter {
         const first = (0, keys_js_1.key)(this.#namespace, 'rl', SCHEMA, tag, ['req', request === '' ? '-' : this.#scope, ...(request === '' ? [] : [request])]);
         const keys = [first, ...this.#limits.map((_, i) => this.#limitKey(tag, i))];
         const args = [String(cost), request, String(this.#requestTtlMs * 1000), '', ...this.#limits.flatMap((l) => l.spec)];
-        const raw = await runner.call(s.RL_POLICY, keys, args, { safe: request !== '', signal: options?.signal });
-        return this.#policy(s.decodeRlPolicy(raw));
+        const raw = await runner.call(decoded_js_1.s.RL_POLICY, keys, args, { safe: request !== '', signal: options?.signal });
+        return this.#policy(decoded_js_1.s.decodeRlPolicy(raw));
     }
     /** The keys a consume for `identity` (with `requestId`, if any) uses. */
     keys(identity, requestId) {

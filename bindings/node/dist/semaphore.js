@@ -1,37 +1,4 @@
 "use strict";
-var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    var desc = Object.getOwnPropertyDescriptor(m, k);
-    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
-      desc = { enumerable: true, get: function() { return m[k]; } };
-    }
-    Object.defineProperty(o, k2, desc);
-}) : (function(o, m, k, k2) {
-    if (k2 === undefined) k2 = k;
-    o[k2] = m[k];
-}));
-var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
-    Object.defineProperty(o, "default", { enumerable: true, value: v });
-}) : function(o, v) {
-    o["default"] = v;
-});
-var __importStar = (this && this.__importStar) || (function () {
-    var ownKeys = function(o) {
-        ownKeys = Object.getOwnPropertyNames || function (o) {
-            var ar = [];
-            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
-            return ar;
-        };
-        return ownKeys(o);
-    };
-    return function (mod) {
-        if (mod && mod.__esModule) return mod;
-        var result = {};
-        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
-        __setModuleDefault(result, mod);
-        return result;
-    };
-})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Permit = exports.Semaphore = void 0;
 // Semaphores with leases: the library's Semaphore (crates/redis-atomic/src/primitives/semaphore)
@@ -45,7 +12,7 @@ const errors_js_1 = require("./errors.js");
 const keys_js_1 = require("./keys.js");
 const lease_js_1 = require("./lease.js");
 const locks_js_1 = require("./locks.js");
-const s = __importStar(require("./scripts.js"));
+const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const MAX_CAPACITY = 100_000;
 /** One named semaphore of a fixed capacity. */
@@ -77,8 +44,8 @@ class Semaphore {
         const token = options?.token === undefined || options.token === null ? (0, locks_js_1.randomToken)() : (0, lease_js_1.ownerToken)(options.token);
         const k = this.#keys;
         const sent = performance.now();
-        const raw = await this.#client.runner.call(s.SEM_ACQUIRE, [k.permits, k.holders, k.fence], [token, this.#capacity, ttl], { safe: options?.token !== undefined && options.token !== null, signal: options?.signal });
-        const r = s.decodeSemAcquire(raw);
+        const raw = await this.#client.runner.call(decoded_js_1.s.SEM_ACQUIRE, [k.permits, k.holders, k.fence], [token, this.#capacity, ttl], { safe: options?.token !== undefined && options.token !== null, signal: options?.signal });
+        const r = decoded_js_1.s.decodeSemAcquire(raw);
         if (r.outcome === 'full')
             return { acquired: false, retryAfterMs: r.retryAfterMs };
         return new Permit(this, token, r.fence, r.ttlMs, sent);
@@ -86,18 +53,18 @@ class Semaphore {
     /** Gives back the permit `token` holds with `fence`. */
     async release(token, fence) {
         const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence)];
-        const r = s.decodeSemRelease(await this.#client.runner.call(s.SEM_RELEASE, [this.#keys.permits, this.#keys.holders], args));
+        const r = decoded_js_1.s.decodeSemRelease(await this.#client.runner.call(decoded_js_1.s.SEM_RELEASE, [this.#keys.permits, this.#keys.holders], args));
         return r.outcome === 'released' ? { released: true, fence: r.fence } : (0, lease_js_1.lost)('released');
     }
     /** Sets the permit `token` holds with `fence` to end `ttlMs` from the server's now. */
     async extend(token, fence, ttlMs) {
         const args = [(0, lease_js_1.ownerToken)(token), (0, lease_js_1.fenceOf)(fence), (0, locks_js_1.ttlOf)(ttlMs)];
-        const r = s.decodeSemExtend(await this.#client.runner.call(s.SEM_EXTEND, [this.#keys.permits, this.#keys.holders], args));
+        const r = decoded_js_1.s.decodeSemExtend(await this.#client.runner.call(decoded_js_1.s.SEM_EXTEND, [this.#keys.permits, this.#keys.holders], args));
         return r.outcome === 'extended' ? { extended: true, fence: r.fence, ttlMs: r.ttlMs } : (0, lease_js_1.lost)('extended');
     }
     /** Counts live permits without changing anything. */
     async inspect() {
-        const r = s.decodeSemInspect(await this.#client.runner.call(s.SEM_INSPECT, [this.#keys.permits, this.#keys.fence], []));
+        const r = decoded_js_1.s.decodeSemInspect(await this.#client.runner.call(decoded_js_1.s.SEM_INSPECT, [this.#keys.permits, this.#keys.fence], []));
         return { live: Math.min(r.live, MAX_CAPACITY), nextExpiryMs: r.nextExpiryMs, lastFence: r.lastFence };
     }
 }

@@ -4,7 +4,8 @@
 // without a request id is not retry-safe, so a resend would charge it twice. Counted on the
 // server (the limit's remaining units), through a TCP proxy that swallows one reply and cuts
 // the connection. The control (a plain ioredis client through the same proxy) shows the
-// counting sees a resend.
+// counting sees a resend. The same proxy, handing on a reply of the wrong shape, shows a bad
+// reply reaches the caller as the package's own error class.
 import assert from 'node:assert/strict'
 import { createServer, connect } from 'node:net'
 import { createRequire } from 'node:module'
@@ -30,17 +31,23 @@ after(async () => {
 const limits = [{ algorithm: 'anchored-window', limit: 100, periodMs: 600_000 }]
 
 /** A proxy to `port`; `arm()` makes it swallow the next reply and cut that connection (and with
- * `refuse`, stop listening: every reconnect is refused, as while a server restarts). */
+ * `refuse`, stop listening: every reconnect is refused, as while a server restarts);
+ * `replace(bytes)` makes it hand on `bytes` instead of the next reply (one read: a short reply
+ * arrives whole on loopback). */
 async function proxy(port) {
   let armed = false
   let refuse = false
+  let replacement = null
   const sockets = new Set()
   const server = createServer((down) => {
     const up = connect(port, '127.0.0.1')
     sockets.add(down).add(up)
     down.on('data', (d) => up.write(d))
     up.on('data', (d) => {
-      if (armed) {
+      if (replacement !== null) {
+        down.write(replacement)
+        replacement = null
+      } else if (armed) {
         armed = false
         if (refuse && server.listening) server.close()
         down.destroy()
@@ -53,6 +60,7 @@ async function proxy(port) {
   return {
     port: server.address().port,
     arm: (options) => { armed = true; refuse = options?.refuse === true },
+    replace: (bytes) => { replacement = bytes },
     close: () => { for (const x of sockets) x.destroy(); if (server.listening) server.close() },
   }
 }
@@ -151,5 +159,25 @@ test('a batch whose reply is lost: unsafe members ran once (unknown outcome), sa
     }
     // Every member ran exactly once: one unit gone, whatever its reply.
     assert.equal((await direct.consume(`m${i}`)).remaining, 100 - 2, `member ${i}`)
+  }
+})
+
+test('a reply of the wrong shape is the package\'s BadReplyError (a RedisAtomicError), for every primitive', async (t) => {
+  const p = await proxy(s.server.port)
+  t.after(() => p.close())
+  const client = await ra.Client.connect(`redis://127.0.0.1:${p.port}`, { timeoutMs: 2000, batching: false })
+  t.after(() => client.close())
+  const calls = {
+    consume: () => new ra.RateLimiter(client, { namespace: 'shape', limits }).consume('a'),
+    acquire: () => new ra.Locks(client, { namespace: 'shape' }).acquire('a', 1000),
+    add: () => new ra.Quotas(client, { namespace: 'shape' }).add('a', 1, { min: 0, max: 10 }),
+  }
+  for (const [name, call] of Object.entries(calls)) {
+    await call() // loads the script: the replaced reply is the call's own
+    p.replace(':7\r\n') // an integer where the script answers an array
+    const e = await rejection(call())
+    assert.ok(e instanceof ra.BadReplyError && e instanceof ra.RedisAtomicError, `${name}: ${e}`)
+    assert.equal(e.code, 'bad_reply', name)
+    assert.match(e.message, /bad reply: not an array/, name)
   }
 })

@@ -7,7 +7,7 @@ import { msOf } from './args.js'
 import { live, type Client } from './client.js'
 import { badArgument, typeError, WrongTypeError } from './errors.js'
 import { key, namespaceOf, slot } from './keys.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
 
 const SCHEMA = 1
 const MAX_FENCE = Number.MAX_SAFE_INTEGER

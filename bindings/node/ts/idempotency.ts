@@ -14,7 +14,7 @@ import { key as keyOf, namespaceOf } from './keys.js'
 import { fenceOf, Lease, lost, ownerToken } from './lease.js'
 import { randomToken, type Extended, type Lost } from './locks.js'
 import { decodeResponse, encodeResponse, type ResponseInit, type StoredResponse } from './response.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
 
 const SCHEMA = 1
 const MAX_KEY_LEN = 512

@@ -7,7 +7,7 @@ import { live, type Client } from './client.js'
 import { AbortedError, badArgument, typeError } from './errors.js'
 import { fenceOf, Lease, lost } from './lease.js'
 import { key, namespaceOf } from './keys.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
 
 const SCHEMA = 1
 const MAX_TTL_MS = 604_800_000

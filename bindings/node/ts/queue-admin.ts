@@ -5,7 +5,7 @@
 // expired). The Queue checks the arguments; these functions send them.
 import type { Client } from './client.js'
 import type { QueueConfig, QueueKeys } from './queue.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
 
 export interface QueueStats { ready: number, scheduled: number, running: number, expired: number, dead: number, acked: number }
 export interface JobQueued { state: 'queued', dueInMs: number, deliveries: number, lastFence: number }

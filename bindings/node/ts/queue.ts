@@ -12,7 +12,7 @@ import { digest, key, namespaceOf } from './keys.js'
 import { fenceOf, Lease, lost, ownerToken } from './lease.js'
 import type { Extended, Lost } from './locks.js'
 import * as admin from './queue-admin.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
 
 const SCHEMA = 1
 const DAY_MS = 86_400_000

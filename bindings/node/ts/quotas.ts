@@ -6,7 +6,7 @@ import { live, type Client } from './client.js'
 import { msOf } from './args.js'
 import { badArgument, typeError } from './errors.js'
 import { digest, key, namespaceOf } from './keys.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
 
 const SCHEMA = 1
 const MAX_VALUE = Number.MAX_SAFE_INTEGER

@@ -6,7 +6,8 @@
 import { live, type Client } from './client.js'
 import { badArgument, CostExceedsBurstError, typeError } from './errors.js'
 import { digest, key, namespaceOf } from './keys.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
+import type * as S from './scripts.js'
 
 /** The algorithms, canonical spelling. */
 export type Algorithm = 'fixed-window' | 'anchored-window' | 'sliding-log' | 'sliding-window' | 'token-bucket' | 'gcra'
@@ -72,7 +73,7 @@ const CODE: Record<Algorithm, string> = {
   'fixed-window': 'fw', 'anchored-window': 'aw', 'sliding-log': 'sl', 'sliding-window': 'sw', 'token-bucket': 'tb', gcra: 'gcra',
 }
 /** Each limit's own script and its reply's decoder (the five share one shape). */
-const SINGLE: Record<Exclude<Algorithm, 'anchored-window'>, { def: s.ScriptDef, decode: (raw: unknown) => s.RlFixedWindowReply }> = {
+const SINGLE: Record<Exclude<Algorithm, 'anchored-window'>, { def: S.ScriptDef, decode: (raw: unknown) => S.RlFixedWindowReply }> = {
   'fixed-window': { def: s.RL_FIXED_WINDOW, decode: s.decodeRlFixedWindow },
   'sliding-log': { def: s.RL_SLIDING_LOG, decode: s.decodeRlSlidingLog },
   'sliding-window': { def: s.RL_SLIDING_WINDOW, decode: s.decodeRlSlidingWindow },
@@ -137,7 +138,7 @@ export class RateLimiter {
   readonly #scope: string
   readonly #requestTtlMs: number
   readonly #maxCost: number
-  readonly #single: { def: s.ScriptDef, args: string[], decode: (raw: unknown) => s.RlFixedWindowReply } | undefined
+  readonly #single: { def: S.ScriptDef, args: string[], decode: (raw: unknown) => S.RlFixedWindowReply } | undefined
 
   constructor(client: Client, options: RateLimiterOptions) {
     if (typeof options !== 'object' || options === null) throw typeError('options must be an object')
@@ -210,7 +211,7 @@ export class RateLimiter {
     return `${this.#namespace}:rl:v${SCHEMA}:{${tag}}:${l.name}:${CODE[l.algorithm]}`
   }
 
-  #one(r: s.RlFixedWindowReply): Allowed | Limited {
+  #one(r: S.RlFixedWindowReply): Allowed | Limited {
     const name = (this.#limits[0] as Limit).name
     if (r.outcome === 'allowed') {
       const resetAfterMs = r.resetUs / 1000
@@ -221,7 +222,7 @@ export class RateLimiter {
     return { allowed: false, retryAfterMs, resetAfterMs, replayed: false, limits: [{ name, remaining: r.remaining, resetAfterMs, retryAfterMs }] }
   }
 
-  #policy(r: s.RlPolicyReply): Allowed | Limited {
+  #policy(r: S.RlPolicyReply): Allowed | Limited {
     const limits = r.limits.map((l, i) => ({ name: (this.#limits[i] as Limit).name, remaining: l.remaining, resetAfterMs: l.resetUs / 1000, retryAfterMs: l.retryUs / 1000 }))
     if (r.outcome === 'limited') return { allowed: false, retryAfterMs: r.retryUs / 1000, resetAfterMs: r.resetUs / 1000, replayed: false, limits }
     return { allowed: true, remaining: r.remaining, resetAfterMs: r.resetUs / 1000, replayed: r.outcome === 'replayed', limits }

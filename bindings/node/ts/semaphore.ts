@@ -9,7 +9,7 @@ import { badArgument, typeError } from './errors.js'
 import { key, namespaceOf } from './keys.js'
 import { fenceOf, Lease, lost, ownerToken } from './lease.js'
 import { randomToken, ttlOf, type Extended, type Lost, type Released } from './locks.js'
-import * as s from './scripts.js'
+import { s } from './decoded.js'
 
 const SCHEMA = 1
 const MAX_CAPACITY = 100_000

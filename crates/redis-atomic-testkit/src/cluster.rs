@@ -26,6 +26,8 @@ pub struct ClusterOptions {
     /// Every node serves TLS only, cluster bus and replication included (`tls-cluster yes`,
     /// `tls-replication yes`).
     pub tls: Option<ServerTls>,
+    /// Extra `directive value` config lines for every node (e.g. `loadmodule <path>`).
+    pub extra_config: Vec<String>,
 }
 
 impl Default for ClusterOptions {
@@ -36,6 +38,7 @@ impl Default for ClusterOptions {
             node_timeout_ms: 1000,
             binary: None,
             tls: None,
+            extra_config: Vec::new(),
         }
     }
 }
@@ -105,12 +108,15 @@ impl RedisCluster {
             cluster: true,
             binary: opts.binary.clone(),
             tls: opts.tls.clone(),
-            extra_config: vec![
+            extra_config: [
                 format!("cluster-node-timeout {}", opts.node_timeout_ms),
                 // Diskless sync waits 5 s by default for more replicas to join; each primary
                 // has its few replicas attached at once, so waiting only slows formation.
                 "repl-diskless-sync-delay 0".into(),
-            ],
+            ]
+            .into_iter()
+            .chain(opts.extra_config.iter().cloned())
+            .collect(),
             ..ServerOptions::default()
         })
     }

@@ -66,7 +66,8 @@ pub enum Fault {
         replace: &'static [u8],
     },
     /// Forward everything, but replace `percent` % of the replies to script calls (`EVAL`,
-    /// `EVALSHA`, `FCALL` and their `_RO` forms) with a random well-formed value no script sends,
+    /// `EVALSHA`, `FCALL` and their `_RO` forms, and the server module's `RATOMIC.<SCRIPT>`
+    /// natives) with a random well-formed value no script sends,
     /// with malformed bytes, or with the reply cut short (those two end the connection). Each
     /// connection draws from a generator seeded with `seed` and the connection's number.
     CorruptReplies {

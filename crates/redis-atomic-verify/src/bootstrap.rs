@@ -12,11 +12,26 @@
 //! where the testkit is already a dependency. The HTTP faces get it from the CLI, which hands
 //! [`Embedded::start`] to the server crate's start-up (`redis_atomic_server::start::Embed`): the
 //! production server crate links neither verify nor the testkit.
+//!
+//! **The server module.** Every server started here — and the servers `verify` starts to inject
+//! faults into — loads the server module (docs/module.md) when asked: by [`embed_module`]
+//! (`verify --module`) or by `$REDIS_ATOMIC_MODULE` (every command and face, through this one
+//! place). A module that is missing or does not load is an error of the start, never a server
+//! without it: a run asked to prove the natives must not prove the scripts instead.
 
 use redis_atomic::{Client, ClientConfig};
 use redis_atomic_testkit::{
     ClusterOptions, RedisCluster, RedisServer, ServerOptions, TestkitError,
 };
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The variable naming the server module every embedded server loads (the CLI's name for the
+/// module's file too: `redis-atomic module path`).
+pub const MODULE_ENV: &str = "REDIS_ATOMIC_MODULE";
+
+/// The module named by [`embed_module`], for the rest of the process.
+static MODULE: OnceLock<PathBuf> = OnceLock::new();
 
 /// Why no server could be reached or started.
 #[derive(Debug, thiserror::Error)]
@@ -31,12 +46,94 @@ pub enum BootstrapError {
     /// The embedded cluster did not start.
     #[error("starting the embedded cluster")]
     EmbedCluster(#[source] TestkitError),
+    /// The server module asked for is not a file, or the server did not load it.
+    #[error("the server module {path}: {why}")]
+    Module {
+        /// The module's path, as given.
+        path: PathBuf,
+        /// What went wrong, on one line (the server's own words when it refused to load it).
+        why: String,
+    },
+}
+
+/// Every server this process starts for a run from now on (the embedded server or cluster, and
+/// `verify`'s fault servers) loads the server module at `path`, whatever `$REDIS_ATOMIC_MODULE`
+/// says; the first call wins (one process, one module). Checked when a server starts.
+pub fn embed_module(path: PathBuf) {
+    let _ = MODULE.set(path);
+}
+
+/// The server module embedded servers load: [`embed_module`]'s, else `$REDIS_ATOMIC_MODULE`'s
+/// (when set and not empty); None: no module. An error when it names no file.
+pub fn embedded_module() -> Result<Option<PathBuf>, BootstrapError> {
+    let path = match MODULE.get() {
+        Some(path) => path.clone(),
+        None => match std::env::var_os(MODULE_ENV) {
+            Some(path) if !path.is_empty() => PathBuf::from(path),
+            _ => return Ok(None),
+        },
+    };
+    match path.is_file() {
+        true => Ok(Some(path)),
+        false => Err(BootstrapError::Module {
+            path,
+            why: "no such file (build it: cargo build -p redis-atomic-module)".into(),
+        }),
+    }
+}
+
+/// The config lines of a server started for a run: `loadmodule` when a module is asked for.
+pub(crate) fn module_config() -> Result<Vec<String>, BootstrapError> {
+    Ok(embedded_module()?
+        .map(|path| format!("loadmodule {}", path.display()))
+        .into_iter()
+        .collect())
+}
+
+/// A start that failed, as the module's error when a module was asked for and the server's
+/// log says it refused it (`Module … failed to load: …`): one line, the server's words.
+pub(crate) fn module_refused(err: &TestkitError) -> Option<BootstrapError> {
+    let path = embedded_module().ok()??;
+    let TestkitError::NotReady { log, .. } = err else {
+        return None;
+    };
+    // The first of `Module … failed to load: …`, `Module … not loaded`, `Can't load module …`.
+    let line = log.lines().find(|l| {
+        let l = l.to_ascii_lowercase();
+        l.contains("module")
+            && ["failed", "not loaded", "can't load"]
+                .iter()
+                .any(|w| l.contains(w))
+    })?;
+    // The log line's prefix (`pid:M 06 Dec 2026 18:00:00.000 # `) says nothing to a reader.
+    let why = line.split_once(" # ").map_or(line, |(_, rest)| rest);
+    Some(BootstrapError::Module {
+        path,
+        why: why.trim().to_string(),
+    })
+}
+
+/// The module's own version, as the started server reports it (`RATOMIC.VERSION`).
+fn module_version(server: &RedisServer) -> Option<String> {
+    let mut conn = server.client().get_connection().ok()?;
+    let reply: Vec<redis::Value> = redis::cmd("RATOMIC.VERSION").query(&mut conn).ok()?;
+    match reply.get(1)? {
+        redis::Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        redis::Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
 }
 
 /// What a command runs against: the user's deployment, or a server started for the run, kept
 /// alive while this guard lives (dropping it stops the server or cluster and deletes its data).
-#[non_exhaustive]
-pub enum Embedded {
+pub struct Embedded {
+    started: Started,
+    /// The server module's version, when the started servers loaded it.
+    module: Option<String>,
+}
+
+/// What was started.
+enum Started {
     /// The user's deployment (a URL was given): nothing was started.
     None,
     /// An embedded redis-server.
@@ -46,41 +143,86 @@ pub enum Embedded {
 }
 
 impl Embedded {
-    /// Starts an embedded redis-server, or a 3+3 cluster with `cluster`.
+    /// Nothing started: the user's deployment.
+    pub fn none() -> Embedded {
+        Embedded {
+            started: Started::None,
+            module: None,
+        }
+    }
+
+    /// Starts an embedded redis-server, or a 3+3 cluster with `cluster`; each loads the server
+    /// module when one is asked for ([`embedded_module`]), or fails.
     pub fn start(cluster: bool) -> Result<Embedded, BootstrapError> {
-        Ok(if cluster {
-            let cluster = RedisCluster::start(ClusterOptions::default())
-                .map_err(BootstrapError::EmbedCluster)?;
-            Embedded::Cluster(cluster)
+        let extra_config = module_config()?;
+        let asked = !extra_config.is_empty();
+        let refused = |e: TestkitError, or: fn(TestkitError) -> BootstrapError| {
+            module_refused(&e).unwrap_or_else(|| or(e))
+        };
+        let started = if cluster {
+            let opts = ClusterOptions {
+                extra_config,
+                ..ClusterOptions::default()
+            };
+            let cluster =
+                RedisCluster::start(opts).map_err(|e| refused(e, BootstrapError::EmbedCluster))?;
+            Started::Cluster(cluster)
         } else {
-            let server = RedisServer::start(ServerOptions::default())
-                .map_err(BootstrapError::EmbedServer)?;
-            Embedded::Server(server)
-        })
+            let opts = ServerOptions {
+                extra_config,
+                ..ServerOptions::default()
+            };
+            let server =
+                RedisServer::start(opts).map_err(|e| refused(e, BootstrapError::EmbedServer))?;
+            Started::Server(server)
+        };
+        let first = match &started {
+            Started::Server(s) => Some(s),
+            Started::Cluster(c) => c.nodes().first(),
+            Started::None => None,
+        };
+        let module = first.filter(|_| asked).and_then(module_version);
+        if let (true, None) = (asked, &module) {
+            return Err(BootstrapError::Module {
+                path: embedded_module()?.unwrap_or_default(),
+                why: "loaded, but RATOMIC.VERSION did not answer: not redis-atomic's module".into(),
+            });
+        }
+        Ok(Embedded { started, module })
     }
 
     /// Whether a server was started for the run (not the user's deployment).
     pub fn is_embedded(&self) -> bool {
-        !matches!(self, Embedded::None)
+        !matches!(self.started, Started::None)
     }
 
     /// The started server's URL, or every node's of the started cluster (empty for `None`).
     pub fn urls(&self) -> Vec<String> {
-        match self {
-            Embedded::None => Vec::new(),
-            Embedded::Server(s) => vec![s.url()],
-            Embedded::Cluster(c) => c.urls(),
+        match &self.started {
+            Started::None => Vec::new(),
+            Started::Server(s) => vec![s.url()],
+            Started::Cluster(c) => c.urls(),
         }
     }
 
-    /// What was started, for a report's header: `embedded redis-server 7.2.4` or `embedded 3+3
-    /// cluster` (None for the user's deployment).
+    /// The server module's version when the started servers loaded it.
+    pub fn module(&self) -> Option<&str> {
+        self.module.as_deref()
+    }
+
+    /// What was started, for a report's header: `embedded redis-server 7.2.4`, `embedded 3+3
+    /// cluster`, each followed by ` with module ratomic <version>` when it loaded the module
+    /// (None for the user's deployment).
     pub fn describe(&self) -> Option<String> {
-        match self {
-            Embedded::None => None,
-            Embedded::Server(s) => Some(format!("embedded redis-server {}", s.version())),
-            Embedded::Cluster(_) => Some("embedded 3+3 cluster".into()),
-        }
+        let what = match &self.started {
+            Started::None => return None,
+            Started::Server(s) => format!("embedded redis-server {}", s.version()),
+            Started::Cluster(_) => "embedded 3+3 cluster".into(),
+        };
+        Some(match &self.module {
+            Some(version) => format!("{what} with module ratomic {version}"),
+            None => what,
+        })
     }
 }
 
@@ -91,7 +233,7 @@ pub fn url_or_embed(
     cluster: bool,
 ) -> Result<(String, Embedded), BootstrapError> {
     match url {
-        Some(url) => Ok((url.to_string(), Embedded::None)),
+        Some(url) => Ok((url.to_string(), Embedded::none())),
         None => {
             let embedded = Embedded::start(cluster)?;
             let first = embedded.urls().into_iter().next().unwrap_or_default();
@@ -109,7 +251,7 @@ pub async fn connect_or_embed(
     config: ClientConfig,
 ) -> Result<(Client, Embedded), BootstrapError> {
     let embedded = match url {
-        Some(_) => Embedded::None,
+        Some(_) => Embedded::none(),
         None => Embedded::start(cluster)?,
     };
     let urls = match url {

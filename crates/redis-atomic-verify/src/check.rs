@@ -60,4 +60,12 @@ pub trait Check: Send + Sync {
     /// outcomes and carries on); an error returned here means the check could not run to a
     /// verdict, and becomes its row's reason.
     fn run(&self, ctx: CheckCtx) -> BoxFuture<'static, CheckResult<Findings>>;
+
+    /// Whether the check has a start-up of its own before its clock starts (a driver's processes
+    /// started and greeted) and says when it is over ([`CheckCtx::begin`]): the faults are then
+    /// injected from that moment for the check's duration, not from when it was called (a slow
+    /// start-up would otherwise spend the faults before the first operation). False by default.
+    fn starts_late(&self) -> bool {
+        false
+    }
 }

@@ -47,6 +47,8 @@ pub struct CheckCtx {
     pub(crate) tally: Arc<Tally>,
     pub(crate) race: Arc<Race>,
     pub(crate) settled: watch::Receiver<bool>,
+    /// Set when a check that starts late ([`crate::Check::starts_late`]) begins.
+    pub(crate) begun: Arc<watch::Sender<bool>>,
 }
 
 impl CheckCtx {
@@ -65,6 +67,7 @@ impl CheckCtx {
             tally: Arc::default(),
             race: Arc::default(),
             settled: watch::channel(true).1,
+            begun: Arc::new(watch::channel(false).0),
         }
     }
 
@@ -216,6 +219,13 @@ impl CheckCtx {
     /// Unknown outcomes so far.
     pub fn unknown(&self) -> u64 {
         self.tally.unknown()
+    }
+
+    /// Starts the check's clock now, after a start-up of its own, and the faults' injection with
+    /// it ([`crate::Check::starts_late`]).
+    pub fn begin(&mut self) {
+        self.started = Instant::now();
+        self.begun.send_replace(true);
     }
 
     /// Waits until the injector has stopped and healed the server (at once in a clean run).

@@ -87,13 +87,16 @@ mod report;
 mod run;
 mod tally;
 
-pub use bootstrap::{connect_or_embed, url_or_embed, BootstrapError, Embedded};
+pub use bootstrap::{
+    connect_or_embed, embed_module, embedded_module, url_or_embed, BootstrapError, Embedded,
+    MODULE_ENV,
+};
 pub use check::{Check, CheckError, CheckResult};
 pub use checks::builtin;
 pub use ctx::CheckCtx;
 pub use driver::Driver;
 pub use error::VerifyError;
-pub use faults::FaultKind;
+pub use faults::{FaultKind, ServerCalls};
 /// A check's judgement ([`Findings::with`]), re-exported so a check of your own needs no testkit
 /// dependency of its own.
 pub use redis_atomic_testkit::Verdict;

@@ -7,7 +7,7 @@
 //! says how available the primitive was ([`Availability`]) and, under `corrupt-reply`, how many
 //! replies were corrupted.
 
-use crate::faults::FaultKind;
+use crate::faults::{FaultKind, ServerCalls};
 use crate::tally::Availability;
 use redis_atomic::Client;
 use redis_atomic_testkit::Verdict;
@@ -100,6 +100,10 @@ pub struct CheckReport {
     /// Replies the fault replaced (`corrupt-reply` rows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub corrupted_replies: Option<u64>,
+    /// The decisions the fault's servers executed during the row, by path: the server module's
+    /// natives or the scripts (rows under a fault only; lower bounds, see [`ServerCalls`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_calls: Option<ServerCalls>,
     /// The first few violations, described (what was observed, per key): what to look at.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
@@ -127,6 +131,7 @@ impl CheckReport {
             error: None,
             availability: Availability::default(),
             corrupted_replies: None,
+            server_calls: None,
             examples: Vec::new(),
         }
     }
@@ -176,10 +181,15 @@ pub struct ServerInfo {
     pub version: String,
     /// `standalone` or `cluster`.
     pub mode: String,
+    /// The server module's version when the run's client decides through its natives (detected
+    /// at connect, on every node of a cluster, and not `force_lua`); None: the scripts decide.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
 }
 
 impl ServerInfo {
-    /// Reads INFO server.
+    /// Reads INFO server, and which path the client's decisions take
+    /// ([`Client::capabilities`]).
     pub async fn fetch(client: &Client) -> Result<ServerInfo, redis_atomic::Error> {
         let info = client.command(redis::cmd("INFO").arg("server")).await?;
         let text = match info {
@@ -197,7 +207,13 @@ impl ServerInfo {
             text.lines()
                 .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
         };
+        let caps = client.capabilities().await;
+        let module = caps
+            .module
+            .filter(|m| !caps.forced_lua && m.mismatched().len() < m.natives.len())
+            .map(|m| m.version);
         Ok(ServerInfo {
+            module,
             version: field("valkey_version:")
                 .or_else(|| field("redis_version:"))
                 .unwrap_or_else(|| "unknown".into()),
@@ -246,14 +262,22 @@ impl Report {
     /// the longest with no call served, in ms), replies corrupted (when a row ran under `corrupt-reply`), violations, ok (`yes`, `NO`,
     /// `ERROR`); then each row's violations described and each error's reason, and a last line.
     pub fn write_table(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let decisions = match &self.server.module {
+            Some(version) => format!(" with module ratomic {version}; decisions: module natives"),
+            None => "; decisions: scripts".into(),
+        };
         writeln!(
             out,
-            "redis-atomic verify: Redis {} ({})",
+            "redis-atomic verify: Redis {} ({}){decisions}",
             self.server.version, self.server.mode
         )?;
         let columns = Columns {
             fault: self.checks.iter().any(|c| c.fault != "none"),
             corrupted: self.checks.iter().any(|c| c.corrupted_replies.is_some()),
+            natives: self
+                .checks
+                .iter()
+                .any(|c| c.server_calls.is_some_and(|n| n.natives > 0)),
         };
         writeln!(out, "{}", columns.header())?;
         for c in &self.checks {
@@ -288,10 +312,12 @@ impl Report {
     }
 }
 
-/// The table's optional columns.
+/// The table's optional columns (`natives`: a fault row's decisions by the server module, when
+/// any row ran one).
 struct Columns {
     fault: bool,
     corrupted: bool,
+    natives: bool,
 }
 
 impl Columns {
@@ -304,6 +330,7 @@ impl Columns {
                 "outage ms",
                 "unserved ms",
                 "corrupted",
+                "natives",
                 "violations",
                 "ok",
             ]
@@ -333,14 +360,23 @@ impl Columns {
                 a.longest_outage_ms.to_string(),
                 a.longest_unserved_ms.to_string(),
                 c.corrupted_replies.map_or("-".into(), |n| n.to_string()),
+                match c.server_calls {
+                    Some(n) if n.natives + n.scripts > 0 => {
+                        format!(
+                            "{:.1}%",
+                            100.0 * n.natives as f64 / (n.natives + n.scripts) as f64
+                        )
+                    }
+                    _ => "-".into(),
+                },
                 c.violations.to_string(),
                 ok.to_string(),
             ],
         )
     }
 
-    fn line(&self, [p, f, i, ops, unknown]: [String; 5], rest: [String; 7]) -> String {
-        let [refused, share, outage, unserved, corrupted, violations, ok] = rest;
+    fn line(&self, [p, f, i, ops, unknown]: [String; 5], rest: [String; 8]) -> String {
+        let [refused, share, outage, unserved, corrupted, natives, violations, ok] = rest;
         let mut line = format!("{p:<14} ");
         if self.fault {
             line.push_str(&format!("{f:<13} "));
@@ -350,6 +386,9 @@ impl Columns {
         ));
         if self.corrupted {
             line.push_str(&format!(" {corrupted:>9}"));
+        }
+        if self.natives {
+            line.push_str(&format!(" {natives:>7}"));
         }
         line.push_str(&format!(" {violations:>10}  {ok}"));
         line

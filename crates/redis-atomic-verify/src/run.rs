@@ -294,15 +294,18 @@ impl Verify {
                 ctx.urls = target.urls();
                 let (settled, rx) = tokio::sync::watch::channel(false);
                 ctx.settled = rx;
-                let until = Instant::now() + ctx.duration;
+                let begun = check.starts_late().then(|| ctx.begun.subscribe());
+                let duration = ctx.duration;
                 let corrupted = target.corrupted();
+                let calls = target.server_calls().await;
                 let (mut row, ()) = tokio::join!(
                     run_check(check.clone(), ctx),
-                    target.inject(kind, until, settled)
+                    target.inject(kind, duration, begun, settled)
                 );
                 if kind == FaultKind::CorruptReplies {
                     row.corrupted_replies = Some(target.corrupted().saturating_sub(corrupted));
                 }
+                row.server_calls = Some(target.server_calls().await.since(calls));
                 rows.push(row);
             }
         }

@@ -10,7 +10,7 @@ import (
 )
 
 // rows are the protocol's rows this driver implements.
-var rows = []string{"lock", "quota", "ratelimit-sl", "ratelimit-win"}
+var rows = []string{"lock", "quota", "ratelimit-sl", "ratelimit-win", "semaphore"}
 
 // driver holds one process's client and the row's primitives (remade at every hello).
 type driver struct {
@@ -20,11 +20,12 @@ type driver struct {
 	locks     *redisatomic.Locks
 	quotas    *redisatomic.Quotas
 	limiter   *redisatomic.RateLimiter
+	semaphore *redisatomic.Semaphore
 }
 
 func (d *driver) hello(h hello) message {
 	d.close()
-	d.row, d.client, d.limiter = h.Row, connect(h), nil
+	d.row, d.client, d.limiter, d.semaphore = h.Row, connect(h), nil, nil
 	var err error
 	if d.locks, err = redisatomic.NewLocks(d.client, h.Namespace); err != nil {
 		panic(err)

@@ -1,10 +1,10 @@
 // Command driver is the Go module's driver for `redis-atomic verify --driver` (docs/verify.md,
 // "Drivers"): it drives bindings/go through the protocol's rows — `lock` (fences), `quota`,
-// `ratelimit-sl` (a sliding log), `ratelimit-win` (a fixed window) — as a user following
-// docs/go.md would, so the harness's faults prove the module's own retry rules.
+// `ratelimit-sl` (a sliding log), `ratelimit-win` (a fixed window), `semaphore` — as a user
+// following docs/go.md would, so the harness's faults prove the module's own retry rules.
 //
 // It never resends anything itself: the module already resends what is retry-safe (an
-// acquisition with the caller's token, an add with a request id, a release) within its
+// acquisition of a lock or a permit with the caller's token, an add with a request id, a release) within its
 // RetryPolicy, and nothing else, with go-redis's own resends off. Whatever the module answers is
 // passed on: an outcome as its word, an error as its code (redisatomic.Code), so an unknown
 // outcome reaches the harness as `outcome_unknown`. An error without a code is not the module's

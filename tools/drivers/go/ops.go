@@ -43,6 +43,10 @@ func (d *driver) call(ctx context.Context, op string, a args) (message, error) {
 		return message{"outcome": "value", "value": v}, err
 	case "ratelimit.consume":
 		return d.consume(ctx, a)
+	case "semaphore.acquire":
+		return d.permit(ctx, a)
+	case "semaphore.release":
+		return d.unpermit(ctx, a)
 	}
 	panic(fmt.Sprintf("unknown op %q", op))
 }

@@ -26,26 +26,30 @@ pub fn find(env: Option<PathBuf>, exe: Option<&Path>) -> Option<PathBuf> {
     candidate.is_file().then_some(candidate)
 }
 
+/// This process's module ([`find`] with `$REDIS_ATOMIC_MODULE` and this binary), or why not.
+pub fn located() -> anyhow::Result<PathBuf> {
+    let env = std::env::var_os(redis_atomic_verify::MODULE_ENV).map(PathBuf::from);
+    let exe = std::env::current_exe().ok();
+    find(env, exe.as_deref()).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{FILE} not found beside this binary (and REDIS_ATOMIC_MODULE unset or not a \
+             file): cargo build --release -p redis-atomic-module"
+        )
+    })
+}
+
 pub(crate) fn run(command: ModuleCommand, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match command {
-        ModuleCommand::Path => {
-            let env = std::env::var_os("REDIS_ATOMIC_MODULE").map(PathBuf::from);
-            let exe = std::env::current_exe().ok();
-            match find(env, exe.as_deref()) {
-                Some(path) => {
-                    let _ = writeln!(out, "{}", path.display());
-                    0
-                }
-                None => {
-                    let _ = writeln!(
-                        err,
-                        "{FILE} not found beside this binary (and REDIS_ATOMIC_MODULE unset or \
-                         not a file): cargo build --release -p redis-atomic-module"
-                    );
-                    1
-                }
+        ModuleCommand::Path => match located() {
+            Ok(path) => {
+                let _ = writeln!(out, "{}", path.display());
+                0
             }
-        }
+            Err(e) => {
+                let _ = writeln!(err, "{e}");
+                1
+            }
+        },
     }
 }
 

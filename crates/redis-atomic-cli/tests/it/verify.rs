@@ -188,3 +188,38 @@ fn verify_in_a_terminal_finishes() {
     assert!(status.success(), "{out}");
     assert!(out.contains("all invariants held"), "{out}");
 }
+
+/// The server module asked for and not there, or refused by the server: one line, exit 2, no
+/// report — never a run on the scripts. `--module` is for the embedded server only.
+#[test]
+fn verify_module_missing_or_refused() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let so = dir.path().join("libredis_atomic_module.so");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_redis-atomic"))
+            .args(args)
+            .env("REDIS_ATOMIC_MODULE", &so)
+            .output()
+            .expect("run the CLI")
+    };
+    let one_error_line = |o: &std::process::Output, words: &str| {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+        assert!(o.stdout.is_empty(), "{}", stdout(o));
+        let err = stderr(o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: ") && err.contains(words), "{err}");
+    };
+    // Not built: `--module` finds no file, and the variable alone names none.
+    one_error_line(
+        &run(&["verify", "--module", "--seconds", "0.2"]),
+        "not found",
+    );
+    let path = so.display().to_string();
+    one_error_line(&run(&["verify", "--seconds", "0.2"]), &path);
+    // A file the server will not load: the server's own reason, on one line.
+    std::fs::write(&so, b"not a module").expect("write");
+    let refused = run(&["verify", "--module", "--seconds", "0.2"]);
+    one_error_line(&refused, &format!("the server module {path}: "));
+    let url = run(&["verify", "--module", "--url", "redis://127.0.0.1:1"]);
+    one_error_line(&url, "--module");
+}

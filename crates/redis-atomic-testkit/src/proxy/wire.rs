@@ -101,15 +101,19 @@ fn number(line: &[u8]) -> Option<i64> {
     std::str::from_utf8(line).ok()?.parse().ok()
 }
 
-/// Whether a request frame is a script call (`EVAL`, `EVALSHA`, `FCALL` and their `_RO` forms):
-/// the replies [`Fault::CorruptReplies`](super::Fault::CorruptReplies) may replace.
+/// Whether a request frame is a script call (`EVAL`, `EVALSHA`, `FCALL` and their `_RO` forms)
+/// or a server module's native in place of one (`RATOMIC.<SCRIPT>`, whose reply is the script's;
+/// not the `RATOMIC.VERSION` probe): the replies
+/// [`Fault::CorruptReplies`](super::Fault::CorruptReplies) may replace.
 pub(crate) fn is_script_call(frame: &[u8]) -> bool {
     let name = command_name(frame).unwrap_or_default();
     let name = name.to_ascii_uppercase();
-    matches!(
-        name.as_slice(),
-        b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL" | b"FCALL_RO"
-    )
+    let native = name.starts_with(b"RATOMIC.") && name.as_slice() != b"RATOMIC.VERSION";
+    native
+        || matches!(
+            name.as_slice(),
+            b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL" | b"FCALL_RO"
+        )
 }
 
 /// The first argument of a request (`*N\r\n$L\r\n<name>\r\n…`).
@@ -291,6 +295,10 @@ mod tests {
             b"*3\r\n$7\r\nevalsha\r\n$1\r\nx\r\n$1\r\n0\r\n"
         ));
         assert!(is_script_call(b"*2\r\n$8\r\nFCALL_RO\r\n$1\r\nf\r\n"));
+        assert!(is_script_call(
+            b"*2\r\n$23\r\nratomic.rl_fixed_window\r\n$1\r\nk\r\n"
+        ));
+        assert!(!is_script_call(b"*1\r\n$15\r\nRATOMIC.VERSION\r\n"));
         assert!(!is_script_call(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"));
         assert!(!is_script_call(b"PING\r\n"));
     }

@@ -11,7 +11,7 @@ mod dedup;
 mod fenced;
 mod idempotency;
 pub(crate) mod lock;
-mod queue;
+pub(crate) mod queue;
 pub(crate) mod quota;
 mod ratelimit;
 mod semaphore;

@@ -1,5 +1,7 @@
 //! The driver's lock rows: `lock` (one holder at a time, fences strictly increasing) and `mutex`
-//! (one holder at a time; for a lock without fences, whose row says it is not asked for them).
+//! (one holder at a time; for a lock without fences, whose row says it is not asked for them);
+//! and the machinery of the `semaphore` row ([`super::semaphore`]), the same race for `limit`
+//! permits ([`Race`]).
 //!
 //! Workers race for one lock through the driver (`lock.acquire`, `lock.release`) and, holding
 //! it, do the in-process lock row's non-atomic read-modify-write of a counter through the
@@ -15,7 +17,7 @@
 
 use super::session::{self, Session};
 use super::wire::Answer;
-use super::Driver;
+use super::{semaphore, Driver};
 use crate::check::CheckResult;
 use crate::checks::lock::{self, increment};
 use crate::ctx::{locked, CheckCtx};
@@ -44,6 +46,54 @@ const ZOMBIE_LEASE: Duration = Duration::from_millis(60);
 /// The longest a holder waits for a zombie's release and two acquisitions after it.
 const HOLD: Duration = Duration::from_millis(300);
 
+/// What a row's workers race for: one lock (its fences asked or not), or a semaphore's `limit`
+/// permits (no section of work: many holders at once; no fences asked).
+#[derive(Clone, Copy)]
+pub(crate) enum Race {
+    Lock { fences: bool },
+    Semaphore { limit: usize },
+}
+
+impl Race {
+    /// How many may hold at once.
+    fn capacity(self) -> usize {
+        match self {
+            Race::Lock { .. } => 1,
+            Race::Semaphore { limit } => limit,
+        }
+    }
+
+    /// The acquisition's request, and the word of a refusal because every place is taken.
+    fn acquire(self, lease: Duration, token: &str) -> (&'static str, Value, &'static str) {
+        match self {
+            Race::Lock { .. } => (
+                "lock.acquire",
+                json!({"resource": RESOURCE, "ttl_ms": ms(lease), "token": token}),
+                "held",
+            ),
+            Race::Semaphore { limit } => (
+                "semaphore.acquire",
+                json!({"name": RESOURCE, "limit": limit, "ttl_ms": ms(lease), "token": token}),
+                "full",
+            ),
+        }
+    }
+
+    /// The release's request.
+    fn release(self, token: &str, handle: Value) -> (&'static str, Value) {
+        match self {
+            Race::Lock { .. } => (
+                "lock.release",
+                json!({"resource": RESOURCE, "token": token, "handle": handle}),
+            ),
+            Race::Semaphore { .. } => (
+                "semaphore.release",
+                json!({"name": RESOURCE, "token": token, "handle": handle}),
+            ),
+        }
+    }
+}
+
 /// The in-process row's record ([`lock::Shared`]), and what the zombies need.
 #[derive(Default)]
 struct Shared {
@@ -61,7 +111,7 @@ pub(crate) async fn run(
     driver: Driver,
     mut ctx: CheckCtx,
     row: &'static str,
-    fences: bool,
+    race: Race,
 ) -> CheckResult<Findings> {
     let pool = match session::start(&driver, &mut ctx, row).await? {
         Ok(pool) => pool,
@@ -73,27 +123,30 @@ pub(crate) async fn run(
         .run_workers(|t, ctx| {
             let session = Session::take(&pool, t, &ctx, &driver);
             let (shared, counter) = (shared.clone(), counter.clone());
-            async move { worker(t, session?, ctx, shared, counter, fences).await }
+            async move { worker(t, session?, ctx, shared, counter, race).await }
         })
         .await?;
     session::finish(&driver, sessions);
-    let mut findings = lock::judge(&ctx, &shared.base, &counter).await?;
+    let mut findings = match race {
+        Race::Lock { .. } => lock::judge(&ctx, &shared.base, &counter).await?,
+        Race::Semaphore { limit } => semaphore::judge(&ctx, &shared.base, limit),
+    };
     let spans = locked(&shared.base.spans);
     if let Some(first) = findings
         .verdicts
         .first_mut()
         .and_then(|v| v.violations.first_mut())
     {
-        if let Some(history) = overlap(&spans) {
+        if let Some(history) = overlap(&spans, race.capacity()) {
             first.push_str(&format!("; a minimal history: {history}"));
         }
     }
     Ok(findings)
 }
 
-/// The first two acknowledged leases surely held at once (acknowledged, not yet released nor
-/// expired): what a two-holder violation shows, small enough to read.
-fn overlap(spans: &[LeaseSpan]) -> Option<String> {
+/// The first `capacity + 1` acknowledged leases surely held at once (acknowledged, not yet
+/// released nor expired; two for a lock): what a violation shows, small enough to read.
+fn overlap(spans: &[LeaseSpan], capacity: usize) -> Option<String> {
     let held = |s: &LeaseSpan| {
         let expiry = s.acquire_invoked + s.lease;
         (
@@ -112,12 +165,18 @@ fn overlap(spans: &[LeaseSpan]) -> Option<String> {
             to.as_millis()
         )
     };
-    spans.iter().enumerate().find_map(|(i, a)| {
-        let (a0, a1) = held(a);
-        spans[i + 1..].iter().find_map(|b| {
-            let (b0, b1) = held(b);
-            (a0 < b1 && b0 < a1).then(|| format!("[{}] and [{}]", describe(a), describe(b)))
-        })
+    // Most held at once at some lease's start: for each start, the leases held then.
+    spans.iter().find_map(|s| {
+        let at = held(s).0;
+        let now: Vec<String> = spans
+            .iter()
+            .filter(|o| {
+                let (from, to) = held(o);
+                from <= at && at < to
+            })
+            .map(|o| format!("[{}]", describe(o)))
+            .collect();
+        (now.len() > capacity).then(|| now[..=capacity].join(" and "))
     })
 }
 
@@ -131,7 +190,7 @@ async fn worker(
     ctx: CheckCtx,
     sh: Arc<Shared>,
     counter: String,
-    fences: bool,
+    race: Race,
 ) -> CheckResult<Session> {
     let mut n = 0usize;
     while going(&ctx, &sh) {
@@ -140,20 +199,23 @@ async fn worker(
         let zombie = n % 8 == if t % 2 == 0 { 1 } else { 5 };
         let lease = if zombie { ZOMBIE_LEASE } else { lease(&ctx) };
         let token = format!("{:016x}", rand::random::<u64>());
-        let args = json!({"resource": RESOURCE, "ttl_ms": ms(lease), "token": token});
+        let (op, args, busy) = race.acquire(lease, &token);
         let invoked = ctx.clock();
-        let answer = s.call("lock.acquire", args).await?;
+        let answer = s.call(op, args).await?;
         sh.attempts.fetch_add(1, SeqCst);
         sh.base.nudge.notify_waiters();
         match answer.word() {
             Some("acquired") => n += 1,
-            Some("held") | None => {
+            Some(other) if other != busy => {
+                bail!("{op} answered `{other}`: neither acquired nor {busy}")
+            }
+            _ => {
                 let _ =
                     tokio::time::timeout(Duration::from_millis(20), sh.base.nudge.notified()).await;
                 continue;
             }
-            Some(other) => bail!("lock.acquire answered `{other}`: neither acquired nor held"),
         }
+        let fences = matches!(race, Race::Lock { fences: true });
         let (completed, fence) = acknowledged(&ctx, &sh, &answer, fences)?;
         let mut span = LeaseSpan {
             resource: RESOURCE.into(),
@@ -163,19 +225,21 @@ async fn worker(
             release_invoked: None,
             lease,
         };
-        let release = json!({
-            "resource": RESOURCE,
-            "token": token,
-            "handle": answer.field("handle").cloned().unwrap_or(Value::Null),
-        });
+        let handle = answer.field("handle").cloned().unwrap_or(Value::Null);
+        let release = race.release(&token, handle);
         if zombie {
-            span.release_invoked = Some(linger(&mut s, &ctx, &sh, invoked + lease, release).await?);
+            span.release_invoked =
+                Some(linger(&mut s, &ctx, &sh, invoked + lease, release, race).await?);
         } else {
             sh.holding.fetch_add(1, SeqCst);
-            hold(&ctx, &sh).await;
-            if increment(&ctx, &sh.base.writes, &counter).await? {
+            hold(&ctx, &sh, race).await;
+            let clean = match race {
+                Race::Lock { .. } => increment(&ctx, &sh.base.writes, &counter).await?,
+                Race::Semaphore { .. } => true,
+            };
+            if clean {
                 span.release_invoked = Some(ctx.clock());
-                released(&ctx, &sh, fence, s.call("lock.release", release).await?)?;
+                released(&ctx, &sh, fence, s.call(release.0, release.1).await?)?;
             }
             sh.holding.fetch_sub(1, SeqCst);
         }
@@ -215,9 +279,12 @@ fn acknowledged(
 }
 
 /// A holder with a zombie waiting: keeps the lock until the zombie's release is done and two
-/// more acquisitions were answered (bounded by [`HOLD`]).
-async fn hold(ctx: &CheckCtx, sh: &Shared) {
-    if sh.zombies.load(SeqCst) == 0 {
+/// more acquisitions were answered (bounded by [`HOLD`]). A semaphore's holder with no zombie
+/// waiting keeps its permit until every permit is held and two more acquisitions were answered
+/// (bounded too): a semaphore that admits one too many is then caught on any machine.
+async fn hold(ctx: &CheckCtx, sh: &Shared, race: Race) {
+    let zombie = sh.zombies.load(SeqCst) > 0;
+    if !zombie && matches!(race, Race::Lock { .. }) {
         return;
     }
     let deadline = tokio::time::Instant::now() + HOLD;
@@ -225,7 +292,12 @@ async fn hold(ctx: &CheckCtx, sh: &Shared) {
     let mut attempts = None;
     while going(ctx, sh) && tokio::time::Instant::now() < deadline {
         let now = sh.attempts.load(SeqCst);
-        if sh.zombie_releases.load(SeqCst) > released {
+        let met = if zombie {
+            sh.zombie_releases.load(SeqCst) > released
+        } else {
+            sh.holding.load(SeqCst) >= race.capacity()
+        };
+        if met {
             match attempts {
                 None => attempts = Some(now),
                 Some(a) if now >= a + 2 => return,
@@ -236,29 +308,33 @@ async fn hold(ctx: &CheckCtx, sh: &Shared) {
     }
 }
 
-/// A zombie: waits past its lease's end and until another worker holds the lock (bounded),
+/// A zombie: waits past its lease's end and until other workers hold every place (bounded),
 /// then releases. Returns when the release was invoked.
 async fn linger(
     s: &mut Session,
     ctx: &CheckCtx,
     sh: &Shared,
     expiry: Duration,
-    release: Value,
+    (op, release): (&'static str, Value),
+    race: Race,
 ) -> CheckResult<Duration> {
     sh.zombies.fetch_add(1, SeqCst);
     tokio::time::sleep(expiry.saturating_sub(ctx.clock()) + ZOMBIE_LEASE / 2).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
-    while sh.holding.load(SeqCst) == 0 && going(ctx, sh) && tokio::time::Instant::now() < deadline {
+    while sh.holding.load(SeqCst) < race.capacity()
+        && going(ctx, sh)
+        && tokio::time::Instant::now() < deadline
+    {
         let _ = tokio::time::timeout(Duration::from_millis(5), sh.base.nudge.notified()).await;
     }
     let at = ctx.clock();
-    let answer = s.call("lock.release", release).await;
+    let answer = s.call(op, release).await;
     sh.zombie_releases.fetch_add(1, SeqCst);
     sh.zombies.fetch_sub(1, SeqCst);
     sh.base.nudge.notify_waiters();
     match answer?.word() {
         Some("released" | "lost") | None => Ok(at),
-        Some(other) => bail!("lock.release answered `{other}`: neither released nor lost"),
+        Some(other) => bail!("{op} answered `{other}`: neither released nor lost"),
     }
 }
 
@@ -269,7 +345,7 @@ fn released(ctx: &CheckCtx, sh: &Shared, fence: u64, answer: Answer) -> CheckRes
             locked(&sh.base.lost_releases).push(format!("release of fence {fence} found it lost"));
         }
         Some("released" | "lost") | None => {}
-        Some(other) => bail!("lock.release answered `{other}`: neither released nor lost"),
+        Some(other) => bail!("a release answered `{other}`: neither released nor lost"),
     }
     Ok(())
 }

@@ -12,8 +12,10 @@
 
 mod lock;
 mod proc;
+mod queue;
 mod quota;
 mod rate;
+mod semaphore;
 mod session;
 mod wire;
 
@@ -62,8 +64,8 @@ impl Driver {
     }
 
     /// The driver's rows, every one the protocol defines, in report order
-    /// ([`crate::Verify::checks`] takes them): `lock`, `mutex`, `quota`, `ratelimit-sl`,
-    /// `ratelimit-win`.
+    /// ([`crate::Verify::checks`] takes them): `lock`, `mutex`, `quota`, `queue`, `queue-alo`,
+    /// `ratelimit-sl`, `ratelimit-win`, `semaphore`.
     pub fn checks(&self) -> Vec<Arc<dyn Check>> {
         ROWS.iter()
             .map(|&row| {
@@ -90,17 +92,27 @@ const ROWS: &[Row] = &[
     Row {
         name: "lock",
         invariant: lock::INVARIANT,
-        run: |d, c, n| Box::pin(lock::run(d, c, n, true)),
+        run: |d, c, n| Box::pin(lock::run(d, c, n, lock::Race::Lock { fences: true })),
     },
     Row {
         name: "mutex",
         invariant: lock::EXCLUSION,
-        run: |d, c, n| Box::pin(lock::run(d, c, n, false)),
+        run: |d, c, n| Box::pin(lock::run(d, c, n, lock::Race::Lock { fences: false })),
     },
     Row {
         name: "quota",
         invariant: quota::INVARIANT,
         run: |d, c, n| Box::pin(quota::run(d, c, n)),
+    },
+    Row {
+        name: "queue",
+        invariant: queue::INVARIANT,
+        run: |d, c, n| Box::pin(queue::run(d, c, n, queue::Judge::Leases)),
+    },
+    Row {
+        name: "queue-alo",
+        invariant: queue::AT_LEAST_ONCE,
+        run: |d, c, n| Box::pin(queue::run(d, c, n, queue::Judge::AtLeastOnce)),
     },
     Row {
         name: "ratelimit-sl",
@@ -111,6 +123,11 @@ const ROWS: &[Row] = &[
         name: "ratelimit-win",
         invariant: rate::WINDOWS,
         run: |d, c, n| Box::pin(rate::run(d, c, n, rate::Judge::Windows)),
+    },
+    Row {
+        name: "semaphore",
+        invariant: semaphore::INVARIANT,
+        run: |d, c, n| Box::pin(semaphore::run(d, c, n)),
     },
 ];
 
@@ -130,5 +147,10 @@ impl Check for DriverCheck {
 
     fn run(&self, ctx: CheckCtx) -> BoxFuture<'static, CheckResult<Findings>> {
         (self.row.run)(self.driver.clone(), ctx, self.row.name)
+    }
+
+    /// The processes start and are greeted before the row's clock (and its faults) start.
+    fn starts_late(&self) -> bool {
+        true
     }
 }

@@ -71,7 +71,7 @@ pub(crate) async fn start(
             rows.join(", ")
         )));
     }
-    ctx.started = std::time::Instant::now();
+    ctx.begin();
     Ok(Ok(Arc::new(Mutex::new(
         procs.into_iter().map(Some).collect(),
     ))))

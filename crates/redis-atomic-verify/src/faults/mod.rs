@@ -25,9 +25,11 @@
 //! final reads and heals the server first; checks await that through
 //! [`crate::CheckCtx::settled`].
 
+mod calls;
 mod once;
 mod owner;
 
+pub use calls::ServerCalls;
 pub(crate) use owner::Owner;
 
 use crate::check::CheckResult;
@@ -144,6 +146,8 @@ pub(crate) enum Faults {
         proxy: FaultProxy,
         /// Where the server is restarted after a crash.
         owner: Arc<Owner>,
+        /// What the server counted before its crashes.
+        carried: Arc<calls::Carried>,
     },
     Cluster(Arc<RedisCluster>),
     Proxied(Arc<ProxiedCluster>),
@@ -176,8 +180,14 @@ impl Faults {
     }
 
     /// Starts `what` on `owner`'s thread (see [`Owner`]).
+    /// Each server loads the server module when the run's embedded servers do
+    /// ([`crate::bootstrap::embedded_module`]).
     pub(crate) async fn start(what: Start, owner: &Arc<Owner>) -> CheckResult<Faults> {
-        let opts = ClusterOptions::default;
+        let extra_config = crate::bootstrap::module_config()?;
+        let opts = move || ClusterOptions {
+            extra_config: extra_config.clone(),
+            ..ClusterOptions::default()
+        };
         match what {
             Start::Standalone => {
                 let kept = owner.clone();
@@ -198,6 +208,7 @@ impl Faults {
         let server = RedisServer::start(ServerOptions {
             appendonly: true,
             appendfsync: Some(Fsync::Always),
+            extra_config: crate::bootstrap::module_config()?,
             ..ServerOptions::default()
         })?;
         let addr = server
@@ -208,18 +219,62 @@ impl Faults {
             server: Arc::new(Mutex::new(server)),
             proxy,
             owner,
+            carried: Arc::default(),
         })
     }
 
-    /// A client that goes through the faults.
-    pub(crate) async fn client(&self) -> CheckResult<Client> {
-        Ok(match self {
-            Faults::Standalone { proxy, .. } => {
-                Client::connect(&proxy.url(), client_config()).await?
+    /// The decisions every server has executed so far, by path ([`ServerCalls`]).
+    pub(crate) async fn server_calls(&self) -> ServerCalls {
+        let nodes = |c: &RedisCluster| {
+            c.nodes()
+                .iter()
+                .map(ServerCalls::read)
+                .fold(ServerCalls::default(), ServerCalls::plus)
+        };
+        let read = match self {
+            Faults::Standalone {
+                server, carried, ..
+            } => {
+                let (server, carried) = (server.clone(), carried.clone());
+                tokio::task::spawn_blocking(move || {
+                    ServerCalls::read(&once::locked(&server)).plus(carried.total())
+                })
+                .await
             }
-            Faults::Cluster(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
-            Faults::Proxied(c) => Client::connect_cluster(&c.urls(), client_config()).await?,
-        })
+            Faults::Cluster(c) => {
+                let c = c.clone();
+                tokio::task::spawn_blocking(move || nodes(&c)).await
+            }
+            Faults::Proxied(c) => {
+                let c = c.clone();
+                tokio::task::spawn_blocking(move || nodes(c.cluster())).await
+            }
+        };
+        read.unwrap_or_default()
+    }
+
+    /// A client that goes through the faults. Connecting runs nothing, so a transient failure
+    /// (a handshake slower than the short timeout on a loaded machine, before any fault) is
+    /// tried again, a few times: the row is about its calls, not about one slow connect.
+    pub(crate) async fn client(&self) -> CheckResult<Client> {
+        const CONNECTS: usize = 5;
+        let mut attempt = 1;
+        loop {
+            match self.connect_once().await {
+                Err(e) if e.is_transient() && attempt < CONNECTS => attempt += 1,
+                done => return Ok(done?),
+            }
+        }
+    }
+
+    async fn connect_once(&self) -> Result<Client, redis_atomic::Error> {
+        match self {
+            Faults::Standalone { proxy, .. } => {
+                Client::connect(&proxy.url(), client_config()).await
+            }
+            Faults::Cluster(c) => Client::connect_cluster(&c.urls(), client_config()).await,
+            Faults::Proxied(c) => Client::connect_cluster(&c.urls(), client_config()).await,
+        }
     }
 
     /// The URLs its client connects to (the proxy's; every node's, in a cluster).
@@ -240,13 +295,20 @@ impl Faults {
         }
     }
 
-    /// Injects `kind` every [`GAP`] until `until`, then heals and flags `settled`.
+    /// Injects `kind` every [`GAP`] for `duration` — from now, or once `begun` is set (a check
+    /// that starts late; not at all if it ends before) — then heals and flags `settled`.
     pub(crate) async fn inject(
         &self,
         kind: FaultKind,
-        until: Instant,
+        duration: Duration,
+        begun: Option<watch::Receiver<bool>>,
         settled: watch::Sender<bool>,
     ) {
+        let began = match begun {
+            Some(mut begun) => begun.wait_for(|b| *b).await.is_ok(),
+            None => true,
+        };
+        let until = Instant::now() + if began { duration } else { Duration::ZERO };
         let mut round = 0usize;
         while Instant::now() + GAP < until {
             tokio::time::sleep(GAP).await;
@@ -274,7 +336,8 @@ impl Faults {
                 server,
                 proxy,
                 owner,
-            } => once::standalone(server, proxy, owner, kind).await,
+                carried,
+            } => once::standalone(server, proxy, (owner, carried), kind).await,
             Faults::Cluster(cluster) => once::cluster(cluster.clone(), kind, round).await,
             Faults::Proxied(_) => bail!("{} needs a cluster without proxies", kind.name()),
         }
@@ -295,6 +358,7 @@ impl Faults {
                 server,
                 proxy,
                 owner,
+                ..
             } => {
                 proxy.set(Fault::None);
                 let server = server.clone();

@@ -1,6 +1,7 @@
 //! One injection of one kind of fault, on a standalone server behind its proxy or on a cluster
 //! (corrupted replies are the proxies' alone: [`super::Faults::inject`]).
 
+use super::calls::Carried;
 use super::{FaultKind, Owner};
 use crate::check::CheckResult;
 use redis_atomic_testkit::{faults, Fault, FaultProxy, RedisCluster, RedisServer};
@@ -8,11 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// One fault on the standalone server; a crash restarts it on `owner`'s thread (see
-/// [`Owner`]), the rest runs on a blocking thread.
+/// [`Owner`]), keeping what it counted in `carried` first; the rest runs on a blocking thread.
 pub(super) async fn standalone(
     server: &Arc<Mutex<RedisServer>>,
     proxy: &FaultProxy,
-    owner: &Owner,
+    (owner, carried): (&Owner, &Arc<Carried>),
     kind: FaultKind,
 ) -> CheckResult<()> {
     if kind == FaultKind::LostReplies {
@@ -31,8 +32,13 @@ pub(super) async fn standalone(
         return Ok(tokio::task::spawn_blocking(free).await??);
     }
     if kind == FaultKind::Crash {
-        let s = server.clone();
-        return Ok(owner.run(move || locked(&s).crash_restart()).await??);
+        let (s, carried) = (server.clone(), carried.clone());
+        let crash = move || {
+            let mut s = locked(&s);
+            carried.keep(&s);
+            s.crash_restart()
+        };
+        return Ok(owner.run(crash).await??);
     }
     let server = server.clone();
     tokio::task::spawn_blocking(move || -> CheckResult<()> {

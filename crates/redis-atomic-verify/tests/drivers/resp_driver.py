@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
 """A driver of the verify protocol in plain Python (stdlib only, its own RESP client), to prove
-the harness judges a foreign client: correct, it passes the `lock`, `mutex` and `quota` rows under
-faults; broken on purpose (`--broken=...`), the relevant row must catch it.
+the harness judges a foreign client: correct, it passes the `lock`, `mutex`, `quota`, `queue`,
+`queue-alo` and `semaphore` rows under faults; broken on purpose (`--broken=...`), the relevant
+row must catch it.
 
-  --broken=release  releases with a bare DEL, without checking the owner (the `lock` row's
-                    zombie turns that into two holders)
+  --broken=release  releases without checking the owner: a lock with a bare DEL, a semaphore's
+                    permit with ZPOPMIN (whichever permit ends first); the rows' zombies turn that
+                    into one holder too many
+  --broken=limit    admits one holder over the semaphore's limit
   --broken=resend   resends `quota.add` (not retry-safe: no request id) after a lost reply and
                     reports the resend's answer (the `quota` row's counter shows the double add)
+  --broken=ack      acks a job without checking that the claim is still the job's (the queue
+                    rows' zombie, acking after its lease ran out, acks a job twice)
+  --broken=slow     not a defect: a slow start-up (2 s before each hello's answer, as a JVM's
+                    first connect), which must not spend the row's faults before its calls
   --broken=crash    exits at the first request; --broken=garbage answers a line that is not
                     JSON; --broken=hang never answers (each must become an `error` row)
 
@@ -28,11 +35,42 @@ end
 return 0"""
 RELEASE = """if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0"""
+# A semaphore: a sorted set of holders' tokens, scored by when their lease ends (server µs; a
+# lease ends only once that instant has passed, never a truncated millisecond early).
+NOW = "local t = redis.call('time'); local now = t[1] * 1000000 + t[2]\n"
+SEM_ACQUIRE = NOW + """redis.call('zremrangebyscore', KEYS[1], '-inf', '(' .. now)
+if redis.call('zcard', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('zadd', KEYS[1], now + tonumber(ARGV[2]) * 1000, ARGV[3])
+  redis.call('pexpire', KEYS[1], 600000)
+  return 1
+end
+return 0"""
+SEM_RELEASE = NOW + """local ends = redis.call('zscore', KEYS[1], ARGV[1])
+redis.call('zrem', KEYS[1], ARGV[1])
+if ends and tonumber(ends) > now then return 1 end
+return 0"""
 ADD = """local v = tonumber(redis.call('get', KEYS[1]) or '0')
 local n = v + tonumber(ARGV[1])
 if n < tonumber(ARGV[2]) or n > tonumber(ARGV[3]) then return {0, v} end
 redis.call('set', KEYS[1], n, 'PX', ARGV[4])
 return {1, n}"""
+# The queue: meta (hash: id -> `q`, `r:<worker>:<fence>` or `a`), due (zset), inflight (zset:
+# id -> lease deadline, server ms), a fence counter.
+ENQUEUE = """if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then return 0 end
+redis.call('hset', KEYS[1], ARGV[1], 'q'); redis.call('zadd', KEYS[2], 0, ARGV[1]); return 1"""
+CLAIM = """local t = redis.call('time'); local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local ids = redis.call('zrangebyscore', KEYS[3], '-inf', now, 'LIMIT', 0, 1)
+if #ids == 0 then ids = redis.call('zrange', KEYS[2], 0, 0) end
+if #ids == 0 then return {} end
+local id = ids[1]; redis.call('zrem', KEYS[2], id)
+local fence = redis.call('incr', KEYS[4])
+redis.call('zadd', KEYS[3], now + tonumber(ARGV[2]), id)
+redis.call('hset', KEYS[1], id, 'r:' .. ARGV[1] .. ':' .. fence)
+return {id, fence}"""
+ACK = """if redis.call('hget', KEYS[1], ARGV[1]) ~= 'r:' .. ARGV[2] .. ':' .. ARGV[3] then return 0 end
+redis.call('zrem', KEYS[2], ARGV[1]); redis.call('hset', KEYS[1], ARGV[1], 'a'); return 1"""
+UNCHECKED_ACK = """redis.call('zrem', KEYS[2], ARGV[1]); redis.call('hset', KEYS[1], ARGV[1], 'a'); return 1"""
+STATES = {"q": "queued", "a": "acked"}
 
 
 class Failed(Exception):
@@ -120,7 +158,8 @@ class Driver:
         host, port = msg["url"].split("//", 1)[1].rsplit(":", 1)
         self.conn = Resp(host, int(port.split("/")[0]))
         self.ns = msg["namespace"]
-        return {"driver": "resp_driver.py", "rows": ["lock", "mutex", "quota"]}
+        rows = ["lock", "mutex", "quota", "queue", "queue-alo", "semaphore"]
+        return {"driver": "resp_driver.py", "rows": rows}
 
     def run(self, op: str, a: dict[str, Any]) -> dict[str, Any]:
         c = self.conn
@@ -138,6 +177,8 @@ class Driver:
             else:
                 gone = c.call("EVAL", RELEASE, 1, key, a["handle"])
             return {"outcome": "released" if gone == 1 else "lost"}
+        if op.startswith("semaphore."):
+            return self.semaphore(c, op, a)
         if op == "quota.add":
             key = f"{self.ns}:quota:{a['name']}"
             args = ("EVAL", ADD, 1, key, a["delta"], a["min"], a["max"], a["ttl_ms"])
@@ -147,7 +188,43 @@ class Driver:
         if op == "quota.get":
             value = c.call("GET", f"{self.ns}:quota:{a['name']}")
             return {"outcome": "value", "value": int(str(value)) if value is not None else 0}
+        if op.startswith("queue."):
+            return self.queue(c, op, a)
         return {"error": "bad_argument"}
+
+    def queue(self, c: Resp, op: str, a: dict[str, Any]) -> dict[str, Any]:
+        k = f"{self.ns}:queue:{{{a['queue']}}}"
+        meta, due, inflight = k + ":meta", k + ":due", k + ":inflight"
+        if op == "queue.enqueue":
+            added = c.call("EVAL", ENQUEUE, 2, meta, due, a["job_id"])
+            return {"outcome": "enqueued" if added == 1 else "exists"}
+        if op == "queue.claim":
+            got = c.call("EVAL", CLAIM, 4, meta, due, inflight, k + ":fence", a["worker"], a["visibility_ms"])
+            assert isinstance(got, list)
+            if not got:
+                return {"outcome": "empty"}
+            return {"outcome": "claimed", "job_id": got[0], "fence": got[1], "handle": got[1]}
+        if op == "queue.ack":
+            script = UNCHECKED_ACK if self.broken == "ack" else ACK
+            acked = c.call("EVAL", script, 2, meta, inflight, a["job_id"], a["worker"], a["handle"])
+            return {"outcome": "acked" if acked == 1 else "lost"}
+        if op == "queue.inspect":
+            state = c.call("HGET", meta, a["job_id"])
+            word = "unknown" if state is None else STATES.get(str(state), "running")
+            return {"outcome": word}
+        return {"error": "bad_argument"}
+
+    def semaphore(self, c: Resp, op: str, a: dict[str, Any]) -> dict[str, Any]:
+        key = f"{self.ns}:semaphore:{a['name']}"
+        if op == "semaphore.acquire":
+            limit = a["limit"] + (1 if self.broken == "limit" else 0)
+            got = c.call("EVAL", SEM_ACQUIRE, 1, key, limit, a["ttl_ms"], a["token"])
+            return {"outcome": "acquired", "handle": a["token"]} if got == 1 else {"outcome": "full"}
+        if self.broken == "release":
+            gone = 1 if c.call("ZPOPMIN", key) else 0
+        else:
+            gone = c.call("EVAL", SEM_RELEASE, 1, key, a["token"])
+        return {"outcome": "released" if gone == 1 else "lost"}
 
     @staticmethod
     def resend(c: Resp, args: tuple[object, ...]) -> object:
@@ -168,6 +245,8 @@ def main() -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         if msg["op"] == "hello":
+            if broken == "slow":
+                time.sleep(2)
             answer = driver.hello(msg)
         elif broken == "crash":
             sys.exit("crashing on purpose")

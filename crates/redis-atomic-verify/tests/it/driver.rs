@@ -42,23 +42,38 @@ fn row<'a>(report: &'a Report, name: &str, fault: &str) -> &'a CheckReport {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_correct_driver_passes_its_rows_under_faults() {
     let faults = [FaultKind::ConnectionKills, FaultKind::LostReplies];
-    let report = run(driver(""), &["lock", "mutex", "quota"], &faults).await;
+    let rows = ["lock", "mutex", "quota", "semaphore"];
+    let report = run(driver(""), &rows, &faults).await;
     for c in &report.checks {
         assert_eq!(c.status, Status::Ok, "{c:?}");
         assert!(c.operations > 0, "{c:?}");
     }
-    assert_eq!(report.checks.len(), 9);
+    assert_eq!(report.checks.len(), 12);
     assert!(report.ok);
 }
 
 /// A release that does not check the owner: the lock row's zombie deletes the next holder's
-/// lease, and a third worker gets in beside it.
+/// lease, and a third worker gets in beside it; the semaphore row's zombie frees a holder's
+/// permit, and one worker more than the limit gets in.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_release_without_the_owner_check_is_caught() {
-    let report = run(driver("release"), &["lock", "mutex"], &[]).await;
+    let report = run(driver("release"), &["lock", "mutex", "semaphore"], &[]).await;
+    assert_eq!(report.checks.len(), 3);
     for c in &report.checks {
         assert_eq!(c.status, Status::Violations, "{c:?}");
     }
+    assert!(!report.ok);
+}
+
+/// A semaphore that admits one holder over its limit: the row's holders keep their permits
+/// until every permit is held and more acquisitions were tried, so the extra holder is seen.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_semaphore_over_its_limit_is_caught() {
+    let report = run(driver("limit"), &["semaphore", "lock"], &[]).await;
+    let semaphore = row(&report, "semaphore", "none");
+    assert_eq!(semaphore.status, Status::Violations, "{semaphore:?}");
+    assert!(semaphore.violations > 0, "{semaphore:?}");
+    assert_eq!(row(&report, "lock", "none").status, Status::Ok);
     assert!(!report.ok);
 }
 
@@ -71,6 +86,19 @@ async fn a_resend_after_a_lost_reply_is_caught() {
     let lost = row(&report, "quota", "lost-reply");
     assert_eq!(lost.status, Status::Violations, "{lost:?}");
     assert!(!report.ok);
+}
+
+/// A driver slow to start (longer than the row's duration) still meets the row's faults: they
+/// are injected from the row's first call, not from when its processes were started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_start_does_not_spend_the_faults() {
+    let report = run(driver("slow"), &["quota"], &[FaultKind::LostReplies]).await;
+    let lost = row(&report, "quota", "lost-reply");
+    assert_eq!(lost.status, Status::Ok, "{lost:?}");
+    assert!(
+        lost.unknown > 0,
+        "no reply was lost during the row: {lost:?}"
+    );
 }
 
 /// A row the driver does not declare is `unsupported`, not a pass; the run is ok on the rows
@@ -107,4 +135,34 @@ async fn a_misbehaving_driver_is_an_error_row() {
         }
         assert!(!report.ok);
     }
+}
+
+/// The queue rows: a correct driver keeps them clean and under killed connections and lost
+/// replies, every acknowledged job acked (after the drain) and judged.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_correct_queue_driver_passes_under_faults() {
+    let faults = [FaultKind::ConnectionKills, FaultKind::LostReplies];
+    let report = run(driver(""), &["queue", "queue-alo"], &faults).await;
+    for c in &report.checks {
+        assert_eq!(c.status, Status::Ok, "{c:?}");
+        assert!(c.operations > 0, "{c:?}");
+    }
+    assert_eq!(report.checks.len(), 6);
+    assert!(report.ok);
+}
+
+/// An ack that does not check the claim: the queue rows' zombie acks after its lease ran out and
+/// the job was claimed again, so the job is acked twice — caught by both rows, with the job's
+/// history.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ack_without_the_claim_check_is_caught() {
+    let report = run(driver("ack"), &["queue", "queue-alo"], &[]).await;
+    assert_eq!(report.checks.len(), 2);
+    for c in &report.checks {
+        assert_eq!(c.status, Status::Violations, "{c:?}");
+        let example = c.examples.first().map(String::as_str).unwrap_or_default();
+        assert!(example.contains("accepted 2 times"), "{example}");
+        assert!(example.contains("a minimal history"), "{example}");
+    }
+    assert!(!report.ok);
 }

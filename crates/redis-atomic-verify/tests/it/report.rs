@@ -7,6 +7,7 @@ fn server() -> ServerInfo {
     ServerInfo {
         version: "7.2.4".into(),
         mode: "standalone".into(),
+        module: None,
     }
 }
 
@@ -26,7 +27,7 @@ fn clean_table_and_json() {
     report.write_table(&mut table).unwrap();
     assert_eq!(
         String::from_utf8(table).unwrap(),
-        "redis-atomic verify: Redis 7.2.4 (standalone)\n\
+        "redis-atomic verify: Redis 7.2.4 (standalone); decisions: scripts\n\
          primitive      invariant                                                      operations  unknown  refused refused% outage ms unserved ms violations  ok\n\
          lock           one holder at a time; fences strictly increase                       1234        0        0     0.0%         0           0          0  yes\n\
          all invariants held\n"
@@ -66,7 +67,7 @@ fn faulted_table_with_violations_and_errors() {
     report.write_table(&mut table).unwrap();
     assert_eq!(
         String::from_utf8(table).unwrap(),
-        "redis-atomic verify: Redis 7.2.4 (standalone)\n\
+        "redis-atomic verify: Redis 7.2.4 (standalone); decisions: scripts\n\
          primitive      fault         invariant                                                      operations  unknown  refused refused% outage ms unserved ms corrupted violations  ok\n\
          queue          crash         each job acked once                                                    10        3       10    25.0%      1234        2345         -          2  NO\n\
          lock           corrupt-reply one holder                                                              0        0        0     0.0%         0           0        17          0  ERROR\n  \

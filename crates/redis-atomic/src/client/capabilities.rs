@@ -16,13 +16,15 @@
 //! use a native command (caller-supplied connections). Detected again after anything that may
 //! have put another server behind the client: a connection discarded after an unknown outcome or
 //! a `READONLY` (Sentinel failover; the pool reconnects through Sentinel), a cluster `MOVED`
-//! (topology change). And whatever the cache says, a native command the server answers with
+//! (topology change) — by the next lock release or extend, or in the background once the next
+//! script call a server module could decide is answered (a call never waits for it). And whatever the cache says, a native command the server answers with
 //! `unknown command` or `NOPERM` (nothing ran) is sent again as the script in the same attempt,
 //! and the client stops trying that command until the next re-detection: correctness never
 //! depends on the cache being fresh, only speed does.
 //!
 //! **Clusters: the common denominator.** A command is used only if every node (primaries and
-//! replicas, from `CLUSTER NODES`) has it. Per-node choice would need the key's node before
+//! replicas, from `CLUSTER NODES`; a replica, to which the cluster connection keeps no
+//! connection, through one of its own) has it. Per-node choice would need the key's node before
 //! sending, which the cluster connection hides (and slots move); a mixed cluster is a rolling
 //! upgrade in progress, short-lived, and its replicas are tomorrow's primaries. Once the last node
 //! is upgraded, the next re-detection turns the native path on.
@@ -183,6 +185,17 @@ pub(crate) fn probe() -> redis::Pipeline {
     pipe
 }
 
+/// Whether a probe's replies tell nothing about the server's commands: an error other than
+/// `ERR` (an unknown command: not here) or `NOPERM` (not for this user) — `LOADING` while a
+/// restarted server reads its data, `BUSY`, `MASTERDOWN`. Cached, such an answer would keep the
+/// client off the module after a restart until the next fault; it is asked again instead.
+pub(crate) fn inconclusive(replies: &[Value]) -> bool {
+    replies.iter().any(|v| match v {
+        Value::ServerError(e) => !matches!(e.code(), "ERR" | "NOPERM"),
+        _ => false,
+    })
+}
+
 /// Whether a native command's refusal means "not here" (nothing ran, the script may run
 /// instead): an unknown command (an older node behind the client) or an ACL refusal.
 pub(crate) fn unsupported(err: &crate::Error) -> bool {
@@ -222,6 +235,10 @@ pub(crate) struct Cache {
     /// A detection is under way: calls meanwhile take the script rather than probe too (no
     /// herd of probes after a failover).
     detecting: std::sync::atomic::AtomicBool,
+    /// A detection was made or tried (at connect, or since): only such a client detects again
+    /// in the background ([`super::Client::detect_in_background`]); one over a caller's
+    /// connection that never asked keeps its first detection for a call that may use it.
+    sought: std::sync::atomic::AtomicBool,
 }
 
 impl Cache {
@@ -240,9 +257,16 @@ impl Cache {
 
     /// Claims the one detection in flight; false when another caller has it.
     pub(crate) fn begin_detect(&self) -> bool {
+        self.sought
+            .store(true, std::sync::atomic::Ordering::Release);
         !self
             .detecting
             .swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
+    /// Whether a detection was ever begun (see `sought`).
+    pub(crate) fn sought(&self) -> bool {
+        self.sought.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub(crate) fn end_detect(&self) {
@@ -319,6 +343,23 @@ mod tests {
             (None, false)
         );
         assert_eq!(Capabilities::parse(&[]).release_command(), None);
+    }
+
+    /// A restarted server still loading its data answers the probe `LOADING`: nothing learned;
+    /// a server without the module (`ERR unknown command`) or a user without the right
+    /// (`NOPERM`) is an answer.
+    #[test]
+    fn loading_is_inconclusive() {
+        let reply = |bytes: &[u8]| redis::parse_redis_value(bytes).expect("RESP");
+        let info = s("redis_version:7.0.15\r\n");
+        let answer = |last: &[u8]| [info.clone(), reply(last)];
+        assert!(inconclusive(&answer(b"-LOADING Redis is loading\r\n")));
+        assert!(inconclusive(&answer(b"-BUSY a script\r\n")));
+        assert!(!inconclusive(&answer(
+            b"-ERR unknown command 'RATOMIC.VERSION'\r\n"
+        )));
+        assert!(!inconclusive(&answer(b"-NOPERM no\r\n")));
+        assert!(!inconclusive(&answer(b"*0\r\n")));
     }
 
     /// A mixed cluster uses what every node has; forcing Lua turns everything off.

@@ -171,10 +171,14 @@ impl Client {
                 sent => return sent,
             }
         }
-        match self.batch_of(def) {
+        let ran = match self.batch_of(def) {
             Some(batch) => self.batched(batch, def, keys, args).await,
             None => self.attempt_alone(def, keys, args).await,
+        };
+        if ran.is_ok() {
+            self.detect_after(def); // on the connection that just answered
         }
+        ran
     }
 
     /// One call of `def` of its own, with the single reload `NOSCRIPT` / a missing Function

@@ -6,9 +6,12 @@
 //! carries (`RATOMIC.VERSION`), so a client newer or older than the module keeps the scripts for
 //! what changed — and it sits on top of either delivery (what runs when a script runs instead).
 //! Detected with the other capabilities (one probe per node, at connect; after anything that may
-//! have put another server behind the client, at the next detection: a lock's release or extend,
-//! or [`Client::capabilities`]); on a cluster only what every node has. A call uses only what is
-//! detected and never waits for a detection on its way.
+//! have put another server behind the client — a reconnect, a failover, a `MOVED` — again, in
+//! the background once the first script call that found nothing detected is answered, or by a
+//! lock's release or extend, or [`Client::capabilities`]); on a cluster only what every node has. A call uses
+//! only what is detected and never waits for a detection on its way: without the background
+//! detection a client that only decides rate limits stayed on the scripts after its first lost
+//! reply, for good.
 //! A native the server answers with `unknown command` or `NOPERM` (nothing ran: a node restarted
 //! without the module) runs as the script in the same attempt, and the module is not used again
 //! until the next detection. [`ClientConfig::force_lua`](super::ClientConfig::force_lua) keeps
@@ -108,14 +111,21 @@ impl Client {
         if self.config.force_lua {
             return None;
         }
-        // Only what a detection already found (at connect, or an explicit `capabilities()`): a
-        // call never waits for a detection on its way, which on a stalled server would spend its
-        // time (and its connection) on the probe and fail as not sent.
+        // Only what a detection already found: a call never waits for a detection on its way,
+        // which on a stalled server would spend its time (and its connection) on the probe and
+        // fail as not sent. Nothing detected: the script ([`Client::detect_after`]).
         let covered = self.caps.module_covers(def).unwrap_or(false);
-        if !covered {
-            return None;
+        covered.then(|| native_cmd(def, keys, args))
+    }
+
+    /// After a call that ran `def`'s script and was answered while nothing was detected (since
+    /// connect, or since something may have put another server behind the client), a detection
+    /// in the background, so the next calls have the natives again. Started once the call is
+    /// answered, so it finds the connection the call made rather than make one beside it.
+    pub(super) fn detect_after(&self, def: &ScriptDef) {
+        if !self.config.force_lua && self.caps.module_covers(def).is_none() {
+            self.detect_in_background();
         }
-        Some(native_cmd(def, keys, args))
     }
 }
 

@@ -56,6 +56,25 @@ impl Client {
         caps
     }
 
+    /// Starts a detection on a task of its own unless one is under way (or there is no tokio
+    /// runtime to run it): what it finds is cached for the calls after it.
+    pub(super) fn detect_in_background(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.is_closed() || !self.caps.sought() || !self.caps.begin_detect() {
+            return;
+        }
+        let client = self.clone();
+        runtime.spawn(async move {
+            let found = client.detect().await;
+            client.caps.end_detect();
+            if let Some(caps) = found {
+                client.caps.set(caps);
+            }
+        });
+    }
+
     /// Probes every node; None when a node could not be reached at all.
     async fn detect(&self) -> Option<Capabilities> {
         let pipe = capabilities::probe();
@@ -69,6 +88,7 @@ impl Client {
                 match replies {
                     // Nothing learned, nothing cached.
                     Err(e) if unreachable(&e) => self.transport.discard(lease.slot),
+                    Ok(replies) if capabilities::inconclusive(&replies) => return None,
                     replies => return Some(Capabilities::parse(&replies.unwrap_or_default())),
                 }
             }
@@ -76,14 +96,45 @@ impl Client {
         }
         let mut nodes = Vec::new();
         for node in super::cluster_nodes::reachable(self).await.ok()? {
-            let sent = self.transport.to_node(&node.host, node.port, &pipe);
+            let sent = self.probe_node(&node.host, node.port, &pipe);
             let replies = tokio::time::timeout(self.config.timeout, sent).await.ok()?;
-            if replies.as_ref().is_err_and(unreachable) {
+            let learned_nothing = match &replies {
+                Err(e) => unreachable(e),
+                Ok(replies) => capabilities::inconclusive(replies),
+            };
+            if learned_nothing {
                 return None;
             }
             nodes.push(Capabilities::parse(&replies.unwrap_or_default()));
         }
         Some(Capabilities::common(nodes))
+    }
+
+    /// One cluster node's replies to `pipe`: through the cluster connection, or, for a node it
+    /// keeps no connection to (a replica), through a connection of its own to that node, made
+    /// like the dedicated ones (credentials, TLS) and dropped after. Without the second way a
+    /// replica answered nothing, counted as a node without any native command, and a cluster
+    /// with replicas never used the module nor `DELIFEQ`.
+    async fn probe_node(
+        &self,
+        host: &str,
+        port: u16,
+        pipe: &redis::Pipeline,
+    ) -> redis::RedisResult<Vec<Value>> {
+        let sent = self.transport.to_node(host, port, pipe).await;
+        let source = match (&sent, &self.dedicated) {
+            (Err(e), Some(source)) if e.kind() == redis::ErrorKind::ClusterConnectionNotFound => {
+                source
+            }
+            _ => return sent,
+        };
+        let direct = async {
+            use redis::aio::ConnectionLike as _;
+            let (name, client) = source.node_at(host, port).ok()?;
+            let mut conn = source.open(&name, &client).await.ok()?;
+            Some(conn.req_packed_commands(pipe, 0, pipe.len()).await)
+        };
+        direct.await.unwrap_or(sent)
     }
 
     /// Forgets the detected capabilities (another server may be behind the client now).

@@ -11,17 +11,21 @@
 //                            (`points`: "Maximum number of points that can be consumed over
 //                            duration"; the duration starts at a key's first consume: a window).
 //                            Its default configuration (no insurance limiter, no blocking).
+//   node driver.mjs bullmq   BullMQ, row `queue-alo` (bullmq.mjs beside this file).
 import { createInterface } from "node:readline";
 import Redis from "ioredis";
 import Redlock, { ResourceLockedError } from "redlock";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import { BullPeer } from "./bullmq.mjs";
 
 const peer = process.argv[2];
-const ROWS = { redlock: ["mutex"], rlf: ["ratelimit-win"] }[peer];
+const ROWS = { redlock: ["mutex"], rlf: ["ratelimit-win"], bullmq: ["queue-alo"] }[peer];
 if (!ROWS) {
-  console.error("usage: node driver.mjs redlock|rlf");
+  console.error("usage: node driver.mjs redlock|rlf|bullmq");
   process.exit(2);
 }
+console.log = console.error; // stdout is the protocol's: a library's log line goes to stderr
+const bull = new BullPeer();
 
 let redis = null;
 let ns = "";
@@ -31,7 +35,12 @@ const locks = new Map(); // token → the Lock redlock returned
 
 async function hello(msg) {
   if (msg.cluster) return { driver: peer, rows: [], unsupported: "standalone only" };
+  if (peer === "bullmq") {
+    await bull.hello(msg);
+    return { driver: peer, rows: ROWS };
+  }
   if (redis) redis.disconnect();
+await bull.close();
   redis = new Redis(msg.url);
   redis.on("error", () => {}); // reported per call; an unhandled 'error' event would end the process
   ns = msg.namespace;
@@ -48,6 +57,7 @@ function onlyHeld(e) {
 }
 
 async function run(op, a) {
+  if (op.startsWith("queue.")) return bull.run(op, a);
   if (op === "lock.acquire") {
     try {
       const lock = await redlock.acquire([`${ns}:${a.resource}`], a.ttl_ms);
@@ -88,3 +98,4 @@ for await (const line of lines) {
   process.stdout.write(JSON.stringify(answer) + "\n");
 }
 if (redis) redis.disconnect();
+await bull.close();

@@ -8,9 +8,10 @@ use std::time::Duration;
 /// The driver's flags.
 #[derive(Debug, clap::Args)]
 pub struct DriverArgs {
-    /// Run the driver protocol's rows (lock, mutex, quota, ratelimit-sl, ratelimit-win)
-    /// through this command (a shell command line), started once per --concurrency: a client
-    /// in any language, judged like the library. Rows it does not declare are `unsupported`.
+    /// Run the driver protocol's rows (lock, mutex, quota, queue, queue-alo, ratelimit-sl,
+    /// ratelimit-win, semaphore) through this command (a shell command line), started once per
+    /// --concurrency: a client in any language, judged like the library. Rows it does not
+    /// declare are `unsupported`.
     #[arg(long, value_name = "CMD")]
     pub driver: Option<String>,
     /// Seconds a driver may take to answer one call before it counts as hung.

@@ -52,6 +52,11 @@ pub struct VerifyArgs {
     /// Use Redis Cluster (embedded: a 3-primary, 3-replica cluster).
     #[arg(long)]
     pub cluster: bool,
+    /// Start the embedded server (cluster, fault servers) with the server module, so the rows
+    /// it covers run its natives: $REDIS_ATOMIC_MODULE, else libredis_atomic_module.so beside
+    /// this binary (`redis-atomic module path`). $REDIS_ATOMIC_MODULE alone does it too.
+    #[arg(long)]
+    pub module: bool,
     /// Seconds each check runs [default: 2, or 1 with --faults, which runs every check once
     /// per kind of fault: the whole matrix then stays under two minutes].
     #[arg(long)]
@@ -113,6 +118,9 @@ impl VerifyArgs {
             );
         }
         self.driver.check()?;
+        if self.module && self.url.is_some() {
+            anyhow::bail!("--module loads the server module into the embedded server: drop --url (load it into yours: docs/module.md)");
+        }
         if self.faults() && self.url.is_some() {
             anyhow::bail!("--faults needs the embedded server (it stalls, restarts and fails over its nodes): drop --url");
         }
@@ -131,6 +139,9 @@ pub fn run(args: VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         };
     }
     let report = args.check().and_then(|duration| {
+        if args.module {
+            redis_atomic_verify::embed_module(super::module::located()?);
+        }
         let runtime = runtime()?;
         if let Some(url) = &args.url {
             // The doctor's failures first: a setting that breaks an invariant explains a violation.

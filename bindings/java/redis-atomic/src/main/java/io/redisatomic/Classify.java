@@ -62,7 +62,8 @@ final class Classify {
 
     /**
      * Lettuce's refusals to write a command (the connection is closed or not connected: with
-     * auto-reconnect off it rejects rather than buffers), so the command never left the client.
+     * {@link AtMostOnce}'s REJECT_COMMANDS it rejects rather than buffers), so the command never left the
+     * client. A command in flight when its connection dropped ("Connection disconnected") may have run.
      */
     private static boolean notWritten(Throwable e) {
         String m = String.valueOf(e.getMessage());

@@ -4,9 +4,7 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -14,26 +12,27 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.protocol.ProtocolVersion;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The library's own Lettuce connection, at-most-once: auto-reconnect is off, so Lettuce never
- * replays a command that was written but unanswered when a connection dropped (its default,
- * at-least-once, would run a non-retry-safe script twice without the caller knowing), and a
- * disconnected connection rejects commands instead of buffering them. When the connection is found
- * closed, the next call opens a new one (nothing is resent: the library's retry rules decide).
+ * The library's own Lettuce connection, at-most-once ({@link AtMostOnce}: Lettuce reconnects by
+ * itself but never replays a command, and rejects commands while disconnected). When the
+ * connection is found closed, the next call opens a new one (nothing is resent: the library's
+ * retry rules decide).
  * A {@link ReentrantLock}, not {@code synchronized}, guards the swap, so virtual threads never pin.
  */
 final class Link implements AutoCloseable {
     private final AbstractRedisClient client;
+    /** The client of {@link #dedicated} connections: the same options, but it never reconnects (see there). */
+    private final AbstractRedisClient single;
     private final RedisURI uri;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile StatefulConnection<byte[], byte[]> current;
 
-    private Link(AbstractRedisClient client, RedisURI uri) {
+    private Link(AbstractRedisClient client, AbstractRedisClient single, RedisURI uri) {
         this.client = client;
+        this.single = single;
         this.uri = uri;
     }
 
@@ -41,13 +40,10 @@ final class Link implements AutoCloseable {
         RedisURI uri = Urls.parse(url);
         uri.setTimeout(o.timeout());
         RedisClient client = RedisClient.create(uri);
-        client.setOptions(ClientOptions.builder().autoReconnect(false)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .protocolVersion(ProtocolVersion.RESP2)
-                .timeoutOptions(TimeoutOptions.enabled(o.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(o.timeout()).build())
-                .sslOptions(ssl(o)).build());
-        return new Link(client, uri).opened();
+        client.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o), true).build());
+        RedisClient single = RedisClient.create(client.getResources(), uri);
+        single.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o), false).build());
+        return new Link(client, single, uri).opened();
     }
 
     static Link cluster(List<String> urls, Options o) {
@@ -56,14 +52,12 @@ final class Link implements AutoCloseable {
         }
         List<RedisURI> uris = urls.stream().map(Urls::parse).peek(u -> u.setTimeout(o.timeout())).toList();
         RedisClusterClient client = RedisClusterClient.create(uris);
-        client.setOptions(ClusterClientOptions.builder().autoReconnect(false)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .protocolVersion(ProtocolVersion.RESP2)
-                // MOVED/ASK mean the command did not run: Lettuce following them (its default) is safe.
-                .timeoutOptions(TimeoutOptions.enabled(o.timeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(o.timeout()).build())
-                .sslOptions(ssl(o)).build());
-        return new Link(client, null).opened();
+        client.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o), true)
+                .topologyRefreshOptions(AtMostOnce.topologyRefresh()).build());
+        RedisClusterClient single = RedisClusterClient.create(client.getResources(), uris);
+        single.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o), false)
+                .topologyRefreshOptions(AtMostOnce.topologyRefresh()).build());
+        return new Link(client, single, null).opened();
     }
 
     private static SslOptions ssl(Options o) {
@@ -121,7 +115,10 @@ final class Link implements AutoCloseable {
      * A connection of its own to the server holding {@code key}, for state a connection carries
      * (WATCH, MULTI): never shared. Standalone or Sentinel: a new connection ({@code owner} is
      * itself). Cluster: a new cluster connection ({@code owner}) and its connection to the primary
-     * of the key's slot, as this client last learned the slot map.
+     * of the key's slot, as the owner learned the slot map. These connections never reconnect: a
+     * connection that came back would have lost its WATCH (an EXEC would then commit unchecked)
+     * or its MULTI (the rest of the writes would run one by one); once dropped, a dedicated
+     * connection stays closed and its call fails.
      */
     record Dedicated(StatefulRedisConnection<byte[], byte[]> conn, StatefulConnection<byte[], byte[]> owner) {
         boolean poolable() {
@@ -134,16 +131,15 @@ final class Link implements AutoCloseable {
     }
 
     Dedicated dedicated(String key) {
-        if (client instanceof RedisClient standalone) {
+        if (single instanceof RedisClient standalone) {
             StatefulRedisConnection<byte[], byte[]> c = connecting(() -> standalone.connect(ByteArrayCodec.INSTANCE, uri));
             return new Dedicated(c, c);
         }
-        RedisClusterClient cluster = (RedisClusterClient) client;
-        connection(); // the slot map is loaded with the first connection
-        int slot = io.lettuce.core.cluster.SlotHash.getSlot(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        String node = cluster.getPartitions().getPartitionBySlot(slot).getNodeId();
+        RedisClusterClient cluster = (RedisClusterClient) single;
         StatefulRedisClusterConnection<byte[], byte[]> owner = connecting(() -> cluster.connect(ByteArrayCodec.INSTANCE));
         try {
+            int slot = io.lettuce.core.cluster.SlotHash.getSlot(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            String node = owner.getPartitions().getPartitionBySlot(slot).getNodeId();
             return new Dedicated(connecting(() -> owner.getConnection(node)), owner);
         } catch (RuntimeException e) {
             owner.closeAsync();
@@ -155,6 +151,7 @@ final class Link implements AutoCloseable {
     void refreshTopology() {
         if (client instanceof RedisClusterClient cluster) {
             cluster.refreshPartitionsAsync();
+            ((RedisClusterClient) single).refreshPartitionsAsync();
         }
     }
 
@@ -198,6 +195,7 @@ final class Link implements AutoCloseable {
         if (c != null) {
             c.close();
         }
+        single.shutdown(); // first: it shares the resources the main client owns
         client.shutdown();
     }
 }

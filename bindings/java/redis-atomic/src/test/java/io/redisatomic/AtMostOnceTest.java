@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The library's connections are at-most-once: a connection lost after the server ran a request
  * that is not retry-safe leaves it run once (counted on the server), and the caller gets an
- * unknown outcome that says it is not safe to resend. Lettuce's default (auto-reconnect) would
- * replay it on the new connection.
+ * unknown outcome that says it is not safe to resend. Lettuce's default (commands accepted while
+ * disconnected) would replay it on the new connection, whatever its {@code replayFilter} says:
+ * with {@code ACCEPT_COMMANDS} in {@link AtMostOnce} every test here fails.
  */
 @RedisServer
 class AtMostOnceTest {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lettuce.core.KillArgs;
 import io.redisatomic.junit.EmbeddedRedis;
 import io.redisatomic.junit.RedisServer;
 import java.nio.charset.StandardCharsets;
@@ -141,5 +142,44 @@ class CasTest {
         assertThrows(CrossSlotException.class, () -> ra.cas().update(List.of(Cas.Read.get("{a}x"), Cas.Read.get("{b}y")),
                 s -> Cas.CasDecision.abort()));
         assertInstanceOf(Cas.CasOutcome.Aborted.class, ra.cas().update(List.of(Cas.Read.hgetAll("{a}h")), s -> Cas.CasDecision.abort()));
+    }
+
+    /**
+     * A CAS connection dropped between WATCH and EXEC never comes back without its WATCH: that
+     * attempt fails before EXEC, and the next one reads the other writer's value, so no update is
+     * lost. (A connection that reconnected by itself would commit the stale decision unchecked.)
+     * Inside {@code decide}: kill every connection of the client, write as another client, then
+     * wait (bounded) until the client's main connection is back, and give its CAS connection a
+     * further short chance (one that reconnected would be back by then, and its stale commit seen).
+     */
+    @Test
+    void aDroppedWatchIsNeverCommittedOn() {
+        String key = "cas:{drop}:n";
+        try (RedisAtomic own = RedisAtomic.connect(server.url()); ServerStats admin = new ServerStats(server.url())) {
+            admin.redis().set(key, "1");
+            AtomicInteger decisions = new AtomicInteger();
+            Cas.CasOutcome o = own.cas().update(List.of(Cas.Read.get(key)), s -> {
+                if (decisions.incrementAndGet() == 1) {
+                    assertTrue(admin.redis().clientKill(KillArgs.Builder.typeNormal().skipme()) >= 2);
+                    admin.redis().set(key, "100");
+                    assertTrue(othersConnected(admin, 1, 100_000), "the main connection came back");
+                    othersConnected(admin, 2, 2000); // the CAS connection must not: no assertion either way
+                }
+                return increment(s, key);
+            });
+            assertInstanceOf(Cas.CasOutcome.Committed.class, o);
+            assertEquals("101", admin.redis().get(key), "the other writer's update is not lost");
+            assertEquals(2, decisions.get(), "decided again on the new value");
+        }
+    }
+
+    /** Asks the server (at most {@code polls} times) until {@code n} connections besides {@code admin}'s are open. */
+    private static boolean othersConnected(ServerStats admin, int n, int polls) {
+        for (int i = 0; i < polls; i++) {
+            if (admin.redis().clientList().strip().split("\n").length - 1 >= n) {
+                return true;
+            }
+        }
+        return false;
     }
 }

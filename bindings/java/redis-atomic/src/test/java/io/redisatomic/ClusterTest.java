@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lettuce.core.KillArgs;
 import io.redisatomic.junit.EmbeddedRedis;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -123,5 +124,41 @@ class ClusterTest {
             }
         }
         assertTrue(fcalls >= 24, "acquire and release of each lock by FCALL, got " + fcalls);
+    }
+
+    /**
+     * Every connection to one primary killed on the server side: the library's connection to that
+     * node comes back by itself and calls to its slots succeed again, and nothing is resent — the
+     * server counts one EVALSHA per call that succeeded, and the limit was charged once each. The
+     * kill races Lettuce noticing it, so the first calls after it may be refused (not sent) or, when
+     * written to the dead socket, unknown (the server had closed it: they cannot have run); the loop
+     * is bounded. A node connection opens on first use and a call meanwhile is refused (not sent):
+     * the policy leaves room for that on a busy machine.
+     */
+    @Test
+    void aKilledNodeConnectionComesBackWithoutResending() {
+        Options o = Options.defaults().withRetry(new RetryPolicy(40, Duration.ofSeconds(20), Duration.ofMillis(5), Duration.ofMillis(100)));
+        try (RedisAtomic ra = RedisAtomic.connectCluster(List.of(NODES.get(0).url()), o)) {
+            RateLimiter rl = ra.rateLimiter("ck", Policy.of(Limit.fixedWindow(1000, Duration.ofHours(1))));
+            int slot = Keyspace.slot(rl.keys("k", null).limits().get(0));
+            try (ServerStats node = new ServerStats(NODES.get(slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2).url())) {
+                assertInstanceOf(Decision.Allowed.class, rl.consume("k", 1)); // the script is loaded now
+                long before = node.calls("evalsha");
+                assertTrue(node.redis().clientKill(KillArgs.Builder.typeNormal().skipme()) >= 1, "the library's connection was killed");
+                int allowed = 0;
+                Decision.Allowed last = null;
+                for (int call = 0; call < 20 && allowed < 5; call++) {
+                    try {
+                        last = (Decision.Allowed) rl.consume("k", 1);
+                        allowed++;
+                    } catch (NotSentException | OutcomeUnknownException e) {
+                        assertEquals(0, allowed, "once back, every call succeeds: " + e);
+                    }
+                }
+                assertEquals(5, allowed, "calls to the killed node's slots succeed again");
+                assertEquals(allowed, node.calls("evalsha") - before, "one EVALSHA per call that succeeded: nothing resent");
+                assertEquals(1000 - 1 - allowed, last.remaining(), "charged once per call that succeeded");
+            }
+        }
     }
 }

@@ -12,7 +12,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * The connection settings Spring Data Redis reads ({@code spring.data.redis.*}), bound again here
  * so the starter builds its own client from them: an at-most-once one (the library's), never the
- * application's auto-reconnecting Lettuce connection, which replays unanswered commands.
+ * application's Lettuce connection, which (Lettuce's default) replays unanswered commands after a
+ * reconnect.
  * Only the fields that say where and how to connect are read; pool settings do not apply.
  */
 @ConfigurationProperties("spring.data.redis")

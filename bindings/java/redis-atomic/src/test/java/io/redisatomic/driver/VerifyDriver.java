@@ -7,11 +7,14 @@ import io.redisatomic.Acquire;
 import io.redisatomic.Limit;
 import io.redisatomic.Lock;
 import io.redisatomic.Options;
+import io.redisatomic.Permit;
 import io.redisatomic.Policy;
 import io.redisatomic.Quotas;
 import io.redisatomic.RateLimiter;
 import io.redisatomic.RedisAtomic;
 import io.redisatomic.RedisAtomicException;
+import io.redisatomic.Semaphore;
+import io.redisatomic.SemaphoreAcquire;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -23,7 +26,7 @@ import java.util.List;
 
 /** The driver's loop and rows (the package's documentation says why it is built this way). */
 public final class VerifyDriver {
-    private static final List<String> ROWS = List.of("lock", "quota", "ratelimit-sl", "ratelimit-win");
+    private static final List<String> ROWS = List.of("lock", "quota", "ratelimit-sl", "ratelimit-win", "semaphore");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private RedisAtomic client;
@@ -31,6 +34,7 @@ public final class VerifyDriver {
     private String row = "";
     private String namespace = "";
     private RateLimiter limiter;
+    private Semaphore semaphore;
 
     private VerifyDriver() {
     }
@@ -78,6 +82,7 @@ public final class VerifyDriver {
         row = msg.get("row").asText();
         namespace = msg.get("namespace").asText();
         limiter = null;
+        semaphore = null;
         try {
             client().locks(namespace).inspect("driver-warm-up"); // a read: a cold JVM's first script call
         } catch (RedisAtomicException e) {
@@ -120,6 +125,10 @@ public final class VerifyDriver {
                     millis(a, "ttl_ms"), a.get("request_id").asText()));
             case "quota.get" -> outcome("value").put("value", c.quotas(namespace).get(a.get("name").asText()));
             case "ratelimit.consume" -> outcome(limiter(a).consume(a.get("name").asText(), 1).outcome());
+            case "semaphore.acquire" -> permitted(semaphore(a).acquireWithToken(
+                    a.get("token").asText(), millis(a, "ttl_ms")));
+            case "semaphore.release" -> outcome(semaphore(a).release(
+                    a.get("token").asText(), a.get("handle").asLong()).outcome());
             default -> throw new IllegalArgumentException("a request this driver does not know: " + op);
         };
     }
@@ -134,6 +143,14 @@ public final class VerifyDriver {
         return limiter;
     }
 
+    /** The row's semaphore, made by its first acquisition (which names the limit). */
+    private Semaphore semaphore(JsonNode a) {
+        if (semaphore == null) {
+            semaphore = client().semaphore(namespace, a.get("name").asText(), a.get("limit").asInt());
+        }
+        return semaphore;
+    }
+
     private static Duration millis(JsonNode a, String field) {
         return Duration.ofMillis(a.get(field).asLong());
     }
@@ -145,6 +162,13 @@ public final class VerifyDriver {
     private static JsonNode acquired(Acquire got) {
         if (got instanceof Lock lock) {
             return outcome("acquired").put("fence", lock.fence()).put("handle", lock.fence());
+        }
+        return outcome(got.outcome());
+    }
+
+    private static JsonNode permitted(SemaphoreAcquire got) {
+        if (got instanceof Permit permit) {
+            return outcome("acquired").put("fence", permit.fence()).put("handle", permit.fence());
         }
         return outcome(got.outcome());
     }
