@@ -31,6 +31,11 @@ Clients (--only, repeatable; default all):
                    queue up: natural batching, on by default)
   ra-node-unbatched, ra-node-fw-unbatched
                    the same with `batching: false`: one script call per decision
+  ra-node-lock     lock cycles of the Node package's Locks (acquire, then release) on
+                   --concurrency async workers over one connection, each worker cycling over
+                   resources of its own
+  redlock-lock     node-redlock's acquire (one server, no retries), then release: the same
+                   workload over one ioredis connection
   rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
   limits-fw        Python `limits` FixedWindowRateLimiter (limits.aio, redis-py asyncio, uvloop)
@@ -145,6 +150,9 @@ CLIENTS = {
         ("rate", "redis-atomic Node package, anchored window, unbatched")]),
     "ra-node-fw-unbatched": (NODE, "redis-atomic-fw-unbatched", [
         ("rate", "redis-atomic Node package, fixed window, unbatched")]),
+    "ra-node-lock": (NODE, "redis-atomic-lock", [
+        ("rate", "redis-atomic Node package Locks, cycles")]),
+    "redlock-lock": (NODE, "redlock", [("rate", "node-redlock, cycles")]),
     "rlflx": (NODE, "redis", [("rate", "rate-limiter-flexible RateLimiterRedis")]),
     "rlflx-nonatomic": (NODE, "redis-nonatomic", [
         ("rate", "rate-limiter-flexible RateLimiterRedisNonAtomic")]),
@@ -181,14 +189,15 @@ CLIENTS = {
 }
 # Lock-cycle series: compared only with each other (cycles/s, not decisions/s).
 LOCK_CYCLES = {c for c, (kind, _, _) in CLIENTS.items() if kind in (PYLOCK, GOLOCK, JAVALOCK)}
-LOCK_CYCLES.add("ra-lock-module")
+LOCK_CYCLES |= {"ra-lock-module", "ra-node-lock", "redlock-lock"}
 # Series the ratios divide by (the library's medians).
 LIBRARY = [("ra-fw/library", "lib fw ÷"), ("ra-aw/library", "lib aw ÷"),
            ("ra-gcra/library", "lib gcra ÷"), ("ra-fw-module/library", "mod fw ÷"),
            ("ra-aw-module/library", "mod aw ÷"), ("ra-py-sync/rate", "py sync ÷"),
            ("ra-py-async/rate", "py async ÷"), ("ra-py-lock-sync/rate", "lock sync ÷"),
            ("ra-py-lock-async/rate", "lock async ÷"),
-           ("ra-node/rate", "node pkg ÷"), ("ra-go-gcra/rate", "go gcra ÷"),
+           ("ra-node/rate", "node pkg ÷"), ("ra-node-lock/rate", "node lock ÷"),
+           ("ra-go-gcra/rate", "go gcra ÷"),
            ("ra-go-aw/rate", "go aw ÷"), ("ra-go-lock/rate", "go lock ÷"),
            ("ra-java-gcra/rate", "java ÷"),
            ("ra-java-lock/rate", "java lock ÷")]

@@ -6,7 +6,7 @@ export interface BatchConfig {
     maxBytes: number;
     minBatch: number;
 }
-/** The Rust client's defaults. */
+/** The Rust client's bounds. */
 export declare const DEFAULT_BATCHING: BatchConfig;
 /** What the batcher did so far. */
 export interface BatchCounts {

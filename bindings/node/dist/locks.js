@@ -15,9 +15,18 @@ const keys_js_1 = require("./keys.js");
 const decoded_js_1 = require("./decoded.js");
 const SCHEMA = 1;
 const MAX_TTL_MS = 604_800_000;
+/** Random bytes for the next tokens, filled 256 tokens at a time (as Node pools randomUUID's):
+ * the same CSPRNG output, one call into it per 256 acquisitions instead of one each. */
+const POOL = Buffer.alloc(16 * 256);
+let pooled = 0;
 /** A fresh owner token: 128 random bits in hex. */
 function randomToken() {
-    return (0, node_crypto_1.randomBytes)(16).toString('hex');
+    if (pooled === 0) {
+        (0, node_crypto_1.randomFillSync)(POOL);
+        pooled = POOL.length;
+    }
+    pooled -= 16;
+    return POOL.toString('hex', pooled, pooled + 16);
 }
 /** A lease's length, checked: 1 ms ..= 7 days, whole ms. */
 function ttlOf(ttlMs) {

@@ -35,10 +35,13 @@ test('a bad decision in a batch fails alone; the others get their own replies', 
     const quotas = new ra.Quotas(client, { namespace: 'bad' })
     const wrong = rl.keys('wrong').limits[0]
     assert.equal(await command(s.server.port, 'LPUSH', wrong, 'x'), ':1')
-    // The first call goes alone; the other 19 wait for it and leave as one batch, with the bad
-    // decision in the middle and a quota decision (another script, the same entry point).
-    const calls = Array.from({ length: 20 }, (_, i) =>
-      i === 7 ? rl.consume('wrong') : i === 12 ? quotas.add('q', 3, { max: 10 }) : rl.consume(`u${i}`))
+    // The first call goes alone (its turn ends before the others are made); the other 19, made in
+    // one turn, wait for it and leave as one batch, with the bad decision in the middle and a
+    // quota decision (another script, the same entry point).
+    const first = rl.consume('u0')
+    await null
+    const calls = [first, ...Array.from({ length: 19 }, (_, j) => j + 1).map((i) =>
+      i === 7 ? rl.consume('wrong') : i === 12 ? quotas.add('q', 3, { max: 10 }) : rl.consume(`u${i}`))]
     const settled = await Promise.allSettled(calls)
     const bad = settled[7]
     assert.equal(bad.status, 'rejected')

@@ -140,8 +140,10 @@ test('a batch whose reply is lost: unsafe members ran once (unknown outcome), sa
   // Loads the scripts and the batch entry point: the swallowed reply is the batch's own.
   await Promise.all(Array.from({ length: 10 }, (_, i) => rl.consume(`warm-${i}`, i % 2 ? { requestId: `w${i}` } : {})))
   const before = client.batchStats().batches
-  // The first goes alone; once its reply is in, the proxy swallows the next one: the batch's.
+  // The first goes alone (its turn ends before the members are made); once its reply is in, the
+  // proxy swallows the next one: the batch's.
   const first = rl.consume('first')
+  await null
   const batch = Array.from({ length: 8 }, (_, i) =>
     rl.consume(`m${i}`, i % 2 ? { requestId: `r${i}` } : {}).then((value) => ({ value }), (e) => e))
   await first.then(() => p.arm())

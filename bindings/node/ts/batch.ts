@@ -4,10 +4,21 @@
 // from the same script bodies (`BATCH_DEFAULT`, ... in scripts.ts), which answers one reply per
 // decision, each what the decision's own call would have answered at its place in the order.
 //
-// Per lane: a decision that finds fewer than `inFlight` calls of its lane in flight goes out at
-// once, alone (no timer, no added latency at low load); otherwise it waits, and when a call of the
-// lane finishes the waiting decisions leave together (at most `maxDecisions` and `maxBytes`), or,
-// fewer than `minBatch` of them, as separate calls. Only decisions already waiting ride along.
+// Per lane, per turn: a decision gathers with the others made in the same turn of the event loop
+// (until the turn's microtasks are done: the replies ioredis parses from one read resolve their
+// callers in one such turn, and those callers' next decisions arrive in it). Then, while fewer
+// than `inFlight` calls of the lane are in flight, the gathered decisions leave: as one call of
+// the entry point (at most `maxDecisions` and `maxBytes` each), one alone as its own call, or,
+// fewer than `minBatch`, as separate calls; what finds `inFlight` calls in flight waits, and
+// leaves with the turn in which a call of the lane finishes. A lane with nothing in flight sends
+// a large group as two calls, so the server runs one while the client reads the other's
+// replies; the two groups then keep alternating. Nothing waits for a timer: a decision for an
+// idle lane leaves as soon as the code that made it yields (awaits or returns), not at once.
+//
+// Why per turn and not, as Rust and Go do, at once while a slot is free: on one Node thread the
+// client's own CPU is usually the limit, and a call's fixed work (ioredis's Command and timeout
+// timer, a socket write, the reply's promise) is much of a decision's; taking free slots one
+// decision at a time sent the first decisions of every turn alone (docs/performance.md, "Node").
 //
 // Everything else stays per decision: each decision is one attempt of its own retry loop
 // (runner.ts), so a batch whose reply is lost fails each decision with an unknown outcome and each
@@ -25,8 +36,10 @@ export interface BatchConfig {
   minBatch: number
 }
 
-/** The Rust client's defaults. */
+/** The Rust client's bounds. */
 export const DEFAULT_BATCHING: BatchConfig = { inFlight: 4, maxDecisions: 64, maxBytes: 256 * 1024, minBatch: 3 }
+
+const RESOLVED = Promise.resolve()
 
 /** Most keys plus arguments of one decision inside a batch (the entry point's bound). */
 const MAX_DECISION_ITEMS = 4096
@@ -56,6 +69,8 @@ interface Lane {
   batch: ScriptDef
   busy: number
   waiting: Entry[]
+  /** A flush of the decisions gathered this turn is queued (a microtask). */
+  gathering: boolean
 }
 
 /** The lanes of one client and their counts. */
@@ -71,51 +86,85 @@ export class Batcher {
     const id = this.cluster && keys.length > 0 ? `${batch.name}:${slot(keys[0] as string)}` : batch.name
     let lane = this.#lanes.get(id)
     if (lane === undefined) {
-      lane = { batch, busy: 0, waiting: [] }
+      lane = { batch, busy: 0, waiting: [], gathering: false }
       this.#lanes.set(id, lane)
     }
     this.counts.decisions++
-    if (lane.busy < this.config.inFlight || keys.length + args.length > MAX_DECISION_ITEMS) {
+    if (keys.length + args.length > MAX_DECISION_ITEMS) {
       this.counts.alone++
-      return this.#call(lane, () => this.send(def, keys, args))
+      return this.#call(lane, this.send(def, keys, args))
     }
+    const waiting = lane
+    this.#gather(waiting)
     return new Promise((resolve, reject) => {
-      (lane as Lane).waiting.push({ def, keys, args, bytes: size(keys, args), resolve, reject })
+      waiting.waiting.push({ def, keys, args, bytes: size(keys, args), resolve, reject })
     })
   }
 
-  /** `go()` as one call of `lane`: when it ends, the decisions waiting meanwhile leave. */
-  #call<T>(lane: Lane, go: () => Promise<T>): Promise<T> {
+  /** Queues `lane`'s flush at the end of this turn's microtasks, unless one is queued already. */
+  #gather(lane: Lane): void {
+    if (lane.gathering) return
+    lane.gathering = true
+    // A resolved promise's reaction, not queueMicrotask (which wraps each in an AsyncResource).
+    void RESOLVED.then(() => {
+      lane.gathering = false
+      this.#drain(lane)
+    })
+  }
+
+  /** `p` as one call of `lane`: when it ends, what waits leaves with this turn's newcomers. */
+  #call<T>(lane: Lane, p: Promise<T>): Promise<T> {
     lane.busy++
-    const p = go()
     const done = (): void => {
       lane.busy--
-      this.#drain(lane)
+      if (lane.waiting.length > 0) this.#gather(lane)
     }
     p.then(done, done)
     return p
   }
 
-  /** The decisions waiting in `lane` (as many as the bounds allow) leave together. */
+  /**
+   * What waits in `lane` leaves, in groups (each at most `maxDecisions` and `maxBytes`), while
+   * fewer than `inFlight` calls of the lane are in flight. A lane with nothing in flight sends a
+   * large group as two calls, so the server runs one while the client reads the other's replies
+   * (one call of everything alternates with idle time on both sides); the two then keep
+   * alternating, each turn's returning decisions leaving as one call.
+   */
   #drain(lane: Lane): void {
-    if (lane.waiting.length === 0 || lane.busy >= this.config.inFlight) return
+    const { inFlight, minBatch } = this.config
+    while (lane.waiting.length > 0 && lane.busy < inFlight) {
+      const w = lane.waiting.length
+      const half = lane.busy === 0 && inFlight > 1 && w >= 2 * minBatch
+      const group = this.#take(lane, half ? Math.ceil(w / 2) : w)
+      if (group.length < minBatch) {
+        if (group.length === 1) this.counts.alone++
+        else this.counts.separate += group.length
+        for (const e of group) this.#call(lane, this.send(e.def, e.keys, e.args)).then(e.resolve, e.reject)
+        continue
+      }
+      this.counts.batches++
+      this.counts.batched += group.length
+      this.#call(lane, this.#batch(lane.batch, group))
+    }
+  }
+
+  /** The next group from the front of `lane`'s queue: at most `most`, `maxDecisions`, `maxBytes`. */
+  #take(lane: Lane, most: number): Entry[] {
+    const limit = Math.min(most, this.config.maxDecisions)
     let bytes = 0
     let n = 0
-    while (n < lane.waiting.length && n < this.config.maxDecisions) {
+    while (n < lane.waiting.length && n < limit) {
       const b = (lane.waiting[n] as Entry).bytes
       if (n > 0 && bytes + b > this.config.maxBytes) break
       bytes += b
       n++
     }
-    const group = lane.waiting.splice(0, n)
-    if (group.length < this.config.minBatch) {
-      this.counts.separate += group.length
-      for (const e of group) this.#call(lane, () => this.send(e.def, e.keys, e.args)).then(e.resolve, e.reject)
-      return
+    if (n === lane.waiting.length) {
+      const group = lane.waiting
+      lane.waiting = []
+      return group
     }
-    this.counts.batches++
-    this.counts.batched += group.length
-    this.#call(lane, () => this.#batch(lane.batch, group)).catch(() => {})
+    return lane.waiting.splice(0, n)
   }
 
   /** One call of the entry point for `group`; each decision settles with its own element. */

@@ -2,7 +2,7 @@
 // the generated script layer. An acquire with a random token is not retry-safe (the caller never
 // saw the token, so a resend would take a second lease); with the caller's token and no wait it
 // is (the same token gets its own fence back). Release and extend are safe (token and fence).
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import { live, type Client } from './client.js'
 import { AbortedError, badArgument, typeError } from './errors.js'
 import { fenceOf, Lease, lost } from './lease.js'
@@ -23,9 +23,19 @@ export interface Locked { held: true, fence: number, ttlMs: number }
 export interface Free { held: false, fence: number, ttlMs: 0 }
 export interface WatchOptions { renewFraction?: number, marginFraction?: number }
 
+/** Random bytes for the next tokens, filled 256 tokens at a time (as Node pools randomUUID's):
+ * the same CSPRNG output, one call into it per 256 acquisitions instead of one each. */
+const POOL = Buffer.alloc(16 * 256)
+let pooled = 0
+
 /** A fresh owner token: 128 random bits in hex. */
 export function randomToken(): string {
-  return randomBytes(16).toString('hex')
+  if (pooled === 0) {
+    randomFillSync(POOL)
+    pooled = POOL.length
+  }
+  pooled -= 16
+  return POOL.toString('hex', pooled, pooled + 16)
 }
 
 /** A lease's length, checked: 1 ms ..= 7 days, whole ms. */

@@ -6,18 +6,24 @@
 // natural batching, on by default, or `...-unbatched` without), `--concurrency` async workers each awaiting one `consume(identity, 1)` at a time,
 // for `--seconds` after an unmeasured `--warmup`. Limits are never reached (10^9 points per
 // 60 s), so every decision is an admission, as in `redis-atomic bench`; a refusal or an error
-// fails the run. Prints one JSON line on stdout: decisions, seconds, decisions/s, the share of
-// one core the server used meanwhile (INFO cpu, over a separate ioredis connection), the client
-// process's CPU per decision in µs (user + system, every thread: a measure a loaded machine
-// disturbs less than decisions/s), versions.
+// fails the run. `--limiter redis-atomic-lock` / `redlock`: lock cycles instead (the package's
+// `Locks.acquire` then `release()`, or node-redlock's `acquire` with no retries then
+// `release()`, over one ioredis connection, 10 s leases), each worker cycling over
+// `--identities` resources of its own, so no acquisition is refused. Prints one JSON line on
+// stdout: decisions (or cycles), seconds, the rate, the share of one core the server used
+// meanwhile (INFO cpu, over a separate ioredis connection), the client process's CPU per
+// decision in µs (user + system, every thread: a measure a loaded machine disturbs less than
+// decisions/s), versions, and for the package its `client.batchStats()` (warm-up included).
 //
 //   node bench.mjs --port 6379 --limiter redis --seconds 5 --concurrency 16 --identities 100000
 
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRedisNonAtomic } from 'rate-limiter-flexible';
+import Redlock from 'redlock';
 
 const require = createRequire(import.meta.url);
 const LIMITERS = {
@@ -31,7 +37,11 @@ const LIMITERS = {
   // The same two with natural batching off: one script call per decision.
   'redis-atomic-unbatched': 'anchored-window',
   'redis-atomic-fw-unbatched': 'fixed-window',
+  // Lock cycles: the package's Locks, or node-redlock on the same one connection.
+  'redis-atomic-lock': 'lock',
+  redlock: 'lock',
 };
+const TTL_MS = 10_000;
 
 const { values: a } = parseArgs({
   options: {
@@ -46,6 +56,7 @@ const { values: a } = parseArgs({
   },
 });
 const native = a.limiter.startsWith('redis-atomic');
+const locking = LIMITERS[a.limiter] === 'lock';
 if (!(a.limiter in LIMITERS) || !a.port || (native && !a.package)) {
   console.error(`usage: bench.mjs --port P --limiter ${Object.keys(LIMITERS).join('|')} [--package DIR]`);
   process.exit(2);
@@ -57,10 +68,13 @@ const identities = Number(a.identities);
 
 const redis = new Redis({ host: a.host, port: Number(a.port), lazyConnect: true, maxRetriesPerRequest: 0 });
 await redis.connect();
-const version = (name) => require(`${name}/package.json`).version;
+// Read from node_modules (redlock's `exports` leave out its package.json).
+const version = (name) => JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, import.meta.url))).version;
 const packages = { ioredis: version('ioredis') };
-// consume(identity): resolves on an admission; a refusal throws.
+// consume(identity): resolves on an admission (or one lock cycle); a refusal throws.
 let consume;
+// The package's batching counts (decisions per call), for the output.
+let batchStats = () => undefined;
 if (native) {
   const ra = require(resolve(a.package, 'dist/index.js'));
   packages['redis-atomic'] = require(resolve(a.package, 'package.json')).version;
@@ -68,13 +82,32 @@ if (native) {
   // default of 1 s is for services, not for this harness).
   const batching = !a.limiter.endsWith('-unbatched');
   const client = await ra.Client.connect(`redis://${a.host}:${a.port}`, { poolSize: 1, timeoutMs: 10_000, batching });
-  const limiter = new ra.RateLimiter(client, {
-    namespace: 'ra-node',
-    limits: [{ algorithm: LIMITERS[a.limiter], limit: 1e9, periodMs: 60_000 }],
-  });
-  consume = async (id) => {
-    const d = await limiter.consume(id);
-    if (!d.allowed) throw new Error(`refused: ${JSON.stringify(d)}`);
+  batchStats = () => client.batchStats();
+  if (locking) {
+    const locks = new ra.Locks(client, { namespace: 'ra-node-lock' });
+    consume = async (resource) => {
+      const lock = await locks.acquire(resource, TTL_MS);
+      if (!lock.acquired) throw new Error(`refused: ${JSON.stringify(lock)}`);
+      const r = await lock.release();
+      if (!r.released) throw new Error(`not released: ${JSON.stringify(r)}`);
+    };
+  } else {
+    const limiter = new ra.RateLimiter(client, {
+      namespace: 'ra-node',
+      limits: [{ algorithm: LIMITERS[a.limiter], limit: 1e9, periodMs: 60_000 }],
+    });
+    consume = async (id) => {
+      const d = await limiter.consume(id);
+      if (!d.allowed) throw new Error(`refused: ${JSON.stringify(d)}`);
+    };
+  }
+} else if (locking) {
+  packages.redlock = version('redlock');
+  // No retries: a refusal throws (it never happens: every worker has resources of its own).
+  const redlock = new Redlock([redis], { retryCount: 0 });
+  consume = async (resource) => {
+    const lock = await redlock.acquire([`redlock:${resource}`], TTL_MS);
+    await lock.release();
   };
 } else {
   packages['rate-limiter-flexible'] = version('rate-limiter-flexible');
@@ -90,13 +123,13 @@ if (native) {
 // Drives every worker until `until` (ms, performance.now()); returns the decisions made.
 async function drive(until) {
   let decisions = 0;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await consume(`user-${Math.floor(Math.random() * identities)}`);
+  const worker = async (w) => {
+    for (let i = 0; performance.now() < until; i++) {
+      await consume(locking ? `res-${w}-${i % identities}` : `user-${Math.floor(Math.random() * identities)}`);
       decisions += 1;
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
   return decisions;
 }
 
@@ -124,6 +157,7 @@ try {
     client_cpu_us: (used.user + used.system) / decisions,
     runtime: `node ${process.version}`,
     packages,
+    batch_stats: batchStats(),
   }));
 } catch (e) {
   console.error(`node bench: ${e.message ?? e}`);
