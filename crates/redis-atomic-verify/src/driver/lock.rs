@@ -223,7 +223,7 @@ async fn worker(
             acquire_invoked: invoked,
             acquire_completed: completed,
             release_invoked: None,
-            lease,
+            lease: lease.saturating_sub(super::CLOCK_SLACK),
         };
         let handle = answer.field("handle").cloned().unwrap_or(Value::Null);
         let release = race.release(&token, handle);

@@ -311,7 +311,7 @@ async fn claim(
             acquire_invoked: sent,
             acquire_completed: done,
             release_invoked: None,
-            lease: VIS,
+            lease: VIS - super::CLOCK_SLACK,
         });
         claims.len() - 1
     };
