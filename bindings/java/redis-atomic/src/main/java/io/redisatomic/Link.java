@@ -11,8 +11,11 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -107,8 +110,30 @@ final class Link implements AutoCloseable {
     }
 
     private StatefulConnection<byte[], byte[]> connect() {
-        return connecting(() -> client instanceof RedisClusterClient cluster ? cluster.connect(ByteArrayCodec.INSTANCE)
-                : ((RedisClient) client).connect(ByteArrayCodec.INSTANCE, uri));
+        if (client instanceof RedisClusterClient cluster) {
+            StatefulRedisClusterConnection<byte[], byte[]> c = connecting(() -> cluster.connect(ByteArrayCodec.INSTANCE));
+            openPrimaries(c);
+            return c;
+        }
+        return connecting(() -> ((RedisClient) client).connect(ByteArrayCodec.INSTANCE, uri));
+    }
+
+    /**
+     * Opens the connection to every primary now rather than at its slots' first call: under
+     * {@code REJECT_COMMANDS} Lettuce refuses (not sent) a command for a node whose connection is
+     * still being opened, so a cluster's first calls were refused while each node's connection
+     * opened. Keyed as the slot routing keys them (write intent, host and port). Best effort: a
+     * primary that cannot be reached now is opened by the first call for its slots.
+     */
+    private static void openPrimaries(StatefulRedisClusterConnection<byte[], byte[]> c) {
+        List<CompletableFuture<?>> opening = new ArrayList<>();
+        for (RedisClusterNode node : c.getPartitions()) {
+            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                RedisURI at = node.getUri();
+                opening.add(c.getConnectionAsync(at.getHost(), at.getPort()).exceptionally(e -> null));
+            }
+        }
+        CompletableFuture.allOf(opening.toArray(CompletableFuture[]::new)).join();
     }
 
     /**
