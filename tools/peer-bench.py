@@ -36,6 +36,11 @@ Clients (--only, repeatable; default all):
                    resources of its own
   redlock-lock     node-redlock's acquire (one server, no retries), then release: the same
                    workload over one ioredis connection
+  ioredis-ceiling-2x8, ioredis-ceiling-4x4, ioredis-ceiling-shared-2x8, ioredis-ceiling-shared-4x4
+                   the ceiling of any package on ioredis: no package code, --concurrency
+                   decisions in flight as calls of 8 (or 4) decisions, keys formed as the package
+                   forms a limiter's, arguments laid out as the plain batch (or, shared, once),
+                   against a server script that decides nothing (one canned admission per key)
   rlflx            Node rate-limiter-flexible RateLimiterRedis over ioredis (fixed window, Lua)
   rlflx-nonatomic  Node RateLimiterRedisNonAtomic (the same window as MULTI/EXEC, no Lua)
   limits-fw        Python `limits` FixedWindowRateLimiter (limits.aio, redis-py asyncio, uvloop)
@@ -153,6 +158,12 @@ CLIENTS = {
     "ra-node-lock": (NODE, "redis-atomic-lock", [
         ("rate", "redis-atomic Node package Locks, cycles")]),
     "redlock-lock": (NODE, "redlock", [("rate", "node-redlock, cycles")]),
+    "ioredis-ceiling-2x8": (NODE, "ceiling-2x8", [("rate", "ioredis alone, 2 calls of 8 canned")]),
+    "ioredis-ceiling-4x4": (NODE, "ceiling-4x4", [("rate", "ioredis alone, 4 calls of 4 canned")]),
+    "ioredis-ceiling-shared-2x8": (NODE, "ceiling-shared-2x8", [
+        ("rate", "ioredis alone, 2 calls of 8, args once")]),
+    "ioredis-ceiling-shared-4x4": (NODE, "ceiling-shared-4x4", [
+        ("rate", "ioredis alone, 4 calls of 4, args once")]),
     "rlflx": (NODE, "redis", [("rate", "rate-limiter-flexible RateLimiterRedis")]),
     "rlflx-nonatomic": (NODE, "redis-nonatomic", [
         ("rate", "rate-limiter-flexible RateLimiterRedisNonAtomic")]),

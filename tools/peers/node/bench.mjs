@@ -17,6 +17,7 @@
 //
 //   node bench.mjs --port 6379 --limiter redis --seconds 5 --concurrency 16 --identities 100000
 
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -40,6 +41,14 @@ const LIMITERS = {
   // Lock cycles: the package's Locks, or node-redlock on the same one connection.
   'redis-atomic-lock': 'lock',
   redlock: 'lock',
+  // The ceiling of any package on ioredis: no package code, calls of 8 (or 4) decisions, each
+  // call's keys formed as the package forms a limiter's, its arguments laid out as the plain
+  // batch lays them out (or, `-shared`, once), against a server script that decides nothing
+  // (it answers one canned admission per key); --concurrency decisions in flight in all.
+  'ceiling-2x8': [8, 'plain'],
+  'ceiling-4x4': [4, 'plain'],
+  'ceiling-shared-2x8': [8, 'shared'],
+  'ceiling-shared-4x4': [4, 'shared'],
 };
 const TTL_MS = 10_000;
 
@@ -71,8 +80,11 @@ await redis.connect();
 // Read from node_modules (redlock's `exports` leave out its package.json).
 const version = (name) => JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, import.meta.url))).version;
 const packages = { ioredis: version('ioredis') };
-// consume(identity): resolves on an admission (or one lock cycle); a refusal throws.
+// consume(identity): resolves on an admission (or one lock cycle), or for a ceiling series to
+// the number of decisions its call carried; a refusal throws.
 let consume;
+// Workers: one per decision in flight, or for a ceiling series one per call in flight.
+let workers = concurrency;
 // The package's batching counts (decisions per call), for the output.
 let batchStats = () => undefined;
 if (native) {
@@ -101,6 +113,24 @@ if (native) {
       if (!d.allowed) throw new Error(`refused: ${JSON.stringify(d)}`);
     };
   }
+} else if (a.limiter.startsWith('ceiling')) {
+  const [size, layout] = LIMITERS[a.limiter];
+  workers = Math.max(1, Math.round(concurrency / size));
+  const sha = await redis.call('SCRIPT', 'LOAD',
+    "local o = {} for i = 1, #KEYS do o[i] = {'allowed', 999999999, 60000000} end return o");
+  const tag = (id) => createHash('sha256').update(id).digest('hex').slice(0, 32);
+  consume = async () => {
+    const keys = [];
+    for (let i = 0; i < size; i++) {
+      keys.push(`ceiling:rl:v1:{${tag(`user-${Math.floor(Math.random() * identities)}`)}}:aw:aw`);
+    }
+    const args = ['rl_anchored_window', size];
+    if (layout === 'shared') args.push(1, '1000000000', '60000');
+    else for (let i = 0; i < size; i++) args.push(1, '1000000000', '60000');
+    const replies = await redis.call('evalsha', sha, size, ...keys, ...args);
+    if (!Array.isArray(replies) || replies.length !== size) throw new Error('bad reply');
+    return size;
+  };
 } else if (locking) {
   packages.redlock = version('redlock');
   // No retries: a refusal throws (it never happens: every worker has resources of its own).
@@ -125,11 +155,11 @@ async function drive(until) {
   let decisions = 0;
   const worker = async (w) => {
     for (let i = 0; performance.now() < until; i++) {
-      await consume(locking ? `res-${w}-${i % identities}` : `user-${Math.floor(Math.random() * identities)}`);
-      decisions += 1;
+      const n = await consume(locking ? `res-${w}-${i % identities}` : `user-${Math.floor(Math.random() * identities)}`);
+      decisions += typeof n === 'number' ? n : 1;
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
+  await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));
   return decisions;
 }
 
