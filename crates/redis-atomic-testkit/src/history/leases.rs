@@ -11,6 +11,13 @@ use super::Verdict;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+/// What a holder takes off the lease it asked for when recording its [`LeaseSpan`]: the server
+/// ends a lease on its own clock in whole milliseconds (`PX` and stored deadlines are counted from
+/// a truncated `mstime`), up to a millisecond before the holder's clock says, and the two clocks
+/// tick at slightly different rates. Without it, a claim answered right at the boundary reads as
+/// two holders (seen once in a clean queue run under load).
+pub const CLOCK_SLACK: Duration = Duration::from_millis(2);
+
 /// One acknowledged lease (an acquire whose reply said "yours"): on which resource, with which
 /// fence, when its acquire was invoked and acknowledged, when its holder started to release it
 /// (None: never released; it expired), and its length.
@@ -31,7 +38,7 @@ pub struct LeaseSpan {
     /// Release invoked, if the holder released.
     pub release_invoked: Option<Duration>,
     /// Lease length the acquire asked for (the server's clock may have ended it sooner after a
-    /// stall, never later); less any allowance for the clocks' rates.
+    /// stall, never later); less [`CLOCK_SLACK`].
     pub lease: Duration,
 }
 

@@ -36,7 +36,7 @@ mod rates;
 
 pub use counter::{check_admitted, check_counter, check_counter_lossy, check_within};
 pub use fenced::{check_fenced_writes, check_fenced_writes_lossy, FencedWrite};
-pub use leases::{check_leases, LeaseSpan};
+pub use leases::{check_leases, LeaseSpan, CLOCK_SLACK};
 pub use once::{
     check_accepted_once, check_acked_once, check_exactly_once, check_executed_once, check_none_lost,
 };

@@ -24,8 +24,6 @@ pub(crate) const INVARIANT: &str = "never more than N live permits, even when ho
 const NAME: &str = "verify";
 const CAPACITY: u32 = 4;
 const LEASE: Duration = Duration::from_millis(100);
-/// Room for the server's wall clock and our monotonic clock ticking at slightly different rates.
-const DRIFT: Duration = Duration::from_millis(1);
 
 type Spans = Arc<Mutex<Vec<LeaseSpan>>>;
 
@@ -71,7 +69,7 @@ async fn worker(t: usize, ctx: CheckCtx, sem: Semaphore, spans: Spans) -> CheckR
             acquire_invoked: invoked,
             acquire_completed: acquired,
             release_invoked: (!dies).then(|| ctx.clock()),
-            lease: LEASE - DRIFT,
+            lease: LEASE - history::CLOCK_SLACK,
         });
         ctx.tick();
         if let (Some(permit), false) = (permit, dies) {

@@ -22,7 +22,7 @@ use crate::check::CheckResult;
 use crate::checks::lock::{self, increment};
 use crate::ctx::{locked, CheckCtx};
 use crate::report::Findings;
-use redis_atomic_testkit::LeaseSpan;
+use redis_atomic_testkit::{history, LeaseSpan};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -223,7 +223,7 @@ async fn worker(
             acquire_invoked: invoked,
             acquire_completed: completed,
             release_invoked: None,
-            lease: lease.saturating_sub(super::CLOCK_SLACK),
+            lease: lease.saturating_sub(history::CLOCK_SLACK),
         };
         let handle = answer.field("handle").cloned().unwrap_or(Value::Null);
         let release = race.release(&token, handle);

@@ -88,13 +88,6 @@ struct Row {
     run: RunFn,
 }
 
-/// What a lease row takes off the lease it asked for, judging a holder's "surely held": the
-/// server ends a lease on its own clock in whole milliseconds (`PX` and stored deadlines are
-/// counted from a truncated `mstime`), up to a millisecond before the harness's clock says, and
-/// the two clocks tick at slightly different rates. Without it, a claim answered right at the
-/// boundary reads as two holders (seen once in a clean `queue` row under load).
-pub(crate) const CLOCK_SLACK: Duration = Duration::from_millis(2);
-
 const ROWS: &[Row] = &[
     Row {
         name: "lock",

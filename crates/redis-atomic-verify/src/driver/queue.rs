@@ -311,7 +311,7 @@ async fn claim(
             acquire_invoked: sent,
             acquire_completed: done,
             release_invoked: None,
-            lease: VIS - super::CLOCK_SLACK,
+            lease: VIS - history::CLOCK_SLACK,
         });
         claims.len() - 1
     };
