@@ -71,27 +71,39 @@ run: ensure-redis
 	$(CARGO) build --profile proof -p redis-atomic-cli
 	./target/proof/redis-atomic verify
 
+# Each stage of make test, and each lane's start and end, print the time (UTC): CI's log shows
+# where the minutes go.
+STAGE = @echo "--- [$$(date -u +%T)]"
+
 test: ensure-redis ensure-cc
 	@echo "--- make test: started at $$(date -u +%T)"
 	@mkdir -p target && rm -f target/tools.status
 	@( $(MAKE) -s -j4 tools > target/tools.log 2>&1; echo $$? > target/tools.status ) &
 	$(CARGO) fmt --all --check
+	$(STAGE) clippy
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(STAGE) cargo test
 	$(CARGO) test --workspace
+	$(STAGE) tools-wait
 	@$(MAKE) -s tools-wait
 	@echo "--- examples/user-scripts: scripts check, then its fixtures through EVALSHA and FCALL"
 	@# The binary the pass above built (cargo run -p would rebuild dependencies with other features).
 	@$(MAKE) -s redis-atomic-bin
 	$$(cat target/redis-atomic-bin) scripts check examples/user-scripts
 	$$(cat target/redis-atomic-bin) test examples/user-scripts
+	$(STAGE) openapi
 	$(MAKE) openapi
+	$(STAGE) vocabulary and parity
 	$(MAKE) vocabulary
 	python3 tools/parity.py --face http --serve-bin $$(cat target/redis-atomic-bin)
+	$(STAGE) codegen
 	@echo "--- codegen: the TypeScript, Java and Go script layers compile and decode the reply vectors"
 	tools/codegen-check.sh $$(cat target/redis-atomic-bin)
+	$(STAGE) module
 	@echo "--- verify --module: the rls row on the server module's natives"
 	REDIS_ATOMIC_MODULE=$$(realpath target/debug/deps/libredis_atomic_module.so) \
 		$$(cat target/redis-atomic-bin) verify --module --only rls --seconds 1 --fault conn-kill
+	$(STAGE) server matrix
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
 	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies):
 	@# the library's, the tower layers' and the HTTP faces' (their unit tests, their one
@@ -104,6 +116,7 @@ test: ensure-redis ensure-cc
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
 	@# The Python and Node packages, the Go module, the Java library and the faces side by side,
 	@# each lane its suite then its driver under faults (LANES, below).
+	$(STAGE) lanes
 	$(MAKE) -j4 --output-sync=target BIN_READY=1 $(LANES)
 	@echo "--- make test: passed at $$(date -u +%T)"
 
@@ -235,11 +248,13 @@ verify-go: ensure-redis redis-atomic-bin
 # through Envoy's protos and the HTTP and gRPC drivers in the fourth. Each lane's output is
 # printed whole when it ends (--output-sync=target).
 LANES = lane-python lane-node lane-go lane-java lane-faces
-lane-python: ; @$(MAKE) python && $(MAKE) verify-python
-lane-node: ; @$(MAKE) node && $(MAKE) verify-node
-lane-go: ; @$(MAKE) go && $(MAKE) verify-go
-lane-java: ; @$(MAKE) java && $(MAKE) verify-java
-lane-faces: ; @$(MAKE) rls-foreign && $(MAKE) verify-http && $(MAKE) verify-rls
+# $(call lane,NAME,COMMANDS): the lane's commands between its start and end times.
+lane = @echo "--- [$$(date -u +%T)] lane $(1) started" && $(2) && echo "--- [$$(date -u +%T)] lane $(1) ended"
+lane-python: ; $(call lane,python,$(MAKE) python && $(MAKE) verify-python)
+lane-node: ; $(call lane,node,$(MAKE) node && $(MAKE) verify-node)
+lane-go: ; $(call lane,go,$(MAKE) go && $(MAKE) verify-go)
+lane-java: ; $(call lane,java,$(MAKE) java && $(MAKE) verify-java)
+lane-faces: ; $(call lane,faces,$(MAKE) rls-foreign && $(MAKE) verify-http && $(MAKE) verify-rls)
 # ---- end of the verify --driver block -----------------------------------------------------------
 
 # ---- rls: Envoy's gRPC rate-limit service through a foreign client (docs/envoy.md) ------------
