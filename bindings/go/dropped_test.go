@@ -16,14 +16,16 @@ import (
 // dropProxy forwards TCP connections to a server's unix socket, except that the reply to the
 // first request containing `marker` is never delivered: the proxy closes both sides once the
 // server answers it (the request ran; its caller cannot know). With a prefix, that reply is
-// delivered after the prefix instead (a damaged reply: guard_test.go).
+// delivered after the prefix instead (a damaged reply: guard_test.go). With closeOnDrop, the
+// proxy stops listening as it drops that reply: every later dial is refused (the server gone).
 type dropProxy struct {
-	ln      net.Listener
-	socket  string
-	marker  []byte
-	prefix  []byte
-	mu      sync.Mutex
-	dropped bool
+	ln          net.Listener
+	socket      string
+	marker      []byte
+	prefix      []byte
+	closeOnDrop bool
+	mu          sync.Mutex
+	dropped     bool
 }
 
 func startDropProxy(t *testing.T, srv *redisatomictest.Server, marker string) *dropProxy {
@@ -84,6 +86,9 @@ func (p *dropProxy) pipe(client, server net.Conn) {
 		select {
 		case <-marked:
 			if p.prefix == nil {
+				if p.closeOnDrop {
+					_ = p.ln.Close()
+				}
 				return // the marked request's reply: dropped with the connection
 			}
 			reply = append(append([]byte{}, p.prefix...), reply...)
@@ -176,5 +181,23 @@ func TestDroppedAfterWriteRetrySafeResent(t *testing.T) {
 	}
 	if st, err := locks.Inspect(ctx, "r"); err != nil || st.(Locked).Fence != res.(*Lock).Fence() {
 		t.Fatalf("inspect %#v %v", st, err)
+	}
+}
+
+// An idempotent command (never a script) whose reply is dropped, its resends then refused (the
+// server gone): the call's outcome stays unknown, retry-safe, with every attempt counted, as a
+// script's does (one retry loop: runner.go), not the last refusal's "nothing ran".
+func TestIdempotentUnknownThenRefusedStaysUnknown(t *testing.T) {
+	srv := redisatomictest.Start(t)
+	ctx := testCtx(t)
+	proxy := startDropProxy(t, srv, "{t}:g")
+	proxy.closeOnDrop = true
+	user := redis.NewClient(&redis.Options{Addr: proxy.addr()})
+	defer func() { _ = user.Close() }()
+	_, err := New(user).idempotent(ctx, "get", "{t}:g")
+	var u *OutcomeUnknownError
+	want := DefaultRetryPolicy().MaxAttempts
+	if !errors.As(err, &u) || !u.RetrySafe || u.Attempts != want || Code(err) != "outcome_unknown" {
+		t.Fatalf("want an unknown outcome, retry-safe, after %d attempts: %#v (%v)", want, u, err)
 	}
 }

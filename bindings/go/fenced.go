@@ -2,7 +2,6 @@ package redisatomic
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -152,23 +151,16 @@ func (f *FencedWrites) Highest(ctx context.Context, resource string) (Fence, err
 }
 
 // idempotent sends one idempotent command (never a script: GET, PEXPIRE NX|GT, ZADD GT CH),
-// retried after an unknown outcome too, within the retry policy.
+// retried after an unknown outcome too, within the retry policy (retrying, as every call).
 func (c *Client) idempotent(ctx context.Context, args ...any) (any, error) {
-	deadline := time.Now().Add(c.policy.Deadline)
-	for attempt := 1; ; attempt++ {
+	return c.retrying(ctx, true, func() (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, wrap(ErrNotSent, err, "the context ended before sending: %v", err)
 		}
 		raw, err := c.send(ctx, args...)
-		if err == nil {
-			return raw, nil
+		if err != nil {
+			return nil, classify(ctx, err)
 		}
-		err = classify(ctx, err)
-		c.refreshSlots(err)
-		var u *OutcomeUnknownError
-		retry := IsTransient(err) || errors.As(err, &u)
-		if !retry || attempt >= c.policy.MaxAttempts || !pause(ctx, c.policy.backoff(attempt), deadline) {
-			return nil, retrySafeIf(err, true)
-		}
-	}
+		return raw, nil
+	})
 }

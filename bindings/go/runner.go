@@ -50,11 +50,19 @@ func (c *Client) Run(ctx context.Context, def *scripts.ScriptDef, keys []string,
 	if err := sameSlot(keys); err != nil {
 		return nil, err
 	}
+	return c.retrying(ctx, def.RetrySafe, func() (any, error) { return c.once(ctx, def, keys, args) })
+}
+
+// retrying is the one retry loop of every call (scripts through Run, idempotent commands through
+// idempotent): attempt again after a refusal where nothing ran, and after an unknown outcome only
+// when retrySafe, within the policy's attempts and deadline and the context. Its error is final's:
+// the call's outcome stays unknown if any attempt may have run, even when a later one was refused.
+func (c *Client) retrying(ctx context.Context, retrySafe bool, attempt func() (any, error)) (any, error) {
 	deadline := time.Now().Add(c.policy.Deadline)
 	var unknown *OutcomeUnknownError // the latest attempt that may have run
 	timedOut := false
-	for attempt := 1; ; attempt++ {
-		raw, err := c.once(ctx, def, keys, args)
+	for n := 1; ; n++ {
+		raw, err := attempt()
 		if err == nil {
 			return raw, nil
 		}
@@ -63,10 +71,10 @@ func (c *Client) Run(ctx context.Context, def *scripts.ScriptDef, keys []string,
 			timedOut = timedOut || u.TimedOut
 			unknown = u
 		}
-		retry := IsTransient(err) || (u != nil && def.RetrySafe)
+		retry := IsTransient(err) || (u != nil && retrySafe)
 		c.refreshSlots(err)
-		if !retry || attempt >= c.policy.MaxAttempts || !pause(ctx, c.policy.backoff(attempt), deadline) {
-			return nil, final(err, unknown, attempt, timedOut, def.RetrySafe)
+		if !retry || n >= c.policy.MaxAttempts || !pause(ctx, c.policy.backoff(n), deadline) {
+			return nil, final(err, unknown, n, timedOut, retrySafe)
 		}
 	}
 }

@@ -49,6 +49,25 @@ fn assert_fault_rows(doc: &serde_json::Value, faults: &[&str]) {
     assert!(corrupted > 0, "no reply corrupted under corrupt-reply");
 }
 
+/// Why a matrix that should have passed did not: its exit code, stderr, and every row of its
+/// document that is not `ok` or saw a violation (the whole stdout when it is no JSON).
+fn failed(o: &Output) -> String {
+    let rows = match serde_json::from_str::<serde_json::Value>(&stdout(o)) {
+        Ok(doc) => checks(&doc)
+            .iter()
+            .filter(|c| c["status"] != "ok" || c["violations"] != 0)
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(_) => stdout(o),
+    };
+    format!(
+        "exit {:?}\nstderr: {}\nrows:\n{rows}",
+        o.status.code(),
+        stderr(o)
+    )
+}
+
 /// The three fault matrices, each a `verify --faults` process of its own, run at the same time:
 /// each row lasts its `--seconds` whatever the load, so together they take about as long as the
 /// longest one (the cluster's), not the sum (the test harness would run them two at a time).
@@ -88,7 +107,7 @@ fn verify_fault_matrices() {
 /// fault (migration, failover, corrupted replies behind a proxy per node, primary kill
 /// included) pass.
 fn assert_cluster_matrix(o: &Output) {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", failed(o));
     let doc: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
     assert_eq!(doc["server"]["mode"], "cluster");
     assert_ne!(doc["server"]["version"], "unknown");
@@ -112,7 +131,7 @@ fn assert_cluster_matrix(o: &Output) {
 /// flushes, crashes (SIGKILL on `appendfsync always`: strict, nothing acknowledged may be lost)
 /// and a full memory (`noeviction`: refused writes, nothing lost).
 fn assert_standalone_matrix(o: &Output) {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", failed(o));
     let doc: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
     assert_eq!(doc["ok"], true);
     assert_fault_rows(

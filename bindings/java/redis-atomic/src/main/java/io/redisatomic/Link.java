@@ -42,10 +42,11 @@ final class Link implements AutoCloseable {
     static Link standalone(String url, Options o) {
         RedisURI uri = Urls.parse(url);
         uri.setTimeout(o.timeout());
+        SslOptions ssl = ssl(o); // read the certificate files once, for both clients
         RedisClient client = RedisClient.create(uri);
-        client.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o), true).build());
+        client.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl, true).build());
         RedisClient single = RedisClient.create(client.getResources(), uri);
-        single.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl(o), false).build());
+        single.setOptions(AtMostOnce.options(ClientOptions.builder(), o.timeout(), ssl, false).build());
         return new Link(client, single, uri).opened();
     }
 
@@ -54,11 +55,12 @@ final class Link implements AutoCloseable {
             throw new BadArgumentException("a cluster needs at least one node URL");
         }
         List<RedisURI> uris = urls.stream().map(Urls::parse).peek(u -> u.setTimeout(o.timeout())).toList();
+        SslOptions ssl = ssl(o); // read the certificate files once, for both clients
         RedisClusterClient client = RedisClusterClient.create(uris);
-        client.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o), true)
+        client.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl, true)
                 .topologyRefreshOptions(AtMostOnce.topologyRefresh()).build());
         RedisClusterClient single = RedisClusterClient.create(client.getResources(), uris);
-        single.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl(o), false)
+        single.setOptions(AtMostOnce.options(ClusterClientOptions.builder(), o.timeout(), ssl, false)
                 .topologyRefreshOptions(AtMostOnce.topologyRefresh()).build());
         return new Link(client, single, null).opened();
     }
