@@ -266,20 +266,25 @@ impl Verify {
             .collect();
         let owner = Arc::new(Owner::new().map_err(|e| VerifyError::Settings(e.to_string()))?);
         let mut target: Option<Faults> = None;
+        let mut unstarted = String::new(); // why the last start failed: in every row it fails
         let mut rows = Vec::new();
         for kind in kinds {
             if let Some(what) = Faults::needed(kind, cluster, target.as_ref()) {
                 drop(target.take()); // its servers stop before the next ones start
-                target = Faults::start(what, &owner)
-                    .await
-                    .inspect_err(|e| {
-                        tracing::warn!(fault = kind.name(), error = %e, "fault servers did not start")
-                    })
-                    .ok();
+                target = match Faults::start(what, &owner).await {
+                    Ok(started) => Some(started),
+                    Err(e) => {
+                        unstarted = one_line(e.as_ref());
+                        tracing::warn!(fault = kind.name(), error = %unstarted, "fault servers did not start");
+                        None
+                    }
+                };
             }
             let client = match &target {
                 Some(t) => t.client().await,
-                None => Err("the servers for this fault did not start".into()),
+                None => {
+                    Err(format!("the servers for this fault did not start: {unstarted}").into())
+                }
             };
             let (Some(target), Ok(client)) = (&target, client.as_ref()) else {
                 let why = client.err().map_or(String::new(), |e| one_line(e.as_ref()));
