@@ -17,6 +17,11 @@ pub(crate) type Conflict<'a, T> = &'a (dyn Fn(&T) -> Option<Duration> + Sync);
 /// The `outcome` label of a successful value.
 pub(crate) type Label<'a, T> = &'a (dyn for<'v> Fn(&'v T) -> &'v str + Sync);
 
+/// Redirects one [`Client::command`] follows in a chain (go-redis's default `MaxRedirects`): a
+/// slot moving back and forth takes two; more means the map is changing faster than calls can
+/// follow, and the last refusal is returned (nothing ran).
+const REDIRECTS: usize = 3;
+
 impl Client {
     /// Runs `attempt` as operation `op` under the client's retry policy: span, bounded retries
     /// (judged by `judge`, conflicts by `conflict`), metrics and one debug event. `key` (any key
@@ -98,33 +103,41 @@ impl Client {
     }
 
     /// Sends one command with the per-call timeout; classifies failures. An owned connection
-    /// whose request timed out or broke is discarded. On a cluster, an `ASK` redirect is
-    /// followed once (`ASKING` and the command, pipelined, on the target node), and so is a
-    /// `MOVED` (nothing ran: the command goes to the slot's new owner). Not retried, not
-    /// observed: the raw path.
+    /// whose request timed out or broke is discarded. On a cluster, redirects are followed —
+    /// `ASK` (`ASKING` and the command, pipelined, on the target node) and `MOVED` (the command
+    /// to the slot's new owner) — up to [`REDIRECTS`] in a chain: a redirect means nothing ran
+    /// where the request went, whatever the command. A chain happens while a slot moves back: a
+    /// stale map's node says `MOVED` to the node the slot is leaving, which says `ASK`. Not
+    /// retried, not observed: the raw path.
     pub async fn command(&self, cmd: &Cmd) -> Result<Value, Error> {
         let mut lease = self.transport.checkout().await.map_err(not_sent)?;
         let reply = tokio::time::timeout(self.config.timeout, lease.conn.request(cmd)).await;
-        let settled = self.settle(lease.slot, reply.map_err(|_| self.config.timeout));
-        let Err(err) = &settled else {
-            return settled;
-        };
+        let mut settled = self.settle(lease.slot, reply.map_err(|_| self.config.timeout));
         if !self.transport.is_cluster() {
             return settled;
         }
         let mut pipe = redis::pipe();
         pipe.add_command(cmd.clone());
-        let values = if let Some(node) = ask::target(err) {
-            self.ask(node, &pipe, self.config.timeout).await?
-        } else if let Some(node) = ask::moved(err) {
-            self.redetect(); // the topology changed: another node, maybe another server
-            self.to_node(node, &pipe, self.config.timeout, "MOVED")
-                .await?
-        } else {
-            return settled;
-        };
-        let value = values.into_iter().next().unwrap_or(Value::Nil);
-        self.settle(lease.slot, Ok(Ok(value)))
+        for _ in 0..REDIRECTS {
+            let Err(err) = &settled else {
+                return settled;
+            };
+            let followed = if let Some(node) = ask::target(err) {
+                self.ask(node, &pipe, self.config.timeout).await
+            } else if let Some(node) = ask::moved(err) {
+                self.redetect(); // the topology changed: another node, maybe another server
+                self.to_node(node, &pipe, self.config.timeout, "MOVED")
+                    .await
+            } else {
+                return settled;
+            };
+            // The next redirect may come as the pipeline's error or as its reply's.
+            settled = followed.and_then(|values| {
+                let value = values.into_iter().next().unwrap_or(Value::Nil);
+                self.settle(lease.slot, Ok(Ok(value)))
+            });
+        }
+        settled
     }
 
     /// Sends `pipe` to `node` after `ASKING` (one pipeline, see [`ask`]); its replies, server
@@ -140,8 +153,8 @@ impl Client {
     }
 
     /// Sends `pipe` to `node` (a redirect's target: `why` is `ASK` or `MOVED`) within `timeout`.
-    /// A `MOVED` is followed once, in [`Client::command`]: nothing ran where the request went,
-    /// so even a raw command racing the end of a slot migration need not fail.
+    /// [`Client::command`] follows redirects: nothing ran where the request went, so even a raw
+    /// command racing a slot migration need not fail.
     async fn to_node(
         &self,
         (host, port): (String, u16),

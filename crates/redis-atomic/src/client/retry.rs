@@ -10,9 +10,9 @@
 //!
 //! Two named exceptions repeat a request inside one attempt, without a pause, because the first
 //! send surely did not run: the one reload after `NOSCRIPT` (or a missing Function) followed by
-//! one resend, and the one redirect `Client::command` follows (`ASK`, `MOVED`: the request went to
-//! a node that no longer serves the slot). Each happens at most once per attempt, so every
-//! attempt stays bounded; they are not retries of a failure.
+//! one resend, and the redirects `Client::command` follows (`ASK`, `MOVED`: the request went to
+//! a node that no longer serves the slot; at most three in a chain). Each is bounded per attempt,
+//! so every attempt stays bounded; they are not retries of a failure.
 //!
 //! What is retried: a transient refusal (nothing ran) always; an unknown outcome, or a reply the
 //! client could not use ([`Error::BadReply`]: the request ran), only when the caller says

@@ -1,5 +1,6 @@
 //! Cluster slots: the client's slot function against the server's, and every primitive while its
 //! slot migrates between nodes.
 
+mod chain;
 mod migration;
 mod slot;
