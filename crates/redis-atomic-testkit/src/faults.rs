@@ -273,28 +273,16 @@ impl RedisCluster {
 
     /// Moves `slot` from its owner to node `to` the way `redis-cli --cluster reshard` does:
     /// IMPORTING/MIGRATING, `MIGRATE` of its keys in batches of `batch` (clients meanwhile get
-    /// `ASK` redirects), then `SETSLOT NODE` everywhere. Safe to run under load.
+    /// `ASK` redirects), then `SETSLOT NODE` everywhere. Safe to run under load, and to finish a
+    /// [`RedisCluster::begin_migration`].
     pub fn migrate_slot(&self, slot: u16, to: usize, batch: usize) -> Result<(), TestkitError> {
         let from = self.owner_of(slot)?;
         if from == to {
             return Ok(());
         }
-        let (src, dst) = (&self.nodes()[from], &self.nodes()[to]);
-        let (src_id, dst_id) = (self.node_id(from)?, self.node_id(to)?);
-        let setslot = |n: &RedisServer, state: &str, id: &str| -> Result<(), TestkitError> {
-            run(
-                n,
-                redis::cmd("CLUSTER")
-                    .arg("SETSLOT")
-                    .arg(slot)
-                    .arg(state)
-                    .arg(id),
-            )
-        };
-        setslot(dst, "IMPORTING", &src_id)?;
-        setslot(src, "MIGRATING", &dst_id)?;
-        let port = dst.port().unwrap_or(0);
-        // Bounded: keys created meanwhile land on `dst` (ASK), so the source only drains.
+        self.start_migration(slot, from, to, &[] as &[&str])?;
+        let src = &self.nodes()[from];
+        // Bounded: keys created meanwhile land on `to` (ASK), so the source only drains.
         for _ in 0..100_000 {
             let keys: Vec<String> = run(
                 src,
@@ -304,23 +292,67 @@ impl RedisCluster {
                     .arg(batch.max(1)),
             )?;
             if keys.is_empty() {
-                return self.assign_slot(slot, to, &dst_id);
+                return self.assign_slot(slot, to, &self.node_id(to)?);
             }
-            let _: redis::Value = run(
-                src,
-                redis::cmd("MIGRATE")
-                    .arg("127.0.0.1")
-                    .arg(port)
-                    .arg("")
-                    .arg(0)
-                    .arg(5000)
-                    .arg("KEYS")
-                    .arg(&keys),
-            )?;
+            self.move_keys(from, to, &keys)?;
         }
         Err(TestkitError::Cluster(format!(
             "slot {slot} did not drain from node {from}"
         )))
+    }
+
+    /// Half a migration of `slot` to node `to`, held still: IMPORTING on `to`, MIGRATING on its
+    /// owner, and `keys` (of that slot) moved at once. Calls for those keys get `ASK`, the others
+    /// are served where they are; [`RedisCluster::migrate_slot`] finishes it.
+    pub fn begin_migration(&self, slot: u16, to: usize, keys: &[&str]) -> Result<(), TestkitError> {
+        self.start_migration(slot, self.owner_of(slot)?, to, keys)
+    }
+
+    fn start_migration<K: redis::ToRedisArgs>(
+        &self,
+        slot: u16,
+        from: usize,
+        to: usize,
+        keys: &[K],
+    ) -> Result<(), TestkitError> {
+        let setslot = |node: usize, state: &str, id: String| -> Result<(), TestkitError> {
+            run(
+                &self.nodes()[node],
+                redis::cmd("CLUSTER")
+                    .arg("SETSLOT")
+                    .arg(slot)
+                    .arg(state)
+                    .arg(id),
+            )
+        };
+        setslot(to, "IMPORTING", self.node_id(from)?)?;
+        setslot(from, "MIGRATING", self.node_id(to)?)?;
+        self.move_keys(from, to, keys)
+    }
+
+    /// `MIGRATE`s `keys` (none: nothing to send) from node `from` to node `to`.
+    fn move_keys<K: redis::ToRedisArgs>(
+        &self,
+        from: usize,
+        to: usize,
+        keys: &[K],
+    ) -> Result<(), TestkitError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let port = self.nodes()[to].port().unwrap_or(0);
+        let _: redis::Value = run(
+            &self.nodes()[from],
+            redis::cmd("MIGRATE")
+                .arg("127.0.0.1")
+                .arg(port)
+                .arg("")
+                .arg(0)
+                .arg(5000)
+                .arg("KEYS")
+                .arg(keys),
+        )?;
+        Ok(())
     }
 
     fn assign_slot(&self, slot: u16, to: usize, id: &str) -> Result<(), TestkitError> {

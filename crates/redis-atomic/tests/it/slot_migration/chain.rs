@@ -6,15 +6,10 @@
 
 use super::migration::{alone, asking_calls, cluster};
 use redis_atomic::{Client, ClientConfig, Keyspace};
-use redis_atomic_testkit::{unique_prefix, RedisServer};
+use redis_atomic_testkit::unique_prefix;
 
 /// The hash tag of the test's key: a slot no other test moves.
 const TAG: &str = "chained";
-
-fn run(node: &RedisServer, cmd: &redis::Cmd) {
-    let mut conn = node.client().get_connection().unwrap();
-    cmd.query::<redis::Value>(&mut conn).unwrap();
-}
 
 #[test]
 fn a_plain_command_follows_a_moved_then_an_ask() {
@@ -43,24 +38,7 @@ async fn moved_then_ask() {
         .await
         .unwrap();
     // Half a migration from the new owner, the key already on the importing node.
-    let (src, dst) = (&cluster.nodes()[owner], &cluster.nodes()[importer]);
-    let setslot = |state: &str, id: String| {
-        redis::cmd("CLUSTER")
-            .arg("SETSLOT")
-            .arg(slot)
-            .arg(state)
-            .arg(id)
-            .clone()
-    };
-    run(dst, &setslot("IMPORTING", cluster.node_id(owner).unwrap()));
-    run(
-        src,
-        &setslot("MIGRATING", cluster.node_id(importer).unwrap()),
-    );
-    let mut migrate = redis::cmd("MIGRATE");
-    migrate.arg("127.0.0.1").arg(dst.port().unwrap()).arg("");
-    migrate.arg(0).arg(5000).arg("KEYS").arg(&key);
-    run(src, &migrate);
+    cluster.begin_migration(slot, importer, &[&key]).unwrap();
     let asking = asking_calls(cluster, importer);
 
     let incr = client.command(redis::cmd("INCR").arg(&key)).await;

@@ -202,31 +202,8 @@ async fn half_migrated(
     let slot = redis_atomic::keys::slot(tag.as_bytes());
     let from = cluster.owner_of(slot).unwrap();
     let to = (from + 1) % 3;
-    let (src, dst) = (&cluster.nodes()[from], &cluster.nodes()[to]);
-    let run = |node: &redis_atomic_testkit::RedisServer, cmd: &redis::Cmd| {
-        let mut conn = node.client().get_connection().unwrap();
-        cmd.query::<redis::Value>(&mut conn).unwrap()
-    };
-    let setslot = |state: &str, id: String| {
-        let mut cmd = redis::cmd("CLUSTER");
-        cmd.arg("SETSLOT").arg(slot).arg(state).arg(id);
-        cmd
-    };
-    run(dst, &setslot("IMPORTING", cluster.node_id(from).unwrap()));
-    run(src, &setslot("MIGRATING", cluster.node_id(to).unwrap()));
-    let mut migrate = redis::cmd("MIGRATE");
-    migrate
-        .arg("127.0.0.1")
-        .arg(dst.port().unwrap())
-        .arg("")
-        .arg(0);
-    migrate
-        .arg(5000)
-        .arg("KEYS")
-        .arg(&moved)
-        .arg(&lock.lock)
-        .arg(&lock.fence);
-    run(src, &migrate);
+    let moving = [moved.as_str(), &lock.lock, &lock.fence];
+    cluster.begin_migration(slot, to, &moving).unwrap();
     let asking = asking_calls(cluster, to);
 
     let one = redis::Value::BulkString(b"1".to_vec());
